@@ -1,0 +1,55 @@
+/** The worker's tools by name, and the data-only view of them that the workflow receives. */
+import { ApplicationFailure } from '@temporalio/common';
+import { toJsonSchema, ToolDefinitionError, type Tool } from './tools.js';
+import type { ToolSpec } from '../workflows/types.js';
+
+export interface ToolRegistry {
+  get(name: string): Tool | undefined;
+  /** Specs of the named tools (all when `names` is absent), in registration order. */
+  specs(names?: string[]): ToolSpec[];
+}
+
+function toSpec(tool: Tool): ToolSpec {
+  const base = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: toJsonSchema(tool.inputSchema),
+    ...(tool.outputSchema ? { outputSchema: toJsonSchema(tool.outputSchema) } : {}),
+  };
+  if (tool.kind === 'client') return { ...base, kind: 'client', approval: 'never' };
+  return {
+    ...base,
+    kind: 'server',
+    approval: tool.approval === undefined ? 'never' : tool.approval === true ? 'always' : 'policy',
+    ...(tool.approvers ? { approvers: [...tool.approvers] } : {}),
+    ...(tool.activityOptions ? { activityOptions: tool.activityOptions } : {}),
+  };
+}
+
+export function createToolRegistry(tools: readonly Tool[]): ToolRegistry {
+  const byName = new Map<string, Tool>();
+  const specs = new Map<string, ToolSpec>();
+  for (const tool of tools) {
+    if (tool?.kind !== 'server' && tool?.kind !== 'client') {
+      throw new ToolDefinitionError('every tool must come from defineTool or defineClientTool');
+    }
+    if (byName.has(tool.name)) throw new ToolDefinitionError(`two tools are named "${tool.name}"`);
+    byName.set(tool.name, tool);
+    // Computed once per worker: JSON Schema conversion is not free and never changes.
+    specs.set(tool.name, toSpec(tool));
+  }
+  return {
+    get: (name) => byName.get(name),
+    specs(names) {
+      if (names === undefined) return [...specs.values()];
+      const unknown = names.filter((name) => !specs.has(name));
+      if (unknown.length > 0) {
+        throw ApplicationFailure.nonRetryable(
+          `Unknown tool(s) requested for this turn: ${unknown.join(', ')}. Registered: ${[...specs.keys()].join(', ') || '(none)'}`,
+          'UnknownToolRequested',
+        );
+      }
+      return names.map((name) => specs.get(name)!);
+    },
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * Defining tools. Three kinds, each declared explicitly (the contract forbids inferring
+ * "client" from a missing function):
+ *
+ * - server: `defineTool({ ..., execute })` runs as an activity at once;
+ * - approval-gated: a server tool with `approval: true` or a policy function of the
+ *   validated input; it runs only after an approval (automatic or a person's);
+ * - client: `defineClientTool({ ... })` parks until the caller submits its result.
+ */
+import { z } from 'zod';
+import type { ApprovalDecision, JsonSchema, ActivityCallOptions } from '../workflows/types.js';
+
+/** What a tool's `execute` receives besides its input. */
+export interface ToolExecutionContext {
+  toolCallId: string;
+  /** `<workflowId>/<toolCallId>`: stable across activity retries and workflow replays. */
+  idempotencyKey: string;
+  /** Aborted when the turn is cancelled or the activity times out. */
+  abortSignal: AbortSignal;
+  /** Records progress; a long-running tool should call it so cancellation reaches it. */
+  heartbeat(details?: unknown): void;
+}
+
+/** A policy's verdict: a bare decision, or one with a reason shown to approvers and the model. */
+export type ApprovalVerdict = ApprovalDecision | { decision: ApprovalDecision; reason?: string };
+
+export type ApprovalPolicy<Input> = true | ((input: Input, context: { toolCallId: string }) => ApprovalVerdict | Promise<ApprovalVerdict>);
+
+interface ToolBase<InputSchema extends z.ZodType, OutputSchema extends z.ZodType> {
+  name: string;
+  description: string;
+  inputSchema: InputSchema;
+  outputSchema?: OutputSchema;
+}
+
+export interface ServerToolOptions<InputSchema extends z.ZodType, OutputSchema extends z.ZodType>
+  extends ToolBase<InputSchema, OutputSchema> {
+  execute(input: z.output<InputSchema>, context: ToolExecutionContext): Promise<z.input<OutputSchema>> | z.input<OutputSchema>;
+  /** `true`: every call waits for a person; a function decides per call from the validated input. */
+  approval?: ApprovalPolicy<z.output<InputSchema>>;
+  /** Only these approvers may decide this tool's calls. */
+  approvers?: string[];
+  /** Timeout and retry of this tool's activity. Default: 60s, 3 attempts. */
+  activityOptions?: ActivityCallOptions;
+}
+
+export type ClientToolOptions<InputSchema extends z.ZodType, OutputSchema extends z.ZodType> = ToolBase<InputSchema, OutputSchema>;
+
+export interface ServerTool<InputSchema extends z.ZodType = z.ZodType, OutputSchema extends z.ZodType = z.ZodType>
+  extends ServerToolOptions<InputSchema, OutputSchema> {
+  kind: 'server';
+}
+
+export interface ClientTool<InputSchema extends z.ZodType = z.ZodType, OutputSchema extends z.ZodType = z.ZodType>
+  extends ClientToolOptions<InputSchema, OutputSchema> {
+  kind: 'client';
+}
+
+export type Tool = ServerTool | ClientTool;
+
+/** Thrown when a tool is defined inconsistently, at definition time, never mid-turn. */
+export class ToolDefinitionError extends Error {
+  override name = 'ToolDefinitionError';
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+function checkCommon(options: { name?: unknown; description?: unknown; inputSchema?: unknown; outputSchema?: unknown }, what: string): void {
+  if (typeof options.name !== 'string' || !TOOL_NAME.test(options.name)) {
+    // Both OpenAI and Anthropic restrict tool names to this alphabet and length.
+    throw new ToolDefinitionError(`${what}: name must match ${TOOL_NAME} (got ${JSON.stringify(options.name)})`);
+  }
+  if (typeof options.description !== 'string' || options.description.length === 0) {
+    throw new ToolDefinitionError(`${what} "${options.name}": description is required; the model chooses tools by it`);
+  }
+  if (!(options.inputSchema instanceof z.ZodType)) {
+    throw new ToolDefinitionError(`${what} "${options.name}": inputSchema must be a zod schema`);
+  }
+  if (options.outputSchema !== undefined && !(options.outputSchema instanceof z.ZodType)) {
+    throw new ToolDefinitionError(`${what} "${options.name}": outputSchema must be a zod schema`);
+  }
+  // Fail now, not on the first turn, if the schema cannot be shown to a model.
+  try {
+    const schema = z.toJSONSchema(options.inputSchema);
+    if (schema.type !== 'object') throw new Error(`the input schema must describe an object, not ${String(schema.type)}`);
+  } catch (error) {
+    throw new ToolDefinitionError(`${what} "${options.name}": ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
+
+/** Defines a server tool; with `approval` it is approval-gated. */
+export function defineTool<InputSchema extends z.ZodType, OutputSchema extends z.ZodType = z.ZodType>(
+  options: ServerToolOptions<InputSchema, OutputSchema>,
+): ServerTool<InputSchema, OutputSchema> {
+  checkCommon(options, 'defineTool');
+  if (typeof options.execute !== 'function') {
+    throw new ToolDefinitionError(
+      `defineTool "${options.name}": a server tool needs an execute function; a tool the caller runs must be declared with defineClientTool`,
+    );
+  }
+  if (options.approval !== undefined && options.approval !== true && typeof options.approval !== 'function') {
+    throw new ToolDefinitionError(`defineTool "${options.name}": approval must be true or a policy function`);
+  }
+  if (options.approvers !== undefined && (!Array.isArray(options.approvers) || options.approvers.some((a) => typeof a !== 'string'))) {
+    throw new ToolDefinitionError(`defineTool "${options.name}": approvers must be a list of strings`);
+  }
+  if (options.approvers !== undefined && options.approval === undefined) {
+    throw new ToolDefinitionError(`defineTool "${options.name}": approvers is set but the tool has no approval policy`);
+  }
+  return { ...options, kind: 'server' };
+}
+
+/** Defines a tool that only the caller can execute (a browser action, a question to the user). */
+export function defineClientTool<InputSchema extends z.ZodType, OutputSchema extends z.ZodType = z.ZodType>(
+  options: ClientToolOptions<InputSchema, OutputSchema>,
+): ClientTool<InputSchema, OutputSchema> {
+  checkCommon(options, 'defineClientTool');
+  const extra = options as unknown as Record<string, unknown>;
+  for (const serverOnly of ['execute', 'approval', 'approvers', 'activityOptions']) {
+    if (extra[serverOnly] !== undefined) {
+      throw new ToolDefinitionError(
+        `defineClientTool "${options.name}": a client tool cannot have ${serverOnly}; the caller runs it. Use defineTool for a tool the worker runs`,
+      );
+    }
+  }
+  return { ...options, kind: 'client' };
+}
+
+/** JSON Schema of a zod schema, as the model and the workflow's validators see it. */
+export function toJsonSchema(schema: z.ZodType): JsonSchema {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { unrepresentable: 'any' }) as JsonSchema;
+  return rest;
+}

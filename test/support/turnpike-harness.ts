@@ -1,0 +1,109 @@
+/**
+ * A real Worker on the shared dev server, on a task queue of its own, plus a Client.
+ *
+ *   const turnpike = await startTurnpike({ tools: demoTools });
+ *   ... turnpike.client.workflow.start(agentTurn, { taskQueue: turnpike.taskQueue, ... })
+ *   await turnpike.stop();
+ */
+import { randomUUID } from 'node:crypto';
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { inject } from 'vitest';
+import type { Tool } from '../../activities/tools.js';
+import { createWorker } from '../../worker/create-worker.js';
+import { turnStateQuery } from '../../workflows/definitions.js';
+import type { agentTurn } from '../../workflows/index.js';
+import type { AgentTurnInput, TurnState } from '../../workflows/types.js';
+
+// Worker lifecycle lines at INFO drown the test output; warnings and errors still show.
+// Runtime.install may run once per process; test files run in separate processes.
+try {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+} catch {
+  // Already installed in this process.
+}
+
+export interface TurnpikeHarness {
+  client: Client;
+  taskQueue: string;
+  /** Starts an agentTurn with the scripted demo model unless `model` says otherwise. */
+  startTurn(input: Partial<AgentTurnInput> & { text?: string }, workflowId?: string): Promise<WorkflowHandle<typeof agentTurn>>;
+  /** Starts a second worker on the same task queue (e.g. after `stopWorker`). */
+  startWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startTurnpike({ tools, maxCachedWorkflows }: { tools: readonly Tool[]; maxCachedWorkflows?: number }): Promise<TurnpikeHarness> {
+  const address = inject('temporalAddress');
+  const namespace = inject('temporalNamespace');
+  const taskQueue = `test-${randomUUID()}`;
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection, namespace });
+  let nativeConnection: NativeConnection | undefined;
+  let worker: Worker | undefined;
+  let running: Promise<void> | undefined;
+
+  const harness: TurnpikeHarness = {
+    client,
+    taskQueue,
+    async startTurn(input, workflowId = `turn-${randomUUID()}`) {
+      const { text, ...rest } = input;
+      const turnInput: AgentTurnInput = {
+        model: { provider: 'scripted', model: 'demo' },
+        messages: text !== undefined ? [{ role: 'user', content: text }] : [],
+        ...rest,
+      };
+      return client.workflow.start<typeof agentTurn>('agentTurn', { taskQueue, workflowId, args: [turnInput] });
+    },
+    async startWorker() {
+      nativeConnection = await NativeConnection.connect({ address });
+      worker = await createWorker({
+        tools,
+        taskQueue,
+        connection: nativeConnection,
+        namespace,
+        workflowBundle: { codePath: inject('workflowBundlePath') },
+        workerOptions: maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {},
+      });
+      running = worker.run();
+    },
+    async stopWorker() {
+      if (worker && worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await nativeConnection?.close();
+      worker = undefined;
+    },
+    async stop() {
+      await harness.stopWorker();
+      await connection.close();
+    },
+  };
+  await harness.startWorker();
+  return harness;
+}
+
+/** Polls `turnState` until `predicate` holds; the turn's real state, never a sleep-and-hope. */
+export async function waitForState(
+  handle: WorkflowHandle,
+  predicate: (state: TurnState) => boolean,
+  timeoutMs = 30_000,
+): Promise<TurnState> {
+  const deadline = Date.now() + timeoutMs;
+  let state: TurnState | undefined;
+  while (Date.now() < deadline) {
+    try {
+      state = await handle.query(turnStateQuery);
+      if (predicate(state)) return state;
+    } catch {
+      // The first workflow task may not have run yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`turnState never satisfied the condition; last: ${JSON.stringify(state)}`);
+}
+
+/** Waits until the turn has `count` pending calls, and returns them. */
+export async function waitForPending(handle: WorkflowHandle, count = 1): Promise<TurnState['pending']> {
+  return (await waitForState(handle, (state) => state.pending.length === count)).pending;
+}

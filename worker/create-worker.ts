@@ -1,0 +1,60 @@
+/**
+ * Builds a turnpike Worker from a tool set:
+ *
+ *   const worker = await createWorker({ tools: [myTool, myClientTool] });
+ *   await worker.run();
+ */
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker, bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import type { Tool } from '../activities/tools.js';
+import { DEFAULT_TASK_QUEUE } from '../workflows/definitions.js';
+import { connectionOptionsFromEnvironment } from './environment.js';
+
+export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface CreateWorkerOptions {
+  tools: readonly Tool[];
+  /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
+  taskQueue?: string;
+  /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
+  connection?: NativeConnection;
+  namespace?: string;
+  /** A prebuilt bundle (see `bundleWorkflows`): saves seconds per worker in tests and benchmarks. */
+  workflowBundle?: { code: string } | { codePath: string };
+  /** Any other Worker option, e.g. `maxCachedWorkflows`. */
+  workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'activities'>>;
+}
+
+/** Bundles turnpike's workflows once; pass the result to several workers. */
+export async function bundleWorkflows(): Promise<{ code: string }> {
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quietBundlerLogger });
+}
+
+const quietBundlerLogger = {
+  // The bundler is chatty at info level; keep warnings and errors.
+  trace() {},
+  debug() {},
+  info() {},
+  warn: (message: string, meta?: unknown) => console.warn(message, meta ?? ''),
+  error: (message: string, meta?: unknown) => console.error(message, meta ?? ''),
+  log() {},
+};
+
+export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  let connection = options.connection;
+  let namespace = options.namespace;
+  if (!connection) {
+    const fromEnvironment = connectionOptionsFromEnvironment();
+    connection = await NativeConnection.connect(fromEnvironment.connectionOptions);
+    namespace ??= fromEnvironment.namespace;
+  }
+  return Worker.create({
+    connection,
+    namespace: namespace ?? 'default',
+    taskQueue: options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    activities: createActivities({ tools: options.tools }),
+    ...options.workerOptions,
+  });
+}

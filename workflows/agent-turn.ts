@@ -1,0 +1,504 @@
+/**
+ * `agentTurn`: one conversation turn of an LLM agent.
+ *
+ * The loop calls the model, settles every tool call of the step (in parallel: run, park for
+ * a decision, or park for the client's result) and calls the model again only when every
+ * call has exactly one result, appended in the model's call order. Parked calls wait on
+ * updates (and same-named signals) for hours or days; the workflow holds no worker memory
+ * meanwhile and survives worker and server restarts.
+ *
+ * Deterministic code only: all I/O is in activities; time and ids come from the SDK.
+ */
+import * as wf from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common';
+import { z } from 'zod';
+import type { TurnpikeActivities } from '../activities/index.js';
+import {
+  approveToolCallSignal,
+  approveToolCallUpdate,
+  submitToolResultSignal,
+  submitToolResultUpdate,
+  turnStateQuery,
+} from './definitions.js';
+import { inputHash } from './input-hash.js';
+import { approveToolCallInputSchema, describeShapeError, submitToolResultInputSchema } from './message-schemas.js';
+import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
+import { deniedMessage, errorSettlement, toRecord, toResultPart, type Settlement } from './tool-results.js';
+import type {
+  ActivityCallOptions,
+  AgentTurnInput,
+  AgentTurnResult,
+  ApprovalRecord,
+  ApproveToolCallInput,
+  ApproveToolCallResult,
+  Message,
+  ModelStepResult,
+  PendingToolCall,
+  SubmitToolResultInput,
+  SubmitToolResultResult,
+  ToolCallDisposition,
+  ToolCallPart,
+  ToolCallRecord,
+  ToolResultPart,
+  ToolSpec,
+  TurnState,
+  TurnStatus,
+  Usage,
+} from './types.js';
+
+const DEFAULT_MAX_STEPS = 10;
+const DEFAULT_PARK_TIMEOUT = '24h';
+
+const { describeTools, prepareToolCalls } = wf.proxyLocalActivities<TurnpikeActivities>({
+  startToCloseTimeout: '30s',
+  retry: { maximumAttempts: 3 },
+});
+
+function toRetryPolicy(options: ActivityCallOptions | undefined, fallbackAttempts: number): wf.ActivityOptions['retry'] {
+  return { maximumAttempts: fallbackAttempts, ...options?.retry } as wf.ActivityOptions['retry'];
+}
+
+function modelActivity(options: ActivityCallOptions | undefined) {
+  return wf.proxyActivities<TurnpikeActivities>({
+    startToCloseTimeout: options?.startToCloseTimeout ?? '5m',
+    ...(options?.heartbeatTimeout ? { heartbeatTimeout: options.heartbeatTimeout } : {}),
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', ...toRetryPolicy(options, 10) },
+  }).callModel;
+}
+
+function toolActivity(spec: ToolSpec) {
+  const options = spec.activityOptions;
+  return wf.proxyActivities<TurnpikeActivities>({
+    startToCloseTimeout: options?.startToCloseTimeout ?? '60s',
+    ...(options?.heartbeatTimeout ? { heartbeatTimeout: options.heartbeatTimeout } : {}),
+    retry: toRetryPolicy(options, 3),
+  }).executeTool;
+}
+
+/** Rejects an update (validator) or, for a signal, is logged and ignored. */
+function reject(message: string, type: string): never {
+  throw wf.ApplicationFailure.nonRetryable(message, type);
+}
+
+type Resolution =
+  | { kind: 'decision'; request: ApproveToolCallInput; decidedAt: string }
+  | { kind: 'result'; request: SubmitToolResultInput };
+
+interface ParkedCall {
+  view: PendingToolCall;
+  spec: ToolSpec;
+  resolution?: Resolution;
+}
+
+/** Why a settled id can no longer be acted on, for precise rejection messages. */
+type SettledReason = 'decided' | 'expired' | 'cancelled' | 'submitted';
+
+export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult> {
+  const turn = new Turn(input);
+  turn.installHandlers();
+  try {
+    return await turn.run();
+  } catch (error) {
+    if (wf.isCancellation(error)) return wf.CancellationScope.nonCancellable(() => turn.finishCancelled());
+    throw error;
+  }
+}
+
+class Turn {
+  private status: TurnStatus = 'running';
+  private step = 0;
+  private readonly parked = new Map<string, ParkedCall>();
+  private readonly approvalToToolCall = new Map<string, string>();
+  private readonly settled = new Map<string, SettledReason>();
+  /** Every tool call id of this turn and whether its tool is a client tool. */
+  private readonly callKinds = new Map<string, 'server' | 'client' | 'other'>();
+  private readonly appended: Message[] = [];
+  private readonly records: ToolCallRecord[] = [];
+  private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  private specs = new Map<string, ToolSpec>();
+  private readonly schemaCache = new Map<string, z.ZodType>();
+  /** The step in progress, so a cancellation can settle whatever is still open. */
+  private openStep?: { calls: ToolCallPart[]; results: Map<string, ToolResultPart>; records: Map<string, ToolCallRecord> };
+  private lastSearchAttributes = '';
+
+  constructor(private readonly input: AgentTurnInput) {}
+
+  installHandlers(): void {
+    wf.setHandler(turnStateQuery, () => this.state());
+    wf.setHandler(approveToolCallUpdate, (request) => this.applyDecision(request), {
+      validator: (request) => {
+        this.checkDecision(request);
+      },
+    });
+    wf.setHandler(submitToolResultUpdate, (request) => this.applyResult(request), {
+      validator: (request) => {
+        this.checkResult(request);
+      },
+    });
+    // Signals carry the same messages for the Temporal CLI. A bad one must never fail the
+    // workflow task: it is logged and dropped.
+    wf.setHandler(approveToolCallSignal, (request) => this.acceptSignal('approveToolCall', () => {
+      this.checkDecision(request);
+      this.applyDecision(request);
+    }));
+    wf.setHandler(submitToolResultSignal, (request) => this.acceptSignal('submitToolResult', () => {
+      this.checkResult(request);
+      this.applyResult(request);
+    }));
+  }
+
+  async run(): Promise<AgentTurnResult> {
+    this.validateInput();
+    this.publishSearchAttributes();
+    const specs = await describeTools({ names: this.input.tools });
+    this.specs = new Map(specs.map((spec) => [spec.name, spec]));
+    const callModel = modelActivity(this.input.modelCallOptions);
+    const modelTools = specs.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    const maxSteps = this.input.maxSteps ?? DEFAULT_MAX_STEPS;
+
+    let lastText = '';
+    while (this.step < maxSteps) {
+      this.step++;
+      const response: ModelStepResult = await callModel({
+        model: this.input.model,
+        ...(this.input.system !== undefined ? { system: this.input.system } : {}),
+        messages: [...this.input.messages, ...this.appended],
+        tools: modelTools,
+      });
+      this.usage.inputTokens += response.usage.inputTokens;
+      this.usage.outputTokens += response.usage.outputTokens;
+      this.appended.push(response.message);
+      lastText = textOf(response.message.content);
+      const calls = response.message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
+      if (calls.length === 0) return this.finish('completed', lastText);
+      const results = await this.settleStep(calls);
+      this.appended.push({ role: 'tool', content: results });
+    }
+    return this.finish('max-steps', lastText);
+  }
+
+  private validateInput(): void {
+    const { input } = this;
+    if (!input || typeof input !== 'object') reject('agentTurn input must be an object', 'InvalidTurnInput');
+    if (!input.model || typeof input.model.provider !== 'string' || typeof input.model.model !== 'string') {
+      reject('agentTurn input.model must be { provider, model }', 'InvalidTurnInput');
+    }
+    if (!Array.isArray(input.messages) || input.messages.length === 0) {
+      reject('agentTurn input.messages must be a non-empty list ending with the new user message', 'InvalidTurnInput');
+    }
+    if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
+      reject('agentTurn input.maxSteps must be a positive integer', 'InvalidTurnInput');
+    }
+  }
+
+  /** Settles every call of one step; resolves when each has exactly one result. */
+  private async settleStep(calls: ToolCallPart[]): Promise<ToolResultPart[]> {
+    const step = { calls, results: new Map<string, ToolResultPart>(), records: new Map<string, ToolCallRecord>() };
+    this.openStep = step;
+    const known = calls.filter((call) => this.specs.has(call.toolName));
+    const dispositions = known.length > 0
+      ? await prepareToolCalls({ calls: known.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input })) })
+      : [];
+    const byCall = new Map(known.map((call, index) => [call, dispositions[index]]));
+
+    await Promise.all(
+      calls.map(async (call) => {
+        const disposition = byCall.get(call);
+        this.callKinds.set(call.toolCallId, disposition?.kind === 'client' ? 'client' : disposition ? 'server' : 'other');
+        const settlement = await this.settleCall(call, disposition);
+        step.results.set(call.toolCallId, toResultPart(call, settlement));
+        step.records.set(call.toolCallId, toRecord(call, settlement, disposition && 'input' in disposition ? disposition.input : undefined));
+      }),
+    );
+    this.openStep = undefined;
+    // Call order, whatever order they settled in.
+    this.records.push(...calls.map((call) => step.records.get(call.toolCallId)!));
+    return calls.map((call) => step.results.get(call.toolCallId)!);
+  }
+
+  private async settleCall(call: ToolCallPart, disposition: ToolCallDisposition | undefined): Promise<Settlement> {
+    const spec = this.specs.get(call.toolName);
+    if (!spec || !disposition) {
+      const available = [...this.specs.keys()].join(', ') || '(none)';
+      return errorSettlement('error', `Unknown tool "${call.toolName}". Available tools: ${available}.`);
+    }
+    switch (disposition.kind) {
+      case 'invalid':
+        return errorSettlement('error', disposition.error);
+      case 'execute':
+        return this.runTool(spec, call, disposition.input, 'executed');
+      case 'decided': {
+        const approval: ApprovalRecord = {
+          approvalId: this.newApprovalId(),
+          approved: disposition.approved,
+          automatic: true,
+          ...(disposition.reason !== undefined ? { reason: disposition.reason } : {}),
+          decidedAt: new Date().toISOString(),
+        };
+        if (!disposition.approved) return errorSettlement('denied', deniedMessage(call.toolName, disposition.reason), approval);
+        return { ...(await this.runTool(spec, call, disposition.input, 'approved')), approval };
+      }
+      case 'needs-approval':
+        return this.awaitApproval(spec, call, disposition.input, disposition.reason);
+      case 'client':
+        return this.awaitClientResult(spec, call, disposition.input);
+    }
+  }
+
+  private async runTool(spec: ToolSpec, call: ToolCallPart, input: unknown, outcome: 'executed' | 'approved'): Promise<Settlement> {
+    try {
+      const result = await toolActivity(spec)({
+        toolName: call.toolName,
+        toolCallId: call.toolCallId,
+        input,
+        idempotencyKey: `${wf.workflowInfo().workflowId}/${call.toolCallId}`,
+      });
+      return { outcome: result.isError ? 'error' : outcome, output: result.output, isError: result.isError, input };
+    } catch (error) {
+      if (wf.isCancellation(error)) throw error;
+      // The tool failed after its retries: the model sees why and may try something else.
+      const cause = error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
+      return { ...errorSettlement('error', `Tool "${call.toolName}" failed: ${cause}`), input };
+    }
+  }
+
+  private newApprovalId(): string {
+    return `apr_${wf.uuid4().replace(/-/g, '')}`;
+  }
+
+  /** Parks a call until its resolution arrives or the timeout passes; true if it arrived. */
+  private async park(parked: ParkedCall, timeout: string): Promise<boolean> {
+    this.parked.set(parked.view.toolCallId, parked);
+    if (parked.view.approvalId) this.approvalToToolCall.set(parked.view.approvalId, parked.view.toolCallId);
+    this.setStatus('awaiting-input');
+    try {
+      return await wf.condition(() => parked.resolution !== undefined, timeout);
+    } finally {
+      this.parked.delete(parked.view.toolCallId);
+      this.setStatus(this.parked.size > 0 ? 'awaiting-input' : 'running');
+    }
+  }
+
+  private pendingView(kind: PendingToolCall['kind'], call: ToolCallPart, input: unknown, timeout: string, approvalId?: string, reason?: string): PendingToolCall {
+    const now = Date.now();
+    return {
+      kind,
+      ...(approvalId ? { approvalId } : {}),
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      input,
+      inputHash: inputHash(input),
+      requestedAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + msToNumber(timeout)).toISOString(),
+      ...(reason !== undefined ? { reason } : {}),
+    };
+  }
+
+  private async awaitApproval(spec: ToolSpec, call: ToolCallPart, input: unknown, policyReason?: string): Promise<Settlement> {
+    const timeout = this.input.approvalTimeout ?? DEFAULT_PARK_TIMEOUT;
+    const approvalId = this.newApprovalId();
+    const parked: ParkedCall = { view: this.pendingView('approval', call, input, timeout, approvalId, policyReason), spec };
+    const arrived = await this.park(parked, timeout);
+    if (!arrived || parked.resolution?.kind !== 'decision') {
+      this.settled.set(approvalId, 'expired');
+      this.settled.set(call.toolCallId, 'expired');
+      const approval: ApprovalRecord = {
+        approvalId,
+        approved: false,
+        automatic: true,
+        reason: `no decision within ${timeout}`,
+        decidedAt: new Date().toISOString(),
+      };
+      return errorSettlement('expired', `The approval for "${call.toolName}" expired after ${timeout} without a decision. The tool did not run.`, approval);
+    }
+    const { request, decidedAt } = parked.resolution;
+    const approval: ApprovalRecord = {
+      approvalId,
+      approved: request.approved,
+      automatic: false,
+      ...(request.approver !== undefined ? { approver: request.approver } : {}),
+      ...(request.reason !== undefined ? { reason: request.reason } : {}),
+      decidedAt,
+    };
+    if (!request.approved) return errorSettlement('denied', deniedMessage(call.toolName, request.reason), approval);
+    const finalInput = request.input !== undefined ? request.input : input;
+    return { ...(await this.runTool(spec, call, finalInput, 'approved')), approval };
+  }
+
+  private async awaitClientResult(spec: ToolSpec, call: ToolCallPart, input: unknown): Promise<Settlement> {
+    const timeout = this.input.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT;
+    const parked: ParkedCall = { view: this.pendingView('client-tool', call, input, timeout), spec };
+    const arrived = await this.park(parked, timeout);
+    if (!arrived || parked.resolution?.kind !== 'result') {
+      this.settled.set(call.toolCallId, 'expired');
+      return errorSettlement('expired', `The client did not return a result for "${call.toolName}" within ${timeout}.`);
+    }
+    const { request } = parked.resolution;
+    return { outcome: 'client', output: request.output ?? null, isError: request.isError === true, input };
+  }
+
+  // ---- messages -------------------------------------------------------------------------
+
+  private acceptSignal(name: string, apply: () => void): void {
+    try {
+      apply();
+    } catch (error) {
+      wf.log.warn(`Ignored an invalid ${name} signal`, { error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+
+  private schemaFor(key: string, jsonSchema: Record<string, unknown>): z.ZodType {
+    let schema = this.schemaCache.get(key);
+    if (!schema) {
+      schema = z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
+      this.schemaCache.set(key, schema);
+    }
+    return schema;
+  }
+
+  private checkDecision(raw: unknown): void {
+    const shape = approveToolCallInputSchema.safeParse(raw);
+    if (!shape.success) reject(`Invalid approveToolCall: ${describeShapeError(shape.error)}`, 'InvalidRequest');
+    const request = shape.data;
+    const toolCallId = this.approvalToToolCall.get(request.approvalId);
+    const parked = toolCallId ? this.parked.get(toolCallId) : undefined;
+    if (!parked) {
+      const settled = this.settled.get(request.approvalId);
+      if (settled === 'decided') reject(`Approval ${request.approvalId} was already decided`, 'ApprovalAlreadyDecided');
+      if (settled === 'expired') reject(`Approval ${request.approvalId} expired before this decision arrived`, 'ApprovalExpired');
+      if (settled === 'cancelled') reject(`Approval ${request.approvalId} belongs to a cancelled turn`, 'ApprovalCancelled');
+      reject(`Unknown approvalId ${request.approvalId}`, 'UnknownApprovalId');
+    }
+    if (parked.resolution) reject(`Approval ${request.approvalId} was already decided`, 'ApprovalAlreadyDecided');
+    const { approvers } = parked.spec;
+    if (approvers && (!request.approver || !approvers.includes(request.approver))) {
+      reject(
+        `Approver ${request.approver ? `"${request.approver}"` : '(none given)'} may not decide "${parked.view.toolName}"; allowed: ${approvers.join(', ')}`,
+        'ApproverNotAllowed',
+      );
+    }
+    if (request.inputHash !== undefined && request.inputHash !== parked.view.inputHash) {
+      reject(`inputHash does not match the input awaiting approval ${request.approvalId}; reload and decide again`, 'InputHashMismatch');
+    }
+    if (request.input !== undefined) {
+      if (!request.approved) reject('An edited input only makes sense with approved: true', 'InvalidRequest');
+      const checked = this.schemaFor(`input:${parked.spec.name}`, parked.spec.inputSchema).safeParse(request.input);
+      if (!checked.success) {
+        reject(`Edited input for "${parked.view.toolName}" fails its schema: ${describeShapeError(checked.error)}`, 'InvalidEditedInput');
+      }
+    }
+  }
+
+  private applyDecision(raw: ApproveToolCallInput): ApproveToolCallResult {
+    const request = approveToolCallInputSchema.parse(raw);
+    const toolCallId = this.approvalToToolCall.get(request.approvalId)!;
+    const parked = this.parked.get(toolCallId)!;
+    const decidedAt = new Date().toISOString();
+    parked.resolution = { kind: 'decision', request, decidedAt };
+    this.settled.set(request.approvalId, 'decided');
+    this.settled.set(toolCallId, 'decided');
+    return { approvalId: request.approvalId, toolCallId, approved: request.approved, decidedAt };
+  }
+
+  private checkResult(raw: unknown): void {
+    const shape = submitToolResultInputSchema.safeParse(raw);
+    if (!shape.success) reject(`Invalid submitToolResult: ${describeShapeError(shape.error)}`, 'InvalidRequest');
+    const request = shape.data;
+    const parked = this.parked.get(request.toolCallId);
+    const kind = this.callKinds.get(request.toolCallId);
+    if (kind !== undefined && kind !== 'client') {
+      reject(`Tool call ${request.toolCallId} is not a client tool call; it cannot take a submitted result`, 'NotAClientTool');
+    }
+    if (!parked || parked.resolution) {
+      const settled = this.settled.get(request.toolCallId) ?? (parked?.resolution ? 'submitted' : undefined);
+      if (settled) reject(`Tool call ${request.toolCallId} is already settled (${settled})`, 'ToolCallAlreadySettled');
+      reject(`Unknown toolCallId ${request.toolCallId}`, 'UnknownToolCallId');
+    }
+    const { outputSchema } = parked.spec;
+    if (outputSchema && request.isError !== true) {
+      const checked = this.schemaFor(`output:${parked.spec.name}`, outputSchema).safeParse(request.output);
+      if (!checked.success) {
+        reject(`Output for "${parked.view.toolName}" fails its output schema: ${describeShapeError(checked.error)}`, 'InvalidToolOutput');
+      }
+    }
+  }
+
+  private applyResult(raw: SubmitToolResultInput): SubmitToolResultResult {
+    const request = submitToolResultInputSchema.parse(raw);
+    const parked = this.parked.get(request.toolCallId)!;
+    parked.resolution = { kind: 'result', request };
+    this.settled.set(request.toolCallId, 'submitted');
+    return { toolCallId: request.toolCallId, acceptedAt: new Date().toISOString() };
+  }
+
+  // ---- state ----------------------------------------------------------------------------
+
+  private state(): TurnState {
+    return {
+      status: this.status,
+      step: this.step,
+      pending: [...this.parked.values()].filter((parked) => !parked.resolution).map((parked) => parked.view),
+      ...(this.input?.conversationId ? { conversationId: this.input.conversationId } : {}),
+    };
+  }
+
+  private setStatus(status: TurnStatus): void {
+    this.status = status;
+    this.publishSearchAttributes();
+  }
+
+  /** Upserts only on change: every upsert is an event in history. */
+  private publishSearchAttributes(): void {
+    const pendingTools = [...new Set([...this.parked.values()].map((parked) => parked.view.toolName))].sort();
+    const snapshot = JSON.stringify([this.status, pendingTools]);
+    if (snapshot === this.lastSearchAttributes) return;
+    const first = this.lastSearchAttributes === '';
+    this.lastSearchAttributes = snapshot;
+    wf.upsertSearchAttributes([
+      { key: agentTurnStatusKey, value: this.status },
+      { key: agentPendingToolsKey, value: pendingTools.length > 0 ? pendingTools : null },
+      ...(first && this.input.conversationId ? [{ key: agentConversationIdKey, value: this.input.conversationId }] : []),
+    ]);
+  }
+
+  private async finish(status: AgentTurnResult['status'], text: string): Promise<AgentTurnResult> {
+    this.setStatus(status);
+    // Handlers are synchronous today; waiting keeps that true if one ever awaits.
+    await wf.condition(wf.allHandlersFinished);
+    return { status, text, messages: this.appended, steps: this.step, usage: this.usage, toolCalls: this.records };
+  }
+
+  /** Cancellation: every open call gets a cancelled result, so the history stays valid. */
+  async finishCancelled(): Promise<AgentTurnResult> {
+    const step = this.openStep;
+    if (step) {
+      for (const call of step.calls) {
+        if (step.results.has(call.toolCallId)) continue;
+        const parked = this.parked.get(call.toolCallId);
+        if (parked?.view.approvalId) this.settled.set(parked.view.approvalId, 'cancelled');
+        this.settled.set(call.toolCallId, 'cancelled');
+        const settlement = errorSettlement(
+          'cancelled',
+          parked && !parked.resolution
+            ? `The turn was cancelled while "${call.toolName}" waited for ${parked.view.kind === 'approval' ? 'approval' : 'the client'}; the tool did not run.`
+            : `The turn was cancelled while "${call.toolName}" was running; it may or may not have taken effect.`,
+        );
+        step.results.set(call.toolCallId, toResultPart(call, settlement));
+        step.records.set(call.toolCallId, toRecord(call, settlement, parked?.view.input));
+      }
+      this.parked.clear();
+      this.records.push(...step.calls.map((call) => step.records.get(call.toolCallId)!));
+      this.appended.push({ role: 'tool', content: step.calls.map((call) => step.results.get(call.toolCallId)!) });
+      this.openStep = undefined;
+    }
+    const last = [...this.appended].reverse().find((message) => message.role === 'assistant');
+    return this.finish('cancelled', last && last.role === 'assistant' ? textOf(last.content) : '');
+  }
+}
+
+function textOf(content: Array<{ type: string; text?: string }>): string {
+  return content
+    .filter((part) => part.type === 'text')
+    .map((part) => part.text ?? '')
+    .join('');
+}

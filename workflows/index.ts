@@ -1,0 +1,2 @@
+/** The workflows a turnpike worker registers. */
+export { agentTurn } from './agent-turn.js';

@@ -1,0 +1,17 @@
+/**
+ * turnpike's search attributes: kept current by the workflows so operators can find parked
+ * work with `temporal workflow list --query 'AgentTurnStatus="awaiting-input"'`.
+ * Side-effect free: imported by workflows, the client, the dev-server script and tests.
+ */
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+
+export const agentTurnStatusKey = defineSearchAttributeKey('AgentTurnStatus', SearchAttributeType.KEYWORD);
+export const agentPendingToolsKey = defineSearchAttributeKey('AgentPendingTools', SearchAttributeType.KEYWORD_LIST);
+export const agentConversationIdKey = defineSearchAttributeKey('AgentConversationId', SearchAttributeType.KEYWORD);
+
+/** Names and types as `temporal operator search-attribute create` and `start-dev` spell them. */
+export const SEARCH_ATTRIBUTE_TYPES = {
+  AgentTurnStatus: 'Keyword',
+  AgentPendingTools: 'KeywordList',
+  AgentConversationId: 'Keyword',
+} as const;

@@ -1,0 +1,238 @@
+/**
+ * Provider-neutral types shared by the workflows, the activities and the client.
+ * Pure types: nothing here runs. Shapes follow the contract in shared/design/contract.md.
+ */
+
+/** JSON Schema as produced by `z.toJSONSchema`; sent to the model and used by update validators. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolCallPart {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  /**
+   * The arguments the model produced. When a provider receives arguments that are not valid
+   * JSON it keeps the raw text here as a string; validation then turns the call into an error
+   * result the model can correct.
+   */
+  input: unknown;
+}
+
+export interface ToolResultPart {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  output: unknown;
+  isError?: boolean;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string | TextPart[];
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content: Array<TextPart | ToolCallPart>;
+}
+
+export interface ToolMessage {
+  role: 'tool';
+  content: ToolResultPart[];
+}
+
+export type Message = UserMessage | AssistantMessage | ToolMessage;
+
+export type ModelProvider = 'openai' | 'anthropic' | 'scripted';
+
+/** Which model runs a turn. Never holds secrets: keys come from the worker's environment. */
+export interface ModelSettings {
+  provider: ModelProvider;
+  model: string;
+  maxTokens?: number;
+  temperature?: number;
+  [option: string]: unknown;
+}
+
+/** What the model is told about a tool. */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+export interface ModelStepInput {
+  model: ModelSettings;
+  system?: string;
+  messages: Message[];
+  tools: ModelToolSpec[];
+}
+
+export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'other';
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ModelStepResult {
+  message: AssistantMessage;
+  finishReason: FinishReason;
+  usage: Usage;
+}
+
+/** Timeout and retry of an activity (Temporal duration strings, e.g. '30s'). */
+export interface ActivityCallOptions {
+  startToCloseTimeout?: string;
+  /** A tool that runs long must heartbeat within this interval to be cancellable. */
+  heartbeatTimeout?: string;
+  retry?: {
+    maximumAttempts?: number;
+    initialInterval?: string;
+    backoffCoefficient?: number;
+    maximumInterval?: string;
+    nonRetryableErrorTypes?: string[];
+  };
+}
+
+/** What the workflow knows of a registered tool: data only, no functions. */
+export interface ToolSpec extends ModelToolSpec {
+  kind: 'server' | 'client';
+  outputSchema?: JsonSchema;
+  /** 'never': runs at once; 'always': every call parks; 'policy': a function on the worker decides per call. */
+  approval: 'never' | 'always' | 'policy';
+  /** When set, only these approvers may decide this tool's calls. */
+  approvers?: string[];
+  activityOptions?: ActivityCallOptions;
+}
+
+export type ApprovalDecision = 'approved' | 'denied' | 'user-approval';
+
+/** What the worker decided about one tool call before anything runs. */
+export type ToolCallDisposition =
+  | { kind: 'invalid'; error: string }
+  | { kind: 'execute'; input: unknown }
+  | { kind: 'client'; input: unknown }
+  | { kind: 'decided'; input: unknown; approved: boolean; reason?: string }
+  | { kind: 'needs-approval'; input: unknown; reason?: string };
+
+export interface ExecuteToolInput {
+  toolName: string;
+  toolCallId: string;
+  input: unknown;
+  idempotencyKey: string;
+}
+
+export interface ExecuteToolResult {
+  output: unknown;
+  isError: boolean;
+}
+
+export interface AgentTurnInput {
+  conversationId?: string;
+  model: ModelSettings;
+  system?: string;
+  /** History, ending with the new user message. */
+  messages: Message[];
+  /** Registered tool names offered this turn (default: all). */
+  tools?: string[];
+  /** Default 10. */
+  maxSteps?: number;
+  /** e.g. '24h' (default); expiry is a denial. */
+  approvalTimeout?: string;
+  /** e.g. '24h' (default); expiry is an error result. */
+  clientToolTimeout?: string;
+  /** Timeout and retries of each model call. Default: 5 minutes, 10 attempts with backoff. */
+  modelCallOptions?: ActivityCallOptions;
+}
+
+export type TurnStatus = 'running' | 'awaiting-input' | 'completed' | 'max-steps' | 'cancelled';
+
+export type ToolCallOutcome = 'executed' | 'approved' | 'denied' | 'expired' | 'client' | 'error' | 'cancelled';
+
+export interface ApprovalRecord {
+  approvalId: string;
+  approved: boolean;
+  automatic: boolean;
+  approver?: string;
+  reason?: string;
+  /** ISO 8601. */
+  decidedAt: string;
+}
+
+export interface ToolCallRecord {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  outcome: ToolCallOutcome;
+  output: unknown;
+  isError: boolean;
+  approval?: ApprovalRecord;
+}
+
+export interface AgentTurnResult {
+  status: Exclude<TurnStatus, 'running' | 'awaiting-input'>;
+  text: string;
+  /** The messages this turn appended to the history it was given. */
+  messages: Message[];
+  steps: number;
+  usage: Usage;
+  toolCalls: ToolCallRecord[];
+}
+
+export interface PendingToolCall {
+  kind: 'approval' | 'client-tool';
+  approvalId?: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /** SHA-256 of the input's canonical JSON: a decision applies to exactly this input. */
+  inputHash: string;
+  /** ISO 8601. */
+  requestedAt: string;
+  /** ISO 8601. */
+  expiresAt: string;
+  /** Why the policy asked for a person, when it said. */
+  reason?: string;
+}
+
+export interface TurnState {
+  status: TurnStatus;
+  step: number;
+  pending: PendingToolCall[];
+  conversationId?: string;
+}
+
+export interface ApproveToolCallInput {
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+  approver?: string;
+  /** An approver's edit of the input; validated against the tool's schema again. */
+  input?: unknown;
+  /** When given, must equal the pending call's `inputHash`: binds the decision to what was shown. */
+  inputHash?: string;
+}
+
+export interface ApproveToolCallResult {
+  approvalId: string;
+  toolCallId: string;
+  approved: boolean;
+  decidedAt: string;
+}
+
+export interface SubmitToolResultInput {
+  toolCallId: string;
+  output: unknown;
+  isError?: boolean;
+}
+
+export interface SubmitToolResultResult {
+  toolCallId: string;
+  acceptedAt: string;
+}
