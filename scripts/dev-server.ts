@@ -96,7 +96,11 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   child.stdout?.on('data', capture);
   child.stderr?.on('data', capture);
   const address = `127.0.0.1:${port}`;
+  // Never leave a server behind: if this process exits without stop(), kill it on the way out.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
   const stop = async () => {
+    process.removeListener('exit', killOnExit);
     if (child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');

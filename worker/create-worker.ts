@@ -53,7 +53,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     connection,
     namespace: namespace ?? 'default',
     taskQueue: options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
     activities: createActivities({ tools: options.tools }),
     ...options.workerOptions,
   });

@@ -1,0 +1,131 @@
+/**
+ * `npm start`: everything a new user needs to see turnpike work.
+ *
+ * 1. A Temporal dev server (SQLite under .turnpike/, so parked turns survive a restart;
+ *    Web UI on :8233), unless TEMPORAL_ADDRESS names a cluster to use instead.
+ * 2. A turnpike worker with the demo tools.
+ * 3. A demo turn that parks for approval, and the commands to approve it.
+ * Ctrl-C stops the worker and the dev server.
+ */
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { startDevServer, type DevServer } from './dev-server.js';
+import { TemporalCliUnavailableError, ensureTemporalCli } from './temporal-cli.js';
+import { createWorker } from '../worker/create-worker.js';
+import { demoTools } from '../worker/demo-tools.js';
+import { connectionOptionsFromEnvironment } from '../worker/environment.js';
+import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from '../workflows/definitions.js';
+import type { agentTurn } from '../workflows/index.js';
+import type { ModelSettings } from '../workflows/types.js';
+
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const DEMO_REQUEST = 'look up order 1001 then refund $250 on order 1001';
+
+function portInUse(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** The model for the demo turn: a real provider when its key is set, else the scripted demo model. */
+export function demoModel(env: NodeJS.ProcessEnv = process.env): ModelSettings {
+  const provider = env.TURNPIKE_PROVIDER ?? (env.OPENAI_API_KEY ? 'openai' : env.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted');
+  const defaults: Record<string, string> = { openai: 'gpt-4.1-mini', anthropic: 'claude-sonnet-4-5', scripted: 'demo' };
+  if (!(provider in defaults)) throw new Error(`TURNPIKE_PROVIDER must be openai, anthropic or scripted (got ${provider})`);
+  return { provider: provider as ModelSettings['provider'], model: env.TURNPIKE_MODEL ?? defaults[provider] };
+}
+
+async function main(): Promise<void> {
+  // Worker lifecycle chatter hides the instructions below; warnings and errors still show.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  let server: DevServer | undefined;
+  const environment = connectionOptionsFromEnvironment();
+  let address = environment.connectionOptions.address!;
+  const namespace = environment.namespace;
+  if (!process.env.TEMPORAL_ADDRESS) {
+    if (await portInUse(7233)) {
+      console.error('Something already listens on 127.0.0.1:7233. If it is a Temporal server, use it with:\n  TEMPORAL_ADDRESS=127.0.0.1:7233 npm start');
+      process.exit(1);
+    }
+    const dbFile = path.join(ROOT, '.turnpike', 'temporal.sqlite');
+    const existed = existsSync(dbFile);
+    console.log(`Starting the Temporal dev server (data: ${path.relative(ROOT, dbFile)}${existed ? ', kept from earlier runs' : ''})...`);
+    server = await startDevServer({ port: 7233, uiPort: 8233, headless: false, dbFile, namespace, log: (line) => console.log(line) });
+    address = server.address;
+  }
+
+  const nativeConnection = await NativeConnection.connect({ ...environment.connectionOptions, address });
+  const connection = await Connection.connect({ ...(environment.connectionOptions as object), address });
+  const client = new Client({ connection, namespace });
+  try {
+    const worker = await createWorker({ tools: demoTools, connection: nativeConnection, namespace });
+    const running = worker.run();
+    const cli = server?.cli ?? (await ensureTemporalCli().catch(() => 'temporal'));
+    const temporal = cli === 'temporal' || path.basename(cli) === cli ? 'temporal' : cli;
+
+    const earlier: string[] = [];
+    for await (const execution of client.workflow.list({ query: `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input"` })) {
+      earlier.push(execution.workflowId);
+    }
+
+    const model = demoModel();
+    const workflowId = `demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+    const handle = await client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
+      taskQueue: worker.options.taskQueue ?? DEFAULT_TASK_QUEUE,
+      workflowId,
+      args: [{ model, messages: [{ role: 'user', content: DEMO_REQUEST }] }],
+    });
+    // Aborted before the connection closes, so Ctrl-C does not leave a long poll retrying.
+    const stopWatching = new AbortController();
+    client.withAbortSignal(stopWatching.signal, () => handle.result()).then(
+      (result) => console.log(`\n✔ ${workflowId} finished (${result.status}): ${result.text}\n`),
+      (error: unknown) => {
+        if (!stopWatching.signal.aborted) console.log(`\n✘ ${workflowId} failed: ${error instanceof Error ? error.message : String(error)}\n`);
+      },
+    );
+
+    const ui = server?.uiUrl ?? '(your cluster\'s Web UI)';
+    console.log(`
+turnpike is running.
+  Temporal:     ${address} (namespace ${namespace})${server ? `\n  Web UI:       ${ui}` : ''}
+  Worker:       task queue "${worker.options.taskQueue}", demo tools: ${demoTools.map((tool) => tool.name).join(', ')}
+  Model:        ${model.provider}/${model.model}${model.provider === 'scripted' ? ' (offline demo model, not an LLM; set OPENAI_API_KEY or ANTHROPIC_API_KEY for a real one)' : ''}
+${earlier.length > 0 ? `  Still parked from earlier runs: ${earlier.length} turn(s), e.g. ${earlier.slice(0, 3).join(', ')}\n` : ''}
+A demo turn is running: "${DEMO_REQUEST}"
+It looks the order up, then parks: refunds above $100 need a person's approval.
+  Watch it:     ${server ? `${ui}/namespaces/${namespace}/workflows/${workflowId}` : workflowId}
+
+In another terminal:
+  # the parked turns, as an operator finds them
+  ${temporal} workflow list --address ${address} --query 'AgentTurnStatus="awaiting-input"'
+  # what the demo turn waits for (note its approvalId)
+  ${temporal} workflow query --address ${address} --workflow-id ${workflowId} --name turnState
+  # approve it (an update: answers at once whether the decision was accepted)
+  ${temporal} workflow update execute --address ${address} --workflow-id ${workflowId} --name approveToolCall \\
+      --input '{"approvalId":"<approvalId>","approved":true,"approver":"you"}'
+
+Ctrl-C stops the worker${server ? ' and the dev server; parked turns stay in .turnpike/ for the next npm start' : ''}.
+`);
+    await running;
+    stopWatching.abort();
+  } finally {
+    await connection.close();
+    await nativeConnection.close();
+    await server?.stop();
+    console.log('turnpike stopped.');
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof TemporalCliUnavailableError ? error.message : error);
+  process.exit(1);
+});
