@@ -1,27 +1,27 @@
 /** One model step, routed to the provider the turn names. */
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { callAnthropic } from './providers/anthropic.js';
+import { callOpenAI } from './providers/openai.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types.js';
 
-type ProviderCall = (input: ModelStepInput) => Promise<ModelStepResult>;
+type ProviderCall = (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult>;
 
 const providers: Record<ModelProvider, ProviderCall> = {
   scripted: async (input) => scriptedModelStep(input),
-  openai: async () => {
-    throw ApplicationFailure.nonRetryable('openai provider is not wired in yet', 'ProviderUnavailable');
-  },
-  anthropic: async () => {
-    throw ApplicationFailure.nonRetryable('anthropic provider is not wired in yet', 'ProviderUnavailable');
-  },
+  // The activity's signal: a cancelled turn aborts the HTTP request instead of waiting for it.
+  openai: (input, signal) => callOpenAI(input, { signal }),
+  anthropic: (input, signal) => callAnthropic(input, { signal }),
 };
 
 export async function callModel(input: ModelStepInput): Promise<ModelStepResult> {
-  const provider = providers[input.model.provider];
+  const provider = Object.hasOwn(providers, input.model.provider) ? providers[input.model.provider] : undefined;
   if (!provider) {
     throw ApplicationFailure.nonRetryable(
       `Unknown model provider "${String(input.model.provider)}"; expected one of ${Object.keys(providers).join(', ')}`,
       'InvalidModelSettings',
     );
   }
-  return provider(input);
+  return provider(input, Context.current().cancellationSignal);
 }

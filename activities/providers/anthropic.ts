@@ -1,0 +1,191 @@
+/**
+ * Anthropic Messages API behind turnpike's provider-neutral model step.
+ *
+ * The Messages API is stricter about shape than Chat Completions: the system prompt is a
+ * top-level parameter, turns alternate user/assistant, and every `tool_use` is answered by a
+ * `tool_result` block at the start of the very next user message. The conversion below
+ * produces exactly that from neutral history.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import type {
+  ContentBlockParam,
+  Message as AnthropicMessage,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+  Tool,
+  ToolResultBlockParam,
+} from '@anthropic-ai/sdk/resources/messages';
+import type {
+  AssistantMessage,
+  FinishReason,
+  Message,
+  ModelStepInput,
+  ModelStepResult,
+  ModelToolSpec,
+  TextPart,
+  ToolMessage,
+  UserMessage,
+} from '../../workflows/types.js';
+import {
+  resolveClientSettings,
+  toolResultText,
+  toProviderFailure,
+  unexpectedResponse,
+  type ProviderCallOptions,
+} from './errors.js';
+
+/** Used when the turn does not say: `max_tokens` is required by the Messages API. */
+export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+
+/**
+ * Runs one model step on the Anthropic Messages API.
+ *
+ * The key and base URL come from `options`, else `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`,
+ * read on every call. The SDK never retries (`maxRetries: 0`): failures are thrown as Temporal
+ * `ApplicationFailure`s (see `errors.ts`) and the activity retry policy decides.
+ */
+export async function callAnthropic(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
+  // Passing `apiKey` explicitly also keeps the SDK from consulting its credential chain
+  // (ANTHROPIC_AUTH_TOKEN, profiles): the worker's key is the only credential used.
+  const client = new Anthropic(resolveClientSettings('anthropic', options));
+  let response: AnthropicMessage;
+  try {
+    response = await client.messages.create(convertToAnthropicRequest(input), { signal: options.signal });
+  } catch (error) {
+    throw toProviderFailure('anthropic', error, options.signal);
+  }
+  return convertFromAnthropicResponse(response);
+}
+
+/** The Messages API request for one step. Exported for tests and for inspecting what is sent. */
+export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateParamsNonStreaming {
+  const { model, maxTokens, temperature } = input.model;
+  return {
+    model,
+    max_tokens: maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
+    messages: convertToAnthropicMessages(input.messages),
+    ...(input.system ? { system: input.system } : {}),
+    ...(input.tools.length > 0 ? { tools: input.tools.map(convertToAnthropicTool) } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+  };
+}
+
+/**
+ * Neutral history → Messages API turns. Tool results become a user turn, and consecutive turns
+ * of one role are merged, because the API wants strict alternation: tool results followed by a
+ * new user text become one user turn with the `tool_result` blocks first.
+ */
+export function convertToAnthropicMessages(messages: Message[]): MessageParam[] {
+  const turns: Array<{ role: 'user' | 'assistant'; content: ContentBlockParam[] }> = [];
+  for (const message of messages) {
+    const { role, blocks } = convertMessage(message);
+    // An empty turn (e.g. an assistant reply with no text and no calls) is rejected by the API
+    // and carries nothing for the model, so it is dropped; its neighbours then merge.
+    if (blocks.length === 0) continue;
+    const previous = turns.at(-1);
+    if (previous?.role === role) previous.content.push(...blocks);
+    else turns.push({ role, content: blocks });
+  }
+  return turns;
+}
+
+function convertMessage(message: Message): { role: 'user' | 'assistant'; blocks: ContentBlockParam[] } {
+  switch (message.role) {
+    case 'user':
+      return { role: 'user', blocks: userBlocks(message) };
+    case 'assistant':
+      return { role: 'assistant', blocks: assistantBlocks(message) };
+    case 'tool':
+      return { role: 'user', blocks: toolResultBlocks(message) };
+  }
+}
+
+function userBlocks(message: UserMessage): ContentBlockParam[] {
+  const parts: TextPart[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  return parts.filter(hasVisibleText).map((part) => ({ type: 'text', text: part.text }));
+}
+
+function assistantBlocks(message: AssistantMessage): ContentBlockParam[] {
+  return message.content.flatMap((part): ContentBlockParam[] => {
+    if (part.type === 'text') return hasVisibleText(part) ? [{ type: 'text', text: part.text }] : [];
+    return [{ type: 'tool_use', id: part.toolCallId, name: part.toolName, input: toToolUseInput(part.input) }];
+  });
+}
+
+function toolResultBlocks(message: ToolMessage): ToolResultBlockParam[] {
+  return message.content.map((result) => {
+    const text = toolResultText(result.output);
+    return result.isError
+      ? // The API refuses an error result with empty content.
+        { type: 'tool_result', tool_use_id: result.toolCallId, content: text || 'Error', is_error: true }
+      : { type: 'tool_result', tool_use_id: result.toolCallId, content: text };
+  });
+}
+
+/** The API rejects empty and whitespace-only text blocks. */
+function hasVisibleText(part: TextPart): boolean {
+  return part.text.trim().length > 0;
+}
+
+/**
+ * `tool_use.input` must be a JSON object. Malformed arguments (kept as a string when another
+ * provider produced them) and non-object values are wrapped rather than dropped, so the model
+ * still sees what was called next to the error result that explains why it failed.
+ */
+function toToolUseInput(input: unknown): Record<string, unknown> {
+  if (input === undefined || input === null) return {};
+  if (typeof input === 'object' && !Array.isArray(input)) return input as Record<string, unknown>;
+  return { _malformed: typeof input === 'string' ? input : JSON.stringify(input) };
+}
+
+function convertToAnthropicTool(tool: ModelToolSpec): Tool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.inputSchema as Tool.InputSchema,
+  };
+}
+
+/** A Messages API response → the neutral step result. */
+export function convertFromAnthropicResponse(response: AnthropicMessage): ModelStepResult {
+  if (!Array.isArray(response?.content)) throw unexpectedResponse('anthropic', 'the message has no content');
+  const content: AssistantMessage['content'] = [];
+  for (const block of response.content) {
+    if (block.type === 'text') content.push({ type: 'text', text: block.text });
+    else if (block.type === 'tool_use') {
+      content.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, input: block.input });
+    }
+    // Thinking and server-tool blocks are not requested, so nothing else is expected here.
+  }
+  const usage = response.usage;
+  return {
+    message: { role: 'assistant', content },
+    finishReason: mapAnthropicStopReason(response.stop_reason),
+    usage: {
+      // `input_tokens` excludes prompt-cache reads and writes; adding them makes the figure
+      // comparable with OpenAI's `prompt_tokens`, which includes cached tokens.
+      inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (usage?.cache_read_input_tokens ?? 0),
+      outputTokens: usage?.output_tokens ?? 0,
+    },
+  };
+}
+
+/** Messages API `stop_reason` → neutral finish reason. */
+export function mapAnthropicStopReason(stopReason: string | null | undefined): FinishReason {
+  switch (stopReason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'stop';
+    case 'tool_use':
+      return 'tool-calls';
+    // model_context_window_exceeded: the context window, not max_tokens, ran out; either way the
+    // output was cut short.
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'refusal':
+      return 'content-filter';
+    default:
+      return 'other';
+  }
+}

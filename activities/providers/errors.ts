@@ -1,0 +1,216 @@
+/**
+ * What the two provider activities share: call options, credential look-up, tool-result text,
+ * and the translation of SDK errors into Temporal failures.
+ *
+ * Retries belong to Temporal, not to the SDKs (clients are built with `maxRetries: 0`), so
+ * every error an SDK raises is turned into an `ApplicationFailure` whose `nonRetryable` flag
+ * and `type` tell the activity retry policy what to do, and whose `nextRetryDelay` carries a
+ * provider's `retry-after` so a rate-limited model is not hammered.
+ */
+import { STATUS_CODES } from 'node:http';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  APIConnectionError as AnthropicConnectionError,
+  APIConnectionTimeoutError as AnthropicTimeoutError,
+  APIError as AnthropicAPIError,
+  APIUserAbortError as AnthropicUserAbortError,
+} from '@anthropic-ai/sdk';
+import {
+  APIConnectionError as OpenAIConnectionError,
+  APIConnectionTimeoutError as OpenAITimeoutError,
+  APIError as OpenAIAPIError,
+  APIUserAbortError as OpenAIUserAbortError,
+} from 'openai';
+
+/** The providers that talk HTTP; used in error messages and env-var names. */
+export type ProviderName = 'openai' | 'anthropic';
+
+/** Overrides for one model call; anything left out is read from the environment at call time. */
+export interface ProviderCallOptions {
+  /** Defaults to `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`. */
+  apiKey?: string;
+  /** Defaults to `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, then the SDK's own default. */
+  baseURL?: string;
+  /** Per-request timeout; defaults to the SDK's (10 minutes). Keep it below the activity's startToCloseTimeout. */
+  timeoutMs?: number;
+  /** Aborts the HTTP request, e.g. `Context.current().cancellationSignal` when the activity is cancelled. */
+  signal?: AbortSignal;
+}
+
+/** `ApplicationFailure.type` values the provider activities throw; usable in `nonRetryableErrorTypes`. */
+export const ProviderErrorType = {
+  retryable: 'ProviderRetryableError',
+  authentication: 'ProviderAuthenticationError',
+  badRequest: 'ProviderBadRequestError',
+  notFound: 'ProviderNotFoundError',
+} as const;
+
+const environmentVariables = {
+  openai: { apiKey: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' },
+  anthropic: { apiKey: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL' },
+} as const;
+
+/** What an SDK client needs, resolved from the options and then the worker's environment. */
+export interface ProviderClientSettings {
+  apiKey: string;
+  baseURL: string | undefined;
+  timeout: number | undefined;
+  maxRetries: 0;
+}
+
+/**
+ * Resolves the key and base URL for `provider` at call time, so a worker picks up a rotated
+ * key without a restart and tests can point the SDKs at a fake server per test.
+ *
+ * @throws a non-retryable `ProviderAuthenticationError` naming the env var when no key is set:
+ *   retrying cannot make a key appear.
+ */
+export function resolveClientSettings(provider: ProviderName, options: ProviderCallOptions = {}): ProviderClientSettings {
+  const names = environmentVariables[provider];
+  const apiKey = options.apiKey ?? process.env[names.apiKey];
+  if (!apiKey) {
+    throw ApplicationFailure.nonRetryable(
+      `${provider}: no API key — set ${names.apiKey} in the worker's environment`,
+      ProviderErrorType.authentication,
+    );
+  }
+  return {
+    apiKey,
+    baseURL: options.baseURL ?? (process.env[names.baseURL] || undefined),
+    timeout: options.timeoutMs,
+    maxRetries: 0,
+  };
+}
+
+/**
+ * The text a tool result is sent as. Both wire formats want a string; JSON keeps structured
+ * outputs readable to the model. `undefined` (a tool that returned nothing) becomes `null`.
+ */
+export function toolResultText(output: unknown): string {
+  if (typeof output === 'string') return output;
+  return JSON.stringify(output) ?? 'null';
+}
+
+type SdkApiError = OpenAIAPIError | AnthropicAPIError;
+
+/**
+ * Turns anything a provider call threw into what the activity should throw.
+ *
+ * - Cancellation: the abort reason (Temporal's `CancelledFailure`) is returned unchanged so the
+ *   worker reports the activity as cancelled rather than failed.
+ * - Timeouts, connection errors, bodies that are not JSON, 408/409/429/499/5xx: retryable,
+ *   with `nextRetryDelay` from `retry-after-ms` / `retry-after` when the provider sent one.
+ * - 401/403, 400/422 and other 4xx, 404: non-retryable, typed so callers can tell them apart.
+ * - Anything else (e.g. an `ApplicationFailure` we raised ourselves) passes through.
+ */
+export function toProviderFailure(provider: ProviderName, error: unknown, signal?: AbortSignal): unknown {
+  if (signal?.aborted && isUserAbort(error)) return signal.reason ?? error;
+  if (error instanceof OpenAITimeoutError || error instanceof AnthropicTimeoutError) {
+    return retryable(`${provider}: request timed out`, error);
+  }
+  if (error instanceof OpenAIConnectionError || error instanceof AnthropicConnectionError) {
+    return retryable(`${provider}: connection error — ${connectionCause(error)}`, error);
+  }
+  if ((error instanceof OpenAIAPIError || error instanceof AnthropicAPIError) && typeof error.status === 'number') {
+    return fromHttpError(provider, error, error.status);
+  }
+  // The SDKs call `response.json()` themselves: a truncated or garbled body surfaces as a bare
+  // SyntaxError. A proxy cutting a response short is transient, so it is worth another attempt.
+  if (error instanceof SyntaxError) {
+    return retryable(`${provider}: malformed response body — ${error.message}`, error);
+  }
+  return error;
+}
+
+/**
+ * The failure for a 200 response whose body lacks what the API promises (e.g. no `choices`):
+ * typically a misbehaving proxy or compatible endpoint, so it is retryable.
+ */
+export function unexpectedResponse(provider: ProviderName, what: string): ApplicationFailure {
+  return retryable(`${provider}: unexpected response — ${what}`);
+}
+
+function fromHttpError(provider: ProviderName, error: SdkApiError, status: number): ApplicationFailure {
+  const message = describeHttpError(provider, error, status);
+  if (isRetryableStatus(status)) return retryable(message, error, retryDelayMs(error.headers));
+  const type =
+    status === 401 || status === 403 ? ProviderErrorType.authentication
+    : status === 404 ? ProviderErrorType.notFound
+    : ProviderErrorType.badRequest;
+  return ApplicationFailure.create({ message, type, nonRetryable: true, cause: error });
+}
+
+function isRetryableStatus(status: number): boolean {
+  // 409: OpenAI documents conflicts as transient; 499: a proxy gave up on us, not a bad request.
+  return status === 408 || status === 409 || status === 429 || status === 499 || status >= 500;
+}
+
+/**
+ * `openai: 401 Unauthorized — Incorrect API key provided` /
+ * `anthropic: 404 not_found_error — model: claude-nope`.
+ * Anthropic's error `type` names the failure precisely; OpenAI's (`invalid_request_error` for
+ * nearly everything) does not, so OpenAI gets the HTTP reason phrase instead.
+ */
+function describeHttpError(provider: ProviderName, error: SdkApiError, status: number): string {
+  const label = (error instanceof AnthropicAPIError ? error.type : undefined) ?? STATUS_CODES[status] ?? 'error';
+  const detail = apiMessage(error);
+  return detail ? `${provider}: ${status} ${label} — ${detail}` : `${provider}: ${status} ${label}`;
+}
+
+function apiMessage(error: SdkApiError): string | undefined {
+  if (error instanceof AnthropicAPIError) return error.apiMessage ?? undefined;
+  // OpenAI's SDK keeps `body.error` as `error.error`.
+  const body = error.error as { message?: unknown } | undefined;
+  return typeof body?.message === 'string' ? body.message : undefined;
+}
+
+function retryable(message: string, cause?: Error, nextRetryDelay?: number): ApplicationFailure {
+  return ApplicationFailure.create({
+    message,
+    type: ProviderErrorType.retryable,
+    nonRetryable: false,
+    cause,
+    ...(nextRetryDelay === undefined ? {} : { nextRetryDelay }),
+  });
+}
+
+/**
+ * The delay a provider asked for, in milliseconds: `retry-after-ms` (OpenAI's, more precise),
+ * else `retry-after` as seconds or as an HTTP date. Undefined when absent or unparsable, so
+ * Temporal's own backoff applies.
+ */
+export function retryDelayMs(headers: Headers | undefined, now: number = Date.now()): number | undefined {
+  const milliseconds = parseNonNegative(headers?.get('retry-after-ms'));
+  if (milliseconds !== undefined) return Math.ceil(milliseconds);
+  const retryAfter = headers?.get('retry-after')?.trim();
+  if (!retryAfter) return undefined;
+  const seconds = parseNonNegative(retryAfter);
+  if (seconds !== undefined) return Math.ceil(seconds * 1000);
+  // Only an HTTP date (it names a weekday or month) counts: Date.parse would also read '-1' as a year.
+  const date = /[a-z]/i.test(retryAfter) ? Date.parse(retryAfter) : Number.NaN;
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+function parseNonNegative(value: string | null | undefined): number | undefined {
+  if (value == null || !/^\s*\d+(\.\d+)?\s*$/.test(value)) return undefined;
+  return Number(value);
+}
+
+function isUserAbort(error: unknown): boolean {
+  return (
+    error instanceof OpenAIUserAbortError ||
+    error instanceof AnthropicUserAbortError ||
+    (error instanceof Error && error.name === 'AbortError')
+  );
+}
+
+/** fetch reports "fetch failed"; the useful part (ECONNRESET, ECONNREFUSED, …) is in the cause chain. */
+function connectionCause(error: Error): string {
+  const parts: string[] = [];
+  for (let current: unknown = error; current instanceof Error && parts.length < 4; current = current.cause) {
+    const code = (current as { code?: unknown }).code;
+    const message = current.message.replace(/\.$/, '');
+    parts.push(typeof code === 'string' ? `${message} (${code})` : message);
+  }
+  return parts.join(': ');
+}

@@ -1,0 +1,701 @@
+/**
+ * A fake OpenAI + Anthropic HTTP server for tests.
+ *
+ * The real SDK clients talk to it over HTTP (point `baseURL` at it), so the tests exercise the
+ * same serialization, headers and error classes as production. It is deliberately strict: every
+ * request is validated the way the real APIs validate it (tool calls answered exactly once,
+ * Anthropic's role alternation, …) and an invalid request gets the 400 the real API would send.
+ * Every request is recorded with its validation errors, so a test can also assert
+ * `server.requests.every((r) => r.errors.length === 0)`.
+ *
+ * Responses are scripted per provider as a queue, in a neutral shape:
+ *
+ * ```ts
+ * const server = await startFakeProviderServer();
+ * server.script('openai', [
+ *   { toolCalls: [{ name: 'lookup_order', input: { orderId: '1001' } }] },
+ *   { status: 429, headers: { 'retry-after': '2' } },
+ *   { text: 'Order 1001 has shipped.' },
+ * ]);
+ * // new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test' }) …
+ * await server.close();
+ * ```
+ */
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+
+export type FakeProvider = 'openai' | 'anthropic';
+
+/**
+ * A request body: untrusted JSON of any shape. The validators check each field before relying
+ * on it, and tests read into recorded bodies freely, so a loose type is the honest one here.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+/** A tool call the fake model makes. */
+export interface ScriptedToolCall {
+  /** Defaults to a fresh `call_…` (OpenAI) or `toolu_…` (Anthropic) id. */
+  id?: string;
+  name: string;
+  /** Defaults to `{}`. */
+  input?: unknown;
+  /** OpenAI only: the raw `arguments` text, sent instead of `JSON.stringify(input)` (e.g. malformed JSON). */
+  arguments?: string;
+}
+
+interface ScriptedBase {
+  /** Wait this long before answering (or before the fault): for timeout and cancellation tests. */
+  delayMs?: number;
+}
+
+/** A successful model reply. With neither `text` nor `toolCalls` the model answers `'ok'`. */
+export interface ScriptedReply extends ScriptedBase {
+  text?: string;
+  toolCalls?: ScriptedToolCall[];
+  /**
+   * The provider's own value: OpenAI `finish_reason` (`stop`, `tool_calls`, `length`,
+   * `content_filter`) or Anthropic `stop_reason` (`end_turn`, `tool_use`, `max_tokens`, `refusal`, …).
+   * Defaults to the tool-call or stop value, depending on whether there are tool calls.
+   */
+  finishReason?: string;
+  /** Defaults to 10 input and 5 output tokens. */
+  usage?: { inputTokens?: number; outputTokens?: number };
+}
+
+/** An HTTP error; the body is shaped like the real API's unless `errorBody` is given. */
+export interface ScriptedStatus extends ScriptedBase {
+  status: number;
+  headers?: Record<string, string>;
+  /** Replaces the default error message inside the realistic body. */
+  message?: string;
+  /** Replaces the whole body; with `status: 200` it sends an arbitrary body, e.g. one a broken proxy returns. */
+  errorBody?: unknown;
+}
+
+/** A 200 whose JSON body is cut in half. */
+export interface ScriptedMalformed extends ScriptedBase {
+  malformed: true;
+}
+
+/** The socket is destroyed without any response. */
+export interface ScriptedReset extends ScriptedBase {
+  reset: true;
+}
+
+export type ScriptedResponse = ScriptedReply | ScriptedStatus | ScriptedMalformed | ScriptedReset;
+
+/** A queued response may also be computed from the request body. */
+export type ScriptedEntry = ScriptedResponse | ((body: Json) => ScriptedResponse);
+
+export interface RecordedRequest {
+  provider: FakeProvider | 'unknown';
+  method: string;
+  url: string;
+  body: Json;
+  headers: IncomingHttpHeaders;
+  /** Why the request would be rejected by the real API; empty when it is valid. */
+  errors: string[];
+  /** The status answered, or `'reset'` when the socket was destroyed. */
+  status: number | 'reset';
+}
+
+export interface FakeProviderServer {
+  /** `http://127.0.0.1:PORT`. */
+  url: string;
+  /** For `new OpenAI({ baseURL })` / `OPENAI_BASE_URL`: the OpenAI SDK appends `/chat/completions`. */
+  openaiBaseURL: string;
+  /** For `new Anthropic({ baseURL })` / `ANTHROPIC_BASE_URL`: the Anthropic SDK appends `/v1/messages`. */
+  anthropicBaseURL: string;
+  /** Every request received, in order. */
+  requests: RecordedRequest[];
+  /** Appends responses to the provider's queue; each valid request consumes one. */
+  script(provider: FakeProvider, responses: ScriptedEntry[]): void;
+  /** What to answer when the provider's queue is empty. */
+  setDefault(provider: FakeProvider, respond: (body: Json) => ScriptedResponse): void;
+  /** How many scripted responses have not been consumed yet. */
+  remaining(provider: FakeProvider): number;
+  /** Forgets recorded requests, queues and defaults. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const DEFAULT_USAGE = { inputTokens: 10, outputTokens: 5 };
+
+/** Starts the fake on 127.0.0.1 with a free port. */
+export async function startFakeProviderServer(): Promise<FakeProviderServer> {
+  // forceCloseConnections: the SDKs keep connections alive, and `close()` must not wait for them.
+  const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024, forceCloseConnections: true });
+  const requests: RecordedRequest[] = [];
+  const queues: Record<FakeProvider, ScriptedEntry[]> = { openai: [], anthropic: [] };
+  const defaults: Partial<Record<FakeProvider, (body: Json) => ScriptedResponse>> = {};
+  const delays = new Set<() => void>();
+  let counter = 0;
+  const nextId = (prefix: string) => `${prefix}${(++counter).toString().padStart(4, '0')}${randomBytes(6).toString('hex')}`;
+
+  const delay = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        delays.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      delays.add(done);
+    });
+
+  const handle = (provider: FakeProvider) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const body = request.body as Json;
+    const recorded: RecordedRequest = { provider, method: request.method, url: request.url, body, headers: request.headers, errors: [], status: 200 };
+    requests.push(recorded);
+
+    const headerErrors = provider === 'openai' ? validateOpenAIHeaders(request.headers) : validateAnthropicHeaders(request.headers);
+    const bodyErrors = provider === 'openai' ? validateOpenAIRequest(body) : validateAnthropicRequest(body);
+    recorded.errors = [...headerErrors.map((error) => error.message), ...bodyErrors];
+    if (recorded.errors.length > 0) {
+      // A missing credential is a 401 on both real APIs; everything else is a 400. An invalid
+      // request consumes nothing from the script, as a real API would not have run the model.
+      recorded.status = headerErrors.some((error) => error.status === 401) ? 401 : 400;
+      return sendError(reply, provider, recorded.status, recorded.errors.join('; '), body);
+    }
+
+    const scripted = nextResponse(provider, body);
+    if (scripted.delayMs) await delay(scripted.delayMs);
+    return answer(provider, scripted, request, reply, recorded);
+  };
+
+  function answer(provider: FakeProvider, scripted: ScriptedResponse, request: FastifyRequest, reply: FastifyReply, recorded: RecordedRequest) {
+    if ('reset' in scripted) {
+      recorded.status = 'reset';
+      reply.hijack();
+      request.raw.socket.destroy();
+      return reply;
+    }
+    if ('status' in scripted) {
+      recorded.status = scripted.status;
+      reply.headers(scripted.headers ?? {});
+      if (scripted.errorBody !== undefined) return reply.code(scripted.status).send(scripted.errorBody);
+      return sendError(reply, provider, scripted.status, scripted.message, recorded.body);
+    }
+    const build = provider === 'openai' ? openAICompletion : anthropicMessage;
+    const replyBody = build(recorded.body, scripted as ScriptedReply, nextId);
+    reply.header(provider === 'openai' ? 'x-request-id' : 'request-id', nextId('req_'));
+    if ('malformed' in scripted) {
+      const text = JSON.stringify(replyBody);
+      return reply.type('application/json').send(text.slice(0, Math.floor(text.length / 2)));
+    }
+    return reply.send(replyBody);
+  }
+
+  function nextResponse(provider: FakeProvider, body: Json): ScriptedResponse {
+    const entry = queues[provider].shift();
+    if (entry !== undefined) return typeof entry === 'function' ? entry(body) : entry;
+    return defaults[provider]?.(body) ?? { text: 'ok' };
+  }
+
+  app.post('/v1/chat/completions', handle('openai'));
+  app.post('/v1/messages', handle('anthropic'));
+  // A wrong base URL is the commonest integration mistake: say so in a body both SDKs can read.
+  app.setNotFoundHandler((request, reply) => {
+    const message = `fake provider: no route ${request.method} ${request.url} (check the base URL)`;
+    requests.push({ provider: 'unknown', method: request.method, url: request.url, body: request.body, headers: request.headers, errors: [message], status: 404 });
+    return reply.code(404).send({ type: 'error', error: { type: 'not_found_error', message, code: 'not_found' } });
+  });
+
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  const url = address.replace('localhost', '127.0.0.1');
+
+  return {
+    url,
+    openaiBaseURL: `${url}/v1`,
+    anthropicBaseURL: url,
+    requests,
+    script(provider, responses) {
+      queues[provider].push(...responses);
+    },
+    setDefault(provider, respond) {
+      defaults[provider] = respond;
+    },
+    remaining(provider) {
+      return queues[provider].length;
+    },
+    reset() {
+      requests.length = 0;
+      queues.openai.length = 0;
+      queues.anthropic.length = 0;
+      delete defaults.openai;
+      delete defaults.anthropic;
+    },
+    async close() {
+      for (const release of [...delays]) release();
+      await app.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses
+
+function openAICompletion(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string) {
+  const toolCalls = (scripted.toolCalls ?? []).map((call) => ({
+    id: call.id ?? nextId('call_'),
+    type: 'function' as const,
+    function: { name: call.name, arguments: call.arguments ?? JSON.stringify(call.input ?? {}) },
+  }));
+  const text = scripted.text ?? (toolCalls.length > 0 ? null : 'ok');
+  const usage = { ...DEFAULT_USAGE, ...scripted.usage };
+  return {
+    id: nextId('chatcmpl-'),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: body.model,
+    system_fingerprint: 'fp_fake',
+    service_tier: 'default',
+    choices: [
+      {
+        index: 0,
+        message: {
+          role: 'assistant',
+          content: text,
+          refusal: null,
+          annotations: [],
+          ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+        },
+        logprobs: null,
+        finish_reason: scripted.finishReason ?? (toolCalls.length > 0 ? 'tool_calls' : 'stop'),
+      },
+    ],
+    usage: {
+      prompt_tokens: usage.inputTokens,
+      completion_tokens: usage.outputTokens,
+      total_tokens: usage.inputTokens + usage.outputTokens,
+    },
+  };
+}
+
+function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string) {
+  const toolUses = (scripted.toolCalls ?? []).map((call) => ({
+    type: 'tool_use' as const,
+    id: call.id ?? nextId('toolu_'),
+    name: call.name,
+    input: call.input ?? {},
+  }));
+  const text = scripted.text ?? (toolUses.length > 0 ? undefined : 'ok');
+  const usage = { ...DEFAULT_USAGE, ...scripted.usage };
+  return {
+    id: nextId('msg_'),
+    type: 'message',
+    role: 'assistant',
+    model: body.model,
+    content: [...(text !== undefined ? [{ type: 'text' as const, text, citations: null }] : []), ...toolUses],
+    stop_reason: scripted.finishReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn'),
+    stop_sequence: null,
+    usage: {
+      input_tokens: usage.inputTokens,
+      output_tokens: usage.outputTokens,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      service_tier: 'standard',
+    },
+  };
+}
+
+function sendError(reply: FastifyReply, provider: FakeProvider, status: number, message: string | undefined, body: Json) {
+  const errorBody = provider === 'openai' ? openAIErrorBody(status, message, body) : anthropicErrorBody(status, message, body);
+  return reply.code(status).send(errorBody);
+}
+
+/** `{ error: { message, type, param, code } }`, as api.openai.com answers. */
+export function openAIErrorBody(status: number, message?: string, body?: Json) {
+  const model = typeof body?.model === 'string' ? body.model : 'unknown';
+  const [type, code, defaultMessage]: [string, string | null, string] =
+    status === 400 ? ['invalid_request_error', null, 'Invalid request.']
+    : status === 401 ? ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.']
+    : status === 403 ? ['invalid_request_error', 'unsupported_country_region_territory', 'Country, region, or territory not supported']
+    : status === 404 ? ['invalid_request_error', 'model_not_found', `The model \`${model}\` does not exist or you do not have access to it.`]
+    : status === 429 ? ['requests', 'rate_limit_exceeded', `Rate limit reached for ${model} on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.`]
+    : status === 503 ? ['server_error', null, 'The engine is currently overloaded, please try again later']
+    : status >= 500 ? ['server_error', null, 'The server had an error while processing your request. Sorry about that!']
+    : ['invalid_request_error', null, `Request failed with status ${status}.`];
+  return { error: { message: message ?? defaultMessage, type, param: null, code } };
+}
+
+/** `{ type: 'error', error: { type, message }, request_id }`, as api.anthropic.com answers. */
+export function anthropicErrorBody(status: number, message?: string, body?: Json) {
+  const model = typeof body?.model === 'string' ? body.model : 'unknown';
+  const [type, defaultMessage]: [string, string] =
+    status === 400 ? ['invalid_request_error', 'Invalid request.']
+    : status === 401 ? ['authentication_error', 'invalid x-api-key']
+    : status === 403 ? ['permission_error', 'Your API key does not have permission to use the specified resource.']
+    : status === 404 ? ['not_found_error', `model: ${model}`]
+    : status === 413 ? ['request_too_large', 'Request exceeds the maximum allowed number of bytes.']
+    : status === 429 ? ['rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit.']
+    : status === 529 ? ['overloaded_error', 'Overloaded']
+    : status >= 500 ? ['api_error', 'Internal server error']
+    : ['invalid_request_error', `Request failed with status ${status}.`];
+  return { type: 'error', error: { type, message: message ?? defaultMessage }, request_id: `req_fake${Date.now()}` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation: as strict as the real APIs. Messages follow the real ones where they are known.
+
+interface HeaderError {
+  status: 400 | 401;
+  message: string;
+}
+
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** OpenAI wants `Authorization: Bearer <key>`. */
+export function validateOpenAIHeaders(headers: IncomingHttpHeaders): HeaderError[] {
+  const authorization = header(headers, 'authorization');
+  if (!authorization || !/^Bearer \S+/.test(authorization)) {
+    return [{ status: 401, message: "You didn't provide an API key. You need to provide your API key in an Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY)." }];
+  }
+  return [];
+}
+
+/** Anthropic wants `x-api-key` (or a bearer token) and `anthropic-version`. */
+export function validateAnthropicHeaders(headers: IncomingHttpHeaders): HeaderError[] {
+  const errors: HeaderError[] = [];
+  const authorization = header(headers, 'authorization');
+  if (!header(headers, 'x-api-key') && !(authorization && /^Bearer \S+/.test(authorization))) {
+    errors.push({ status: 401, message: 'x-api-key header is required' });
+  }
+  if (!header(headers, 'anthropic-version')) errors.push({ status: 400, message: 'anthropic-version: header is required' });
+  return errors;
+}
+
+const isObject = (value: unknown): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isNonEmptyString = (value: unknown): value is string => typeof value === 'string' && value.length > 0;
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Validates a Chat Completions request body. Returns the errors the real API would report
+ * (empty when valid), including OpenAI's rule that an assistant's `tool_calls` are each answered
+ * by exactly one following `tool` message before any other message.
+ */
+export function validateOpenAIRequest(body: unknown): string[] {
+  if (!isObject(body)) return ['request body must be a JSON object'];
+  const errors: string[] = [];
+  if (!isNonEmptyString(body.model)) errors.push('you must provide a model parameter');
+  if (body.stream) errors.push("fake provider: 'stream' is not supported");
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    errors.push("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.");
+  } else {
+    body.messages.forEach((message: unknown, index: number) => errors.push(...validateOpenAIMessage(message, index)));
+    errors.push(...validateOpenAIToolCallPairing(body.messages));
+  }
+  errors.push(...validateOpenAITools(body));
+  for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
+    if (body[field] != null && !(Number.isInteger(body[field]) && body[field] >= 1)) {
+      errors.push(`Invalid '${field}': integer below minimum value. Expected a value >= 1.`);
+    }
+  }
+  if (body.temperature != null && !(typeof body.temperature === 'number' && body.temperature >= 0 && body.temperature <= 2)) {
+    errors.push("Invalid 'temperature': expected a number between 0 and 2.");
+  }
+  return errors;
+}
+
+const OPENAI_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'];
+
+function validateOpenAIMessage(message: unknown, index: number): string[] {
+  const at = `messages[${index}]`;
+  if (!isObject(message)) return [`Invalid type for '${at}': expected an object.`];
+  if (!OPENAI_ROLES.includes(message.role)) {
+    return [`Invalid value: '${String(message.role)}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'. (param: ${at}.role)`];
+  }
+  const errors: string[] = [];
+  const textContent = (allowNull: boolean) => {
+    const { content } = message;
+    if (content == null) return allowNull ? [] : [`Missing required parameter: '${at}.content'.`];
+    if (typeof content === 'string') return [];
+    if (!Array.isArray(content)) return [`Invalid type for '${at}.content': expected one of a string or array of objects.`];
+    if (content.length === 0 && !allowNull) return [`Invalid '${at}.content': empty array. Expected an array with minimum length 1.`];
+    const allowed = message.role === 'user' ? ['text', 'image_url', 'input_audio', 'file'] : message.role === 'assistant' ? ['text', 'refusal'] : ['text'];
+    return content.flatMap((part: Json, partIndex: number) =>
+      !isObject(part) || !allowed.includes(part.type) ? [`Invalid value for '${at}.content[${partIndex}].type'.`]
+      : part.type === 'text' && typeof part.text !== 'string' ? [`Missing required parameter: '${at}.content[${partIndex}].text'.`]
+      : [],
+    );
+  };
+  switch (message.role) {
+    case 'assistant': {
+      const hasToolCalls = message.tool_calls !== undefined;
+      if (message.content == null && !hasToolCalls && message.function_call == null) {
+        errors.push(`Invalid value for '${at}.content': expected a string, got null.`);
+      }
+      errors.push(...textContent(true));
+      if (hasToolCalls) errors.push(...validateOpenAIToolCalls(message.tool_calls, at));
+      break;
+    }
+    case 'tool':
+      if (!isNonEmptyString(message.tool_call_id)) errors.push(`Missing required parameter: '${at}.tool_call_id'.`);
+      errors.push(...textContent(false));
+      break;
+    case 'function':
+      if (!isNonEmptyString(message.name)) errors.push(`Missing required parameter: '${at}.name'.`);
+      break;
+    default:
+      errors.push(...textContent(false));
+  }
+  return errors;
+}
+
+function validateOpenAIToolCalls(toolCalls: unknown, at: string): string[] {
+  if (!Array.isArray(toolCalls)) return [`Invalid type for '${at}.tool_calls': expected an array of objects.`];
+  if (toolCalls.length === 0) return [`Invalid '${at}.tool_calls': empty array. Expected an array with minimum length 1, but got an empty array instead.`];
+  const errors: string[] = [];
+  const ids = new Set<string>();
+  toolCalls.forEach((call: Json, index: number) => {
+    const callAt = `${at}.tool_calls[${index}]`;
+    if (!isObject(call)) return errors.push(`Invalid type for '${callAt}': expected an object.`);
+    if (!isNonEmptyString(call.id)) errors.push(`Missing required parameter: '${callAt}.id'.`);
+    else if (ids.has(call.id)) errors.push(`Invalid '${callAt}.id': duplicate tool call id '${call.id}'.`);
+    else ids.add(call.id);
+    if (call.type !== 'function') errors.push(`Invalid value for '${callAt}.type': expected 'function'.`);
+    if (!isObject(call.function) || !isNonEmptyString(call.function.name)) errors.push(`Missing required parameter: '${callAt}.function.name'.`);
+    // The API does not parse `arguments`: malformed JSON the model produced is accepted back.
+    else if (typeof call.function.arguments !== 'string') errors.push(`Invalid type for '${callAt}.function.arguments': expected a string.`);
+  });
+  return errors;
+}
+
+/** Every tool call is answered by exactly one `tool` message, directly after its assistant message. */
+function validateOpenAIToolCallPairing(messages: unknown[]): string[] {
+  const errors: string[] = [];
+  // The ids of the latest assistant message's calls while we are in its run of `tool` messages.
+  let open: { callIds: Set<string>; answered: Set<string> } | undefined;
+  const closeOpen = () => {
+    const missing = open ? [...open.callIds].filter((id) => !open!.answered.has(id)) : [];
+    if (missing.length > 0) {
+      errors.push(`An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.join(', ')}`);
+    }
+    open = undefined;
+  };
+  messages.forEach((message: Json, index) => {
+    if (!isObject(message)) return;
+    if (message.role === 'tool') {
+      const id = message.tool_call_id;
+      if (!open || !open.callIds.has(id)) {
+        errors.push(`Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'. (messages[${index}], tool_call_id ${String(id)})`);
+      } else if (open.answered.has(id)) {
+        errors.push(`Invalid parameter: duplicate response for tool_call_id ${id} at messages[${index}]; each tool call must have exactly one 'tool' message.`);
+      } else {
+        open.answered.add(id);
+      }
+      return;
+    }
+    closeOpen();
+    if (message.role === 'assistant' && Array.isArray(message.tool_calls) && message.tool_calls.length > 0) {
+      open = { callIds: new Set(message.tool_calls.map((call: Json) => call?.id)), answered: new Set() };
+    }
+  });
+  closeOpen();
+  return errors;
+}
+
+function validateOpenAITools(body: Record<string, Json>): string[] {
+  if (body.tools === undefined) {
+    return body.parallel_tool_calls != null
+      ? ["Invalid value for 'parallel_tool_calls': 'parallel_tool_calls' is only allowed when 'tools' are specified."]
+      : [];
+  }
+  if (!Array.isArray(body.tools)) return ["Invalid type for 'tools': expected an array of objects."];
+  if (body.tools.length === 0) return ["Invalid 'tools': empty array. Expected an array with minimum length 1, but got an empty array instead."];
+  return body.tools.flatMap((tool: Json, index: number): string[] => {
+    const at = `tools[${index}]`;
+    if (!isObject(tool) || tool.type !== 'function') return [`Invalid value for '${at}.type': expected 'function'.`];
+    const fn = tool.function;
+    if (!isObject(fn)) return [`Missing required parameter: '${at}.function'.`];
+    const errors: string[] = [];
+    if (typeof fn.name !== 'string' || !TOOL_NAME.test(fn.name)) {
+      errors.push(`Invalid '${at}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$' (max 64).`);
+    }
+    if (fn.description !== undefined && typeof fn.description !== 'string') errors.push(`Invalid type for '${at}.function.description': expected a string.`);
+    if (!isObject(fn.parameters) || fn.parameters.type !== 'object') {
+      errors.push(`Invalid schema for function '${String(fn.name)}': schema must be a JSON Schema of 'type: "object"', got 'type: "${String(fn.parameters?.type)}"'.`);
+    }
+    return errors;
+  });
+}
+
+/**
+ * Validates a Messages API request body. Returns the errors the real API would report (empty
+ * when valid), including its rules that turns alternate starting with `user`, and that every
+ * `tool_use` is answered by exactly one `tool_result` at the start of the very next message.
+ */
+export function validateAnthropicRequest(body: unknown): string[] {
+  if (!isObject(body)) return ['request body must be a JSON object'];
+  const errors: string[] = [];
+  if (!isNonEmptyString(body.model)) errors.push('model: Field required');
+  if (body.max_tokens === undefined) errors.push('max_tokens: Field required');
+  else if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) errors.push('max_tokens: Input should be a valid integer greater than or equal to 1');
+  if (body.stream) errors.push('fake provider: stream is not supported');
+  if (body.temperature != null && !(typeof body.temperature === 'number' && body.temperature >= 0 && body.temperature <= 1)) {
+    errors.push('temperature: Input should be less than or equal to 1');
+  }
+  errors.push(...validateAnthropicSystem(body.system));
+  if (!Array.isArray(body.messages) || body.messages.length === 0) {
+    errors.push('messages: at least one message is required');
+  } else {
+    const structural = body.messages.flatMap((message: unknown, index: number) => validateAnthropicMessage(message, index));
+    errors.push(...structural);
+    // Pairing rules assume well-formed messages; skip them rather than report noise.
+    if (structural.length === 0) errors.push(...validateAnthropicTurns(body.messages), ...validateAnthropicToolPairing(body.messages));
+  }
+  errors.push(...validateAnthropicTools(body.tools));
+  return errors;
+}
+
+function validateAnthropicSystem(system: unknown): string[] {
+  if (system === undefined || typeof system === 'string') return [];
+  if (Array.isArray(system) && system.every((block) => isObject(block) && block.type === 'text' && typeof block.text === 'string')) return [];
+  return ['system: Input should be a valid string or a list of text blocks'];
+}
+
+function validateAnthropicMessage(message: unknown, index: number): string[] {
+  const at = `messages.${index}`;
+  if (!isObject(message)) return [`${at}: Input should be a valid dictionary`];
+  if (message.role === 'system') {
+    return [`${at}.role: Unexpected role "system". The Messages API accepts a top-level \`system\` parameter, not "system" as an input message role.`];
+  }
+  if (message.role !== 'user' && message.role !== 'assistant') return [`${at}.role: Input should be 'user' or 'assistant'`];
+  const { content } = message;
+  if (typeof content === 'string') {
+    return content.trim().length === 0 ? [`${at}: all messages must have non-empty content except for the optional final assistant message`] : [];
+  }
+  if (!Array.isArray(content)) return [`${at}.content: Input should be a valid string or list of content blocks`];
+  if (content.length === 0) return [`${at}: all messages must have non-empty content except for the optional final assistant message`];
+  return content.flatMap((block: unknown, blockIndex: number) => validateAnthropicBlock(block, `${at}.content.${blockIndex}`, message.role));
+}
+
+function validateAnthropicBlock(block: unknown, at: string, role: 'user' | 'assistant'): string[] {
+  if (!isObject(block)) return [`${at}: Input should be a valid dictionary`];
+  switch (block.type) {
+    case 'text':
+      if (typeof block.text !== 'string' || block.text.length === 0) return [`${at}.text: text content blocks must be non-empty`];
+      if (block.text.trim().length === 0) return [`${at}.text: text content blocks must contain non-whitespace text`];
+      return [];
+    case 'image':
+    case 'document':
+      return isObject(block.source) ? [] : [`${at}.source: Field required`];
+    case 'thinking':
+    case 'redacted_thinking':
+      return role === 'assistant' ? [] : [`${at}: thinking blocks may only appear in assistant messages`];
+    case 'tool_use': {
+      if (role !== 'assistant') return [`${at}: \`tool_use\` blocks can only be in \`assistant\` messages`];
+      const errors: string[] = [];
+      if (typeof block.id !== 'string' || !/^[a-zA-Z0-9_-]+$/.test(block.id)) errors.push(`${at}.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'`);
+      if (!isNonEmptyString(block.name)) errors.push(`${at}.tool_use.name: Field required`);
+      if (!isObject(block.input)) errors.push(`${at}.tool_use.input: Input should be a valid dictionary`);
+      return errors;
+    }
+    case 'tool_result': {
+      if (role !== 'user') return [`${at}: \`tool_result\` blocks can only be in \`user\` messages`];
+      const errors: string[] = [];
+      if (!isNonEmptyString(block.tool_use_id)) errors.push(`${at}.tool_result.tool_use_id: Field required`);
+      if (block.is_error !== undefined && typeof block.is_error !== 'boolean') errors.push(`${at}.tool_result.is_error: Input should be a valid boolean`);
+      const content = block.content;
+      const validContent =
+        content === undefined ||
+        typeof content === 'string' ||
+        (Array.isArray(content) && content.every((part) => isObject(part) && ['text', 'image', 'document', 'search_result'].includes(part.type) && (part.type !== 'text' || isNonEmptyString(part.text))));
+      if (!validContent) errors.push(`${at}.tool_result.content: Input should be a valid string or list of text, image or document blocks`);
+      return errors;
+    }
+    default:
+      return [`${at}: Input tag '${String(block.type)}' found using 'type' does not match any of the expected tags`];
+  }
+}
+
+/** Turns alternate, starting with `user`. */
+function validateAnthropicTurns(messages: Array<Record<string, Json>>): string[] {
+  const errors: string[] = [];
+  if (messages[0].role !== 'user') errors.push('messages: first message must use the "user" role');
+  for (let index = 1; index < messages.length; index++) {
+    if (messages[index].role === messages[index - 1].role) {
+      errors.push(`messages: roles must alternate between "user" and "assistant", but found multiple "${messages[index].role}" roles in a row (messages.${index})`);
+    }
+  }
+  return errors;
+}
+
+const blocksOf = (message: Record<string, Json>): Array<Record<string, Json>> => (Array.isArray(message.content) ? message.content : []);
+
+/** Each `tool_use` is answered by exactly one `tool_result`, first thing in the next message; ids are unique. */
+function validateAnthropicToolPairing(messages: Array<Record<string, Json>>): string[] {
+  const errors: string[] = [];
+  const seenToolUseIds = new Set<string>();
+  messages.forEach((message, index) => {
+    const blocks = blocksOf(message);
+    if (message.role === 'assistant') {
+      blocks.forEach((block, blockIndex) => {
+        if (block.type !== 'tool_use') return;
+        if (seenToolUseIds.has(block.id)) errors.push(`messages.${index}.content.${blockIndex}: \`tool_use\` ids must be unique (${block.id})`);
+        seenToolUseIds.add(block.id);
+      });
+      return;
+    }
+    const previous = index > 0 ? messages[index - 1] : undefined;
+    const expected = new Set(
+      previous?.role === 'assistant' ? blocksOf(previous).filter((block) => block.type === 'tool_use').map((block) => block.id as string) : [],
+    );
+    errors.push(...validateToolResultsAnswer(blocks, expected, index));
+  });
+  // An assistant turn that calls tools must be followed by the user turn that answers them.
+  const last = messages.at(-1)!;
+  const unanswered = last.role === 'assistant' ? blocksOf(last).filter((block) => block.type === 'tool_use').map((block) => block.id) : [];
+  if (unanswered.length > 0) errors.push(toolUseWithoutResult(messages.length - 1, unanswered));
+  return errors;
+}
+
+function validateToolResultsAnswer(blocks: Array<Record<string, Json>>, expected: Set<string>, index: number): string[] {
+  const errors: string[] = [];
+  const answered = new Set<string>();
+  let leadingResults = 0;
+  while (leadingResults < blocks.length && blocks[leadingResults].type === 'tool_result') leadingResults++;
+  blocks.forEach((block, blockIndex) => {
+    if (block.type !== 'tool_result') return;
+    const id = block.tool_use_id as string;
+    if (!expected.has(id)) {
+      errors.push(`messages.${index}.content.${blockIndex}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`);
+    } else if (answered.has(id)) {
+      errors.push(`messages.${index}.content.${blockIndex}: each \`tool_use\` must have a single result. Found multiple \`tool_result\` blocks with id: ${id}`);
+    } else if (blockIndex >= leadingResults) {
+      errors.push(`messages.${index}: Did not find ${expected.size} \`tool_result\` block(s) at the beginning of this message. Messages following \`tool_use\` blocks must begin with a matching number of \`tool_result\` blocks.`);
+    }
+    answered.add(id);
+  });
+  const missing = [...expected].filter((id) => !answered.has(id));
+  if (missing.length > 0) errors.push(toolUseWithoutResult(index - 1, missing));
+  return errors;
+}
+
+function toolUseWithoutResult(index: number, ids: string[]): string {
+  return `messages.${index}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`;
+}
+
+function validateAnthropicTools(tools: unknown): string[] {
+  if (tools === undefined) return [];
+  if (!Array.isArray(tools)) return ['tools: Input should be a valid list'];
+  const errors: string[] = [];
+  const names = new Set<string>();
+  tools.forEach((tool: unknown, index: number) => {
+    const at = `tools.${index}.custom`;
+    if (!isObject(tool)) return errors.push(`tools.${index}: Input should be a valid dictionary`);
+    if (tool.type !== undefined && tool.type !== 'custom') return; // server tools (web_search, …) have their own shapes
+    if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) errors.push(`${at}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
+    else if (names.has(tool.name)) errors.push('tools: Tool names must be unique.');
+    else names.add(tool.name);
+    if (tool.description !== undefined && typeof tool.description !== 'string') errors.push(`${at}.description: Input should be a valid string`);
+    if (!isObject(tool.input_schema)) errors.push(`${at}.input_schema: Field required`);
+    else if (tool.input_schema.type !== 'object') errors.push(`${at}.input_schema.type: Input should be 'object'`);
+  });
+  return errors;
+}

@@ -1,0 +1,623 @@
+/**
+ * The provider activities against the real `openai` and `@anthropic-ai/sdk` clients, talking
+ * HTTP to the strict fake server: wire conversion both ways, and how every kind of failure is
+ * classified for Temporal's retry policy.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { callAnthropic } from '../../activities/providers/anthropic.js';
+import { retryDelayMs, type ProviderCallOptions } from '../../activities/providers/errors.js';
+import { callOpenAI } from '../../activities/providers/openai.js';
+import type { Message, ModelStepInput, ModelStepResult } from '../../workflows/types.js';
+import {
+  startFakeProviderServer,
+  validateAnthropicRequest,
+  validateOpenAIRequest,
+  type FakeProvider,
+  type FakeProviderServer,
+} from '../fake-provider/server.js';
+
+let server: FakeProviderServer;
+
+beforeAll(async () => {
+  server = await startFakeProviderServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+beforeEach(() => {
+  server.reset();
+});
+
+const lookupOrderTool = {
+  name: 'lookup_order',
+  description: 'Looks up an order by id.',
+  inputSchema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'], additionalProperties: false },
+};
+const issueRefundTool = {
+  name: 'issue_refund',
+  description: 'Refunds an amount on an order.',
+  inputSchema: { type: 'object', properties: { orderId: { type: 'string' }, amount: { type: 'number' } }, required: ['orderId', 'amount'] },
+};
+
+function stepInput(provider: FakeProvider, messages: Message[], overrides: Partial<ModelStepInput> = {}): ModelStepInput {
+  return {
+    model: { provider, model: provider === 'openai' ? 'gpt-test' : 'claude-test' },
+    system: 'You are a support agent.',
+    messages,
+    tools: [lookupOrderTool, issueRefundTool],
+    ...overrides,
+  };
+}
+
+/** A history exercising every conversion rule: parallel calls, an error result, malformed input, a follow-up. */
+const fullHistory: Message[] = [
+  { role: 'user', content: 'Look up order 1001 and refund $250 on it.' },
+  {
+    role: 'assistant',
+    content: [
+      { type: 'text', text: 'Checking.' },
+      { type: 'tool-call', toolCallId: 'call_a1', toolName: 'lookup_order', input: { orderId: '1001' } },
+      { type: 'tool-call', toolCallId: 'call_a2', toolName: 'issue_refund', input: { orderId: '1001', amount: 250 } },
+    ],
+  },
+  {
+    role: 'tool',
+    content: [
+      { type: 'tool-result', toolCallId: 'call_a1', toolName: 'lookup_order', output: { status: 'shipped' } },
+      { type: 'tool-result', toolCallId: 'call_a2', toolName: 'issue_refund', output: 'Denied: refunds over $100 need a manager.', isError: true },
+    ],
+  },
+  {
+    role: 'assistant',
+    content: [{ type: 'tool-call', toolCallId: 'call_b1', toolName: 'lookup_order', input: '{"orderId": 10' }],
+  },
+  {
+    role: 'tool',
+    content: [{ type: 'tool-result', toolCallId: 'call_b1', toolName: 'lookup_order', output: 'Invalid input: not JSON', isError: true }],
+  },
+  { role: 'user', content: [{ type: 'text', text: 'Any news?' }] },
+];
+
+const providers = {
+  openai: {
+    call: callOpenAI,
+    options: (): ProviderCallOptions => ({ apiKey: 'sk-test', baseURL: server.openaiBaseURL }),
+  },
+  anthropic: {
+    call: callAnthropic,
+    options: (): ProviderCallOptions => ({ apiKey: 'sk-ant-test', baseURL: server.anthropicBaseURL }),
+  },
+} as const;
+
+/** Runs the call and returns what it threw, failing the test if it did not throw. */
+async function failureOf(promise: Promise<unknown>): Promise<ApplicationFailure> {
+  const error = await promise.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  expect(error).toBeInstanceOf(ApplicationFailure);
+  return error as ApplicationFailure;
+}
+
+function lastRequest() {
+  const request = server.requests.at(-1);
+  if (!request) throw new Error('the fake server received no request');
+  return request;
+}
+
+describe.each(['openai', 'anthropic'] as const)('%s provider', (provider) => {
+  const { call, options } = providers[provider];
+
+  it('returns a text reply with its finish reason and token usage', async () => {
+    server.script(provider, [{ text: 'Hello there.', usage: { inputTokens: 12, outputTokens: 3 } }]);
+
+    const result = await call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), options());
+
+    expect(result).toEqual<ModelStepResult>({
+      message: { role: 'assistant', content: [{ type: 'text', text: 'Hello there.' }] },
+      finishReason: 'stop',
+      usage: { inputTokens: 12, outputTokens: 3 },
+    });
+    expect(lastRequest().errors).toEqual([]);
+  });
+
+  it('maps parallel tool calls to tool-call parts in the order the model made them', async () => {
+    server.script(provider, [
+      {
+        text: 'Let me check both.',
+        toolCalls: [
+          { id: 'call_1', name: 'lookup_order', input: { orderId: '1001' } },
+          { id: 'call_2', name: 'lookup_order', input: { orderId: '1002' } },
+          { id: 'call_3', name: 'issue_refund', input: { orderId: '1001', amount: 5 } },
+        ],
+      },
+    ]);
+
+    const result = await call(stepInput(provider, [{ role: 'user', content: 'Check 1001 and 1002' }]), options());
+
+    expect(result.finishReason).toBe('tool-calls');
+    expect(result.message.content).toEqual([
+      { type: 'text', text: 'Let me check both.' },
+      { type: 'tool-call', toolCallId: 'call_1', toolName: 'lookup_order', input: { orderId: '1001' } },
+      { type: 'tool-call', toolCallId: 'call_2', toolName: 'lookup_order', input: { orderId: '1002' } },
+      { type: 'tool-call', toolCallId: 'call_3', toolName: 'issue_refund', input: { orderId: '1001', amount: 5 } },
+    ]);
+  });
+
+  it('sends a full history of tool calls and results, error results included, in a form the API accepts', async () => {
+    await call(stepInput(provider, fullHistory), options());
+
+    const request = lastRequest();
+    expect(request.errors).toEqual([]);
+    expect(request.status).toBe(200);
+  });
+
+  it('reads the API key and base URL from the environment at call time', async () => {
+    const prefix = provider.toUpperCase();
+    vi.stubEnv(`${prefix}_API_KEY`, 'key-from-env');
+    vi.stubEnv(`${prefix}_BASE_URL`, provider === 'openai' ? server.openaiBaseURL : server.anthropicBaseURL);
+    try {
+      await call(stepInput(provider, [{ role: 'user', content: 'Hi' }]));
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    // Both SDKs send the key as a bearer token (the Anthropic SDK 1.x no longer uses x-api-key).
+    expect(lastRequest().headers.authorization).toBe('Bearer key-from-env');
+  });
+
+  it('fails without retrying, naming the env var, when no API key is configured', async () => {
+    vi.stubEnv(`${provider.toUpperCase()}_API_KEY`, '');
+    try {
+      const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }])));
+      expect(failure.nonRetryable).toBe(true);
+      expect(failure.type).toBe('ProviderAuthenticationError');
+      expect(failure.message).toContain(`${provider.toUpperCase()}_API_KEY`);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('maps a 429 with retry-after to a retryable failure that asks Temporal to wait that long', async () => {
+    server.script(provider, [{ status: 429, headers: { 'retry-after': '7' } }]);
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), options()));
+
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.type).toBe('ProviderRetryableError');
+    expect(failure.nextRetryDelay).toBe(7000);
+    expect(failure.message).toMatch(new RegExp(`^${provider}: 429 `));
+  });
+
+  it('maps a 500 to a retryable failure with no imposed delay', async () => {
+    server.script(provider, [{ status: 500 }]);
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), options()));
+
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.type).toBe('ProviderRetryableError');
+    expect(failure.nextRetryDelay).toBeUndefined();
+    expect(failure.message).toMatch(new RegExp(`^${provider}: 500 `));
+  });
+
+  it('maps a 401 to a non-retryable authentication failure naming the provider and status', async () => {
+    server.script(provider, [{ status: 401 }]);
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), options()));
+
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.type).toBe('ProviderAuthenticationError');
+    expect(failure.message).toBe(
+      provider === 'openai'
+        ? 'openai: 401 Unauthorized — Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.'
+        : 'anthropic: 401 authentication_error — invalid x-api-key',
+    );
+  });
+
+  it('maps a 404 for an unknown model to a non-retryable not-found failure', async () => {
+    server.script(provider, [{ status: 404 }]);
+    const input = stepInput(provider, [{ role: 'user', content: 'Hi' }]);
+    input.model.model = 'no-such-model';
+
+    const failure = await failureOf(call(input, options()));
+
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.type).toBe('ProviderNotFoundError');
+    expect(failure.message).toBe(
+      provider === 'openai'
+        ? 'openai: 404 Not Found — The model `no-such-model` does not exist or you do not have access to it.'
+        : 'anthropic: 404 not_found_error — model: no-such-model',
+    );
+  });
+
+  it('maps a 400 the API sends for an invalid request to a non-retryable bad-request failure', async () => {
+    // The real validator answers: a tool result with no preceding call.
+    const invalid: Message[] = [
+      { role: 'user', content: 'Hi' },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_orphan', toolName: 'lookup_order', output: 'x' }] },
+    ];
+
+    const failure = await failureOf(call(stepInput(provider, invalid), options()));
+
+    expect(failure.nonRetryable).toBe(true);
+    expect(failure.type).toBe('ProviderBadRequestError');
+    expect(failure.message).toContain('call_orphan');
+  });
+
+  it('maps a reset connection to a retryable failure', async () => {
+    server.script(provider, [{ reset: true }]);
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), options()));
+
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.type).toBe('ProviderRetryableError');
+    expect(failure.message).toMatch(new RegExp(`^${provider}: connection error`));
+  });
+
+  it('maps a request that exceeds its timeout to a retryable failure', async () => {
+    server.script(provider, [{ delayMs: 2_000, text: 'too late' }]);
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), { ...options(), timeoutMs: 100 }));
+
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.type).toBe('ProviderRetryableError');
+    expect(failure.message).toBe(`${provider}: request timed out`);
+  });
+
+  it('maps a truncated JSON body to a retryable failure', async () => {
+    server.script(provider, [{ malformed: true }]);
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), options()));
+
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.type).toBe('ProviderRetryableError');
+    expect(failure.message).toMatch(new RegExp(`^${provider}: malformed response body`));
+  });
+
+  it('maps a 200 whose body is not a model reply to a retryable failure', async () => {
+    server.script(provider, [{ status: 200, errorBody: { hello: 'proxy' } }]);
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), options()));
+
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.message).toMatch(new RegExp(`^${provider}: unexpected response`));
+  });
+
+  it('rethrows the abort reason when the activity is cancelled mid-request', async () => {
+    server.script(provider, [{ delayMs: 2_000, text: 'too late' }]);
+    const controller = new AbortController();
+    const reason = new Error('activity cancelled');
+    setTimeout(() => controller.abort(reason), 50);
+
+    await expect(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), { ...options(), signal: controller.signal })).rejects.toBe(reason);
+  });
+});
+
+describe('callOpenAI', () => {
+  const options = () => providers.openai.options();
+
+  it('keeps malformed tool-call arguments as raw text instead of throwing', async () => {
+    server.script('openai', [{ toolCalls: [{ id: 'call_bad', name: 'lookup_order', arguments: '{"orderId": "10' }] }]);
+
+    const result = await callOpenAI(stepInput('openai', [{ role: 'user', content: 'Hi' }]), options());
+
+    expect(result.message.content).toEqual([{ type: 'tool-call', toolCallId: 'call_bad', toolName: 'lookup_order', input: '{"orderId": "10' }]);
+  });
+
+  it('converts the history to Chat Completions messages: system first, one tool message per result', async () => {
+    await callOpenAI(stepInput('openai', fullHistory), options());
+
+    const { body } = lastRequest();
+    expect(body.messages).toEqual([
+      { role: 'system', content: 'You are a support agent.' },
+      { role: 'user', content: 'Look up order 1001 and refund $250 on it.' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'call_a1', type: 'function', function: { name: 'lookup_order', arguments: '{"orderId":"1001"}' } },
+          { id: 'call_a2', type: 'function', function: { name: 'issue_refund', arguments: '{"orderId":"1001","amount":250}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_a1', content: '{"status":"shipped"}' },
+      { role: 'tool', tool_call_id: 'call_a2', content: 'Denied: refunds over $100 need a manager.' },
+      // Malformed arguments go back verbatim, so the model sees what it wrote.
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_b1', type: 'function', function: { name: 'lookup_order', arguments: '{"orderId": 10' } }] },
+      { role: 'tool', tool_call_id: 'call_b1', content: 'Invalid input: not JSON' },
+      { role: 'user', content: 'Any news?' },
+    ]);
+    expect(body.tools[0]).toEqual({
+      type: 'function',
+      function: { name: 'lookup_order', description: 'Looks up an order by id.', parameters: lookupOrderTool.inputSchema },
+    });
+    expect(body).not.toHaveProperty('parallel_tool_calls');
+  });
+
+  it('sends max_tokens and temperature only when the turn sets them, and no tools field when none are offered', async () => {
+    await callOpenAI(stepInput('openai', [{ role: 'user', content: 'Hi' }], { tools: [] }), options());
+    expect(lastRequest().body).not.toHaveProperty('max_tokens');
+    expect(lastRequest().body).not.toHaveProperty('temperature');
+    expect(lastRequest().body).not.toHaveProperty('tools');
+
+    const input = stepInput('openai', [{ role: 'user', content: 'Hi' }]);
+    input.model = { ...input.model, maxTokens: 256, temperature: 0.2 };
+    await callOpenAI(input, options());
+    expect(lastRequest().body).toMatchObject({ max_tokens: 256, temperature: 0.2 });
+    expect(server.requests.every((request) => request.errors.length === 0)).toBe(true);
+  });
+
+  it.each([
+    ['length', 'length'],
+    ['content_filter', 'content-filter'],
+    ['function_call', 'tool-calls'],
+  ] as const)('maps finish_reason %s to %s', async (wire, neutral) => {
+    server.script('openai', [{ text: 'partial', finishReason: wire }]);
+    const result = await callOpenAI(stepInput('openai', [{ role: 'user', content: 'Hi' }]), options());
+    expect(result.finishReason).toBe(neutral);
+  });
+
+  it('uses retry-after-ms over retry-after when both are sent', async () => {
+    server.script('openai', [{ status: 429, headers: { 'retry-after-ms': '1500', 'retry-after': '9' } }]);
+    const failure = await failureOf(callOpenAI(stepInput('openai', [{ role: 'user', content: 'Hi' }]), options()));
+    expect(failure.nextRetryDelay).toBe(1500);
+  });
+});
+
+describe('callAnthropic', () => {
+  const options = () => providers.anthropic.options();
+
+  it('converts the history to alternating turns: system on top, tool results first in one user turn', async () => {
+    await callAnthropic(stepInput('anthropic', fullHistory), options());
+
+    const { body, headers } = lastRequest();
+    expect(headers['anthropic-version']).toBeTruthy();
+    expect(body.system).toBe('You are a support agent.');
+    expect(body.max_tokens).toBe(4096);
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Look up order 1001 and refund $250 on it.' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Checking.' },
+          { type: 'tool_use', id: 'call_a1', name: 'lookup_order', input: { orderId: '1001' } },
+          { type: 'tool_use', id: 'call_a2', name: 'issue_refund', input: { orderId: '1001', amount: 250 } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_a1', content: '{"status":"shipped"}' },
+          { type: 'tool_result', tool_use_id: 'call_a2', content: 'Denied: refunds over $100 need a manager.', is_error: true },
+        ],
+      },
+      // tool_use input must be an object: malformed arguments are wrapped, not dropped.
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'call_b1', name: 'lookup_order', input: { _malformed: '{"orderId": 10' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'call_b1', content: 'Invalid input: not JSON', is_error: true },
+          { type: 'text', text: 'Any news?' },
+        ],
+      },
+    ]);
+    expect(body.tools[0]).toEqual({ name: 'lookup_order', description: 'Looks up an order by id.', input_schema: lookupOrderTool.inputSchema });
+  });
+
+  it('drops empty assistant text, which the API rejects, and sends max_tokens and temperature from the turn', async () => {
+    const input = stepInput('anthropic', [
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: [{ type: 'text', text: '' }] },
+      { role: 'user', content: 'Hello?' },
+    ]);
+    input.model = { ...input.model, maxTokens: 300, temperature: 0.5 };
+
+    await callAnthropic(input, options());
+
+    const { body, errors } = lastRequest();
+    expect(errors).toEqual([]);
+    expect(body).toMatchObject({ max_tokens: 300, temperature: 0.5 });
+    expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: 'Hello?' }] }]);
+  });
+
+  it.each([
+    ['stop_sequence', 'stop'],
+    ['max_tokens', 'length'],
+    ['refusal', 'content-filter'],
+    ['pause_turn', 'other'],
+  ] as const)('maps stop_reason %s to %s', async (wire, neutral) => {
+    server.script('anthropic', [{ text: 'partial', finishReason: wire }]);
+    const result = await callAnthropic(stepInput('anthropic', [{ role: 'user', content: 'Hi' }]), options());
+    expect(result.finishReason).toBe(neutral);
+  });
+
+  it('honours a retry-after given as an HTTP date on an overloaded (529) response', async () => {
+    const inFiveSeconds = new Date(Date.now() + 5_000).toUTCString();
+    server.script('anthropic', [{ status: 529, headers: { 'retry-after': inFiveSeconds } }]);
+
+    const failure = await failureOf(callAnthropic(stepInput('anthropic', [{ role: 'user', content: 'Hi' }]), options()));
+
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.message).toBe('anthropic: 529 overloaded_error — Overloaded');
+    // HTTP dates have one-second resolution.
+    expect(failure.nextRetryDelay).toBeGreaterThan(3_000);
+    expect(failure.nextRetryDelay).toBeLessThanOrEqual(5_000);
+  });
+});
+
+describe('retryDelayMs', () => {
+  const now = Date.parse('2030-01-01T00:00:00Z');
+  it.each([
+    [{ 'retry-after': '2' }, 2000],
+    [{ 'retry-after': '0.5' }, 500],
+    [{ 'retry-after-ms': '250' }, 250],
+    [{ 'retry-after': 'Tue, 01 Jan 2030 00:00:03 GMT' }, 3000],
+    [{ 'retry-after': 'Mon, 31 Dec 2029 23:59:00 GMT' }, 0],
+    [{ 'retry-after': 'soon' }, undefined],
+    [{ 'retry-after': '-1' }, undefined],
+    [{}, undefined],
+  ])('reads %j as %s ms', (headers, expected) => {
+    expect(retryDelayMs(new Headers(headers), now)).toBe(expected);
+  });
+});
+
+describe('validateOpenAIRequest', () => {
+  const call = (id: string) => ({ id, type: 'function', function: { name: 'lookup_order', arguments: '{}' } });
+  const base = (messages: unknown[]) => ({
+    model: 'gpt-test',
+    messages,
+    tools: [{ type: 'function', function: { name: 'lookup_order', parameters: { type: 'object', properties: {} } } }],
+  });
+
+  it('accepts tool calls each answered by one tool message', () => {
+    const body = base([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: null, tool_calls: [call('c1'), call('c2')] },
+      { role: 'tool', tool_call_id: 'c2', content: 'two' },
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+      { role: 'user', content: 'thanks' },
+    ]);
+    expect(validateOpenAIRequest(body)).toEqual([]);
+  });
+
+  it('rejects a tool call with no tool message before the next message', () => {
+    const body = base([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: null, tool_calls: [call('c1'), call('c2')] },
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+      { role: 'user', content: 'thanks' },
+    ]);
+    expect(validateOpenAIRequest(body)).toEqual([expect.stringContaining('did not have response messages: c2')]);
+  });
+
+  it('rejects a tool call answered twice', () => {
+    const body = base([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: null, tool_calls: [call('c1')] },
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+      { role: 'tool', tool_call_id: 'c1', content: 'again' },
+    ]);
+    expect(validateOpenAIRequest(body)).toEqual([expect.stringContaining('duplicate response for tool_call_id c1')]);
+  });
+
+  it('rejects a tool message that answers no call', () => {
+    const body = base([
+      { role: 'user', content: 'Hi' },
+      { role: 'tool', tool_call_id: 'c9', content: 'orphan' },
+    ]);
+    expect(validateOpenAIRequest(body)).toEqual([expect.stringContaining("messages with role 'tool' must be a response to a preceeding message with 'tool_calls'")]);
+  });
+
+  it('rejects an assistant message with neither content nor tool calls, and a tool without an object schema', () => {
+    const body = {
+      model: 'gpt-test',
+      messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: null }],
+      tools: [{ type: 'function', function: { name: 'lookup_order', parameters: { type: 'string' } } }],
+    };
+    const errors = validateOpenAIRequest(body);
+    expect(errors).toContainEqual(expect.stringContaining("'messages[1].content': expected a string, got null"));
+    expect(errors).toContainEqual(expect.stringContaining("schema must be a JSON Schema of 'type: \"object\"'"));
+  });
+
+  it('rejects a request without model or messages', () => {
+    expect(validateOpenAIRequest({ messages: [] })).toEqual([
+      'you must provide a model parameter',
+      expect.stringContaining("Invalid 'messages': empty array"),
+    ]);
+  });
+});
+
+describe('validateAnthropicRequest', () => {
+  const toolUse = (id: string) => ({ type: 'tool_use', id, name: 'lookup_order', input: {} });
+  const toolResult = (id: string) => ({ type: 'tool_result', tool_use_id: id, content: 'ok' });
+  const base = (messages: unknown[]) => ({
+    model: 'claude-test',
+    max_tokens: 100,
+    messages,
+    tools: [{ name: 'lookup_order', input_schema: { type: 'object', properties: {} } }],
+  });
+
+  it('accepts tool uses answered by tool results at the start of the next user turn', () => {
+    const body = base([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: [{ type: 'text', text: 'Checking' }, toolUse('t1'), toolUse('t2')] },
+      { role: 'user', content: [toolResult('t2'), toolResult('t1'), { type: 'text', text: 'and?' }] },
+    ]);
+    expect(validateAnthropicRequest(body)).toEqual([]);
+  });
+
+  it('rejects a tool use without a tool result in the next message', () => {
+    const body = base([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: [toolUse('t1'), toolUse('t2')] },
+      { role: 'user', content: [toolResult('t1')] },
+    ]);
+    expect(validateAnthropicRequest(body)).toEqual([expect.stringContaining('`tool_use` ids were found without `tool_result` blocks immediately after: t2')]);
+  });
+
+  it('rejects a tool use answered twice', () => {
+    const body = base([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: [toolUse('t1')] },
+      { role: 'user', content: [toolResult('t1'), toolResult('t1')] },
+    ]);
+    expect(validateAnthropicRequest(body)).toEqual([expect.stringContaining('Found multiple `tool_result` blocks with id: t1')]);
+  });
+
+  it('rejects a tool result with no tool use in the previous message', () => {
+    const body = base([{ role: 'user', content: [toolResult('t9')] }]);
+    expect(validateAnthropicRequest(body)).toEqual([expect.stringContaining('unexpected `tool_use_id` found in `tool_result` blocks: t9')]);
+  });
+
+  it('rejects tool results that do not come first in the user turn', () => {
+    const body = base([
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: [toolUse('t1')] },
+      { role: 'user', content: [{ type: 'text', text: 'here:' }, toolResult('t1')] },
+    ]);
+    expect(validateAnthropicRequest(body)).toEqual([expect.stringContaining('Did not find 1 `tool_result` block(s) at the beginning of this message')]);
+  });
+
+  it('rejects consecutive user turns, a leading assistant turn and a system role', () => {
+    expect(validateAnthropicRequest(base([{ role: 'user', content: 'a' }, { role: 'user', content: 'b' }]))).toEqual([
+      expect.stringContaining('roles must alternate'),
+    ]);
+    expect(validateAnthropicRequest(base([{ role: 'assistant', content: 'a' }, { role: 'user', content: 'b' }]))).toEqual([
+      'messages: first message must use the "user" role',
+    ]);
+    expect(validateAnthropicRequest(base([{ role: 'system', content: 'be nice' }, { role: 'user', content: 'b' }]))).toEqual([
+      expect.stringContaining('The Messages API accepts a top-level `system` parameter'),
+    ]);
+  });
+
+  it('rejects reused tool use ids, a missing max_tokens and a tool schema that is not an object', () => {
+    const body = {
+      model: 'claude-test',
+      messages: [
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: [toolUse('t1')] },
+        { role: 'user', content: [toolResult('t1')] },
+        { role: 'assistant', content: [toolUse('t1')] },
+        { role: 'user', content: [toolResult('t1')] },
+      ],
+      tools: [{ name: 'lookup_order', input_schema: { type: 'array' } }],
+    };
+    expect(validateAnthropicRequest(body)).toEqual([
+      'max_tokens: Field required',
+      expect.stringContaining('`tool_use` ids must be unique'),
+      "tools.0.custom.input_schema.type: Input should be 'object'",
+    ]);
+  });
+
+  it('rejects empty and whitespace-only text blocks and non-object tool input', () => {
+    const body = base([
+      { role: 'user', content: [{ type: 'text', text: '  ' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'lookup_order', input: 'raw' }] },
+      { role: 'user', content: [toolResult('t1')] },
+    ]);
+    expect(validateAnthropicRequest(body)).toEqual([
+      'messages.0.content.0.text: text content blocks must contain non-whitespace text',
+      'messages.1.content.0.tool_use.input: Input should be a valid dictionary',
+    ]);
+  });
+});
