@@ -271,12 +271,12 @@ class Turn {
     this.parked.set(parked.view.toolCallId, parked);
     if (parked.view.approvalId) this.approvalToToolCall.set(parked.view.approvalId, parked.view.toolCallId);
     this.setStatus('awaiting-input');
-    try {
-      return await wf.condition(() => parked.resolution !== undefined, timeout);
-    } finally {
-      this.parked.delete(parked.view.toolCallId);
-      this.setStatus(this.parked.size > 0 ? 'awaiting-input' : 'running');
-    }
+    // On cancellation `condition` throws and the entry stays, so finishCancelled can tell a
+    // call that never ran from one that was running.
+    const arrived = await wf.condition(() => parked.resolution !== undefined, timeout);
+    this.parked.delete(parked.view.toolCallId);
+    this.setStatus(this.parked.size > 0 ? 'awaiting-input' : 'running');
+    return arrived;
   }
 
   private pendingView(kind: PendingToolCall['kind'], call: ToolCallPart, input: unknown, timeout: string, approvalId?: string, reason?: string): PendingToolCall {
