@@ -12,6 +12,7 @@ import {
   turnStateQuery,
 } from '../../workflows/definitions.js';
 import type { AgentTurnResult, Message, ToolMessage, TurnState } from '../../workflows/types.js';
+import { recordAs } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -234,6 +235,7 @@ describe('messages to a parked turn that are rejected change nothing', () => {
 
   beforeAll(async () => {
     // Two approvals and two client calls, so one of each can be settled while the turn stays parked.
+    recordAs('messages to a parked turn that are rejected');
     handle = await turnpike.startTurn({
       text: [
         use('guarded_action', { target: 'one', count: 1 }),
@@ -248,6 +250,7 @@ describe('messages to a parked turn that are rejected change nothing', () => {
     await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending[3].toolCallId, output: { answer: 'no' } }] });
     await waitForState(handle, (state) => state.pending.length === 2 && executionsOf(handle.workflowId).length === 2);
     before = { state: await handle.query(turnStateQuery), events: await historyLength(handle) };
+    recordAs(undefined);
   });
 
   afterAll(async () => {

@@ -14,6 +14,7 @@ import { createWorker } from '../../worker/create-worker.js';
 import { turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { AgentTurnInput, TurnState } from '../../workflows/types.js';
+import { noteStarted, saveStarted, snapshotParked } from './history-recorder.js';
 
 // Worker lifecycle lines at INFO drown the test output; warnings and errors still show.
 // Runtime.install may run once per process; test files run in separate processes.
@@ -54,7 +55,9 @@ export async function startTurnpike({ tools, maxCachedWorkflows }: { tools: read
         messages: text !== undefined ? [{ role: 'user', content: text }] : [],
         ...rest,
       };
-      return client.workflow.start<typeof agentTurn>('agentTurn', { taskQueue, workflowId, args: [turnInput] });
+      const handle = await client.workflow.start<typeof agentTurn>('agentTurn', { taskQueue, workflowId, args: [turnInput] });
+      noteStarted(handle);
+      return handle;
     },
     async startWorker() {
       nativeConnection = await NativeConnection.connect({ address });
@@ -75,6 +78,7 @@ export async function startTurnpike({ tools, maxCachedWorkflows }: { tools: read
       worker = undefined;
     },
     async stop() {
+      await saveStarted();
       await harness.stopWorker();
       await connection.close();
     },
@@ -105,5 +109,7 @@ export async function waitForState(
 
 /** Waits until the turn has `count` pending calls, and returns them. */
 export async function waitForPending(handle: WorkflowHandle, count = 1): Promise<TurnState['pending']> {
-  return (await waitForState(handle, (state) => state.pending.length === count)).pending;
+  const { pending } = await waitForState(handle, (state) => state.pending.length === count);
+  await snapshotParked(handle);
+  return pending;
 }

@@ -1,0 +1,55 @@
+/**
+ * Replay: every recorded history (test/replay/histories, from `npm run record-histories`)
+ * must replay against today's workflow code. A change that would break turns already running
+ * or parked — reordered commands, a new activity before an old one — fails here.
+ */
+import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { describe, expect, inject, it } from 'vitest';
+import { HISTORIES_DIRECTORY } from '../support/history-recorder.js';
+
+try {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+} catch {
+  // Already installed in this process.
+}
+
+const files = readdirSync(HISTORIES_DIRECTORY).filter((file) => file.endsWith('.json')).sort();
+
+function loadHistory(file: string): unknown {
+  return JSON.parse(readFileSync(path.join(HISTORIES_DIRECTORY, file), 'utf8'));
+}
+
+describe('replay of recorded histories', () => {
+  it('has recorded histories of the main scenarios, parked ones included', () => {
+    expect(files.length).toBeGreaterThanOrEqual(20);
+    expect(files.some((file) => file.includes('--parked'))).toBe(true);
+  });
+
+  it.each(files)('replays %s', async (file) => {
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, loadHistory(file), file);
+  });
+
+  it('fails on a deliberately non-deterministic change to the workflow', async () => {
+    // A copy of workflows/ where the turn starts with a timer it did not have when recorded.
+    const root = fileURLToPath(new URL('../../', import.meta.url));
+    const copy = path.join(root, '.turnpike', `nondeterministic-${process.pid}`);
+    rmSync(copy, { recursive: true, force: true });
+    mkdirSync(copy, { recursive: true });
+    cpSync(path.join(root, 'workflows'), path.join(copy, 'workflows'), { recursive: true });
+    const turnFile = path.join(copy, 'workflows', 'agent-turn.ts');
+    const source = readFileSync(turnFile, 'utf8');
+    const changed = source.replace('this.validateInput();', "this.validateInput();\n    await wf.sleep('1s');");
+    expect(changed).not.toBe(source);
+    writeFileSync(turnFile, changed);
+    try {
+      const { code } = await bundleWorkflowCode({ workflowsPath: path.join(copy, 'workflows', 'index.ts'), logger: new DefaultLogger('ERROR') });
+      const parked = files.find((file) => file.includes('--parked'))!;
+      await expect(Worker.runReplayHistory({ workflowBundle: { code } }, loadHistory(parked), parked)).rejects.toThrow(/[Nn]ondeterminism/);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,71 @@
+/**
+ * Records workflow histories for the replay tests. With RECORD_HISTORIES=1 (`npm run
+ * record-histories`), every turn an integration test starts is saved under
+ * test/replay/histories/ when the test file ends, and `snapshotParked` saves the history of a
+ * turn while it is parked. Without it, nothing is written.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import type { WorkflowHandle } from '@temporalio/client';
+import { expect, inject } from 'vitest';
+
+export const HISTORIES_DIRECTORY = fileURLToPath(new URL('../replay/histories/', import.meta.url));
+export const recording = process.env.RECORD_HISTORIES === '1';
+
+const started: Array<{ name: string; handle: WorkflowHandle }> = [];
+const snapshotted = new Set<string>();
+
+function slug(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 90);
+}
+
+let label: string | undefined;
+
+/** Names the turns started from a `beforeAll`, where vitest's current test name is stale. */
+export function recordAs(name: string | undefined): void {
+  label = name;
+}
+
+function currentName(): string {
+  const state = expect.getState();
+  if (label) return `${path.basename(state.testPath ?? 'unknown', '.test.ts')}--${slug(label)}`;
+  const file = path.basename(state.testPath ?? 'unknown', '.test.ts');
+  return `${file}--${slug(state.currentTestName ?? 'setup')}`;
+}
+
+async function save(name: string, handle: WorkflowHandle): Promise<void> {
+  mkdirSync(HISTORIES_DIRECTORY, { recursive: true });
+  // The CLI writes the proto3 JSON that Worker.runReplayHistory reads (and that operators
+  // download from the Web UI), without the SDK's protobuf classes.
+  const { stdout } = await promisify(execFile)(
+    inject('temporalCli'),
+    ['workflow', 'show', '--workflow-id', handle.workflowId, '--address', inject('temporalAddress'), '-o', 'json'],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  writeFileSync(path.join(HISTORIES_DIRECTORY, `${name}.json`), stdout);
+}
+
+export function noteStarted(handle: WorkflowHandle): void {
+  if (recording) started.push({ name: currentName(), handle });
+}
+
+/** Saves the history of a parked turn: what a worker replays when a decision arrives. */
+export async function snapshotParked(handle: WorkflowHandle): Promise<void> {
+  const name = `${currentName()}--parked`;
+  if (!recording || snapshotted.has(name)) return;
+  snapshotted.add(name);
+  await save(name, handle);
+}
+
+/** Saves every started turn's history; call before the worker stops. */
+export async function saveStarted(): Promise<void> {
+  const seen = new Map<string, number>();
+  for (const { name, handle } of started.splice(0)) {
+    const count = (seen.get(name) ?? 0) + 1;
+    seen.set(name, count);
+    await save(count === 1 ? name : `${name}--${count}`, handle);
+  }
+}
