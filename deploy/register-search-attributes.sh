@@ -1,0 +1,101 @@
+#!/bin/sh
+# One-shot setup of namespace `default` for turnpike, run by the `search-attributes` service
+# (temporalio/admin-tools image) once the Temporal server answers health checks:
+#   1. create the namespace if it is missing (the server image does not create one);
+#   2. register turnpike's search attributes (workflows/search-attributes.ts):
+#        AgentTurnStatus Keyword, AgentPendingTools KeywordList, AgentConversationId Keyword;
+#   3. wait until a visibility query over all three is accepted, so the worker (which
+#      depends on this job completing successfully) never starts against a namespace
+#      that would reject its search-attribute upserts.
+# Idempotent: re-running it on every `docker compose up` changes nothing once done.
+set -eu
+
+NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
+# How long closed turns stay listable; open (parked) turns are kept regardless.
+RETENTION="${TURNPIKE_NAMESPACE_RETENTION:-168h}"
+ATTEMPTS="${SETUP_ATTEMPTS:-60}"
+SLEEP_SECONDS="${SETUP_SLEEP_SECONDS:-2}"
+# Exit status a step uses for "retrying cannot fix this".
+FATAL=100
+
+log() { echo "search-attributes: $*"; }
+
+# Every CLI call gets a deadline so a half-started server cannot hang the job.
+cli() { timeout 30 temporal "$@"; }
+
+# retry WHAT COMMAND...: runs COMMAND until it succeeds, at most $ATTEMPTS times.
+retry() {
+  what=$1
+  shift
+  attempt=1
+  while :; do
+    status=0
+    "$@" || status=$?
+    [ "$status" -eq 0 ] && return 0
+    if [ "$status" -eq "$FATAL" ]; then
+      log "failed: $what"
+      return 1
+    fi
+    if [ "$attempt" -ge "$ATTEMPTS" ]; then
+      log "gave up: $what (after $attempt attempts)"
+      return 1
+    fi
+    log "not yet: $what (attempt $attempt/$ATTEMPTS)"
+    attempt=$((attempt + 1))
+    sleep "$SLEEP_SECONDS"
+  done
+}
+
+ensure_namespace() {
+  if cli operator namespace describe --namespace "$NAMESPACE" >/dev/null 2>&1; then
+    log "namespace $NAMESPACE exists"
+    return 0
+  fi
+  if out=$(cli operator namespace create --namespace "$NAMESPACE" --retention "$RETENTION" 2>&1); then
+    log "namespace $NAMESPACE created (retention $RETENTION)"
+    return 0
+  fi
+  case "$out" in
+    *"already"*) log "namespace $NAMESPACE exists"; return 0 ;;
+  esac
+  echo "$out" >&2
+  return 1
+}
+
+# create_search_attribute NAME TYPE
+create_search_attribute() {
+  if out=$(cli operator search-attribute create --namespace "$NAMESPACE" --name "$1" --type "$2" 2>&1); then
+    log "$1 ($2) registered"
+    return 0
+  fi
+  case "$out" in
+    # The CLI says "already exists and has different type" when a name is taken by another
+    # type. Retrying cannot fix that, and "tolerating" it would leave turnpike's upserts
+    # failing, so stop here. (Removing it: temporal operator search-attribute remove.)
+    *"different type"*)
+      echo "$out" >&2
+      return "$FATAL"
+      ;;
+    *"already exists"*)
+      log "$1 ($2) already registered"
+      return 0
+      ;;
+  esac
+  echo "$out" >&2
+  return 1
+}
+
+query_accepted() {
+  cli workflow list --namespace "$NAMESPACE" --limit 1 \
+    --query 'AgentTurnStatus="x" OR AgentPendingTools="x" OR AgentConversationId="x"' >/dev/null
+}
+
+log "Temporal at ${TEMPORAL_ADDRESS:-?}, namespace $NAMESPACE"
+retry "cluster health" cli operator cluster health
+retry "namespace $NAMESPACE" ensure_namespace
+retry "AgentTurnStatus" create_search_attribute AgentTurnStatus Keyword
+retry "AgentPendingTools" create_search_attribute AgentPendingTools KeywordList
+retry "AgentConversationId" create_search_attribute AgentConversationId Keyword
+retry "visibility queries on turnpike's search attributes" query_accepted
+cli operator search-attribute list --namespace "$NAMESPACE"
+log "done"
