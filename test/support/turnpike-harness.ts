@@ -16,10 +16,11 @@ import type { agentTurn } from '../../workflows/index.js';
 import type { AgentTurnInput, TurnState } from '../../workflows/types.js';
 import { noteStarted, saveStarted, snapshotParked } from './history-recorder.js';
 
-// Worker lifecycle lines at INFO drown the test output; warnings and errors still show.
+// The tests provoke activity failures and invalid signals on purpose; the worker logs those at
+// WARN with stack traces, which would drown real failures. Errors still show.
 // Runtime.install may run once per process; test files run in separate processes.
 try {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
 } catch {
   // Already installed in this process.
 }

@@ -1,0 +1,165 @@
+/**
+ * Whole turns through the real OpenAI and Anthropic SDKs, talking HTTP to the strict fake
+ * provider server, on the real dev server: every request the fake receives must be valid by
+ * the real APIs' rules, provider faults are retried or fail the turn as designed, and no
+ * secret ever enters workflow history.
+ */
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import type { ModelProvider } from '../../workflows/types.js';
+import { startFakeProviderServer, type FakeProvider, type FakeProviderServer } from '../fake-provider/server.js';
+import { executionsOf, testTools } from '../support/test-tools.js';
+import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+const SECRETS = { openai: 'sk-test-openai-SECRET-4f1c9a', anthropic: 'sk-ant-test-SECRET-77be02' };
+
+let fake: FakeProviderServer;
+let turnpike: TurnpikeHarness;
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  fake = await startFakeProviderServer();
+  // The worker runs in this process and reads keys and base URLs at call time.
+  process.env.OPENAI_API_KEY = SECRETS.openai;
+  process.env.OPENAI_BASE_URL = fake.openaiBaseURL;
+  process.env.ANTHROPIC_API_KEY = SECRETS.anthropic;
+  process.env.ANTHROPIC_BASE_URL = fake.anthropicBaseURL;
+  turnpike = await startTurnpike({ tools: testTools });
+});
+
+afterAll(async () => {
+  await turnpike?.stop();
+  await fake?.close();
+  process.env = saved;
+});
+
+beforeEach(() => fake.reset());
+
+const fastRetries = { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumAttempts: 3 } };
+
+function startProviderTurn(provider: ModelProvider, text: string): Promise<WorkflowHandle> {
+  return turnpike.startTurn({
+    model: { provider, model: provider === 'openai' ? 'gpt-4.1-mini' : 'claude-sonnet-4-5', maxTokens: 512 },
+    system: 'You are a careful operations agent.',
+    text,
+    modelCallOptions: fastRetries,
+  });
+}
+
+function requestsOf(provider: FakeProvider) {
+  return fake.requests.filter((request) => request.provider === provider);
+}
+
+async function failureOf(handle: WorkflowHandle): Promise<string> {
+  const error = await handle.result().then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(WorkflowFailedError);
+  // WorkflowFailedError -> ActivityFailure -> ApplicationFailure (the provider's message).
+  let cause: unknown = error;
+  const messages: string[] = [];
+  while (cause instanceof Error) {
+    messages.push(cause.message);
+    cause = (cause as Error & { cause?: unknown }).cause;
+  }
+  return messages.join(' <- ');
+}
+
+describe.each(['openai', 'anthropic'] as const)('%s', (provider) => {
+  it('runs a turn with server, approved, denied and client tools, and every request it sends is valid', async () => {
+    fake.script(provider, [
+      {
+        text: 'Let me take care of that.',
+        toolCalls: [
+          { name: 'record_action', input: { action: 'audit' } },
+          { name: 'guarded_action', input: { target: 'prod-db', count: 1 } },
+          { name: 'guarded_action', input: { target: 'prod-cache', count: 2 } },
+          { name: 'pick_colour', input: { options: ['red', 'blue'] } },
+        ],
+      },
+      { text: 'All four calls are settled.' },
+    ]);
+    const handle = await startProviderTurn(provider, 'Do the maintenance.');
+    const pending = await waitForPending(handle, 3);
+    const [first, second] = pending.filter((call) => call.kind === 'approval');
+    const client = pending.find((call) => call.kind === 'client-tool')!;
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: first.approvalId!, approved: true, approver: 'alice' }] });
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: second.approvalId!, approved: false, approver: 'bob', reason: 'cache is warm' }] });
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: client.toolCallId, output: { colour: 'blue' } }] });
+
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', steps: 2, text: 'All four calls are settled.' });
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed', 'approved', 'denied', 'client']);
+    expect(result.usage.inputTokens).toBeGreaterThan(0);
+    expect(executionsOf(handle.workflowId).map((execution) => execution.toolName)).toEqual(['record_action', 'guarded_action']);
+
+    const requests = requestsOf(provider);
+    expect(requests).toHaveLength(2);
+    expect(requests.flatMap((request) => request.errors)).toEqual([]);
+    // The second request carries all four results, the denial's reason included.
+    const secondBody = JSON.stringify(requests[1].body);
+    expect(secondBody).toContain('cache is warm');
+    expect(secondBody).toContain('blue');
+  });
+
+  it('retries a rate limit and completes the turn', async () => {
+    fake.script(provider, [{ status: 429, headers: { 'retry-after': '1' } }, { text: 'Fine now.' }]);
+    const handle = await startProviderTurn(provider, 'Hello');
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Fine now.' });
+    expect(requestsOf(provider).map((request) => request.status)).toEqual([429, 200]);
+  });
+
+  it('fails the turn at once on a 401, naming the provider and the status', async () => {
+    fake.script(provider, [{ status: 401, message: 'invalid x-api-key' }]);
+    const handle = await startProviderTurn(provider, 'Hello');
+    const message = await failureOf(handle);
+    expect(message).toContain(`${provider}: 401`);
+    expect(requestsOf(provider)).toHaveLength(1);
+  });
+
+  it('retries a storm of 500s up to the configured limit, then fails the turn', async () => {
+    fake.script(provider, [{ status: 500 }, { status: 500 }, { status: 500 }, { text: 'never reached' }]);
+    const handle = await startProviderTurn(provider, 'Hello');
+    const message = await failureOf(handle);
+    expect(message).toContain(`${provider}: 500`);
+    expect(requestsOf(provider).map((request) => request.status)).toEqual([500, 500, 500]);
+  });
+
+  it('answers malformed tool-call arguments with an error result the model can correct', async () => {
+    const badCall = provider === 'openai' ? { name: 'record_action', arguments: '{"action": "oops"' } : { name: 'record_action', input: { action: 42 } };
+    fake.script(provider, [{ toolCalls: [badCall] }, { toolCalls: [{ name: 'record_action', input: { action: 'fixed' } }] }, { text: 'Corrected.' }]);
+    const handle = await startProviderTurn(provider, 'Record something');
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['error', 'executed']);
+    expect(String(result.toolCalls[0].output)).toMatch(provider === 'openai' ? /not valid JSON/ : /Invalid input/);
+    expect(requestsOf(provider).flatMap((request) => request.errors)).toEqual([]);
+  });
+});
+
+/** Every string and every payload's bytes (decoded as UTF-8) in a history, as one text. */
+function historyText(value: unknown): string {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(historyText).join('\n');
+  if (value && typeof value === 'object') return Object.values(value).map(historyText).join('\n');
+  return '';
+}
+
+describe('secrets', () => {
+  it('never puts a provider key into workflow history', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'record_action', input: { action: 'x' } }] }, { text: 'ok' }]);
+    fake.script('anthropic', [{ text: 'ok' }]);
+    const turns = [await startProviderTurn('openai', 'one'), await startProviderTurn('anthropic', 'two')];
+    for (const handle of turns) {
+      await handle.result();
+      const text = historyText(await handle.fetchHistory());
+      expect(text).toContain('ok'); // the payloads were decoded: the model's answer is readable
+      for (const secret of Object.values(SECRETS)) expect(text).not.toContain(secret);
+    }
+    // The fake saw the keys, so they were really in use.
+    expect(fake.requests.some((request) => JSON.stringify(request.headers).includes(SECRETS.openai))).toBe(true);
+  });
+});
