@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { demoModel } from './demo-model.js';
 import { startDevServer, type DevServer } from './dev-server.js';
 import { TemporalCliUnavailableError, ensureTemporalCli } from './temporal-cli.js';
 import { createWorker } from '../worker/create-worker.js';
@@ -20,7 +21,6 @@ import { demoTools } from '../worker/demo-tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from '../workflows/definitions.js';
 import type { agentTurn } from '../workflows/index.js';
-import type { ModelSettings } from '../workflows/types.js';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const DEMO_REQUEST = 'look up order 1001 then refund $250 on order 1001';
@@ -34,14 +34,6 @@ function portInUse(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** The model for the demo turn: a real provider when its key is set, else the scripted demo model. */
-export function demoModel(env: NodeJS.ProcessEnv = process.env): ModelSettings {
-  const provider = env.TURNPIKE_PROVIDER ?? (env.OPENAI_API_KEY ? 'openai' : env.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted');
-  const defaults: Record<string, string> = { openai: 'gpt-4.1-mini', anthropic: 'claude-sonnet-4-5', scripted: 'demo' };
-  if (!(provider in defaults)) throw new Error(`TURNPIKE_PROVIDER must be openai, anthropic or scripted (got ${provider})`);
-  return { provider: provider as ModelSettings['provider'], model: env.TURNPIKE_MODEL ?? defaults[provider] };
 }
 
 async function main(): Promise<void> {

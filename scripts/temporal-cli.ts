@@ -49,8 +49,17 @@ export function cacheDirectory(): string {
   return path.join(base, 'temporal-cli', TEMPORAL_CLI_VERSION);
 }
 
-async function buildCli(log: (line: string) => void): Promise<string> {
-  const go = process.env.GO ?? findOnPath('go') ?? (isExecutable('/usr/local/go/bin/go') ? '/usr/local/go/bin/go' : undefined);
+/** Where Go's official installer puts it, for shells whose PATH lacks it. */
+const WELL_KNOWN_GO = ['/usr/local/go/bin/go'];
+
+export interface EnsureTemporalCliOptions {
+  log?: (line: string) => void;
+  /** Paths tried for `go` after `GO` and PATH. */
+  goCandidates?: string[];
+}
+
+async function buildCli(log: (line: string) => void, goCandidates: string[]): Promise<string> {
+  const go = process.env.GO || findOnPath('go') || goCandidates.find(isExecutable);
   if (!go) {
     throw new TemporalCliUnavailableError(
       'turnpike needs the Temporal CLI and could not find one.\n' +
@@ -105,7 +114,7 @@ async function buildCli(log: (line: string) => void): Promise<string> {
  * Returns the path of a working Temporal CLI, building it on first use.
  * @throws TemporalCliUnavailableError with a message that says what to install.
  */
-export async function ensureTemporalCli(options: { log?: (line: string) => void } = {}): Promise<string> {
+export async function ensureTemporalCli(options: EnsureTemporalCliOptions = {}): Promise<string> {
   const log = options.log ?? ((line: string) => console.error(line));
   const explicit = process.env.TEMPORAL_CLI;
   if (explicit) {
@@ -116,7 +125,7 @@ export async function ensureTemporalCli(options: { log?: (line: string) => void 
   if (onPath) return onPath;
   const cached = path.join(cacheDirectory(), 'temporal');
   if (isExecutable(cached)) return cached;
-  return buildCli(log);
+  return buildCli(log, options.goCandidates ?? WELL_KNOWN_GO);
 }
 
 /** `temporal --version`, for logs and reports. */

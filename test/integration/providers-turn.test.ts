@@ -7,6 +7,7 @@
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import type { agentTurn } from '../../workflows/index.js';
 import type { ModelProvider } from '../../workflows/types.js';
 import { startFakeProviderServer, type FakeProvider, type FakeProviderServer } from '../fake-provider/server.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
@@ -38,7 +39,7 @@ beforeEach(() => fake.reset());
 
 const fastRetries = { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumAttempts: 3 } };
 
-function startProviderTurn(provider: ModelProvider, text: string): Promise<WorkflowHandle> {
+function startProviderTurn(provider: ModelProvider, text: string): Promise<WorkflowHandle<typeof agentTurn>> {
   return turnpike.startTurn({
     model: { provider, model: provider === 'openai' ? 'gpt-4.1-mini' : 'claude-sonnet-4-5', maxTokens: 512 },
     system: 'You are a careful operations agent.',
