@@ -18,10 +18,12 @@ import {
   approveToolCallUpdate,
   submitToolResultSignal,
   submitToolResultUpdate,
+  supersedeTurnSignal,
+  turnFinishedSignal,
   turnStateQuery,
 } from './definitions.js';
 import { inputHash } from './input-hash.js';
-import { approveToolCallInputSchema, describeShapeError, submitToolResultInputSchema } from './message-schemas.js';
+import { approveToolCallInputSchema, describeShapeError, submitToolResultInputSchema, supersedeTurnInputSchema } from './message-schemas.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { deniedMessage, errorSettlement, toRecord, toResultPart, type Settlement } from './tool-results.js';
 import type {
@@ -41,6 +43,7 @@ import type {
   ToolCallRecord,
   ToolResultPart,
   ToolSpec,
+  TurnFinishedInput,
   TurnState,
   TurnStatus,
   Usage,
@@ -82,7 +85,8 @@ function reject(message: string, type: string): never {
 
 type Resolution =
   | { kind: 'decision'; request: ApproveToolCallInput; decidedAt: string }
-  | { kind: 'result'; request: SubmitToolResultInput };
+  | { kind: 'result'; request: SubmitToolResultInput }
+  | { kind: 'superseded' };
 
 interface ParkedCall {
   view: PendingToolCall;
@@ -91,16 +95,37 @@ interface ParkedCall {
 }
 
 /** Why a settled id can no longer be acted on, for precise rejection messages. */
-type SettledReason = 'decided' | 'expired' | 'cancelled' | 'submitted';
+type SettledReason = 'decided' | 'expired' | 'cancelled' | 'submitted' | 'superseded';
 
 export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult> {
   const turn = new Turn(input);
   turn.installHandlers();
+  let result: AgentTurnResult;
   try {
-    return await turn.run();
+    result = await turn.run();
   } catch (error) {
-    if (wf.isCancellation(error)) return wf.CancellationScope.nonCancellable(() => turn.finishCancelled());
-    throw error;
+    if (!wf.isCancellation(error)) {
+      await notifyConversation({ turnWorkflowId: wf.workflowInfo().workflowId, failure: error instanceof Error ? error.message : String(error) });
+      throw error;
+    }
+    result = await wf.CancellationScope.nonCancellable(() => turn.finishCancelled());
+  }
+  await wf.CancellationScope.nonCancellable(() => notifyConversation({ turnWorkflowId: wf.workflowInfo().workflowId, result }));
+  return result;
+}
+
+/**
+ * A turn started by a conversation tells it how it ended. By signal to the conversation's
+ * workflow id, not by the conversation awaiting a child handle: the conversation may have
+ * continued-as-new while this turn was parked.
+ */
+async function notifyConversation(finished: TurnFinishedInput): Promise<void> {
+  const parent = wf.workflowInfo().parent;
+  if (!parent) return;
+  try {
+    await wf.getExternalWorkflowHandle(parent.workflowId).signal(turnFinishedSignal, finished);
+  } catch (error) {
+    wf.log.warn('Could not tell the conversation that this turn ended', { conversation: parent.workflowId, error: String(error) });
   }
 }
 
@@ -120,6 +145,8 @@ class Turn {
   /** The step in progress, so a cancellation can settle whatever is still open. */
   private openStep?: { calls: ToolCallPart[]; results: Map<string, ToolResultPart>; records: Map<string, ToolCallRecord> };
   private lastSearchAttributes = '';
+  /** Set by supersedeTurn: no further tool runs or parks, and the turn ends after this step. */
+  private superseded?: { reason: string; messageId?: string };
 
   constructor(private readonly input: AgentTurnInput) {}
 
@@ -145,6 +172,7 @@ class Turn {
       this.checkResult(request);
       this.applyResult(request);
     }));
+    wf.setHandler(supersedeTurnSignal, (request) => this.acceptSignal('supersedeTurn', () => this.supersede(request)));
   }
 
   async run(): Promise<AgentTurnResult> {
@@ -173,6 +201,7 @@ class Turn {
       if (calls.length === 0) return this.finish('completed', lastText);
       const results = await this.settleStep(calls);
       this.appended.push({ role: 'tool', content: results });
+      if (this.superseded) return this.finish('cancelled', lastText);
     }
     return this.finish('max-steps', lastText);
   }
@@ -218,6 +247,7 @@ class Turn {
 
   private async settleCall(call: ToolCallPart, disposition: ToolCallDisposition | undefined): Promise<Settlement> {
     const spec = this.specs.get(call.toolName);
+    if (this.superseded) return this.supersededSettlement(call);
     if (!spec || !disposition) {
       const available = [...this.specs.keys()].join(', ') || '(none)';
       return errorSettlement('error', `Unknown tool "${call.toolName}". Available tools: ${available}.`);
@@ -299,6 +329,7 @@ class Turn {
     const approvalId = this.newApprovalId();
     const parked: ParkedCall = { view: this.pendingView('approval', call, input, timeout, approvalId, policyReason), spec };
     const arrived = await this.park(parked, timeout);
+    if (parked.resolution?.kind === 'superseded') return this.supersededSettlement(call, approvalId);
     if (!arrived || parked.resolution?.kind !== 'decision') {
       this.settled.set(approvalId, 'expired');
       this.settled.set(call.toolCallId, 'expired');
@@ -329,6 +360,7 @@ class Turn {
     const timeout = this.input.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT;
     const parked: ParkedCall = { view: this.pendingView('client-tool', call, input, timeout), spec };
     const arrived = await this.park(parked, timeout);
+    if (parked.resolution?.kind === 'superseded') return this.supersededSettlement(call);
     if (!arrived || parked.resolution?.kind !== 'result') {
       this.settled.set(call.toolCallId, 'expired');
       return errorSettlement('expired', `The client did not return a result for "${call.toolName}" within ${timeout}.`);
@@ -337,7 +369,21 @@ class Turn {
     return { outcome: 'client', output: request.output ?? null, isError: request.isError === true, input };
   }
 
+  private supersededSettlement(call: ToolCallPart, approvalId?: string): Settlement {
+    this.settled.set(call.toolCallId, 'superseded');
+    if (approvalId) this.settled.set(approvalId, 'superseded');
+    return errorSettlement('cancelled', `Superseded: ${this.superseded!.reason} The call to "${call.toolName}" did not run.`);
+  }
+
   // ---- messages -------------------------------------------------------------------------
+
+  private supersede(raw: unknown): void {
+    const shape = supersedeTurnInputSchema.safeParse(raw);
+    if (!shape.success) reject(`Invalid supersedeTurn: ${describeShapeError(shape.error)}`, 'InvalidRequest');
+    if (this.superseded) return;
+    this.superseded = shape.data;
+    for (const parked of this.parked.values()) parked.resolution ??= { kind: 'superseded' };
+  }
 
   private acceptSignal(name: string, apply: () => void): void {
     try {
@@ -367,6 +413,7 @@ class Turn {
       if (settled === 'decided') reject(`Approval ${request.approvalId} was already decided`, 'ApprovalAlreadyDecided');
       if (settled === 'expired') reject(`Approval ${request.approvalId} expired before this decision arrived`, 'ApprovalExpired');
       if (settled === 'cancelled') reject(`Approval ${request.approvalId} belongs to a cancelled turn`, 'ApprovalCancelled');
+      if (settled === 'superseded') reject(`Approval ${request.approvalId} was superseded by a newer user message`, 'ApprovalSuperseded');
       reject(`Unknown approvalId ${request.approvalId}`, 'UnknownApprovalId');
     }
     if (parked.resolution) reject(`Approval ${request.approvalId} was already decided`, 'ApprovalAlreadyDecided');
@@ -465,7 +512,15 @@ class Turn {
     this.setStatus(status);
     // Handlers are synchronous today; waiting keeps that true if one ever awaits.
     await wf.condition(wf.allHandlersFinished);
-    return { status, text, messages: this.appended, steps: this.step, usage: this.usage, toolCalls: this.records };
+    return {
+      status,
+      text,
+      messages: this.appended,
+      steps: this.step,
+      usage: this.usage,
+      toolCalls: this.records,
+      ...(this.superseded ? { supersededBy: this.superseded.messageId ?? this.superseded.reason } : {}),
+    };
   }
 
   /** Cancellation: every open call gets a cancelled result, so the history stays valid. */

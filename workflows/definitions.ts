@@ -7,13 +7,21 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   ApproveToolCallInput,
   ApproveToolCallResult,
+  ConversationState,
+  HistoryPage,
+  HistoryPageRequest,
+  SendMessageInput,
+  SendMessageResult,
   SubmitToolResultInput,
   SubmitToolResultResult,
+  SupersedeTurnInput,
+  TurnFinishedInput,
   TurnState,
 } from './types.js';
 
 /** Workflow type names, as operators see them in the Temporal CLI and Web UI. */
 export const AGENT_TURN_WORKFLOW = 'agentTurn';
+export const AGENT_CONVERSATION_WORKFLOW = 'agentConversation';
 export const DEFAULT_TASK_QUEUE = 'turnpike';
 
 /**
@@ -28,3 +36,25 @@ export const submitToolResultUpdate = defineUpdate<SubmitToolResultResult, [Subm
 export const submitToolResultSignal = defineSignal<[SubmitToolResultInput]>('submitToolResult');
 
 export const turnStateQuery = defineQuery<TurnState>('turnState');
+
+/**
+ * Sent by a conversation to its running turn when a newer user message supersedes it: every
+ * parked call gets an error result with the reason, and the turn ends after its current step.
+ */
+export const supersedeTurnSignal = defineSignal<[SupersedeTurnInput]>('supersedeTurn');
+
+// ---- conversations ------------------------------------------------------------------------
+
+/**
+ * Adds a user message; usable with update-with-start, so the first message creates the
+ * conversation. Returns the new turn's workflow id at once; the turn runs on.
+ */
+export const sendMessageUpdate = defineUpdate<SendMessageResult, [SendMessageInput]>('sendMessage');
+
+/** Sent by a turn to its conversation when it ends, so the conversation never waits on a handle it may have lost to continue-as-new. */
+export const turnFinishedSignal = defineSignal<[TurnFinishedInput]>('turnFinished');
+
+/** The conversation's messages, paged: `{ offset, limit }` (default 0, 100). */
+export const historyQuery = defineQuery<HistoryPage, [HistoryPageRequest?]>('history');
+
+export const conversationStateQuery = defineQuery<ConversationState>('conversationState');

@@ -27,3 +27,31 @@ export const submitToolResultInputSchema = z.object({
 export function describeShapeError(error: z.ZodError): string {
   return error.issues.map((issue) => `${issue.path.join('.') || '(message)'}: ${issue.message}`).join('; ');
 }
+
+export const supersedeTurnInputSchema = z.object({
+  reason: z.string().min(1).max(MAX_TEXT),
+  messageId: z.string().max(200).optional(),
+});
+
+export const sendMessageInputSchema = z.object({
+  text: z.string().min(1).max(32_000),
+  messageId: z.string().min(1).max(200).optional(),
+  policy: z.enum(['queue', 'supersede']).optional(),
+  options: z
+    .object({
+      model: z.object({ provider: z.enum(['openai', 'anthropic', 'scripted']), model: z.string().min(1) }).loose().optional(),
+      system: z.string().max(32_000).optional(),
+      tools: z.array(z.string()).optional(),
+      maxSteps: z.number().int().positive().optional(),
+      approvalTimeout: z.string().optional(),
+      clientToolTimeout: z.string().optional(),
+    })
+    .loose()
+    .optional(),
+});
+
+export const turnFinishedInputSchema = z.object({
+  turnWorkflowId: z.string().min(1),
+  result: z.object({ messages: z.array(z.unknown()) }).loose().optional(),
+  failure: z.string().optional(),
+});

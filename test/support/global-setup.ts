@@ -18,9 +18,19 @@ declare module 'vitest' {
   }
 }
 
+export const CONTINUE_AS_NEW_SUGGESTED_AT_EVENTS = 40;
+
 export default async function setup(project: TestProject) {
   const directory = mkdtempSync(path.join(tmpdir(), 'turnpike-test-'));
-  const [server, bundle] = await Promise.all([startDevServer({ log: (line) => console.log(line) }), bundleWorkflows()]);
+  const [server, bundle] = await Promise.all([
+    startDevServer({
+      log: (line) => console.log(line),
+      // Low enough that conversations continue-as-new within a test (the default is 4,000
+      // events); turns ignore the suggestion.
+      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': CONTINUE_AS_NEW_SUGGESTED_AT_EVENTS },
+    }),
+    bundleWorkflows(),
+  ]);
   const bundlePath = path.join(directory, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
   project.provide('temporalAddress', server.address);

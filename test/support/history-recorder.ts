@@ -49,7 +49,7 @@ async function save(name: string, handle: WorkflowHandle): Promise<void> {
 }
 
 export function noteStarted(handle: WorkflowHandle): void {
-  if (recording) started.push({ name: currentName(), handle });
+  if (recording && !started.some((entry) => entry.handle.workflowId === handle.workflowId)) started.push({ name: currentName(), handle });
 }
 
 /** Saves the history of a parked turn: what a worker replays when a decision arrives. */

@@ -1,0 +1,234 @@
+/**
+ * What a backend service or an approval dashboard imports: start turns and conversations,
+ * inspect them, decide approvals, submit client-tool results, await results.
+ *
+ *   const turnpike = await TurnpikeClient.connect();          // TEMPORAL_ADDRESS etc.
+ *   const { turnWorkflowId } = await turnpike.sendMessage({ conversationId: 'c-1', text: 'hi', model });
+ *
+ * Every message goes through the definitions in workflows/definitions.ts, never a string name.
+ * A validator's rejection surfaces as a `TurnpikeRejectedError` with the workflow's message.
+ */
+import {
+  Client,
+  Connection,
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  type WorkflowHandle,
+} from '@temporalio/client';
+import {
+  AGENT_CONVERSATION_WORKFLOW,
+  AGENT_TURN_WORKFLOW,
+  DEFAULT_TASK_QUEUE,
+  approveToolCallUpdate,
+  conversationStateQuery,
+  historyQuery,
+  sendMessageUpdate,
+  submitToolResultUpdate,
+  turnStateQuery,
+} from '../workflows/definitions.js';
+import type { agentConversation, agentTurn } from '../workflows/index.js';
+import type {
+  AgentConversationInput,
+  AgentTurnInput,
+  AgentTurnResult,
+  ApproveToolCallInput,
+  ApproveToolCallResult,
+  ConversationState,
+  HistoryPage,
+  HistoryPageRequest,
+  PendingToolCall,
+  SendMessageInput,
+  SendMessageResult,
+  SubmitToolResultInput,
+  SubmitToolResultResult,
+  TurnState,
+} from '../workflows/types.js';
+import { connectionOptionsFromEnvironment } from '../worker/environment.js';
+
+/** A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`). */
+export class TurnpikeRejectedError extends Error {
+  override name = 'TurnpikeRejectedError';
+  constructor(
+    message: string,
+    readonly type: string,
+  ) {
+    super(message);
+  }
+}
+
+/** No turn or conversation with that id. */
+export class TurnpikeNotFoundError extends Error {
+  override name = 'TurnpikeNotFoundError';
+}
+
+export interface ParkedCall extends PendingToolCall {
+  turnWorkflowId: string;
+  conversationId?: string;
+}
+
+export interface TurnpikeClientOptions {
+  client: Client;
+  /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
+  taskQueue?: string;
+}
+
+/** Unwraps a failed update into the rejection the workflow's validator gave. */
+async function rejections<T>(promise: Promise<T>): Promise<T> {
+  try {
+    return await promise;
+  } catch (error) {
+    if (error instanceof WorkflowUpdateFailedError) {
+      const cause = error.cause as { message?: string; type?: string } | undefined;
+      throw new TurnpikeRejectedError(cause?.message ?? error.message, cause?.type ?? 'Rejected');
+    }
+    if (error instanceof WorkflowNotFoundError) throw new TurnpikeNotFoundError(error.message);
+    const grpc = error as { code?: number; message?: string };
+    // Updates and queries on a workflow that does not exist surface as gRPC NOT_FOUND (5).
+    if (grpc?.code === 5) throw new TurnpikeNotFoundError(grpc.message ?? 'not found');
+    throw error;
+  }
+}
+
+export class TurnpikeClient {
+  readonly client: Client;
+  readonly taskQueue: string;
+
+  constructor(options: TurnpikeClientOptions) {
+    this.client = options.client;
+    this.taskQueue = options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+  }
+
+  /** Connects to the cluster the environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
+  static async connect(options: { taskQueue?: string } = {}): Promise<TurnpikeClient> {
+    const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
+    const connection = await Connection.connect(connectionOptions as Parameters<typeof Connection.connect>[0]);
+    return new TurnpikeClient({ client: new Client({ connection, namespace }), taskQueue: options.taskQueue });
+  }
+
+  async close(): Promise<void> {
+    await this.client.connection.close();
+  }
+
+  // ---- turns ------------------------------------------------------------------------------
+
+  /**
+   * Starts a turn. Idempotent by `turnId`: starting the same id again returns the running
+   * turn instead of a second one.
+   */
+  async startTurn(input: AgentTurnInput, options: { turnId: string }): Promise<WorkflowHandle<typeof agentTurn>> {
+    return this.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
+      taskQueue: this.taskQueue,
+      workflowId: options.turnId,
+      args: [input],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+  }
+
+  turn(turnId: string): WorkflowHandle<typeof agentTurn> {
+    return this.client.workflow.getHandle<typeof agentTurn>(turnId);
+  }
+
+  async turnState(turnId: string): Promise<TurnState> {
+    return rejections(this.turn(turnId).query(turnStateQuery));
+  }
+
+  /**
+   * Awaits a turn's result. A conversation's queued turn does not exist until the turns ahead
+   * of it end; with `waitForStart` this waits for it to start instead of failing as not found.
+   */
+  async turnResult(turnId: string, options: { waitForStart?: boolean; pollIntervalMs?: number } = {}): Promise<AgentTurnResult> {
+    for (;;) {
+      try {
+        return await rejections(this.turn(turnId).result());
+      } catch (error) {
+        if (!(options.waitForStart && error instanceof TurnpikeNotFoundError)) throw error;
+        await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs ?? 250));
+      }
+    }
+  }
+
+  /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
+  async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
+    return rejections(this.turn(turnId).executeUpdate(approveToolCallUpdate, { args: [decision] }));
+  }
+
+  /** Submits a client tool's result. */
+  async submitToolResult(turnId: string, result: SubmitToolResultInput): Promise<SubmitToolResultResult> {
+    return rejections(this.turn(turnId).executeUpdate(submitToolResultUpdate, { args: [result] }));
+  }
+
+  /**
+   * Every parked call on this task queue (or matching `query`), from the search attributes
+   * (find) and `turnState` (exact state). Visibility lags by moments; `turnState` does not.
+   */
+  async listParkedCalls(options: { query?: string; limit?: number } = {}): Promise<ParkedCall[]> {
+    const query = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${this.taskQueue}"`;
+    const ids: string[] = [];
+    for await (const execution of this.client.workflow.list({ query, pageSize: 100 })) {
+      ids.push(execution.workflowId);
+      if (ids.length >= (options.limit ?? 500)) break;
+    }
+    const states = await Promise.all(
+      ids.map((id) =>
+        this.turnState(id).then(
+          (state) => ({ id, state }),
+          () => undefined, // It finished between the listing and the query.
+        ),
+      ),
+    );
+    return states.flatMap((entry) =>
+      entry
+        ? entry.state.pending.map((call) => ({ ...call, turnWorkflowId: entry.id, ...(entry.state.conversationId ? { conversationId: entry.state.conversationId } : {}) }))
+        : [],
+    );
+  }
+
+  // ---- conversations -------------------------------------------------------------------------
+
+  conversation(conversationId: string): WorkflowHandle<typeof agentConversation> {
+    return this.client.workflow.getHandle<typeof agentConversation>(conversationId);
+  }
+
+  /**
+   * Sends a user message; the first one creates the conversation (update-with-start) with
+   * `conversation` as its settings. Returns at once with the new turn's workflow id.
+   * Idempotent by `messageId`.
+   */
+  async sendMessage(
+    request: SendMessageInput & { conversationId: string; conversation: Omit<AgentConversationInput, 'carried' | 'conversationId'> },
+  ): Promise<SendMessageResult> {
+    const { conversationId, conversation, ...message } = request;
+    const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
+      workflowId: conversationId,
+      taskQueue: this.taskQueue,
+      args: [{ ...conversation, conversationId }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    return rejections(
+      this.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
+        args: [message],
+        // The server deduplicates a retried request with the same update id, too.
+        ...(message.messageId ? { updateId: message.messageId } : {}),
+        startWorkflowOperation: start,
+      }),
+    );
+  }
+
+  async history(conversationId: string, page: HistoryPageRequest = {}): Promise<HistoryPage> {
+    return rejections(this.conversation(conversationId).query(historyQuery, page));
+  }
+
+  async conversationState(conversationId: string): Promise<ConversationState> {
+    return rejections(this.conversation(conversationId).query(conversationStateQuery));
+  }
+
+  /** The parked calls of a conversation's running turn: what its approvers must decide now. */
+  async conversationPending(conversationId: string): Promise<ParkedCall[]> {
+    const state = await this.conversationState(conversationId);
+    if (!state.currentTurn) return [];
+    const turnWorkflowId = state.currentTurn.turnWorkflowId;
+    const turn = await this.turnState(turnWorkflowId).catch(() => undefined);
+    return (turn?.pending ?? []).map((call) => ({ ...call, turnWorkflowId, conversationId }));
+  }
+}

@@ -1,0 +1,192 @@
+/**
+ * `agentConversation`: one per conversation id. Keeps the history server-side and runs each
+ * user message as a child `agentTurn` (`<conversationId>/turn-<n>`), so a backend sends only
+ * the new text, never the conversation.
+ *
+ * Turns report back by the `turnFinished` signal rather than through a child handle, which lets
+ * the conversation continue-as-new at any time — also while a turn is parked for days — with
+ * nothing lost: the parked turn keeps running and signals whichever run is current.
+ */
+import * as wf from '@temporalio/workflow';
+import {
+  conversationStateQuery,
+  historyQuery,
+  sendMessageUpdate,
+  supersedeTurnSignal,
+  turnFinishedSignal,
+} from './definitions.js';
+import { agentTurn } from './agent-turn.js';
+import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
+import { agentConversationIdKey } from './search-attributes.js';
+import type {
+  AgentConversationInput,
+  AgentTurnInput,
+  ConversationCarryOver,
+  ConversationState,
+  HistoryPage,
+  HistoryPageRequest,
+  Message,
+  QueuedMessage,
+  SendMessageInput,
+  SendMessageResult,
+  TurnFinishedInput,
+} from './types.js';
+
+/** Replies remembered for idempotent sendMessage; older message ids may start a turn again. */
+const REMEMBERED_MESSAGE_IDS = 1_000;
+const DEFAULT_PAGE = 100;
+
+export async function agentConversation(input: AgentConversationInput): Promise<never> {
+  const conversation = new Conversation(input);
+  conversation.installHandlers();
+  return conversation.run();
+}
+
+class Conversation {
+  private readonly conversationId: string;
+  private readonly state: ConversationCarryOver;
+
+  constructor(private readonly input: AgentConversationInput) {
+    this.conversationId = input.conversationId ?? wf.workflowInfo().workflowId;
+    this.state = input.carried ?? { history: [], turnCount: 0, queue: [], finished: [], seen: [], failedTurns: [], runs: 0 };
+    this.state.runs += input.carried ? 1 : 0;
+  }
+
+  installHandlers(): void {
+    wf.setHandler(sendMessageUpdate, async (request) => this.sendMessage(request), {
+      validator: (request) => {
+        const shape = sendMessageInputSchema.safeParse(request);
+        if (!shape.success) throw wf.ApplicationFailure.nonRetryable(`Invalid sendMessage: ${describeShapeError(shape.error)}`, 'InvalidRequest');
+      },
+    });
+    wf.setHandler(turnFinishedSignal, (finished) => {
+      const shape = turnFinishedInputSchema.safeParse(finished);
+      if (!shape.success) {
+        wf.log.warn('Ignored an invalid turnFinished signal', { error: describeShapeError(shape.error) });
+        return;
+      }
+      this.state.finished.push(finished);
+    });
+    wf.setHandler(historyQuery, (request?: HistoryPageRequest) => this.page(request));
+    wf.setHandler(conversationStateQuery, () => this.describe());
+  }
+
+  async run(): Promise<never> {
+    wf.upsertSearchAttributes([{ key: agentConversationIdKey, value: this.conversationId }]);
+    for (;;) {
+      await wf.condition(
+        () => this.finishedCurrent() !== undefined || (!this.state.current && this.state.queue.length > 0) || wf.workflowInfo().continueAsNewSuggested,
+      );
+      this.absorbFinishedTurn();
+      if (!this.state.current && this.state.queue.length > 0) await this.startNextTurn();
+      if (wf.workflowInfo().continueAsNewSuggested) {
+        // Every handler done first, so no accepted message is lost between runs.
+        await wf.condition(wf.allHandlersFinished);
+        await wf.continueAsNew<typeof agentConversation>({ ...this.input, conversationId: this.conversationId, carried: this.state });
+      }
+    }
+  }
+
+  private async sendMessage(raw: SendMessageInput): Promise<SendMessageResult> {
+    const request = sendMessageInputSchema.parse(raw) as SendMessageInput;
+    if (request.messageId) {
+      const earlier = this.state.seen.find(([id]) => id === request.messageId);
+      if (earlier) return earlier[1];
+    }
+    const messageId = request.messageId ?? wf.uuid4();
+    const turnNumber = ++this.state.turnCount;
+    const turnWorkflowId = `${this.conversationId}/turn-${turnNumber}`;
+    const queued = this.state.current !== undefined || this.state.queue.length > 0;
+    this.state.queue.push({ messageId, text: request.text, ...(request.options ? { options: request.options } : {}), turnWorkflowId, turnNumber });
+
+    const policy = request.policy ?? this.input.policy ?? 'queue';
+    const current = this.state.current;
+    const result: SendMessageResult = {
+      messageId,
+      turnWorkflowId,
+      turnNumber,
+      queued,
+      ...(policy === 'supersede' && current ? { supersededTurn: current.turnWorkflowId } : {}),
+    };
+    this.remember(messageId, result);
+    if (policy === 'supersede' && current) {
+      // Fire and forget: the turn settles its parked calls and reports back by turnFinished.
+      wf.getExternalWorkflowHandle(current.turnWorkflowId)
+        .signal(supersedeTurnSignal, { reason: 'A newer user message superseded this turn.', messageId })
+        .catch((error: unknown) => wf.log.warn('Could not supersede the running turn', { turn: current.turnWorkflowId, error: String(error) }));
+    }
+    // When nothing runs, start the turn before answering, so the id returned is a running
+    // workflow the caller can query or await at once. Queued turns start from run().
+    if (!queued) await this.startNextTurn();
+    return result;
+  }
+
+  private remember(messageId: string, result: SendMessageResult): void {
+    this.state.seen.push([messageId, result]);
+    if (this.state.seen.length > REMEMBERED_MESSAGE_IDS) this.state.seen.splice(0, this.state.seen.length - REMEMBERED_MESSAGE_IDS);
+  }
+
+  private finishedCurrent(): TurnFinishedInput | undefined {
+    const current = this.state.current;
+    return current ? this.state.finished.find((finished) => finished.turnWorkflowId === current.turnWorkflowId) : undefined;
+  }
+
+  /** Appends the user message and what the finished turn added; a failed turn keeps the user message. */
+  private absorbFinishedTurn(): void {
+    const finished = this.finishedCurrent();
+    const current = this.state.current;
+    if (!finished || !current) return;
+    this.state.history.push({ role: 'user', content: current.text });
+    if (finished.result) this.state.history.push(...finished.result.messages);
+    else this.state.failedTurns.push(current.turnWorkflowId);
+    // Reports of turns that are not current (a stale duplicate) are dropped with it.
+    this.state.finished = this.state.finished.filter((entry) => entry.turnWorkflowId !== current.turnWorkflowId);
+    this.state.current = undefined;
+  }
+
+  /** Starts the first queued message's turn; `current` is set before the first await, so it never starts twice. */
+  private async startNextTurn(): Promise<void> {
+    const next = this.state.queue.shift() as QueuedMessage;
+    const options = { ...this.input, ...next.options };
+    const turnInput: AgentTurnInput = {
+      conversationId: this.conversationId,
+      model: options.model,
+      messages: [...this.state.history, { role: 'user', content: next.text }],
+      ...(options.system !== undefined ? { system: options.system } : {}),
+      ...(options.tools !== undefined ? { tools: options.tools } : {}),
+      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+      ...(options.approvalTimeout !== undefined ? { approvalTimeout: options.approvalTimeout } : {}),
+      ...(options.clientToolTimeout !== undefined ? { clientToolTimeout: options.clientToolTimeout } : {}),
+      ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
+    };
+    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text };
+    await wf.startChild(agentTurn, {
+      workflowId: next.turnWorkflowId,
+      args: [turnInput],
+      // The turn outlives a continue-as-new of the conversation and reports back by signal.
+      parentClosePolicy: 'ABANDON',
+      cancellationType: 'ABANDON',
+    });
+  }
+
+  private page(request: HistoryPageRequest = {}): HistoryPage {
+    const offset = Math.max(0, Math.floor(request.offset ?? 0));
+    const limit = Math.min(1_000, Math.max(1, Math.floor(request.limit ?? DEFAULT_PAGE)));
+    const messages: Message[] = this.state.history.slice(offset, offset + limit);
+    return { messages, offset, total: this.state.history.length };
+  }
+
+  private describe(): ConversationState {
+    const current = this.state.current;
+    return {
+      conversationId: this.conversationId,
+      policy: this.input.policy ?? 'queue',
+      turns: this.state.turnCount,
+      messages: this.state.history.length,
+      ...(current ? { currentTurn: { turnWorkflowId: current.turnWorkflowId, turnNumber: current.turnNumber } } : {}),
+      queued: this.state.queue.map(({ messageId, turnWorkflowId }) => ({ messageId, turnWorkflowId })),
+      failedTurns: [...this.state.failedTurns],
+      runs: this.state.runs,
+    };
+  }
+}
