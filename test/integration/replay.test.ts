@@ -1,6 +1,6 @@
 /**
- * Replay: every recorded history (test/replay/histories, from `npm run record-histories`)
- * must replay against today's workflow code. A change that would break turns already running
+ * Replay: every recorded history (test/replay/histories/<set>/, from `npm run
+ * record-histories -- <set>`) must replay against today's workflow code. A change that would break turns already running
  * or parked — reordered commands, a new activity before an old one — fails here.
  */
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,15 +16,18 @@ try {
   // Already installed in this process.
 }
 
-const files = readdirSync(HISTORIES_DIRECTORY).filter((file) => file.endsWith('.json')).sort();
+const files = readdirSync(HISTORIES_DIRECTORY, { recursive: true, encoding: 'utf8' })
+  .filter((file) => file.endsWith('.json'))
+  .sort();
 
 function loadHistory(file: string): unknown {
   return JSON.parse(readFileSync(path.join(HISTORIES_DIRECTORY, file), 'utf8'));
 }
 
 describe('replay of recorded histories', () => {
-  it('has recorded histories of the main scenarios, parked ones included', () => {
-    expect(files.length).toBeGreaterThanOrEqual(20);
+  it('has recorded histories of the main scenarios, parked ones and conversations included', () => {
+    expect(files.length).toBeGreaterThanOrEqual(100);
+    expect(files.some((file) => file.includes('conversation--'))).toBe(true);
     expect(files.some((file) => file.includes('--parked'))).toBe(true);
   });
 

@@ -1,7 +1,7 @@
 /**
- * Records workflow histories for the replay tests. With RECORD_HISTORIES=1 (`npm run
- * record-histories`), every turn an integration test starts is saved under
- * test/replay/histories/ when the test file ends, and `snapshotParked` saves the history of a
+ * Records workflow histories for the replay tests. With RECORD_HISTORIES=<set> (see
+ * scripts/record-histories.sh), every turn an integration test starts is saved under
+ * test/replay/histories/<set>/ when the test file ends, and `snapshotParked` saves the history of a
  * turn while it is parked. Without it, nothing is written.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -12,8 +12,14 @@ import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect, inject } from 'vitest';
 
+/**
+ * One folder per recorded set. Sets are append-only: each stands for histories that may still
+ * be running somewhere, so today's code must replay every one of them.
+ */
 export const HISTORIES_DIRECTORY = fileURLToPath(new URL('../replay/histories/', import.meta.url));
-export const recording = process.env.RECORD_HISTORIES === '1';
+/** `RECORD_HISTORIES=<set name>` records into that set (`npm run record-histories -- <name>`). */
+export const recording = Boolean(process.env.RECORD_HISTORIES);
+const setDirectory = path.join(HISTORIES_DIRECTORY, process.env.RECORD_HISTORIES ?? 'unnamed');
 
 const started: Array<{ name: string; handle: WorkflowHandle }> = [];
 const snapshotted = new Set<string>();
@@ -37,7 +43,7 @@ function currentName(): string {
 }
 
 async function save(name: string, handle: WorkflowHandle): Promise<void> {
-  mkdirSync(HISTORIES_DIRECTORY, { recursive: true });
+  mkdirSync(setDirectory, { recursive: true });
   // The CLI writes the proto3 JSON that Worker.runReplayHistory reads (and that operators
   // download from the Web UI), without the SDK's protobuf classes.
   const { stdout } = await promisify(execFile)(
@@ -45,7 +51,7 @@ async function save(name: string, handle: WorkflowHandle): Promise<void> {
     ['workflow', 'show', '--workflow-id', handle.workflowId, '--address', inject('temporalAddress'), '-o', 'json'],
     { maxBuffer: 64 * 1024 * 1024 },
   );
-  writeFileSync(path.join(HISTORIES_DIRECTORY, `${name}.json`), stdout);
+  writeFileSync(path.join(setDirectory, `${name}.json`), stdout);
 }
 
 export function noteStarted(handle: WorkflowHandle): void {

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Records a new, named set of replay histories: `npm run record-histories -- 2026-12-01-my-change`.
+# Sets are append-only; never delete an older one while such workflows may still be running.
+set -euo pipefail
+name="${1:?usage: npm run record-histories -- <set-name>}"
+target="test/replay/histories/$name"
+if [ -e "$target" ]; then echo "$target exists; choose a new set name" >&2; exit 1; fi
+RECORD_HISTORIES="$name" npx vitest run --project integration \
+  test/integration/agent-turn.test.ts test/integration/smoke.test.ts test/integration/temporal-cli.test.ts \
+  test/integration/conversation.test.ts test/integration/providers-turn.test.ts
+echo "recorded $(ls "$target" | wc -l) histories in $target"
