@@ -1,5 +1,6 @@
 // @ts-check
 import js from '@eslint/js';
+import globals from 'globals';
 import { builtinModules } from 'node:module';
 import tseslint from 'typescript-eslint';
 
@@ -13,6 +14,11 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // The dashboard is plain browser JavaScript served as is.
+    files: ['api/dashboard/**/*.js'],
+    languageOptions: { globals: globals.browser, sourceType: 'module' },
   },
   {
     // Workflow code is replayed and must stay deterministic: no Node built-ins, no network

@@ -82,10 +82,16 @@ async function rejections<T>(promise: Promise<T>): Promise<T> {
       const cause = error.cause as { message?: string; type?: string } | undefined;
       throw new TurnpikeRejectedError(cause?.message ?? error.message, cause?.type ?? 'Rejected');
     }
-    if (error instanceof WorkflowNotFoundError) throw new TurnpikeNotFoundError(error.message);
-    const grpc = error as { code?: number; message?: string };
-    // Updates and queries on a workflow that does not exist surface as gRPC NOT_FOUND (5).
-    if (grpc?.code === 5) throw new TurnpikeNotFoundError(grpc.message ?? 'not found');
+    // Updates on a workflow that does not exist, or no longer runs, come back as not found
+    // (WorkflowNotFoundError, or gRPC NOT_FOUND = 5); "already completed" is a turn that ended.
+    const notFound = error instanceof WorkflowNotFoundError || (error as { code?: number })?.code === 5;
+    if (notFound) {
+      const message = (error as Error).message ?? 'not found';
+      if (/already completed/i.test(message)) {
+        throw new TurnpikeRejectedError('The turn has already ended; nothing in it is waiting for a decision or result', 'TurnAlreadyEnded');
+      }
+      throw new TurnpikeNotFoundError(message);
+    }
     throw error;
   }
 }

@@ -16,6 +16,10 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { demoModel } from './demo-model.js';
 import { startDevServer, type DevServer } from './dev-server.js';
 import { TemporalCliUnavailableError, ensureTemporalCli } from './temporal-cli.js';
+import { randomBytes } from 'node:crypto';
+import { parseTokenMap } from '../api/auth.js';
+import { buildApi } from '../api/server.js';
+import { TurnpikeClient } from '../client/turnpike-client.js';
 import { createWorker } from '../worker/create-worker.js';
 import { demoTools } from '../worker/demo-tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
@@ -86,17 +90,30 @@ async function main(): Promise<void> {
     );
 
     const ui = server?.uiUrl ?? '(your cluster\'s Web UI)';
+    // The HTTP API and approval dashboard; a one-off token for this run unless you set your own.
+    const devToken = randomBytes(9).toString('base64url');
+    const tokens = parseTokenMap(process.env.TURNPIKE_API_TOKENS ?? `${devToken}:you`);
+    const api = await buildApi({
+      client: new TurnpikeClient({ client, taskQueue: worker.options.taskQueue }),
+      tokens,
+      decisionSecret: process.env.TURNPIKE_DECISION_SECRET,
+      temporalUiUrl: server?.uiUrl ?? process.env.TEMPORAL_UI_URL,
+      namespace,
+    });
+    const apiPort = Number(process.env.TURNPIKE_API_PORT ?? 3000);
+    const dashboard = await api.listen({ host: '127.0.0.1', port: apiPort });
     console.log(`
 turnpike is running.
   Temporal:     ${address} (namespace ${namespace})${server ? `\n  Web UI:       ${ui}` : ''}
   Worker:       task queue "${worker.options.taskQueue}", demo tools: ${demoTools.map((tool) => tool.name).join(', ')}
+  Dashboard:    ${dashboard}${process.env.TURNPIKE_API_TOKENS ? ' (sign in with a token from TURNPIKE_API_TOKENS)' : `  (sign in with token ${devToken})`}
   Model:        ${model.provider}/${model.model}${model.provider === 'scripted' ? ' (offline demo model, not an LLM; set OPENAI_API_KEY or ANTHROPIC_API_KEY for a real one)' : ''}
 ${earlier.length > 0 ? `  Still parked from earlier runs: ${earlier.length} turn(s), e.g. ${earlier.slice(0, 3).join(', ')}\n` : ''}
 A demo turn is running: "${DEMO_REQUEST}"
 It looks the order up, then parks: refunds above $100 need a person's approval.
   Watch it:     ${server ? `${ui}/namespaces/${namespace}/workflows/${workflowId}` : workflowId}
 
-In another terminal:
+Approve it in the dashboard (${dashboard}), or in another terminal:
   # the parked turns, as an operator finds them
   ${temporal} workflow list --address ${address} --query 'AgentTurnStatus="awaiting-input"'
   # what the demo turn waits for (note its approvalId)
@@ -109,6 +126,7 @@ Ctrl-C stops the worker${server ? ' and the dev server; parked turns stay in .tu
 `);
     await running;
     stopWatching.abort();
+    await api.close();
   } finally {
     await connection.close();
     await nativeConnection.close();

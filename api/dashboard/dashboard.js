@@ -1,0 +1,210 @@
+// turnpike approval dashboard: lists parked calls from the HTTP API and sends decisions.
+// Plain browser JavaScript, no build step. Settings from the page URL:
+//   ?interval=<ms>  refresh interval (default 1000)
+const params = new URLSearchParams(location.search);
+const REFRESH_MS = Number(params.get('interval') ?? 1000);
+const TOKEN_KEY = 'turnpike.token';
+
+const $ = (selector) => document.querySelector(selector);
+const state = { token: localStorage.getItem(TOKEN_KEY), config: {}, cards: new Map(), deciding: new Set() };
+
+async function api(path, options = {}) {
+  const response = await fetch(path, {
+    ...options,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${state.token}`, ...(options.headers ?? {}) },
+  });
+  const body = await response.json().catch(() => ({}));
+  if (!response.ok) {
+    const error = new Error(body.error?.message ?? `HTTP ${response.status}`);
+    error.status = response.status;
+    error.type = body.error?.type;
+    throw error;
+  }
+  return body;
+}
+
+function toast(message, kind = 'info') {
+  const element = document.createElement('div');
+  element.className = `toast ${kind}`;
+  element.textContent = message;
+  $('#toasts').append(element);
+  setTimeout(() => element.remove(), 6000);
+}
+
+function duration(ms) {
+  const abs = Math.abs(ms);
+  const units = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
+  const parts = [];
+  let rest = abs;
+  for (const [unit, size] of units) {
+    if (rest >= size && parts.length < 2) {
+      parts.push(`${Math.floor(rest / size)}${unit}`);
+      rest %= size;
+    }
+  }
+  return parts.join(' ') || '0s';
+}
+
+/** Pretty-printed JSON with token colours, built from text nodes (never innerHTML from data). */
+function renderJson(pre, value) {
+  pre.replaceChildren();
+  const text = JSON.stringify(value, null, 2) ?? 'undefined';
+  const pattern = /("(?:\\.|[^"\\])*")(\s*:)?|\b(true|false|null)\b|(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
+  let last = 0;
+  for (const match of text.matchAll(pattern)) {
+    pre.append(text.slice(last, match.index));
+    const span = document.createElement('span');
+    span.className = match[1] ? (match[2] ? 'k' : 's') : match[3] ? 'b' : 'n';
+    span.textContent = match[1] ?? match[0];
+    pre.append(span);
+    if (match[2]) pre.append(match[2]);
+    last = match.index + match[0].length;
+  }
+  pre.append(text.slice(last));
+}
+
+function workflowLink(turnId) {
+  if (!state.config.temporalUiUrl) return null;
+  const link = document.createElement('a');
+  link.href = `${state.config.temporalUiUrl}/namespaces/${encodeURIComponent(state.config.namespace)}/workflows/${encodeURIComponent(turnId)}`;
+  link.target = '_blank';
+  link.rel = 'noopener';
+  link.textContent = turnId;
+  return link;
+}
+
+function fillCard(card, call) {
+  card.querySelector('.tool').textContent = call.toolName;
+  card.querySelector('.kind').textContent = call.kind === 'approval' ? 'approval' : 'client tool';
+  const meta = card.querySelector('.meta');
+  meta.replaceChildren();
+  const add = (label, value) => {
+    const span = document.createElement('span');
+    span.append(`${label} `);
+    span.append(value ?? '');
+    meta.append(span);
+  };
+  add('turn', workflowLink(call.turnWorkflowId) ?? call.turnWorkflowId);
+  if (call.conversationId) add('conversation', call.conversationId);
+  add('requested', `${duration(Date.now() - Date.parse(call.requestedAt))} ago`);
+  card.querySelector('.policy-reason').textContent = call.reason ? `Why it needs you: ${call.reason}` : '';
+  renderJson(card.querySelector('.input'), call.input);
+  updateTimes(card, call);
+}
+
+function updateTimes(card, call) {
+  const left = Date.parse(call.expiresAt) - Date.now();
+  const element = card.querySelector('.left');
+  element.textContent = left > 0 ? `${duration(left)} left` : 'expiring';
+  element.classList.toggle('soon', left < 3_600_000);
+}
+
+async function decide(card, call, approved) {
+  const reason = card.querySelector('.reason').value.trim();
+  if (!approved && !reason && !confirm('Deny without a reason? The model will only learn that it was denied.')) return;
+  state.deciding.add(call.approvalId);
+  card.querySelectorAll('button').forEach((button) => (button.disabled = true));
+  try {
+    await api(`/api/turns/${encodeURIComponent(call.turnWorkflowId)}/approvals/${encodeURIComponent(call.approvalId)}`, {
+      method: 'POST',
+      body: JSON.stringify({ approved, inputHash: call.inputHash, ...(reason ? { reason } : {}), ...(call.decisionToken ? { decisionToken: call.decisionToken } : {}) }),
+    });
+    toast(`${approved ? 'Approved' : 'Denied'} ${call.toolName}`, 'ok');
+    removeCard(call.approvalId);
+  } catch (error) {
+    toast(`Not ${approved ? 'approved' : 'denied'}: ${error.message}`, 'error');
+    if (error.status === 409 || error.status === 404) removeCard(call.approvalId);
+    else card.querySelectorAll('button').forEach((button) => (button.disabled = false));
+  } finally {
+    state.deciding.delete(call.approvalId);
+  }
+}
+
+function removeCard(key) {
+  const entry = state.cards.get(key);
+  if (!entry) return;
+  state.cards.delete(key);
+  entry.card.classList.add('leaving');
+  setTimeout(() => entry.card.remove(), 300);
+}
+
+function render(calls) {
+  const approvals = calls.filter((call) => call.kind === 'approval');
+  const clientCalls = calls.filter((call) => call.kind !== 'approval');
+  const keyOf = (call) => call.approvalId ?? call.toolCallId;
+  const present = new Set(calls.map(keyOf));
+  for (const key of [...state.cards.keys()]) if (!present.has(key) && !state.deciding.has(key)) removeCard(key);
+  for (const call of calls) {
+    const key = keyOf(call);
+    let entry = state.cards.get(key);
+    if (!entry) {
+      const card = $('#card-template').content.firstElementChild.cloneNode(true);
+      card.dataset.key = key;
+      card.dataset.tool = call.toolName;
+      if (call.kind === 'approval') {
+        card.querySelector('.decide').addEventListener('submit', (event) => {
+          event.preventDefault();
+          decide(card, entry.call, true);
+        });
+        card.querySelector('.deny').addEventListener('click', () => decide(card, entry.call, false));
+      }
+      entry = { card, call };
+      state.cards.set(key, entry);
+      (call.kind === 'approval' ? $('#approvals') : $('#client-calls')).append(card);
+      fillCard(card, call);
+    } else {
+      entry.call = call;
+      updateTimes(entry.card, call);
+    }
+  }
+  $('#approval-count').textContent = approvals.length;
+  $('#client-count').textContent = clientCalls.length;
+  $('#empty').hidden = approvals.length > 0;
+}
+
+async function refresh() {
+  try {
+    const { calls } = await api('/api/approvals');
+    render(calls);
+    $('#status').className = 'status live';
+    $('#status').textContent = `live · updated ${new Date().toLocaleTimeString()}`;
+  } catch (error) {
+    $('#status').className = 'status down';
+    $('#status').textContent = error.status === 401 ? 'signed out' : `cannot reach turnpike: ${error.message}`;
+    if (error.status === 401) showLogin();
+  }
+}
+
+function showLogin() {
+  $('#main').hidden = true;
+  $('#login').hidden = false;
+  $('#who').textContent = '';
+}
+
+async function start() {
+  state.config = await fetch('/api/config').then((response) => response.json());
+  try {
+    const { identity } = await api('/api/me');
+    $('#who').textContent = `signed in as ${identity}`;
+  } catch {
+    showLogin();
+    return;
+  }
+  $('#login').hidden = true;
+  $('#main').hidden = false;
+  await refresh();
+  if (REFRESH_MS > 0) setInterval(refresh, REFRESH_MS);
+}
+
+$('#login-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  state.token = $('#token').value.trim();
+  localStorage.setItem(TOKEN_KEY, state.token);
+  start();
+});
+
+if (state.token) start();
+else {
+  fetch('/api/config').then((response) => response.json()).then((config) => (state.config = config));
+  showLogin();
+}

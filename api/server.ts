@@ -1,0 +1,212 @@
+/**
+ * turnpike's HTTP API, for dashboards and backends not written in TypeScript, and the
+ * approval dashboard page. Built on fastify with zod request validation:
+ *
+ *   malformed body or parameters  → 400
+ *   no or unknown bearer token    → 401
+ *   unknown turn, approval or call → 404
+ *   a decision or result the turn rejects (already decided, expired, not allowed...) → 409
+ *
+ * The approver of a decision is the identity of the request's bearer token, never the body.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type ParkedCall } from '../client/turnpike-client.js';
+import type { AgentTurnInput } from '../workflows/types.js';
+import { identify, signDecision, verifyDecision } from './auth.js';
+
+export interface ApiOptions {
+  client: TurnpikeClient;
+  /** Bearer token → approver identity. */
+  tokens: Map<string, string>;
+  /** When set, every decision must carry the signed token the approval was listed with. */
+  decisionSecret?: string;
+  /** Shown by the dashboard as links, e.g. http://127.0.0.1:8233. */
+  temporalUiUrl?: string;
+  namespace?: string;
+  logger?: boolean;
+}
+
+/** Rejections that mean "no such thing", answered 404 rather than 409. */
+const NOT_FOUND_TYPES = new Set(['UnknownApprovalId', 'UnknownToolCallId']);
+
+const modelSchema = z.looseObject({ provider: z.enum(['openai', 'anthropic', 'scripted']), model: z.string().min(1) });
+const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
+
+const startTurnBody = z.object({
+  turnId: z.string().min(1).max(200),
+  input: z.looseObject({
+    model: modelSchema,
+    messages: z.array(messageSchema).min(1),
+    system: z.string().optional(),
+    tools: z.array(z.string()).optional(),
+    maxSteps: z.number().int().positive().optional(),
+    approvalTimeout: z.string().optional(),
+    clientToolTimeout: z.string().optional(),
+    conversationId: z.string().optional(),
+  }),
+});
+
+const decisionBody = z.strictObject({
+  approved: z.boolean(),
+  reason: z.string().max(4_000).optional(),
+  input: z.unknown().optional(),
+  /** The hash of the input the approver saw, from the listing. */
+  inputHash: z.string().max(200).optional(),
+  /** Required when the server signs decisions. */
+  decisionToken: z.string().max(200).optional(),
+});
+
+const toolResultBody = z.strictObject({ output: z.unknown(), isError: z.boolean().optional() });
+
+const sendMessageBody = z.strictObject({
+  text: z.string().min(1).max(32_000),
+  messageId: z.string().min(1).max(200).optional(),
+  policy: z.enum(['queue', 'supersede']).optional(),
+  model: modelSchema.optional(),
+  system: z.string().optional(),
+});
+
+const turnParams = z.object({ turnId: z.string().min(1) });
+
+const DASHBOARD_FILES: Record<string, string> = {
+  '/': 'index.html',
+  '/dashboard.js': 'dashboard.js',
+  '/dashboard.css': 'dashboard.css',
+};
+const CONTENT_TYPES: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
+
+function sendError(reply: FastifyReply, status: number, type: string, message: string) {
+  return reply.status(status).send({ error: { type, message } });
+}
+
+/** Maps the client's typed errors to HTTP statuses; anything else is a 500. */
+async function answer<T>(reply: FastifyReply, work: () => Promise<T>, status = 200) {
+  try {
+    return reply.status(status).send(await work());
+  } catch (error) {
+    if (error instanceof TurnpikeNotFoundError) return sendError(reply, 404, 'NotFound', error.message);
+    if (error instanceof TurnpikeRejectedError) return sendError(reply, NOT_FOUND_TYPES.has(error.type) ? 404 : 409, error.type, error.message);
+    throw error;
+  }
+}
+
+export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
+  const app = Fastify({ logger: options.logger ?? false }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  const dashboardDirectory = fileURLToPath(new URL('./dashboard/', import.meta.url));
+
+  app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message: string }, _request, reply) => {
+    if (error.validation || error.statusCode === 400) return sendError(reply, 400, 'InvalidRequest', error.message);
+    if (error.statusCode === 415 || error.statusCode === 413) return sendError(reply, error.statusCode, 'InvalidRequest', error.message);
+    app.log.error(error);
+    return sendError(reply, 500, 'InternalError', 'turnpike could not complete the request');
+  });
+
+  /** Resolves the caller's identity or answers 401. */
+  function caller(request: FastifyRequest, reply: FastifyReply): string | undefined {
+    const identity = identify(options.tokens, request.headers.authorization);
+    if (!identity) void sendError(reply, 401, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server knows');
+    return identity;
+  }
+
+  for (const [url, file] of Object.entries(DASHBOARD_FILES)) {
+    app.get(url, async (_request, reply) => {
+      // Read on each request: small files, and edits show without a restart.
+      const body = readFileSync(`${dashboardDirectory}${file}`, 'utf8');
+      return reply.type(CONTENT_TYPES[file.split('.').pop()!]).send(body);
+    });
+  }
+
+  app.get('/api/config', async () => ({ temporalUiUrl: options.temporalUiUrl ?? null, namespace: options.namespace ?? 'default', signedDecisions: Boolean(options.decisionSecret) }));
+
+  app.get('/api/me', async (request, reply) => {
+    const identity = caller(request, reply);
+    if (identity) return { identity };
+  });
+
+  app.post('/api/turns', { schema: { body: startTurnBody } }, async (request, reply) => {
+    if (!caller(request, reply)) return;
+    const { turnId, input } = request.body;
+    return answer(reply, async () => ({ turnId: (await options.client.startTurn(input as AgentTurnInput, { turnId })).workflowId }), 201);
+  });
+
+  app.get('/api/turns/:turnId', { schema: { params: turnParams } }, async (request, reply) => {
+    if (!caller(request, reply)) return;
+    const { turnId } = request.params;
+    return answer(reply, async () => {
+      const state = await options.client.turnState(turnId);
+      const finished = !['running', 'awaiting-input'].includes(state.status);
+      return { turnId, state, ...(finished ? { result: await options.client.turnResult(turnId) } : {}) };
+    });
+  });
+
+  app.get('/api/approvals', async (request, reply) => {
+    const identity = caller(request, reply);
+    if (!identity) return;
+    return answer(reply, async () => {
+      const calls = await options.client.listParkedCalls();
+      const sign = (call: ParkedCall) =>
+        options.decisionSecret && call.approvalId
+          ? { decisionToken: signDecision(options.decisionSecret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) }
+          : {};
+      const sorted = calls.sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
+      return { approver: identity, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
+    });
+  });
+
+  app.post(
+    '/api/turns/:turnId/approvals/:approvalId',
+    { schema: { params: z.object({ turnId: z.string().min(1), approvalId: z.string().min(1) }), body: decisionBody } },
+    async (request, reply) => {
+      const approver = caller(request, reply);
+      if (!approver) return;
+      const { turnId, approvalId } = request.params;
+      const { decisionToken, ...decision } = request.body;
+      if (options.decisionSecret) {
+        const subject = { turnId, approvalId, inputHash: decision.inputHash ?? '', approver };
+        if (!decisionToken || !decision.inputHash || !verifyDecision(options.decisionSecret, subject, decisionToken)) {
+          return sendError(reply, 403, 'InvalidDecisionToken', 'This server requires the decisionToken and inputHash the approval was listed with, for this approver');
+        }
+      }
+      return answer(reply, () => options.client.approveToolCall(turnId, { approvalId, ...decision, approver }));
+    },
+  );
+
+  app.post(
+    '/api/turns/:turnId/tool-results/:toolCallId',
+    { schema: { params: z.object({ turnId: z.string().min(1), toolCallId: z.string().min(1) }), body: toolResultBody } },
+    async (request, reply) => {
+      if (!caller(request, reply)) return;
+      const { turnId, toolCallId } = request.params;
+      return answer(reply, () => options.client.submitToolResult(turnId, { toolCallId, ...request.body }));
+    },
+  );
+
+  app.post(
+    '/api/conversations/:conversationId/messages',
+    { schema: { params: z.object({ conversationId: z.string().min(1).max(200) }), body: sendMessageBody } },
+    async (request, reply) => {
+      if (!caller(request, reply)) return;
+      const { conversationId } = request.params;
+      const { model, system, ...message } = request.body;
+      const conversation = { model: model ?? { provider: 'scripted' as const, model: 'demo' }, ...(system ? { system } : {}) };
+      return answer(reply, () => options.client.sendMessage({ conversationId, conversation, ...message }), 202);
+    },
+  );
+
+  app.get(
+    '/api/conversations/:conversationId/history',
+    { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }) } },
+    async (request, reply) => {
+      if (!caller(request, reply)) return;
+      return answer(reply, () => options.client.history(request.params.conversationId, request.query));
+    },
+  );
+
+  return app;
+}

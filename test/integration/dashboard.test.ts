@@ -1,0 +1,126 @@
+/**
+ * The approval dashboard in a real headless Chromium (Debian's, driven by playwright-core)
+ * against the HTTP API and a real dev server: a parked call appears, a click approves it and
+ * the turn completes; a stale second tab's decision is rejected and the tool runs once.
+ *
+ * UPDATE_SCREENSHOTS=1 also writes docs/dashboard-queue.png.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTokenMap } from '../../api/auth.js';
+import { buildApi } from '../../api/server.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { executionsOf, testTools, use } from '../support/test-tools.js';
+import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let turnpike: TurnpikeHarness;
+let api: FastifyInstance;
+let browser: Browser;
+let baseUrl: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (bash .ci/run does), or set CHROMIUM_PATH`);
+  turnpike = await startTurnpike({ tools: testTools });
+  api = await buildApi({
+    client: new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }),
+    tokens: parseTokenMap('alice-token:alice,bob-token:bob'),
+    temporalUiUrl: 'http://127.0.0.1:8233',
+  });
+  await api.listen({ host: '127.0.0.1', port: 0 });
+  baseUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // Without the background-networking flags Chromium keeps dialling hosts this machine cannot reach.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await api?.close();
+  await turnpike?.stop();
+});
+
+async function openDashboard(token: string, query = ''): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+  await page.goto(`${baseUrl}/${query}`);
+  await page.fill('#token', token);
+  await page.click('#login-form button[type=submit]');
+  await page.waitForSelector('#main:not([hidden])');
+  return page;
+}
+
+function card(page: Page, key: string) {
+  return page.locator(`.card[data-key="${key}"]`);
+}
+
+describe('approval dashboard in Chromium', () => {
+  it('shows a parked call as it parks, approves it with a click, and the turn completes', async () => {
+    const page = await openDashboard('alice-token');
+    await expect(page.locator('#who').textContent()).resolves.toBe('signed in as alice');
+
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'browser', count: 3 }) });
+    const [pending] = await waitForPending(handle);
+    const entry = card(page, pending.approvalId!);
+    await entry.waitFor({ timeout: 15_000 });
+    await expect(entry.locator('.tool').textContent()).resolves.toBe('guarded_action');
+    await expect(entry.locator('.input').textContent()).resolves.toContain('"target": "browser"');
+    await expect(entry.locator('.left').textContent()).resolves.toMatch(/2[34]h \d+m left/);
+
+    await entry.locator('.reason').fill('checked in the browser');
+    await entry.locator('button.approve').click();
+    await page.locator('.toast.ok', { hasText: 'Approved guarded_action' }).waitFor();
+    const result = await handle.result();
+    expect(result.toolCalls[0]).toMatchObject({ outcome: 'approved', approval: { approver: 'alice', reason: 'checked in the browser' } });
+    await entry.waitFor({ state: 'detached' });
+    await page.close();
+  });
+
+  it('rejects the second decision from a stale tab, and the tool runs once', async () => {
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'two-tabs', count: 1 }) });
+    const [pending] = await waitForPending(handle);
+    // The stale tab never refreshes after its first load (interval=0).
+    const stale = await openDashboard('bob-token', '?interval=0');
+    const fresh = await openDashboard('alice-token');
+    await card(stale, pending.approvalId!).waitFor();
+    await card(fresh, pending.approvalId!).waitFor();
+
+    await card(fresh, pending.approvalId!).locator('button.approve').click();
+    await fresh.locator('.toast.ok').waitFor();
+    await handle.result();
+
+    await card(stale, pending.approvalId!).locator('button.approve').click();
+    const rejection = stale.locator('.toast.error');
+    await rejection.waitFor();
+    await expect(rejection.textContent()).resolves.toMatch(/Not approved: (The turn has already ended|Approval .* was already decided)/);
+    expect(executionsOf(handle.workflowId)).toHaveLength(1);
+    expect((await handle.result()).toolCalls[0].approval?.approver).toBe('alice');
+    await stale.close();
+    await fresh.close();
+  });
+
+  it('lists approvals and client-tool calls across turns', async () => {
+    const turns = [
+      await turnpike.startTurn({ text: use('guarded_action', { target: 'db-primary', count: 2 }) }),
+      await turnpike.startTurn({ text: 'refund $420 on order 1001' }),
+      await turnpike.startTurn({ text: use('pick_colour', { options: ['red', 'green', 'blue'] }) }),
+    ];
+    for (const handle of turns) await waitForPending(handle);
+    const page = await openDashboard('alice-token');
+    await page.locator('#approvals .card').nth(1).waitFor();
+    await page.locator('#client-calls .card').first().waitFor();
+    await expect(page.locator('#approval-count').textContent()).resolves.toBe('2');
+    await expect(page.locator('#approvals .card[data-tool="issue_refund"] .policy-reason').textContent()).resolves.toContain('refunds above $100 need a person');
+    if (process.env.UPDATE_SCREENSHOTS === '1') {
+      mkdirSync('docs', { recursive: true });
+      await page.screenshot({ path: 'docs/dashboard-queue.png', fullPage: true });
+    }
+    await page.close();
+    for (const handle of turns) await handle.cancel();
+  });
+});
