@@ -23,5 +23,12 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
       'InvalidModelSettings',
     );
   }
-  return provider(input, Context.current().cancellationSignal);
+  const result = await provider(input, Context.current().cancellationSignal);
+  const empty = result.message.content.every((part) => part.type === 'text' && part.text.trim() === '');
+  if (empty) {
+    // An empty assistant message would make the history invalid (Anthropic rejects it), so it
+    // never reaches the workflow: retried like any transient provider fault, then a clear failure.
+    throw ApplicationFailure.retryable(`${input.model.provider}: the model returned an empty response (no text, no tool calls)`, 'EmptyModelResponse');
+  }
+  return result;
 }

@@ -25,6 +25,7 @@ import {
 import { inputHash } from './input-hash.js';
 import { approveToolCallInputSchema, describeShapeError, submitToolResultInputSchema, supersedeTurnInputSchema } from './message-schemas.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
+import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { deniedMessage, errorSettlement, toRecord, toResultPart, type Settlement } from './tool-results.js';
 import type {
   ActivityCallOptions,
@@ -185,6 +186,7 @@ class Turn {
     const maxSteps = this.input.maxSteps ?? DEFAULT_MAX_STEPS;
 
     let lastText = '';
+    const seenToolCallIds = toolCallIdsIn(this.input.messages);
     while (this.step < maxSteps) {
       this.step++;
       const response: ModelStepResult = await callModel({
@@ -195,11 +197,12 @@ class Turn {
       });
       this.usage.inputTokens += response.usage.inputTokens;
       this.usage.outputTokens += response.usage.outputTokens;
-      this.appended.push(response.message);
-      lastText = textOf(response.message.content);
-      const calls = response.message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
+      const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
+      this.appended.push(message);
+      lastText = textOf(message.content);
+      const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
       if (calls.length === 0) return this.finish('completed', lastText);
-      const results = await this.settleStep(calls);
+      const results = await this.settleStep(calls, renamed);
       this.appended.push({ role: 'tool', content: results });
       if (this.superseded) return this.finish('cancelled', lastText);
     }
@@ -221,10 +224,10 @@ class Turn {
   }
 
   /** Settles every call of one step; resolves when each has exactly one result. */
-  private async settleStep(calls: ToolCallPart[]): Promise<ToolResultPart[]> {
+  private async settleStep(calls: ToolCallPart[], repeated: Set<string>): Promise<ToolResultPart[]> {
     const step = { calls, results: new Map<string, ToolResultPart>(), records: new Map<string, ToolCallRecord>() };
     this.openStep = step;
-    const known = calls.filter((call) => this.specs.has(call.toolName));
+    const known = calls.filter((call) => this.specs.has(call.toolName) && !repeated.has(call.toolCallId));
     const dispositions = known.length > 0
       ? await prepareToolCalls({ calls: known.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input })) })
       : [];
@@ -248,6 +251,9 @@ class Turn {
   private async settleCall(call: ToolCallPart, disposition: ToolCallDisposition | undefined): Promise<Settlement> {
     const spec = this.specs.get(call.toolName);
     if (this.superseded) return this.supersededSettlement(call);
+    if (spec && !disposition) {
+      return errorSettlement('error', `This call repeated an earlier tool call id, so it was not run. Use a new id for each call.`);
+    }
     if (!spec || !disposition) {
       const available = [...this.specs.keys()].join(', ') || '(none)';
       return errorSettlement('error', `Unknown tool "${call.toolName}". Available tools: ${available}.`);

@@ -1,0 +1,111 @@
+/**
+ * Provider faults and model misbehaviour, through the real SDKs and the strict fake provider
+ * server: each is retried, or becomes an error result or a clear failure — never a stuck turn
+ * and never an invalid history.
+ */
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { agentTurn } from '../../workflows/index.js';
+import type { ModelProvider } from '../../workflows/types.js';
+import { startFakeProviderServer, type FakeProvider, type FakeProviderServer, type ScriptedEntry } from '../fake-provider/server.js';
+import { executionsOf, testTools } from '../support/test-tools.js';
+import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+let fake: FakeProviderServer;
+let turnpike: TurnpikeHarness;
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  fake = await startFakeProviderServer();
+  process.env.OPENAI_API_KEY = 'sk-test-faults';
+  process.env.OPENAI_BASE_URL = fake.openaiBaseURL;
+  process.env.ANTHROPIC_API_KEY = 'sk-ant-test-faults';
+  process.env.ANTHROPIC_BASE_URL = fake.anthropicBaseURL;
+  turnpike = await startTurnpike({ tools: testTools });
+});
+afterAll(async () => {
+  await turnpike?.stop();
+  await fake?.close();
+  process.env = saved;
+});
+beforeEach(() => fake.reset());
+
+function start(provider: ModelProvider, script: ScriptedEntry[], attempts = 4): Promise<WorkflowHandle<typeof agentTurn>> {
+  fake.script(provider as FakeProvider, script);
+  return turnpike.startTurn({
+    model: { provider, model: provider === 'openai' ? 'gpt-4.1-mini' : 'claude-sonnet-4-5', maxTokens: 256 },
+    text: 'Go.',
+    // A 1s timeout so a hung request is retried quickly.
+    modelCallOptions: { startToCloseTimeout: '1s', retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumAttempts: attempts } },
+  });
+}
+
+function statuses(provider: FakeProvider) {
+  return fake.requests.filter((request) => request.provider === provider).map((request) => request.status);
+}
+
+describe.each(['openai', 'anthropic'] as const)('%s faults', (provider) => {
+  it('retries a burst of 429s, a 500, a hung request, a reset connection and a truncated body, then completes', async () => {
+    const handle = await start(provider, [
+      { status: 429 },
+      { status: 429 },
+      { status: 500 },
+      { delayMs: 3_000, text: 'too late' },
+      { reset: true },
+      { malformed: true },
+      { text: 'Survived.' },
+    ], 8);
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Survived.' });
+    expect(statuses(provider)).toEqual([429, 429, 500, expect.anything(), 'reset', 200, 200]);
+  });
+
+  it('retries an empty response, and fails the turn clearly if the model keeps answering nothing', async () => {
+    const recovered = await start(provider, [{ text: '' }, { text: 'Here now.' }]);
+    expect((await recovered.result()).text).toBe('Here now.');
+
+    fake.reset();
+    const empty = await start(provider, [{ text: '' }, { text: '' }], 2);
+    const error = await empty.result().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(String(((error as WorkflowFailedError).cause?.cause as Error | undefined)?.message)).toMatch(`${provider}: the model returned an empty response`);
+  });
+});
+
+describe('model misbehaviour', () => {
+  it('answers a repeated tool call id with an error result, runs it once, and the next request is valid', async () => {
+    const handle = await start('anthropic', [
+      {
+        toolCalls: [
+          { id: 'toolu_same', name: 'record_action', input: { action: 'first' } },
+          { id: 'toolu_same', name: 'record_action', input: { action: 'second' } },
+        ],
+      },
+      { text: 'Done.' },
+    ]);
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => [call.toolCallId, call.outcome])).toEqual([
+      ['toolu_same', 'executed'],
+      ['toolu_same_dup2', 'error'],
+    ]);
+    expect(String(result.toolCalls[1].output)).toMatch(/repeated an earlier tool call id/);
+    expect(executionsOf(handle.workflowId).map((execution) => execution.input)).toEqual([{ action: 'first' }]);
+    const requests = fake.requests.filter((request) => request.provider === 'anthropic');
+    expect(requests).toHaveLength(2);
+    expect(requests.flatMap((request) => request.errors)).toEqual([]);
+  });
+
+  it('renames a tool call id the model reuses from an earlier step', async () => {
+    const handle = await start('openai', [
+      { toolCalls: [{ id: 'call_1', name: 'record_action', input: { action: 'a' } }] },
+      { toolCalls: [{ id: 'call_1', name: 'record_action', input: { action: 'b' } }] },
+      { text: 'ok' },
+    ]);
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => [call.toolCallId, call.outcome])).toEqual([
+      ['call_1', 'executed'],
+      ['call_1_dup2', 'error'],
+    ]);
+    expect(fake.requests.flatMap((request) => request.errors)).toEqual([]);
+  });
+});
