@@ -23,7 +23,14 @@ import {
   turnStateQuery,
 } from './definitions.js';
 import { inputHash } from './input-hash.js';
-import { approveToolCallInputSchema, describeShapeError, submitToolResultInputSchema, supersedeTurnInputSchema } from './message-schemas.js';
+import {
+  MAX_PAYLOAD_BYTES,
+  approveToolCallInputSchema,
+  describeShapeError,
+  jsonSize,
+  submitToolResultInputSchema,
+  supersedeTurnInputSchema,
+} from './message-schemas.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { deniedMessage, errorSettlement, toRecord, toResultPart, type Settlement } from './tool-results.js';
@@ -435,6 +442,7 @@ class Turn {
     }
     if (request.input !== undefined) {
       if (!request.approved) reject('An edited input only makes sense with approved: true', 'InvalidRequest');
+      if (jsonSize(request.input) > MAX_PAYLOAD_BYTES) reject(`Edited input is larger than ${MAX_PAYLOAD_BYTES} bytes`, 'PayloadTooLarge');
       const checked = this.schemaFor(`input:${parked.spec.name}`, parked.spec.inputSchema).safeParse(request.input);
       if (!checked.success) {
         reject(`Edited input for "${parked.view.toolName}" fails its schema: ${describeShapeError(checked.error)}`, 'InvalidEditedInput');
@@ -467,6 +475,7 @@ class Turn {
       if (settled) reject(`Tool call ${request.toolCallId} is already settled (${settled})`, 'ToolCallAlreadySettled');
       reject(`Unknown toolCallId ${request.toolCallId}`, 'UnknownToolCallId');
     }
+    if (jsonSize(request.output) > MAX_PAYLOAD_BYTES) reject(`Output is larger than ${MAX_PAYLOAD_BYTES} bytes`, 'PayloadTooLarge');
     const { outputSchema } = parked.spec;
     if (outputSchema && request.isError !== true) {
       const checked = this.schemaFor(`output:${parked.spec.name}`, outputSchema).safeParse(request.output);

@@ -8,6 +8,14 @@ import { z } from 'zod';
 /** Large enough for any real decision; small enough that a hostile payload cannot bloat history. */
 export const MAX_TEXT = 4_000;
 
+/** The largest edited input or client-tool output a turn accepts, as JSON. */
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+
+/** JSON size in UTF-16 code units: close enough to bytes for a bound, and cheap in a validator. */
+export function jsonSize(value: unknown): number {
+  return JSON.stringify(value)?.length ?? 0;
+}
+
 export const approveToolCallInputSchema = z.object({
   approvalId: z.string().min(1).max(200),
   approved: z.boolean(),
