@@ -1,0 +1,53 @@
+/**
+ * Parsers for commander arguments and options. They throw `InvalidArgumentError`, so a bad value
+ * is a usage error (exit code 2) reported by commander, before anything reaches Temporal.
+ */
+import { InvalidArgumentError } from 'commander';
+import { demoModel } from '../scripts/demo-model.js';
+import type { ModelSettings } from '../workflows/types.js';
+
+/**
+ * `provider[:model]`: `openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`, `scripted:demo`;
+ * without `:model`, the provider's default model (the same defaults as `npm start`).
+ */
+export function parseModel(value: string): ModelSettings {
+  const [provider = '', ...model] = value.split(':');
+  try {
+    return demoModel({ TURNPIKE_PROVIDER: provider, ...(model.length > 0 ? { TURNPIKE_MODEL: model.join(':') } : {}) });
+  } catch {
+    throw new InvalidArgumentError('expected openai, anthropic or scripted, optionally with :<model>, e.g. openai:gpt-4.1-mini');
+  }
+}
+
+/** The model when `--model` is not given: `TURNPIKE_PROVIDER` / `TURNPIKE_MODEL`, else by the API key set, else scripted. */
+export function defaultModel(): ModelSettings {
+  return demoModel();
+}
+
+export function parseJson(value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError(`not valid JSON: ${value} (a string needs quotes: '"text"')`);
+  }
+}
+
+/** A whole number ≥ 0 (offsets), or ≥ 1 with `parsePositive`. */
+export function parseCount(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError('expected a whole number');
+  return Number(value);
+}
+
+export function parsePositive(value: string): number {
+  const count = parseCount(value);
+  if (count === 0) throw new InvalidArgumentError('expected a number above 0');
+  return count;
+}
+
+/** `a,b,c` → `['a', 'b', 'c']`. */
+export function parseList(value: string): string[] {
+  return value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
+}

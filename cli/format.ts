@@ -1,0 +1,186 @@
+/**
+ * Small pure helpers that turn turnpike's data into text for a terminal: colours, tables,
+ * durations, compact JSON. No I/O here; the commands decide where the text goes.
+ */
+import Table from 'cli-table3';
+import picocolors from 'picocolors';
+import type { AgentTurnResult, ApprovalRecord, Message, PendingToolCall, ToolCallOutcome, TurnStatus } from '../workflows/types.js';
+
+/** picocolors' formatters, enabled or not. */
+export type Colors = ReturnType<typeof picocolors.createColors>;
+
+/**
+ * Colours for a stream: only on a terminal, and never when `NO_COLOR` is set to anything but
+ * the empty string (https://no-color.org), so piped output and logs stay plain text.
+ */
+export function colorsFor(stream: { isTTY?: boolean }, env: NodeJS.ProcessEnv): Colors {
+  return picocolors.createColors(Boolean(stream.isTTY) && !env.NO_COLOR);
+}
+
+/** A table with a bold header and no colours of cli-table3's own (it would colour piped output). */
+export function table(colors: Colors, head: string[], rows: string[][]): string {
+  const rendered = new Table({ head: head.map((title) => colors.bold(title)), style: { head: [], border: [] } });
+  rendered.push(...rows);
+  return rendered.toString();
+}
+
+/**
+ * `value` on one line, cut to `max` characters with an ellipsis (for table cells): JSON, except
+ * that a string (an error result, a denial) shows as its text.
+ */
+export function compactJson(value: unknown, max = Infinity): string {
+  const text = typeof value === 'string' ? value.replace(/\s*\n\s*/g, ' ') : (JSON.stringify(value) ?? String(value));
+  return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
+}
+
+const UNITS: Array<[suffix: string, ms: number]> = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1_000],
+];
+
+/** A duration for people, in its largest unit and the next: `45s`, `3m 12s`, `23h 59m`, `2d 0h`. */
+export function formatDuration(ms: number): string {
+  const whole = Math.max(0, Math.floor(ms / 1000) * 1000);
+  const index = UNITS.findIndex(([, size]) => whole >= size);
+  if (index === -1 || index === UNITS.length - 1) return `${whole / 1000}s`;
+  const [[largeSuffix, large], [smallSuffix, small]] = [UNITS[index], UNITS[index + 1]];
+  return `${Math.floor(whole / large)}${largeSuffix} ${Math.floor((whole % large) / small)}${smallSuffix}`;
+}
+
+/** How long ago an ISO 8601 instant was. */
+export function age(iso: string, now: number): string {
+  return formatDuration(now - Date.parse(iso));
+}
+
+/** How long until an ISO 8601 instant, or `expired` once it has passed. */
+export function expiresIn(iso: string, now: number, colors: Colors): string {
+  const left = Date.parse(iso) - now;
+  return left > 0 ? formatDuration(left) : colors.red('expired');
+}
+
+/** Green for outcomes where the call did what was asked, red where it did not, yellow for cancelled. */
+export function outcome(value: ToolCallOutcome, colors: Colors): string {
+  switch (value) {
+    case 'executed':
+    case 'approved':
+    case 'client':
+      return colors.green(value);
+    case 'denied':
+    case 'expired':
+    case 'error':
+      return colors.red(value);
+    case 'cancelled':
+      return colors.yellow(value);
+  }
+}
+
+/** A turn status, coloured by whether it waits for someone (yellow) or has ended (green / red). */
+export function status(value: TurnStatus, colors: Colors): string {
+  switch (value) {
+    case 'running':
+      return colors.cyan(value);
+    case 'awaiting-input':
+      return colors.yellow(value);
+    case 'completed':
+      return colors.green(value);
+    case 'max-steps':
+    case 'cancelled':
+      return colors.red(value);
+  }
+}
+
+/** Who decided a call, and why: `alice: "looks right"`, `automatic: within the limit`. */
+export function approvalSummary(approval: ApprovalRecord | undefined): string {
+  if (!approval) return '';
+  const who = approval.automatic ? 'automatic' : (approval.approver ?? 'someone');
+  return approval.reason ? `${who}: ${approval.reason}` : who;
+}
+
+/** The id to decide a parked call by: its approvalId for an approval, its toolCallId for a client tool. */
+export function decisionId(call: PendingToolCall): string {
+  return call.approvalId ?? call.toolCallId;
+}
+
+/** The command that resolves a parked call, so people can copy it from `watch` and `pending`. */
+export function resolveHint(turnId: string, call: PendingToolCall): string {
+  return call.kind === 'approval'
+    ? `turnpike approve ${turnId} ${call.approvalId} --as <you>   (or deny … --reason <why>)`
+    : `turnpike submit ${turnId} ${call.toolCallId} '<json>'`;
+}
+
+/** Parked calls as a table, with a turn column when they carry their turn's id (`ParkedCall`). */
+export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId?: string }>, colors: Colors, now: number): string {
+  const withTurn = calls.some((call) => call.turnWorkflowId !== undefined);
+  return table(
+    colors,
+    [...(withTurn ? ['turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', 'age', 'expires in'],
+    calls.map((call) => [
+      ...(withTurn ? [call.turnWorkflowId ?? ''] : []),
+      decisionId(call),
+      call.kind,
+      call.toolName,
+      compactJson(call.input, 40),
+      age(call.requestedAt, now),
+      expiresIn(call.expiresAt, now, colors),
+    ]),
+  );
+}
+
+/** A finished turn: status line, final text, and every tool call with its outcome and decision. */
+export function turnResultText(turnId: string, result: AgentTurnResult, colors: Colors): string {
+  const lines = [
+    `${colors.bold(turnId)}  ${status(result.status, colors)}  ${result.steps} step(s), ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens`,
+  ];
+  if (result.supersededBy) lines.push(colors.dim(`superseded by message ${result.supersededBy}`));
+  if (result.text) lines.push('', result.text);
+  if (result.toolCalls.length > 0) {
+    lines.push(
+      '',
+      table(
+        colors,
+        ['toolCallId', 'tool', 'input', 'outcome', 'output', 'decided by'],
+        result.toolCalls.map((call) => [
+          call.toolCallId,
+          call.toolName,
+          compactJson(call.input, 40),
+          outcome(call.outcome, colors),
+          compactJson(call.output, 40),
+          approvalSummary(call.approval),
+        ]),
+      ),
+    );
+  }
+  return lines.join('\n');
+}
+
+/** One history message as lines: user text, assistant text and tool calls (→), tool results (←). */
+export function messageLines(message: Message, colors: Colors): string[] {
+  switch (message.role) {
+    case 'user':
+      return [typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('')];
+    case 'assistant':
+      return message.content.map((part) =>
+        part.type === 'text' ? part.text : colors.cyan(`→ ${part.toolName} ${compactJson(part.input)}  (${part.toolCallId})`),
+      );
+    case 'tool':
+      return message.content.map((part) => {
+        const line = `← ${part.toolName} (${part.toolCallId}): ${compactJson(part.output, 200)}`;
+        return part.isError ? colors.red(line) : colors.green(line);
+      });
+  }
+}
+
+/** A page of a conversation's history, numbered by position in the whole history. */
+export function historyText(page: { messages: Message[]; offset: number; total: number }, colors: Colors): string {
+  const lines = page.messages.flatMap((message, index) => {
+    const [first = '', ...rest] = messageLines(message, colors);
+    const label = `${colors.dim(`#${page.offset + index}`)} ${colors.bold(message.role.padEnd(9))}`;
+    const indent = ' '.repeat(`#${page.offset + index} `.length + 9);
+    return [`${label} ${first}`, ...rest.map((line) => `${indent} ${line}`)];
+  });
+  const last = page.offset + page.messages.length;
+  lines.push(colors.dim(page.messages.length > 0 ? `messages ${page.offset}–${last - 1} of ${page.total}` : `no messages at offset ${page.offset} (of ${page.total})`));
+  return lines.join('\n');
+}
