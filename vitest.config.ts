@@ -20,6 +20,11 @@ export default defineConfig({
           globalSetup: ['test/support/global-setup.ts'],
         },
       },
+      {
+        extends: true,
+        // Kills workers and restarts servers: each file brings its own dev server.
+        test: { name: 'chaos', include: ['test/chaos/**/*.test.ts'], testTimeout: 300_000 },
+      },
     ],
   },
 });
