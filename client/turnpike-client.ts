@@ -45,6 +45,7 @@ import type {
   TurnState,
 } from '../workflows/types.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
+import { turnpikeDataConverter } from './payload-codec.js';
 
 /** A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`). */
 export class TurnpikeRejectedError extends Error {
@@ -109,7 +110,7 @@ export class TurnpikeClient {
   static async connect(options: { taskQueue?: string } = {}): Promise<TurnpikeClient> {
     const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
     const connection = await Connection.connect(connectionOptions as Parameters<typeof Connection.connect>[0]);
-    return new TurnpikeClient({ client: new Client({ connection, namespace }), taskQueue: options.taskQueue });
+    return new TurnpikeClient({ client: new Client({ connection, namespace, dataConverter: turnpikeDataConverter }), taskQueue: options.taskQueue });
   }
 
   async close(): Promise<void> {

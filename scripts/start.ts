@@ -19,6 +19,7 @@ import { TemporalCliUnavailableError, ensureTemporalCli } from './temporal-cli.j
 import { randomBytes } from 'node:crypto';
 import { parseTokenMap } from '../api/auth.js';
 import { buildApi } from '../api/server.js';
+import { turnpikeDataConverter } from '../client/payload-codec.js';
 import { TurnpikeClient } from '../client/turnpike-client.js';
 import { createWorker } from '../worker/create-worker.js';
 import { demoTools } from '../worker/demo-tools.js';
@@ -61,7 +62,7 @@ async function main(): Promise<void> {
 
   const nativeConnection = await NativeConnection.connect({ ...environment.connectionOptions, address });
   const connection = await Connection.connect({ ...(environment.connectionOptions as object), address });
-  const client = new Client({ connection, namespace });
+  const client = new Client({ connection, namespace, dataConverter: turnpikeDataConverter });
   try {
     const worker = await createWorker({ tools: demoTools, connection: nativeConnection, namespace });
     const running = worker.run();

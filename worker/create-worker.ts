@@ -7,6 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import { turnpikeDataConverter } from '../client/payload-codec.js';
 import type { Tool } from '../activities/tools.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
@@ -55,6 +56,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     taskQueue: options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
     activities: createActivities({ tools: options.tools }),
+    dataConverter: turnpikeDataConverter,
     ...options.workerOptions,
   });
 }

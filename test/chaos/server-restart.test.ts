@@ -7,6 +7,7 @@ import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { turnpikeDataConverter } from '../../client/payload-codec.js';
 import { freePort, startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
@@ -30,7 +31,7 @@ afterAll(async () => {
 });
 
 async function connect(address: string): Promise<Client> {
-  return new Client({ connection: await Connection.connect({ address }) });
+  return new Client({ connection: await Connection.connect({ address }), dataConverter: turnpikeDataConverter });
 }
 
 describe('server restart', () => {

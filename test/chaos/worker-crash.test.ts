@@ -9,6 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { turnpikeDataConverter } from '../../client/payload-codec.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
@@ -30,7 +31,7 @@ let bundlePath: string;
 beforeAll(async () => {
   directory = temporaryDirectory('turnpike-chaos-');
   [server, fake, bundlePath] = await Promise.all([startDevServer(), startFakeProviderServer(), writeBundle(directory)]);
-  client = new Client({ connection: await Connection.connect({ address: server.address }) });
+  client = new Client({ connection: await Connection.connect({ address: server.address }), dataConverter: turnpikeDataConverter });
   // Every turn: STEPS steps, each with a slow tool and a charge needing approval, then an answer.
   fake.setDefault('openai', (body) => {
     const stepsDone = body.messages.filter((message: { role: string }) => message.role === 'assistant').length;

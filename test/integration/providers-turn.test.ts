@@ -4,8 +4,11 @@
  * the real APIs' rules, provider faults are retried or fail the turn as designed, and no
  * secret ever enters workflow history.
  */
+import { gunzipSync } from 'node:zlib';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GZIP_ENCODING } from '../../client/payload-codec.js';
 import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { ModelProvider } from '../../workflows/types.js';
@@ -140,9 +143,16 @@ describe.each(['openai', 'anthropic'] as const)('%s', (provider) => {
   });
 });
 
-/** Every string and every payload's bytes (decoded as UTF-8) in a history, as one text. */
+/**
+ * Every string and every payload's bytes (decoded as UTF-8) in a history, as one text.
+ * Compressed payloads are decompressed first, so a secret cannot hide inside one.
+ */
 function historyText(value: unknown): string {
   if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  const payload = value as { metadata?: { encoding?: Uint8Array }; data?: Uint8Array } | null;
+  if (payload?.data && payload.metadata?.encoding && Buffer.from(payload.metadata.encoding).toString() === GZIP_ENCODING) {
+    return historyText(temporal.api.common.v1.Payload.decode(gunzipSync(payload.data)));
+  }
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) return value.map(historyText).join('\n');
   if (value && typeof value === 'object') return Object.values(value).map(historyText).join('\n');

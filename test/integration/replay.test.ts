@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
+import { turnpikeDataConverter } from '../../client/payload-codec.js';
 import { HISTORIES_DIRECTORY } from '../support/history-recorder.js';
 
 try {
@@ -32,7 +33,7 @@ describe('replay of recorded histories', () => {
   });
 
   it.each(files)('replays %s', async (file) => {
-    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, loadHistory(file), file);
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: turnpikeDataConverter }, loadHistory(file), file);
   });
 
   it('fails on a deliberately non-deterministic change to the workflow', async () => {

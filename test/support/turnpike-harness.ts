@@ -10,6 +10,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import type { Tool } from '../../activities/tools.js';
+import { turnpikeDataConverter } from '../../client/payload-codec.js';
 import { createWorker } from '../../worker/create-worker.js';
 import { turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
@@ -41,7 +42,7 @@ export async function startTurnpike({ tools, maxCachedWorkflows }: { tools: read
   const namespace = inject('temporalNamespace');
   const taskQueue = `test-${randomUUID()}`;
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace });
+  const client = new Client({ connection, namespace, dataConverter: turnpikeDataConverter });
   let nativeConnection: NativeConnection | undefined;
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;

@@ -1,0 +1,74 @@
+/**
+ * Bounded history: a 10-step turn over a long conversation, with the compressing payload codec
+ * every turnpike worker and client uses. Reports history bytes per step as stored and as they
+ * would be without compression, and checks the turn stays well inside Temporal's limits
+ * (2 MiB per payload, 50 MiB per history).
+ */
+import { temporal } from '@temporalio/proto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CompressionCodec } from '../../client/payload-codec.js';
+import type { Message } from '../../workflows/types.js';
+import { testTools, use } from '../support/test-tools.js';
+import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+let turnpike: TurnpikeHarness;
+beforeAll(async () => {
+  turnpike = await startTurnpike({ tools: testTools });
+});
+afterAll(async () => turnpike?.stop());
+
+/** A long, varied conversation: words drawn pseudo-randomly, so it compresses like real text. */
+function longConversation(messages: number): Message[] {
+  const words = 'order refund customer shipping invoice account balance delivery warehouse payment card address status request agent policy approval limit tracking carrier return'.split(' ');
+  let seed = 7;
+  const word = () => words[(seed = (seed * 1103515245 + 12345) % 2 ** 31) % words.length];
+  return Array.from({ length: messages }, (_, index): Message => {
+    const text = Array.from({ length: 60 }, () => word()).join(' ') + ` #${index} ${seed.toString(36)}`;
+    return index % 2 === 0 ? { role: 'user', content: text } : { role: 'assistant', content: [{ type: 'text', text }] };
+  });
+}
+
+function historyBytes(history: temporal.api.history.v1.IHistory): number {
+  return temporal.api.history.v1.History.encode(history).finish().length;
+}
+
+/** The same history with every compressed payload decompressed: what it would weigh without the codec. */
+async function uncompressed(history: temporal.api.history.v1.IHistory): Promise<temporal.api.history.v1.IHistory> {
+  const codec = new CompressionCodec();
+  const copy = temporal.api.history.v1.History.decode(temporal.api.history.v1.History.encode(history).finish());
+  const visit = async (value: unknown): Promise<void> => {
+    if (!value || typeof value !== 'object' || value instanceof Uint8Array) return;
+    const record = value as Record<string, unknown>;
+    if (Array.isArray(record.payloads)) record.payloads = await codec.decode(record.payloads as never);
+    for (const child of Object.values(record)) await visit(child);
+  };
+  await visit(copy);
+  return copy;
+}
+
+describe('history size', () => {
+  it('keeps a 10-step turn over a 400-message conversation well inside the limits', async () => {
+    const conversation = longConversation(400);
+    const steps = Array.from({ length: 9 }, (_, index) => use('record_action', { action: `step-${index}` })).join(' then ');
+    const handle = await turnpike.startTurn({ messages: [...conversation, { role: 'user', content: steps }] });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', steps: 10 });
+
+    const stored = await handle.fetchHistory();
+    const storedBytes = historyBytes(stored);
+    const plainBytes = historyBytes(await uncompressed(stored));
+    const largestPayload = Math.max(...(stored.events ?? []).flatMap((event) => {
+      const scheduled = event.activityTaskScheduledEventAttributes?.input?.payloads ?? [];
+      return scheduled.map((payload) => payload.data?.length ?? 0);
+    }));
+    const conversationBytes = JSON.stringify(conversation).length;
+    console.log(
+      `history-size: conversation ${conversation.length} messages (${conversationBytes} bytes JSON), ${result.steps} steps, ` +
+        `${stored.events?.length} events; history ${storedBytes} bytes stored vs ${plainBytes} without compression ` +
+        `(${Math.round(storedBytes / result.steps)} vs ${Math.round(plainBytes / result.steps)} bytes per step, ${(plainBytes / storedBytes).toFixed(1)}x); largest stored payload ${largestPayload} bytes`,
+    );
+    expect(plainBytes).toBeGreaterThan(result.steps * conversationBytes);
+    expect(storedBytes).toBeLessThan(plainBytes / 2.5);
+    expect(largestPayload).toBeLessThan(2 * 1024 * 1024 / 4);
+  });
+});
