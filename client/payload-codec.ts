@@ -13,7 +13,10 @@
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
 import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
+
+// A CommonJS module: Node's ESM loader sees only its default export.
+const { temporal } = proto;
 
 export const GZIP_ENCODING = 'binary/gzip';
 const encoder = new TextEncoder();

@@ -4,12 +4,15 @@
  * would be without compression, and checks the turn stays well inside Temporal's limits
  * (2 MiB per payload, 50 MiB per history).
  */
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../client/payload-codec.js';
 import type { Message } from '../../workflows/types.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+// A CommonJS module: Node's ESM loader sees only its default export.
+const { temporal } = proto;
 
 let turnpike: TurnpikeHarness;
 beforeAll(async () => {
@@ -28,12 +31,12 @@ function longConversation(messages: number): Message[] {
   });
 }
 
-function historyBytes(history: temporal.api.history.v1.IHistory): number {
+function historyBytes(history: proto.temporal.api.history.v1.IHistory): number {
   return temporal.api.history.v1.History.encode(history).finish().length;
 }
 
 /** The same history with every compressed payload decompressed: what it would weigh without the codec. */
-async function uncompressed(history: temporal.api.history.v1.IHistory): Promise<temporal.api.history.v1.IHistory> {
+async function uncompressed(history: proto.temporal.api.history.v1.IHistory): Promise<proto.temporal.api.history.v1.IHistory> {
   const codec = new CompressionCodec();
   const copy = temporal.api.history.v1.History.decode(temporal.api.history.v1.History.encode(history).finish());
   const visit = async (value: unknown): Promise<void> => {

@@ -6,7 +6,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GZIP_ENCODING } from '../../client/payload-codec.js';
 import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
@@ -15,6 +15,9 @@ import type { ModelProvider } from '../../workflows/types.js';
 import { startFakeProviderServer, type FakeProvider, type FakeProviderServer } from '../fake-provider/server.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+// A CommonJS module: Node's ESM loader sees only its default export.
+const { temporal } = proto;
 
 const SECRETS = { openai: 'sk-test-openai-SECRET-4f1c9a', anthropic: 'sk-ant-test-SECRET-77be02' };
 
