@@ -74,6 +74,18 @@ describe('operators with the Temporal CLI', () => {
     expect((await handle.query(turnStateQuery)).pending).toHaveLength(1);
   });
 
+  it('submits client tool results with temporal workflow update execute and signal', async () => {
+    const handle = await turnpike.startTurn({ text: 'ask me "first?" and ask me "second?"' });
+    const [first, second] = await waitForPending(handle, 2);
+    const update = await temporal('workflow', 'update', 'execute', '--workflow-id', handle.workflowId, '--name', 'submitToolResult',
+      '--input', JSON.stringify({ toolCallId: first.toolCallId, output: { answer: 'one' } }));
+    expect(update).toContain(first.toolCallId);
+    await temporal('workflow', 'signal', '--workflow-id', handle.workflowId, '--name', 'submitToolResult',
+      '--input', JSON.stringify({ toolCallId: second.toolCallId, output: { answer: 'two' } }));
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => [call.outcome, call.output])).toEqual([['client', { answer: 'one' }], ['client', { answer: 'two' }]]);
+  });
+
   it('cancels a parked turn with temporal workflow cancel', async () => {
     const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'delta', count: 1 }) });
     await waitForPending(handle);
