@@ -7,27 +7,23 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
 import type { AgentConversationInput, AgentTurnResult, ModelSettings } from '../../workflows/types.js';
-import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
+import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-let fake: FakeProviderServer;
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
-const saved = { ...process.env };
 
 beforeAll(async () => {
-  fake = await startFakeProviderServer();
-  process.env.ANTHROPIC_API_KEY = 'sk-ant-test-conversation';
-  process.env.ANTHROPIC_BASE_URL = fake.anthropicBaseURL;
+  fake = await useFakeProviders();
   turnpike = await startTurnpike({ tools: testTools });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
 });
 afterAll(async () => {
   await turnpike?.stop();
-  await fake?.close();
-  process.env = saved;
+  await fake?.restore();
 });
 beforeEach(() => fake.reset());
 

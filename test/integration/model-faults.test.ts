@@ -7,26 +7,21 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { agentTurn } from '../../workflows/index.js';
 import type { ModelProvider } from '../../workflows/types.js';
-import { startFakeProviderServer, type FakeProvider, type FakeProviderServer, type ScriptedEntry } from '../fake-provider/server.js';
+import type { FakeProvider, ScriptedEntry } from '../fake-provider/server.js';
+import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-let fake: FakeProviderServer;
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
-const saved = { ...process.env };
 
 beforeAll(async () => {
-  fake = await startFakeProviderServer();
-  process.env.OPENAI_API_KEY = 'sk-test-faults';
-  process.env.OPENAI_BASE_URL = fake.openaiBaseURL;
-  process.env.ANTHROPIC_API_KEY = 'sk-ant-test-faults';
-  process.env.ANTHROPIC_BASE_URL = fake.anthropicBaseURL;
+  fake = await useFakeProviders();
   turnpike = await startTurnpike({ tools: testTools });
 });
 afterAll(async () => {
   await turnpike?.stop();
-  await fake?.close();
-  process.env = saved;
+  await fake?.restore();
 });
 beforeEach(() => fake.reset());
 

@@ -12,33 +12,27 @@ import { GZIP_ENCODING } from '../../client/payload-codec.js';
 import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { ModelProvider } from '../../workflows/types.js';
-import { startFakeProviderServer, type FakeProvider, type FakeProviderServer } from '../fake-provider/server.js';
+import type { FakeProvider } from '../fake-provider/server.js';
+import { TEST_KEYS, useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 // A CommonJS module: Node's ESM loader sees only its default export.
 const { temporal } = proto;
 
-const SECRETS = { openai: 'sk-test-openai-SECRET-4f1c9a', anthropic: 'sk-ant-test-SECRET-77be02' };
+const SECRETS = TEST_KEYS;
 
-let fake: FakeProviderServer;
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
-const saved = { ...process.env };
 
 beforeAll(async () => {
-  fake = await startFakeProviderServer();
-  // The worker runs in this process and reads keys and base URLs at call time.
-  process.env.OPENAI_API_KEY = SECRETS.openai;
-  process.env.OPENAI_BASE_URL = fake.openaiBaseURL;
-  process.env.ANTHROPIC_API_KEY = SECRETS.anthropic;
-  process.env.ANTHROPIC_BASE_URL = fake.anthropicBaseURL;
+  fake = await useFakeProviders();
   turnpike = await startTurnpike({ tools: testTools });
 });
 
 afterAll(async () => {
   await turnpike?.stop();
-  await fake?.close();
-  process.env = saved;
+  await fake?.restore();
 });
 
 beforeEach(() => fake.reset());
