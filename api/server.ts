@@ -30,6 +30,8 @@ export interface ApiOptions {
   logger?: boolean;
 }
 
+const LISTING_TTL_MS = 500;
+
 /** Rejections that mean "no such thing", answered 404 rather than 409. */
 const NOT_FOUND_TYPES = new Set(['UnknownApprovalId', 'UnknownToolCallId']);
 
@@ -115,12 +117,25 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   }
 
   for (const [url, file] of Object.entries(DASHBOARD_FILES)) {
-    app.get(url, async (_request, reply) => {
-      // Read on each request: small files, and edits show without a restart.
-      const body = readFileSync(`${dashboardDirectory}${file}`, 'utf8');
-      return reply.type(CONTENT_TYPES[file.split('.').pop()!]).send(body);
-    });
+    // Read once: the page is static for the life of the server.
+    const body = readFileSync(`${dashboardDirectory}${file}`, 'utf8');
+    app.get(url, async (_request, reply) => reply.type(CONTENT_TYPES[file.split('.').pop()!]).send(body));
   }
+
+  /**
+   * Parked calls, shared by every request within LISTING_TTL_MS: each open dashboard polls
+   * every second, and a listing costs a visibility query plus one turnState query per parked
+   * turn, so concurrent pollers share one listing instead of multiplying that load.
+   */
+  let listing: { at: number; calls: Promise<ParkedCall[]> } | undefined;
+  const parkedCalls = (): Promise<ParkedCall[]> => {
+    if (!listing || Date.now() - listing.at > LISTING_TTL_MS) {
+      const calls = options.client.listParkedCalls();
+      listing = { at: Date.now(), calls };
+      calls.catch(() => (listing = undefined));
+    }
+    return listing.calls;
+  };
 
   app.get('/api/config', async () => ({ temporalUiUrl: options.temporalUiUrl ?? null, namespace: options.namespace ?? 'default', signedDecisions: Boolean(options.decisionSecret) }));
 
@@ -149,7 +164,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     const identity = caller(request, reply);
     if (!identity) return;
     return answer(reply, async () => {
-      const calls = await options.client.listParkedCalls();
+      const calls = [...(await parkedCalls())];
       const sign = (call: ParkedCall) =>
         options.decisionSecret && call.approvalId
           ? { decisionToken: signDecision(options.decisionSecret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) }
@@ -173,7 +188,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           return sendError(reply, 403, 'InvalidDecisionToken', 'This server requires the decisionToken and inputHash the approval was listed with, for this approver');
         }
       }
-      return answer(reply, () => options.client.approveToolCall(turnId, { approvalId, ...decision, approver }));
+      return answer(reply, async () => {
+        const result = await options.client.approveToolCall(turnId, { approvalId, ...decision, approver });
+        listing = undefined; // The next listing must not show the call just decided.
+        return result;
+      });
     },
   );
 
@@ -183,7 +202,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     async (request, reply) => {
       if (!caller(request, reply)) return;
       const { turnId, toolCallId } = request.params;
-      return answer(reply, () => options.client.submitToolResult(turnId, { toolCallId, ...request.body }));
+      return answer(reply, async () => {
+        const result = await options.client.submitToolResult(turnId, { toolCallId, ...request.body });
+        listing = undefined;
+        return result;
+      });
     },
   );
 

@@ -27,6 +27,7 @@ import type {
   UserMessage,
 } from '../../workflows/types.js';
 import {
+  cachedClient,
   resolveClientSettings,
   toolResultText,
   toProviderFailure,
@@ -36,6 +37,8 @@ import {
 
 /** Used when the turn does not say: `max_tokens` is required by the Messages API. */
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+
+const clients = new Map<string, Anthropic>();
 
 /**
  * Runs one model step on the Anthropic Messages API.
@@ -47,7 +50,7 @@ export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
 export async function callAnthropic(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
   // Passing `apiKey` explicitly also keeps the SDK from consulting its credential chain
   // (ANTHROPIC_AUTH_TOKEN, profiles): the worker's key is the only credential used.
-  const client = new Anthropic(resolveClientSettings('anthropic', options));
+  const client = cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic(settings));
   let response: AnthropicMessage;
   try {
     response = await client.messages.create(convertToAnthropicRequest(input), { signal: options.signal });

@@ -83,6 +83,21 @@ export function resolveClientSettings(provider: ProviderName, options: ProviderC
 }
 
 /**
+ * One SDK client per provider and settings, reused across calls: each client owns an HTTP
+ * agent, so reuse keeps connections (and TLS sessions) alive between a turn's model steps.
+ * Settings are still read from the environment on every call, so a rotated key takes effect.
+ */
+export function cachedClient<Client>(cache: Map<string, Client>, settings: ProviderClientSettings, create: (settings: ProviderClientSettings) => Client): Client {
+  const key = JSON.stringify([settings.apiKey, settings.baseURL, settings.timeout]);
+  let client = cache.get(key);
+  if (!client) {
+    client = create(settings);
+    cache.set(key, client);
+  }
+  return client;
+}
+
+/**
  * The text a tool result is sent as. Both wire formats want a string; JSON keeps structured
  * outputs readable to the model. `undefined` (a tool that returned nothing) becomes `null`.
  */

@@ -24,12 +24,15 @@ import type {
   ToolCallPart,
 } from '../../workflows/types.js';
 import {
+  cachedClient,
   resolveClientSettings,
   toolResultText,
   toProviderFailure,
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
+
+const clients = new Map<string, OpenAI>();
 
 /**
  * Runs one model step on OpenAI Chat Completions.
@@ -39,7 +42,7 @@ import {
  * `ApplicationFailure`s (see `errors.ts`) and the activity retry policy decides.
  */
 export async function callOpenAI(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
-  const client = new OpenAI(resolveClientSettings('openai', options));
+  const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
   let completion: ChatCompletion;
   try {
     completion = await client.chat.completions.create(convertToOpenAIRequest(input), { signal: options.signal });
