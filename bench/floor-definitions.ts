@@ -1,0 +1,30 @@
+/**
+ * Messages of the floor workflow, importable by the client side as well as by workflow code
+ * (like turnpike's workflows/definitions.ts).
+ */
+import { defineQuery, defineUpdate } from '@temporalio/workflow';
+
+/** Same request shape as turnpike's `approveToolCall`, so both send the same bytes to resume. */
+export interface FloorApproveInput {
+  approvalId: string;
+  approved: boolean;
+  approver?: string;
+}
+
+export const floorApproveUpdate = defineUpdate<{ approvalId: string; approved: boolean }, [FloorApproveInput]>('approve');
+
+/** Whether the turn waits on the update; lets the client wait for the park as it does with turnpike's `turnState`. */
+export const floorParkedQuery = defineQuery<boolean>('parked');
+
+export const FLOOR_WORKFLOW = 'floorTurn';
+
+export interface FloorTurnInput {
+  /** Tool steps before the answer: a turn of `toolSteps + 1` model calls. */
+  toolSteps: number;
+  /** Park on the update before the first tool step's tool runs. */
+  approval?: boolean;
+}
+
+export interface FloorTurnResult {
+  steps: number;
+}

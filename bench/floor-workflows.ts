@@ -1,0 +1,41 @@
+/**
+ * The FLOOR: the least a hand-written Temporal workflow must do to run a turn of the same
+ * shape as turnpike's, so that turnpike's figures can be read as a multiple of what Temporal
+ * itself costs on this machine in the same run.
+ *
+ * Per turn: 1 `describeTools` local activity; per tool step: 1 `callModel` activity, 1
+ * `prepareToolCalls` local activity, 1 `executeTool` activity; then 1 final `callModel`.
+ * With `approval`, the first tool step waits on a `condition` that an update handler sets,
+ * turnpike's park without its timeout timer, search attributes or validation.
+ *
+ * Bundled on its own (`bundleWorkflowCode`), run by its own worker on its own task queue.
+ */
+import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { FloorActivities } from './floor-activities.js';
+import { floorApproveUpdate, floorParkedQuery, type FloorTurnInput, type FloorTurnResult } from './floor-definitions.js';
+
+// The same timeouts as turnpike, so that retries (never expected here) would behave alike.
+const { describeTools, prepareToolCalls } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '30s' });
+const { callModel, executeTool } = proxyActivities<FloorActivities>({ startToCloseTimeout: '60s' });
+
+export async function floorTurn({ toolSteps, approval }: FloorTurnInput): Promise<FloorTurnResult> {
+  let approved = false;
+  let parked = false;
+  setHandler(floorParkedQuery, () => parked && !approved);
+  setHandler(floorApproveUpdate, (request) => {
+    approved = true;
+    return { approvalId: request.approvalId, approved: request.approved };
+  });
+  await describeTools();
+  for (let step = 1; step <= toolSteps; step++) {
+    await callModel({ step, last: false });
+    await prepareToolCalls({ step });
+    if (approval && step === 1) {
+      parked = true;
+      await condition(() => approved);
+    }
+    await executeTool({ i: step });
+  }
+  await callModel({ step: toolSteps + 1, last: true });
+  return { steps: toolSteps + 1 };
+}

@@ -1,0 +1,110 @@
+/**
+ * `npm run bench -- [flags]`: what to run and how much of it.
+ *
+ *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
+ *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload
+ *   --reps N                   measured turns per (system, step count) in the latency figure
+ *   --parked N                 turns parked at once while resume latency is measured (default 1000)
+ *   --resume-sample N          parked turns resumed and timed, one at a time, per system
+ *   --throughput-turns N       turns per system in the throughput figure
+ *   --concurrency N            concurrent starters in the throughput figure (default 200)
+ *   --capacity N               turns parked at once for the memory / idle CPU figure (default 5000)
+ *   --idle-seconds N           idle window over which worker CPU is measured (default 10)
+ *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
+ *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
+ *   --stock-server             run the dev server without the dispatch setting below (see SERVER_DYNAMIC_CONFIG)
+ *   --name NAME                results file name under bench/results/ (default "latest")
+ */
+import { parseArgs } from 'node:util';
+
+export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+/**
+ * The dev server has ONE history shard, and its transfer-queue reader polls at most
+ * `history.transferProcessorMaxPollRPS` (default 20) times a second. Every activity and
+ * workflow task is dispatched through that reader, so on a stock dev server each one waits
+ * ~40 ms for the next poll: a 3-step turn takes ~550 ms for turnpike and floor alike, and that
+ * fixed wait hides the very overhead this benchmark looks for (ratios all come out ≈ 1.0).
+ * A production cluster spreads workflows over hundreds of shards. The benchmark lifts the
+ * limit by default and records it in the results; `--stock-server` measures without.
+ */
+export const SERVER_DYNAMIC_CONFIG = { 'history.transferProcessorMaxPollRPS': 1000 } as const;
+
+export interface BenchOptions {
+  quick: boolean;
+  /** Dynamic config given to the dev server (empty with `--stock-server`). */
+  serverDynamicConfig: Record<string, number>;
+  scenarios: ScenarioName[];
+  /** Step counts of the latency figure: 1 = a text answer only. */
+  latencySteps: number[];
+  latencyWarmup: number;
+  latencyReps: number;
+  parked: number;
+  resumeSample: number;
+  throughputTurns: number;
+  throughputConcurrency: number;
+  /** Model steps of each throughput turn (2 tool steps + answer: the typical short agent turn). */
+  throughputSteps: number;
+  capacity: number;
+  idleSeconds: number;
+  /** Conversation lengths (messages) for the resume-payload figure. */
+  conversationLengths: number[];
+  maxCachedWorkflows?: number;
+  maxConcurrentWorkflowTaskExecutions?: number;
+  name: string;
+}
+
+function positiveInteger(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${flag} must be a positive integer (got ${value})`);
+  return parsed;
+}
+
+export function parseBenchOptions(argv: string[]): BenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      quick: { type: 'boolean', default: false },
+      only: { type: 'string' },
+      reps: { type: 'string' },
+      parked: { type: 'string' },
+      'resume-sample': { type: 'string' },
+      'throughput-turns': { type: 'string' },
+      concurrency: { type: 'string' },
+      capacity: { type: 'string' },
+      'idle-seconds': { type: 'string' },
+      'max-cached': { type: 'string' },
+      'max-wft': { type: 'string' },
+      name: { type: 'string' },
+      'stock-server': { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const quick = values.quick ?? false;
+  const scenarios = values.only === undefined ? [...SCENARIOS] : values.only.split(',').map((name) => name.trim());
+  for (const name of scenarios) {
+    if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`--only: unknown scenario "${name}"; expected ${SCENARIOS.join(', ')}`);
+  }
+  const parked = positiveInteger('parked', values.parked, quick ? 100 : 1000);
+  return {
+    quick,
+    serverDynamicConfig: values['stock-server'] ? {} : { ...SERVER_DYNAMIC_CONFIG },
+    scenarios: scenarios as ScenarioName[],
+    latencySteps: [1, 3, 10],
+    latencyWarmup: quick ? 2 : 5,
+    latencyReps: positiveInteger('reps', values.reps, quick ? 10 : 50),
+    parked,
+    resumeSample: Math.min(parked, positiveInteger('resume-sample', values['resume-sample'], quick ? 30 : 200)),
+    throughputTurns: positiveInteger('throughput-turns', values['throughput-turns'], quick ? 200 : 800),
+    throughputConcurrency: positiveInteger('concurrency', values.concurrency, quick ? 100 : 200),
+    throughputSteps: 3,
+    capacity: positiveInteger('capacity', values.capacity, quick ? 500 : 5000),
+    idleSeconds: positiveInteger('idle-seconds', values['idle-seconds'], quick ? 5 : 10),
+    conversationLengths: [10, 100, 1000],
+    ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),
+    ...(values['max-wft'] !== undefined ? { maxConcurrentWorkflowTaskExecutions: positiveInteger('max-wft', values['max-wft'], 0) } : {}),
+    name: values.name ?? 'latest',
+  };
+}

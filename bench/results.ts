@@ -1,0 +1,43 @@
+/** The shape of `bench/results/<name>.json`. */
+import type { MachineInfo } from './machine-info.js';
+import type { BenchOptions } from './options.js';
+import type { CapacityFigures } from './scenarios/parked-capacity.js';
+import type { HistoryFigures } from './scenarios/history.js';
+import type { ResumeLatencyFigures } from './scenarios/resume-latency.js';
+import type { ResumePayloadFigures } from './scenarios/resume-payload.js';
+import type { ThroughputFigures } from './scenarios/throughput.js';
+import type { TurnLatencyFigures } from './scenarios/turn-latency.js';
+import type { WorkerSettings } from './worker-protocol.js';
+
+export interface Figures {
+  latency?: TurnLatencyFigures;
+  resume?: ResumeLatencyFigures;
+  throughput?: ThroughputFigures;
+  capacity?: CapacityFigures;
+  history?: HistoryFigures;
+  payload?: ResumePayloadFigures;
+}
+
+/** One line of the report: a figure for both systems, and the target it is held to if any. */
+export interface ReportRow {
+  figure: string;
+  turnpike: string;
+  floor: string;
+  ratio: string;
+  target: string;
+  /** `null`: no target for this figure, or it was not measured at the size the target names. */
+  met: boolean | null;
+  note?: string;
+}
+
+export interface BenchResults {
+  machine: MachineInfo;
+  options: BenchOptions;
+  /** The settings both workers ran with (the SDK's defaults unless overridden by a flag). */
+  workerSettings?: WorkerSettings;
+  figures: Figures;
+  rows: ReportRow[];
+  /** Scenarios that failed, with the error: a partial run still reports what it measured. */
+  errors: Record<string, string>;
+  durationSeconds: number;
+}

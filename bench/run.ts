@@ -1,0 +1,107 @@
+/**
+ * `npm run bench`: turnpike against a floor of hand-written Temporal, in one run, on this machine.
+ *
+ * Starts its own headless, in-memory Temporal dev server, bundles both workflow sets once,
+ * and for each scenario starts a fresh turnpike worker and a fresh floor worker, each in a
+ * child process of its own (so their memory and CPU are measurable), on their own task
+ * queues. Writes bench/results/<name>.json and .md and prints the table.
+ * Flags: see options.ts (`--quick` for a 1–2 minute smoke run).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Client, Connection } from '@temporalio/client';
+import { turnpikeDataConverter } from '../client/payload-codec.js';
+import { startDevServer } from '../scripts/dev-server.js';
+import { writeBundles } from './bundles.js';
+import { startSystems, type BenchContext, type Systems } from './context.js';
+import { machineInfo } from './machine-info.js';
+import { parseBenchOptions, type ScenarioName } from './options.js';
+import { renderMarkdown, writeResults } from './report.js';
+import type { BenchResults, Figures } from './results.js';
+import { measureHistory } from './scenarios/history.js';
+import { measureParkedCapacity } from './scenarios/parked-capacity.js';
+import { measureResumeLatency } from './scenarios/resume-latency.js';
+import { measureResumePayload } from './scenarios/resume-payload.js';
+import { measureThroughput } from './scenarios/throughput.js';
+import { measureTurnLatency } from './scenarios/turn-latency.js';
+import { reportRows } from './targets.js';
+import type { WorkerSettings } from './worker-protocol.js';
+
+const RESULTS_DIRECTORY = fileURLToPath(new URL('./results/', import.meta.url));
+
+type Scenario = (context: BenchContext, systems: Systems) => Promise<Figures[keyof Figures]>;
+
+const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
+  latency: measureTurnLatency,
+  resume: measureResumeLatency,
+  throughput: measureThroughput,
+  capacity: measureParkedCapacity,
+  history: measureHistory,
+  payload: measureResumePayload,
+};
+
+async function main(): Promise<void> {
+  const options = parseBenchOptions(process.argv.slice(2));
+  const started = performance.now();
+  const log = (line: string) => console.log(`[${((performance.now() - started) / 1000).toFixed(0).padStart(4)} s] ${line}`);
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'turnpike-bench-'));
+  log(`turnpike bench${options.quick ? ' --quick' : ''}: ${options.scenarios.join(', ')}`);
+
+  const [server, bundles] = await Promise.all([startDevServer({ headless: true, dynamicConfig: options.serverDynamicConfig, log }), writeBundles(scratch)]);
+  log(`dev server on ${server.address}; bundles: turnpike ${(bundles.bytes.turnpike / 1024).toFixed(0)} KiB, floor ${(bundles.bytes.floor / 1024).toFixed(0)} KiB`);
+  const connection = await Connection.connect({ address: server.address });
+  // turnpike's workers compress large payloads; its clients must use the same converter.
+  const client = new Client({ connection, namespace: server.namespace, dataConverter: turnpikeDataConverter });
+  const context: BenchContext = { client, address: server.address, namespace: server.namespace, options, bundlePaths: bundles, log };
+  const machine = machineInfo(server.cli);
+  const figures: Figures = {};
+  const errors: Record<string, string> = {};
+  let workerSettings: WorkerSettings | undefined;
+
+  try {
+    for (const scenario of options.scenarios) {
+      log(`${scenario}: starting workers`);
+      let systems: Systems | undefined;
+      try {
+        systems = await startSystems(context, scenario);
+        workerSettings ??= systems.turnpike.worker.settings;
+        const scenarioStarted = performance.now();
+        (figures as Record<string, unknown>)[scenario] = await SCENARIO_RUNNERS[scenario](context, systems);
+        log(`${scenario}: done in ${((performance.now() - scenarioStarted) / 1000).toFixed(1)} s`);
+      } catch (error) {
+        // Keep going: one broken scenario should not cost the figures of the others.
+        errors[scenario] = error instanceof Error ? (error.stack ?? error.message) : String(error);
+        log(`${scenario}: FAILED: ${errors[scenario]}`);
+      } finally {
+        await systems?.stop();
+      }
+    }
+  } finally {
+    await connection.close();
+    await server.stop();
+    rmSync(scratch, { recursive: true, force: true });
+  }
+
+  machine.loadAverage.end = os.loadavg()[0];
+  const results: BenchResults = {
+    machine,
+    options,
+    ...(workerSettings ? { workerSettings } : {}),
+    figures,
+    rows: reportRows(figures),
+    errors,
+    durationSeconds: (performance.now() - started) / 1000,
+  };
+  const written = writeResults(RESULTS_DIRECTORY, results);
+  console.log(`\n${renderMarkdown(results)}`);
+  log(`wrote ${path.relative(process.cwd(), written.json)} and ${path.relative(process.cwd(), written.markdown)}`);
+  if (Object.keys(errors).length > 0) process.exitCode = 1;
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,47 @@
+/**
+ * A system under test: turnpike, or the floor it is compared with. Scenarios drive both
+ * through this one interface so that every figure is measured the same way for each.
+ */
+import type { WorkflowHandle } from '@temporalio/client';
+import type { WorkerHandle } from './worker-handle.js';
+import type { WorkerKind } from './worker-protocol.js';
+
+/** The approval every benchmark resume sends: the request turnpike's README documents. */
+export interface ApprovalRequest {
+  approvalId: string;
+  approved: boolean;
+  approver: string;
+}
+
+export function approvalRequest(approvalId: string): ApprovalRequest {
+  return { approvalId, approved: true, approver: 'bench' };
+}
+
+export interface SystemUnderTest {
+  readonly name: WorkerKind;
+  readonly taskQueue: string;
+  readonly worker: WorkerHandle;
+  /** Starts a turn of `steps` model calls: `steps - 1` tool steps with one server tool call each, then an answer. */
+  startTurn(steps: number): Promise<WorkflowHandle>;
+  /**
+   * Waits for a turn's result and checks it completed with the expected number of steps:
+   * timings of turns that went wrong would be meaningless.
+   */
+  finishTurn(handle: WorkflowHandle, steps: number): Promise<void>;
+  /** Starts a turn that parks on one approval at its first step; after approval: 1 tool run and the answer (2 steps). */
+  startParkedTurn(): Promise<WorkflowHandle>;
+  /**
+   * The approval id a client must learn before it can resume (turnpike: `turnState`), or
+   * `undefined` while the turn has not parked yet. One query, as a dashboard would do.
+   */
+  approvalIdOf(handle: WorkflowHandle): Promise<string | undefined>;
+  /** Sends the approval update and returns when the server reports it completed. */
+  approve(handle: WorkflowHandle, approvalId: string): Promise<void>;
+}
+
+let sequence = 0;
+
+/** Workflow ids unique within a run and readable in the Web UI: `<system>-<what>-<n>`. */
+export function nextWorkflowId(system: WorkerKind, what: string): string {
+  return `${system}-${what}-${process.pid}-${++sequence}`;
+}

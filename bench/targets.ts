@@ -1,0 +1,192 @@
+/**
+ * The report's rows: every figure next to the floor, and the targets turnpike is held to.
+ *
+ *   - per-step overhead within 1.3× the floor's;
+ *   - resume latency p50 ≤ 50 ms and p99 ≤ 200 ms with 1,000 turns parked;
+ *   - throughput ≥ 0.7× the floor's;
+ *   - 5,000 turns parked with worker RSS ≤ 300 MB and near-zero idle CPU;
+ *   - a resume payload ≤ 300 bytes at any conversation length.
+ *
+ * A target is only judged at the size it names (a `--quick` run parks fewer turns); a smaller
+ * run reports the figure with `met: null`.
+ */
+import type { Figures, ReportRow } from './results.js';
+import type { Summary } from './stats.js';
+
+export const TARGETS = {
+  perStepRatio: 1.3,
+  resumeP50Ms: 50,
+  resumeP99Ms: 200,
+  resumeParked: 1000,
+  throughputRatio: 0.7,
+  capacityParked: 5000,
+  capacityRssMB: 300,
+  /**
+   * "Near-zero" idle CPU, made concrete: at most 1% of one core, i.e. 0.1 CPU-seconds in a
+   * 10 s window (scaled to the window's length).
+   */
+  idleCpuShareOfCore: 0.01,
+  resumePayloadBytes: 300,
+} as const;
+
+const ms = (value: number) => `${value.toFixed(1)} ms`;
+const x = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}×` : '—');
+const pair = (summary: Summary) => `${ms(summary.median)} / ${ms(summary.p99)}`;
+const ratioPair = (a: number, b: number) => `${x(a)} / ${x(b)}`;
+const judged = (applies: boolean, met: boolean) => (applies ? met : null);
+
+export function reportRows(figures: Figures): ReportRow[] {
+  const rows: ReportRow[] = [];
+  const { latency, resume, throughput, capacity, history, payload } = figures;
+
+  if (latency) {
+    for (const step of latency.bySteps) {
+      rows.push({
+        figure: `Turn latency, ${step.steps} step${step.steps > 1 ? 's' : ''} (p50 / p99, n=${step.turnpike.n})`,
+        turnpike: pair(step.turnpike),
+        floor: pair(step.floor),
+        ratio: ratioPair(step.ratioMedian, step.ratioP99),
+        target: '—',
+        met: null,
+      });
+    }
+    const { perStep } = latency;
+    rows.push({
+      figure: `Per-step overhead (marginal, from ${perStep.fromSteps[0]} to ${perStep.fromSteps[1]} steps, p50)`,
+      turnpike: ms(perStep.turnpike),
+      floor: ms(perStep.floor),
+      ratio: x(perStep.ratio),
+      target: `≤ ${TARGETS.perStepRatio}× floor`,
+      met: perStep.ratio <= TARGETS.perStepRatio,
+    });
+  }
+
+  if (resume) {
+    const applies = resume.parked >= TARGETS.resumeParked;
+    rows.push({
+      figure: `Update round trip, ${resume.parked} parked (p50 / p99, n=${resume.sample})`,
+      turnpike: pair(resume.turnpike.updateRoundTrip),
+      floor: pair(resume.floor.updateRoundTrip),
+      ratio: ratioPair(resume.ratio.updateMedian, resume.ratio.updateP99),
+      target: '—',
+      met: null,
+    });
+    rows.push({
+      figure: `Resume latency (update accepted → result), ${resume.parked} parked (p50 / p99, n=${resume.sample})`,
+      turnpike: pair(resume.turnpike.resume),
+      floor: pair(resume.floor.resume),
+      ratio: ratioPair(resume.ratio.resumeMedian, resume.ratio.resumeP99),
+      target: `p50 ≤ ${TARGETS.resumeP50Ms} ms, p99 ≤ ${TARGETS.resumeP99Ms} ms at ${TARGETS.resumeParked} parked`,
+      met: judged(applies, resume.turnpike.resume.median <= TARGETS.resumeP50Ms && resume.turnpike.resume.p99 <= TARGETS.resumeP99Ms),
+      ...(applies ? {} : { note: `only ${resume.parked} parked` }),
+    });
+  }
+
+  if (throughput) {
+    rows.push({
+      figure: `Throughput, ${throughput.steps}-step turns, ${throughput.concurrency} concurrent starters (${throughput.turns} turns)`,
+      turnpike: `${throughput.turnpike.turnsPerSecond.toFixed(1)} turns/s`,
+      floor: `${throughput.floor.turnsPerSecond.toFixed(1)} turns/s`,
+      ratio: x(throughput.ratio),
+      target: `≥ ${TARGETS.throughputRatio}× floor`,
+      met: throughput.ratio >= TARGETS.throughputRatio,
+    });
+    rows.push({
+      figure: 'Worker CPU per turn under load',
+      turnpike: ms(throughput.turnpike.workerCpuMsPerTurn),
+      floor: ms(throughput.floor.workerCpuMsPerTurn),
+      ratio: x(throughput.turnpike.workerCpuMsPerTurn / throughput.floor.workerCpuMsPerTurn),
+      target: '—',
+      met: null,
+    });
+  }
+
+  if (capacity) {
+    const applies = capacity.capacity >= TARGETS.capacityParked;
+    const cpuLimit = TARGETS.idleCpuShareOfCore * capacity.idleSeconds;
+    rows.push({
+      figure: `Worker RSS, ${capacity.capacity} parked (maxCachedWorkflows ${capacity.turnpike.settings.maxCachedWorkflows})`,
+      turnpike: `${capacity.turnpike.rssMB.toFixed(0)} MB`,
+      floor: `${capacity.floor.rssMB.toFixed(0)} MB`,
+      ratio: x(capacity.ratio.rss),
+      target: `≤ ${TARGETS.capacityRssMB} MB at ${TARGETS.capacityParked} parked`,
+      met: judged(applies, capacity.turnpike.rssMB <= TARGETS.capacityRssMB),
+      ...(applies ? {} : { note: `only ${capacity.capacity} parked` }),
+    });
+    const live = (side: typeof capacity.turnpike) => side.heapsMB.reduce((sum, heap) => sum + heap.usedAfterGc, 0);
+    const heapsBefore = (side: typeof capacity.turnpike) => side.heapsMB.reduce((sum, heap) => sum + heap.total, 0);
+    rows.push({
+      figure: `Worker V8 heaps, all threads: allocated → live after a forced GC (RSS after GC), ${capacity.capacity} parked`,
+      turnpike: `${heapsBefore(capacity.turnpike).toFixed(0)} → ${live(capacity.turnpike).toFixed(0)} MB (${capacity.turnpike.rssAfterGcMB.toFixed(0)} MB)`,
+      floor: `${heapsBefore(capacity.floor).toFixed(0)} → ${live(capacity.floor).toFixed(0)} MB (${capacity.floor.rssAfterGcMB.toFixed(0)} MB)`,
+      ratio: x(live(capacity.turnpike) / live(capacity.floor)),
+      target: '—',
+      met: null,
+    });
+    rows.push({
+      figure: `Worker idle CPU, ${capacity.capacity} parked, over ${capacity.idleSeconds} s`,
+      turnpike: `${capacity.turnpike.idleCpuSeconds.toFixed(3)} CPU-s`,
+      floor: `${capacity.floor.idleCpuSeconds.toFixed(3)} CPU-s`,
+      ratio: x(capacity.ratio.idleCpu),
+      target: `near zero (≤ ${cpuLimit.toFixed(2)} CPU-s = ${TARGETS.idleCpuShareOfCore * 100}% of a core)`,
+      met: judged(applies, capacity.turnpike.idleCpuSeconds <= cpuLimit),
+      ...(applies ? {} : { note: `only ${capacity.capacity} parked` }),
+    });
+  }
+
+  if (history) {
+    rows.push({
+      figure: 'History events per step',
+      turnpike: history.turnpike.perStep.events.toFixed(1),
+      floor: history.floor.perStep.events.toFixed(1),
+      ratio: x(history.ratio.eventsPerStep),
+      target: '—',
+      met: null,
+    });
+    rows.push({
+      figure: 'History bytes per step (protobuf; 1→10 steps, marginal)',
+      turnpike: `${history.turnpike.perStep.protoBytes.toFixed(0)} B`,
+      floor: `${history.floor.perStep.protoBytes.toFixed(0)} B`,
+      ratio: x(history.ratio.bytesPerStep),
+      target: '—',
+      met: null,
+    });
+    rows.push({
+      figure: 'History of a 10-step turn (events / protobuf bytes)',
+      turnpike: `${history.turnpike.bySteps[10].events} / ${history.turnpike.bySteps[10].protoBytes} B`,
+      floor: `${history.floor.bySteps[10].events} / ${history.floor.bySteps[10].protoBytes} B`,
+      ratio: x(history.turnpike.bySteps[10].protoBytes / history.floor.bySteps[10].protoBytes),
+      target: '—',
+      met: null,
+    });
+    rows.push({
+      figure: 'History events added by one park (approval turn − 2-step turn)',
+      turnpike: history.turnpike.perPark.events.toFixed(0),
+      floor: history.floor.perPark.events.toFixed(0),
+      ratio: x(history.ratio.eventsPerPark),
+      target: '—',
+      met: null,
+    });
+  }
+
+  if (payload) {
+    const lengths = payload.turnpike.map((row) => row.messages).join(' / ');
+    rows.push({
+      figure: `Resume payload (approveToolCall JSON) at ${lengths} messages`,
+      turnpike: payload.turnpike.map((row) => `${row.resumePayloadBytes} B`).join(' / '),
+      floor: `${payload.floor.resumePayloadBytes} B`,
+      ratio: x(payload.ratio),
+      target: `≤ ${TARGETS.resumePayloadBytes} B at any length`,
+      met: payload.maxResumePayloadBytes <= TARGETS.resumePayloadBytes,
+    });
+    rows.push({
+      figure: `Whole UpdateWorkflowExecution request on the wire at ${lengths} messages`,
+      turnpike: payload.turnpike.map((row) => `${row.updateRequestBytes} B`).join(' / '),
+      floor: `${payload.floor.updateRequestBytes} B`,
+      ratio: x(payload.maxUpdateRequestBytes / payload.floor.updateRequestBytes),
+      target: '—',
+      met: null,
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,59 @@
+/**
+ * What the benchmark and its worker child processes say to each other over Node's IPC channel.
+ * The worker runs in a child process so that its resident memory and CPU time are its own,
+ * not mixed with the client's and the benchmark's.
+ */
+import type { WorkerOptions } from '@temporalio/worker';
+import type { ThreadHeap } from './thread-heaps.js';
+
+export type WorkerKind = 'turnpike' | 'floor';
+
+export interface WorkerProcessConfig {
+  kind: WorkerKind;
+  address: string;
+  namespace: string;
+  taskQueue: string;
+  /** A prebuilt workflow bundle on disk: bundling happens once per run, in the parent. */
+  bundlePath: string;
+  /** Where the worker's Prometheus metrics are served (`host:port`). */
+  metricsAddress: string;
+  /** Worker option overrides; absent means the SDK defaults that `createWorker` leaves in place. */
+  workerOptions?: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>;
+}
+
+/** The worker settings that decide what a parked turn costs, as the SDK compiled them. */
+export interface WorkerSettings {
+  maxCachedWorkflows: number;
+  maxConcurrentWorkflowTaskExecutions: number | undefined;
+  maxConcurrentActivityTaskExecutions: number | undefined;
+  maxConcurrentLocalActivityExecutions: number | undefined;
+  reuseV8Context: boolean;
+  /** V8 heap limit of the worker process, from which the SDK derives the default cache size. */
+  heapSizeLimitMiB: number;
+}
+
+export interface ProcessSample {
+  /** `process.memoryUsage()` of the worker process, bytes (RSS includes the Rust core). */
+  rss: number;
+  heapUsed: number;
+  /** `process.cpuUsage()` since the process started, microseconds, all threads. */
+  cpuUser: number;
+  cpuSystem: number;
+  /** Completed activity executions by type; local ones prefixed `local:`. */
+  activities: Record<string, number>;
+  at: number;
+}
+
+/** RSS and every thread's heap, optionally after a forced full garbage collection. */
+export interface HeapSample {
+  rss: number;
+  heaps: ThreadHeap[];
+}
+
+export type ParentMessage = { type: 'sample'; id: number } | { type: 'heaps'; id: number; collect: boolean } | { type: 'shutdown' };
+
+export type ChildMessage =
+  | { type: 'ready'; settings: WorkerSettings }
+  | { type: 'sample'; id: number; sample: ProcessSample }
+  | { type: 'heaps'; id: number; sample: HeapSample }
+  | { type: 'error'; message: string };
