@@ -13,7 +13,8 @@
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
  *   --stock-server             run the dev server without the dispatch setting below (see SERVER_DYNAMIC_CONFIG)
- *   --name NAME                results file name under bench/results/ (default "latest")
+ *   --name NAME                results file name under bench/results/ (default "latest"; "quick" with --quick,
+ *                              so a smoke run never overwrites the full figures)
  */
 import { parseArgs } from 'node:util';
 
@@ -105,6 +106,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     conversationLengths: [10, 100, 1000],
     ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),
     ...(values['max-wft'] !== undefined ? { maxConcurrentWorkflowTaskExecutions: positiveInteger('max-wft', values['max-wft'], 0) } : {}),
-    name: values.name ?? 'latest',
+    name: values.name ?? (quick ? 'quick' : 'latest'),
   };
 }
