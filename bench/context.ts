@@ -41,12 +41,32 @@ export async function startSystems(context: BenchContext, scenario: string): Pro
       ? { maxConcurrentWorkflowTaskExecutions: options.maxConcurrentWorkflowTaskExecutions }
       : {}),
   };
-  const common = { address: context.address, namespace: context.namespace, workerOptions };
+  const common = { address: context.address, namespace: context.namespace };
   const suffix = `${scenario}-${randomUUID().slice(0, 8)}`;
-  const [turnpikeWorker, floorWorker] = await Promise.all([
-    WorkerHandle.start({ ...common, kind: 'turnpike', taskQueue: `bench-turnpike-${suffix}`, bundlePath: context.bundlePaths.turnpike }),
-    WorkerHandle.start({ ...common, kind: 'floor', taskQueue: `bench-floor-${suffix}`, bundlePath: context.bundlePaths.floor }),
-  ]);
+  const turnpikeWorker = await WorkerHandle.start({
+    ...common,
+    workerOptions,
+    kind: 'turnpike',
+    taskQueue: `bench-turnpike-${suffix}`,
+    bundlePath: context.bundlePaths.turnpike,
+  });
+  // The floor runs with the cache and slots turnpike's worker actually got (createWorker may set
+  // its own defaults): the cache decides memory and replays, so it must be the same on both sides.
+  const floorWorker = await WorkerHandle.start({
+    ...common,
+    workerOptions: {
+      maxCachedWorkflows: turnpikeWorker.settings.maxCachedWorkflows,
+      ...(turnpikeWorker.settings.maxConcurrentWorkflowTaskExecutions !== undefined
+        ? { maxConcurrentWorkflowTaskExecutions: turnpikeWorker.settings.maxConcurrentWorkflowTaskExecutions }
+        : {}),
+    },
+    kind: 'floor',
+    taskQueue: `bench-floor-${suffix}`,
+    bundlePath: context.bundlePaths.floor,
+  }).catch(async (error: unknown) => {
+    await turnpikeWorker.stop();
+    throw error;
+  });
   const turnpike = new TurnpikeSystem(context.client, turnpikeWorker.config.taskQueue, turnpikeWorker);
   const floor = new FloorSystem(context.client, floorWorker.config.taskQueue, floorWorker);
   return {

@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { BenchResults } from './results.js';
+import type { WorkerSettings } from './worker-protocol.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
 
@@ -22,10 +23,13 @@ export function renderMarkdown(results: BenchResults): string {
     '',
   );
   if (workerSettings) {
+    const describe = ({ maxCachedWorkflows, maxConcurrentWorkflowTaskExecutions, reuseV8Context }: WorkerSettings) =>
+      `maxCachedWorkflows ${maxCachedWorkflows}, maxConcurrentWorkflowTaskExecutions ${maxConcurrentWorkflowTaskExecutions}, reuseV8Context ${reuseV8Context}`;
+    const turnpike = describe(workerSettings.turnpike);
+    const floor = describe(workerSettings.floor);
     lines.push(
-      `Both workers: maxCachedWorkflows ${workerSettings.maxCachedWorkflows}, maxConcurrentWorkflowTaskExecutions ` +
-        `${workerSettings.maxConcurrentWorkflowTaskExecutions}, reuseV8Context ${workerSettings.reuseV8Context} ` +
-        `(V8 heap limit ${workerSettings.heapSizeLimitMiB} MiB). Dev server in memory, ${serverConfig(options.serverDynamicConfig)}; scripted model; zero think time. ` +
+      `${turnpike === floor ? `Both workers: ${turnpike}` : `turnpike worker: ${turnpike}; floor worker: ${floor}`} ` +
+        `(V8 heap limit ${workerSettings.turnpike.heapSizeLimitMiB} MiB). Dev server in memory, ${serverConfig(options.serverDynamicConfig)}; scripted model; zero think time. ` +
         'The floor is a hand-written workflow with the same activities, local activities and update round trip.',
       '',
     );

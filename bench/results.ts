@@ -33,8 +33,8 @@ export interface ReportRow {
 export interface BenchResults {
   machine: MachineInfo;
   options: BenchOptions;
-  /** The settings both workers ran with (the SDK's defaults unless overridden by a flag). */
-  workerSettings?: WorkerSettings;
+  /** The settings each worker ran with: turnpike's from `createWorker`, the floor given the same cache and slots. */
+  workerSettings?: { turnpike: WorkerSettings; floor: WorkerSettings };
   figures: Figures;
   rows: ReportRow[];
   /** Scenarios that failed, with the error: a partial run still reports what it measured. */

@@ -28,7 +28,6 @@ import { measureResumePayload } from './scenarios/resume-payload.js';
 import { measureThroughput } from './scenarios/throughput.js';
 import { measureTurnLatency } from './scenarios/turn-latency.js';
 import { reportRows } from './targets.js';
-import type { WorkerSettings } from './worker-protocol.js';
 
 const RESULTS_DIRECTORY = fileURLToPath(new URL('./results/', import.meta.url));
 
@@ -59,7 +58,7 @@ async function main(): Promise<void> {
   const machine = machineInfo(server.cli);
   const figures: Figures = {};
   const errors: Record<string, string> = {};
-  let workerSettings: WorkerSettings | undefined;
+  let workerSettings: BenchResults['workerSettings'];
 
   try {
     for (const scenario of options.scenarios) {
@@ -67,7 +66,7 @@ async function main(): Promise<void> {
       let systems: Systems | undefined;
       try {
         systems = await startSystems(context, scenario);
-        workerSettings ??= systems.turnpike.worker.settings;
+        workerSettings ??= { turnpike: systems.turnpike.worker.settings, floor: systems.floor.worker.settings };
         const scenarioStarted = performance.now();
         (figures as Record<string, unknown>)[scenario] = await SCENARIO_RUNNERS[scenario](context, systems);
         log(`${scenario}: done in ${((performance.now() - scenarioStarted) / 1000).toFixed(1)} s`);
