@@ -6,14 +6,15 @@
  */
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
-import { createActivities } from '../activities/index.js';
-import { turnpikeDataConverter } from '../client/payload-codec.js';
 import type { Tool } from '../activities/tools.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
+import { TurnpikePlugin } from './plugin.js';
 
-export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
-const WORKFLOW_PRELOAD_PATH = fileURLToPath(new URL('../workflows/preload.ts', import.meta.url));
+const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+/** The workflows module of a turnpike-only worker: `agentTurn` and `agentConversation`. */
+export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/registered-workflows${extension}`, import.meta.url));
 
 /**
  * Workflows kept in the worker's cache. The SDK's default grows with the heap (2,310 here), and
@@ -32,13 +33,14 @@ export interface CreateWorkerOptions {
   namespace?: string;
   /** A prebuilt bundle (see `bundleWorkflows`): saves seconds per worker in tests and benchmarks. */
   workflowBundle?: { code: string } | { codePath: string };
-  /** Any other Worker option, e.g. `maxCachedWorkflows`. */
+  /** Any other Worker option, e.g. `maxCachedWorkflows`; `plugins` are added after turnpike's. */
   workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'activities'>>;
 }
 
 /** Bundles turnpike's workflows once; pass the result to several workers. */
 export async function bundleWorkflows(): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, preloadModules: [WORKFLOW_PRELOAD_PATH], logger: quietBundlerLogger });
+  // The plugin contributes the bundle's preload module; a bundle takes no activities.
+  return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, plugins: [new TurnpikePlugin()], logger: quietBundlerLogger });
 }
 
 const quietBundlerLogger = {
@@ -51,6 +53,10 @@ const quietBundlerLogger = {
   log() {},
 };
 
+/**
+ * A worker that runs only turnpike: `TurnpikePlugin` with the given tools on a Worker that
+ * registers turnpike's two workflows. To add turnpike to a worker of your own, use the plugin.
+ */
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
   let connection = options.connection;
   let namespace = options.namespace;
@@ -64,9 +70,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace: namespace ?? 'default',
     taskQueue: options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
-    activities: createActivities({ tools: options.tools }),
-    dataConverter: turnpikeDataConverter,
     maxCachedWorkflows: Number(process.env.TURNPIKE_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
     ...options.workerOptions,
+    plugins: [new TurnpikePlugin({ tools: options.tools }), ...(options.workerOptions?.plugins ?? [])],
   });
 }

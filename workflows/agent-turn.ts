@@ -113,12 +113,12 @@ export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult>
     result = await turn.run();
   } catch (error) {
     if (!wf.isCancellation(error)) {
-      await notifyConversation({ turnWorkflowId: wf.workflowInfo().workflowId, failure: error instanceof Error ? error.message : String(error) });
+      await notifyConversation(input, { turnWorkflowId: wf.workflowInfo().workflowId, failure: error instanceof Error ? error.message : String(error) });
       throw error;
     }
     result = await wf.CancellationScope.nonCancellable(() => turn.finishCancelled());
   }
-  await wf.CancellationScope.nonCancellable(() => notifyConversation({ turnWorkflowId: wf.workflowInfo().workflowId, result }));
+  await wf.CancellationScope.nonCancellable(() => notifyConversation(input, { turnWorkflowId: wf.workflowInfo().workflowId, result }));
   return result;
 }
 
@@ -127,9 +127,9 @@ export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult>
  * workflow id, not by the conversation awaiting a child handle: the conversation may have
  * continued-as-new while this turn was parked.
  */
-async function notifyConversation(finished: TurnFinishedInput): Promise<void> {
+async function notifyConversation(input: AgentTurnInput, finished: TurnFinishedInput): Promise<void> {
   const parent = wf.workflowInfo().parent;
-  if (!parent) return;
+  if (!parent || input?.notifyParent === false) return;
   try {
     await wf.getExternalWorkflowHandle(parent.workflowId).signal(turnFinishedSignal, finished);
   } catch (error) {

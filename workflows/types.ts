@@ -149,6 +149,13 @@ export interface AgentTurnInput {
   clientToolTimeout?: string;
   /** Timeout and retries of each model call. Default: 5 minutes, 10 attempts with backoff. */
   modelCallOptions?: ActivityCallOptions;
+  /**
+   * Whether the turn, when started as a child workflow, signals `turnFinished` to its parent
+   * as it ends. Default true: a conversation learns so that its turn ended (it may have
+   * continued-as-new since it started the turn). `executeAgentTurn` and `startAgentTurn` set it
+   * false, so a user's own parent workflow receives no signal it did not ask for.
+   */
+  notifyParent?: boolean;
 }
 
 export type TurnStatus = 'running' | 'awaiting-input' | 'completed' | 'max-steps' | 'cancelled';

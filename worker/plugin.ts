@@ -1,0 +1,77 @@
+/**
+ * `TurnpikePlugin`: turnpike on a Worker (and Client) the user creates, next to their own
+ * workflows and activities, the way `@temporalio/ai-sdk` ships `AiSdkPlugin`:
+ *
+ *   const worker = await Worker.create({
+ *     connection, taskQueue: 'orders',
+ *     workflowsPath: require.resolve('./workflows'),   // re-exports agentTurn, agentConversation
+ *     activities: myActivities,
+ *     plugins: [new TurnpikePlugin({ tools: [lookupOrder, issueRefund] })],
+ *   });
+ *
+ * On a Worker it adds turnpike's activities (model calls, tool policies, tool executions) and
+ * the compressing payload codec, and has the workflow bundle preload zod once per V8 context.
+ * On a Client it adds the codec, so large turn inputs and results read back as JSON.
+ */
+import { fileURLToPath } from 'node:url';
+import type { DataConverter } from '@temporalio/common';
+import { SimplePlugin } from '@temporalio/plugin';
+import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../activities/index.js';
+import type { Tool } from '../activities/tools.js';
+import { CompressionCodec } from '../client/payload-codec.js';
+
+/** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
+const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+
+/** The module every turnpike workflow bundle preloads (see workflows/preload.ts). */
+export const WORKFLOW_PRELOAD_PATH = fileURLToPath(new URL(`../workflows/preload${extension}`, import.meta.url));
+
+export interface TurnpikePluginOptions {
+  /** The tools turns may offer the model, from `defineTool` / `defineClientTool`. Omit on a Client. */
+  tools?: readonly Tool[];
+  /**
+   * Gzip payloads of 4 KiB or more (turn inputs and results carry conversations). Default true.
+   * Every worker and client that reads these workflows needs the same codec; it leaves smaller
+   * payloads, and payloads it did not compress, untouched.
+   */
+  compressPayloads?: boolean;
+}
+
+/** Adds turnpike's compression in front of the user's own codecs (compress before encrypting). */
+function withCompression(existing: DataConverter | undefined): DataConverter {
+  const codecs = existing?.payloadCodecs ?? [];
+  if (codecs.some((codec) => codec instanceof CompressionCodec)) return existing ?? {};
+  return { ...existing, payloadCodecs: [new CompressionCodec(), ...codecs] };
+}
+
+export class TurnpikePlugin extends SimplePlugin {
+  private readonly activityNames: string[];
+
+  constructor(options: TurnpikePluginOptions = {}) {
+    const activities = createActivities({ tools: options.tools ?? [] });
+    super({
+      name: 'turnpike',
+      activities,
+      ...(options.compressPayloads === false ? {} : { dataConverter: withCompression }),
+    });
+    this.activityNames = Object.keys(activities);
+  }
+
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    // Activities are merged by name: a user's activity of the same name would silently replace
+    // turnpike's (or the reverse), so refuse to start instead.
+    const clashes = this.activityNames.filter((name) => Object.hasOwn(options.activities ?? {}, name));
+    if (clashes.length > 0) {
+      throw new Error(
+        `TurnpikePlugin: the worker already has activities named ${clashes.join(', ')}; turnpike registers activities under these names. Rename yours.`,
+      );
+    }
+    return super.configureWorker(options);
+  }
+
+  override configureBundler(options: BundleOptions): BundleOptions {
+    const configured = super.configureBundler(options);
+    return { ...configured, preloadModules: [...new Set([...(configured.preloadModules ?? []), WORKFLOW_PRELOAD_PATH])] };
+  }
+}
