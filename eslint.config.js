@@ -7,13 +7,18 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.turnpike/', 'bench/results/', 'docs/'] },
+  { ignores: ['node_modules/', '**/node_modules/', 'dist/', '**/dist/', '.turnpike/', 'bench/results/', 'docs/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },
+  },
+  {
+    // Plain Node scripts (the build, the CLI's bin).
+    files: ['**/*.mjs', 'bin/**/*.js'],
+    languageOptions: { globals: globals.node },
   },
   {
     // The dashboard is plain browser JavaScript served as is.

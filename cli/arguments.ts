@@ -3,7 +3,7 @@
  * is a usage error (exit code 2) reported by commander, before anything reaches Temporal.
  */
 import { InvalidArgumentError } from 'commander';
-import { demoModel } from '../scripts/demo-model.js';
+import { modelFromEnvironment } from './default-model.js';
 import type { ModelSettings } from '../workflows/types.js';
 
 /**
@@ -13,7 +13,7 @@ import type { ModelSettings } from '../workflows/types.js';
 export function parseModel(value: string): ModelSettings {
   const [provider = '', ...model] = value.split(':');
   try {
-    return demoModel({ TURNPIKE_PROVIDER: provider, ...(model.length > 0 ? { TURNPIKE_MODEL: model.join(':') } : {}) });
+    return modelFromEnvironment({ TURNPIKE_PROVIDER: provider, ...(model.length > 0 ? { TURNPIKE_MODEL: model.join(':') } : {}) });
   } catch {
     throw new InvalidArgumentError('expected openai, anthropic or scripted, optionally with :<model>, e.g. openai:gpt-4.1-mini');
   }
@@ -21,7 +21,7 @@ export function parseModel(value: string): ModelSettings {
 
 /** The model when `--model` is not given: `TURNPIKE_PROVIDER` / `TURNPIKE_MODEL`, else by the API key set, else scripted. */
 export function defaultModel(): ModelSettings {
-  return demoModel();
+  return modelFromEnvironment();
 }
 
 export function parseJson(value: string): unknown {

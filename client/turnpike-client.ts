@@ -27,7 +27,7 @@ import {
   submitToolResultUpdate,
   turnStateQuery,
 } from '../workflows/definitions.js';
-import type { agentConversation, agentTurn } from '../workflows/index.js';
+import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
@@ -45,23 +45,10 @@ import type {
   TurnState,
 } from '../workflows/types.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
+import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { turnpikeDataConverter } from './payload-codec.js';
 
-/** A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`). */
-export class TurnpikeRejectedError extends Error {
-  override name = 'TurnpikeRejectedError';
-  constructor(
-    message: string,
-    readonly type: string,
-  ) {
-    super(message);
-  }
-}
-
-/** No turn or conversation with that id. */
-export class TurnpikeNotFoundError extends Error {
-  override name = 'TurnpikeNotFoundError';
-}
+export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
 export interface ParkedCall extends PendingToolCall {
   turnWorkflowId: string;

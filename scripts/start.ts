@@ -13,19 +13,15 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { demoModel } from './demo-model.js';
+import { modelFromEnvironment } from '../cli/default-model.js';
 import { startDevServer, type DevServer } from './dev-server.js';
 import { TemporalCliUnavailableError, ensureTemporalCli } from './temporal-cli.js';
 import { randomBytes } from 'node:crypto';
-import { parseTokenMap } from '../api/auth.js';
-import { buildApi } from '../api/server.js';
-import { turnpikeDataConverter } from '../client/payload-codec.js';
-import { TurnpikeClient } from '../client/turnpike-client.js';
-import { createWorker } from '../worker/create-worker.js';
-import { demoTools } from '../worker/demo-tools.js';
-import { connectionOptionsFromEnvironment } from '../worker/environment.js';
-import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from '../workflows/definitions.js';
-import type { agentTurn } from '../workflows/index.js';
+// The package's public entry points, as an application would import them.
+import { buildApi, parseTokenMap } from '../api/index.js';
+import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE, TurnpikeClient, turnpikeDataConverter, type agentTurn } from '../client/index.js';
+import { connectionOptionsFromEnvironment, createWorker } from '../worker/index.js';
+import { demoTools } from '../demo/tools.js';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const DEMO_REQUEST = 'look up order 1001 then refund $250 on order 1001';
@@ -74,7 +70,7 @@ async function main(): Promise<void> {
       earlier.push(execution.workflowId);
     }
 
-    const model = demoModel();
+    const model = modelFromEnvironment();
     const workflowId = `demo-${new Date().toISOString().replace(/[:.]/g, '-')}`;
     const handle = await client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
       taskQueue: worker.options.taskQueue ?? DEFAULT_TASK_QUEUE,

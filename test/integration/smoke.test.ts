@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveToolCallUpdate } from '../../workflows/definitions.js';
-import { demoTools } from '../../worker/demo-tools.js';
+import { demoTools } from '../../demo/tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 describe('turnpike on a real Temporal dev server', () => {

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { defineClientTool, defineTool } from '../../activities/tools.js';
-import { demoTools } from '../../worker/demo-tools.js';
+import { demoTools } from '../../demo/tools.js';
 
 export interface Execution {
   toolName: string;

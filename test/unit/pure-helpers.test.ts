@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineClientTool, defineTool, ToolDefinitionError } from '../../activities/tools.js';
 import { parseScriptedRequests, scriptedModelStep } from '../../activities/providers/scripted.js';
-import { demoModel } from '../../scripts/demo-model.js';
+import { modelFromEnvironment } from '../../cli/default-model.js';
 import { canonicalJson, inputHash } from '../../workflows/input-hash.js';
 
 const inputSchema = z.object({ city: z.string() });
@@ -72,10 +72,10 @@ describe('the scripted demo model', () => {
 
 describe("npm start's demo model", () => {
   it('uses a real provider when its key is set, and TURNPIKE_PROVIDER / TURNPIKE_MODEL when given', () => {
-    expect(demoModel({})).toEqual({ provider: 'scripted', model: 'demo' });
-    expect(demoModel({ OPENAI_API_KEY: 'k' })).toEqual({ provider: 'openai', model: 'gpt-4.1-mini' });
-    expect(demoModel({ ANTHROPIC_API_KEY: 'k' })).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
-    expect(demoModel({ OPENAI_API_KEY: 'k', TURNPIKE_PROVIDER: 'anthropic', TURNPIKE_MODEL: 'claude-x' })).toEqual({ provider: 'anthropic', model: 'claude-x' });
-    expect(() => demoModel({ TURNPIKE_PROVIDER: 'gemini' })).toThrow(/must be openai, anthropic or scripted/);
+    expect(modelFromEnvironment({})).toEqual({ provider: 'scripted', model: 'demo' });
+    expect(modelFromEnvironment({ OPENAI_API_KEY: 'k' })).toEqual({ provider: 'openai', model: 'gpt-4.1-mini' });
+    expect(modelFromEnvironment({ ANTHROPIC_API_KEY: 'k' })).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+    expect(modelFromEnvironment({ OPENAI_API_KEY: 'k', TURNPIKE_PROVIDER: 'anthropic', TURNPIKE_MODEL: 'claude-x' })).toEqual({ provider: 'anthropic', model: 'claude-x' });
+    expect(() => modelFromEnvironment({ TURNPIKE_PROVIDER: 'gemini' })).toThrow(/must be openai, anthropic or scripted/);
   });
 });

@@ -3,10 +3,10 @@ import type { ModelSettings } from '../workflows/types.js';
 const DEFAULT_MODELS = { openai: 'gpt-4.1-mini', anthropic: 'claude-sonnet-4-5', scripted: 'demo' } as const;
 
 /**
- * The model of `npm start`'s demo turn: `TURNPIKE_PROVIDER` / `TURNPIKE_MODEL` when set, else
+ * The model a turn uses when none is named (the CLI's default and `npm start`'s demo turn): `TURNPIKE_PROVIDER` / `TURNPIKE_MODEL` when set, else
  * OpenAI when its key is set, else Anthropic when its key is set, else the scripted demo model.
  */
-export function demoModel(env: NodeJS.ProcessEnv = process.env): ModelSettings {
+export function modelFromEnvironment(env: NodeJS.ProcessEnv = process.env): ModelSettings {
   const provider = env.TURNPIKE_PROVIDER ?? (env.OPENAI_API_KEY ? 'openai' : env.ANTHROPIC_API_KEY ? 'anthropic' : 'scripted');
   if (!Object.hasOwn(DEFAULT_MODELS, provider)) {
     throw new Error(`TURNPIKE_PROVIDER must be openai, anthropic or scripted (got ${provider})`);

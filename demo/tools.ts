@@ -3,7 +3,7 @@
  * one approval-gated tool and one client tool, around a shop's refunds.
  */
 import { z } from 'zod';
-import { defineClientTool, defineTool } from '../activities/tools.js';
+import { defineClientTool, defineTool } from '../index.js';
 
 const ORDERS: Record<string, { item: string; total: number; status: string }> = {
   '1001': { item: 'Espresso machine', total: 499, status: 'delivered' },

@@ -1,12 +1,11 @@
 /**
  * `npm run worker`: a turnpike worker with the demo tools, against the cluster the
- * environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, ...). Your own entry point
- * looks the same with your tools in place of `demoTools`.
+ * environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, ...). Built on the package's
+ * public entry points (`turnpike`, `turnpike/worker`), like an application's own worker.
  */
 import { NativeConnection } from '@temporalio/worker';
-import { createWorker } from './create-worker.js';
-import { demoTools } from './demo-tools.js';
-import { connectionOptionsFromEnvironment } from './environment.js';
+import { connectionOptionsFromEnvironment, createWorker } from '../worker/index.js';
+import { demoTools } from './tools.js';
 
 async function main(): Promise<void> {
   const { connectionOptions, namespace } = connectionOptionsFromEnvironment();

@@ -1,0 +1,9 @@
+/**
+ * `turnpike/api`: the HTTP API and approval dashboard as a fastify instance, to listen on its
+ * own or to mount in your server (`app.register(async (scope) => ...)` or a reverse proxy).
+ *
+ *   const api = await buildApi({ client: turnpike, tokens: parseTokenMap(process.env.TURNPIKE_API_TOKENS) });
+ *   await api.listen({ port: 3000 });
+ */
+export { buildApi, type ApiOptions } from './server.js';
+export { parseTokenMap } from './auth.js';

@@ -1,0 +1,19 @@
+/**
+ * The errors turnpike's client raises. Dependency-free, so `turnpike` (the root entry) can
+ * export them to code that never loads the Temporal client.
+ */
+/** A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`). */
+export class TurnpikeRejectedError extends Error {
+  override name = 'TurnpikeRejectedError';
+  constructor(
+    message: string,
+    readonly type: string,
+  ) {
+    super(message);
+  }
+}
+
+/** No turn or conversation with that id. */
+export class TurnpikeNotFoundError extends Error {
+  override name = 'TurnpikeNotFoundError';
+}

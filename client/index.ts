@@ -1,0 +1,12 @@
+/**
+ * `turnpike/client`: for backends, dashboards and tests — start and inspect turns and
+ * conversations, decide approvals, submit client-tool results. With a plain
+ * `@temporalio/client` `Client`, use the message definitions and `turnpikeDataConverter` here.
+ */
+export { TurnpikeClient, type ParkedCall, type TurnpikeClientOptions } from './turnpike-client.js';
+export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+export { CompressionCodec, GZIP_ENCODING, turnpikeDataConverter } from './payload-codec.js';
+export * from '../workflows/definitions.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
+export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
+export type * from '../workflows/types.js';

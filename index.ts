@@ -1,0 +1,27 @@
+/**
+ * `turnpike`: what every part of an application may import — defining tools, the
+ * provider-neutral message, turn and result types, and the typed errors. Nothing here loads
+ * the Temporal client or worker.
+ *
+ *   import { defineTool, defineClientTool, type AgentTurnResult } from 'turnpike';
+ *
+ * The other entry points: `turnpike/worker` (createWorker, TurnpikePlugin), `turnpike/client`
+ * (TurnpikeClient, data converter, message definitions), `turnpike/workflows` (workflow-safe:
+ * agentTurn, agentConversation, executeAgentTurn) and `turnpike/api` (HTTP API and dashboard).
+ */
+export {
+  defineClientTool,
+  defineTool,
+  ToolDefinitionError,
+  type ApprovalPolicy,
+  type ApprovalVerdict,
+  type ClientTool,
+  type ClientToolOptions,
+  type ServerTool,
+  type ServerToolOptions,
+  type Tool,
+  type ToolExecutionContext,
+} from './activities/tools.js';
+export { TurnpikeNotFoundError, TurnpikeRejectedError } from './client/errors.js';
+export { AGENT_CONVERSATION_WORKFLOW, AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/definitions.js';
+export type * from './workflows/types.js';

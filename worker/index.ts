@@ -1,0 +1,9 @@
+/**
+ * `turnpike/worker`: for worker processes. `TurnpikePlugin` adds turnpike to a Worker of your
+ * own; `createWorker` builds a turnpike-only Worker in one line.
+ */
+export { TurnpikePlugin, WORKFLOW_PRELOAD_PATH, type TurnpikePluginOptions } from './plugin.js';
+export { bundleWorkflows, createWorker, DEFAULT_MAX_CACHED_WORKFLOWS, WORKFLOWS_PATH, type CreateWorkerOptions } from './create-worker.js';
+export { connectionOptionsFromEnvironment } from './environment.js';
+export { ProviderErrorType, type ProviderName } from '../activities/providers/errors.js';
+export type { TurnpikeActivities } from '../activities/index.js';
