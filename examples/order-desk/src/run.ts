@@ -1,0 +1,99 @@
+/**
+ * `npm start`: the order desk end to end against the cluster the environment names
+ * (TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE). It runs the worker, starts an order workflow whose
+ * agent turn parks on a $250 refund, lists the parked call through the HTTP API, approves it
+ * as the lead through `turnpike/client`, and prints the order workflow's result as JSON.
+ *
+ * The model is turnpike's offline `scripted` demo model unless ORDER_DESK_MODEL names a real
+ * one (`openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`; the key comes from the environment).
+ */
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { type ModelSettings, type PendingToolCall } from 'turnpike';
+import { buildApi } from 'turnpike/api';
+import { TurnpikeClient } from 'turnpike/client';
+import { connectionOptionsFromEnvironment, TurnpikePlugin } from 'turnpike/worker';
+import { sentNotices } from './activities.js';
+import { agentTurnId, refundOrder } from './order-workflow.js';
+import { refundsMade } from './tools.js';
+import { createOrderDeskWorker } from './worker.js';
+
+function modelFromEnvironment(): ModelSettings {
+  const [provider = 'scripted', ...model] = (process.env.ORDER_DESK_MODEL ?? 'scripted:demo').split(':');
+  if (provider !== 'openai' && provider !== 'anthropic' && provider !== 'scripted') throw new Error(`unknown provider ${provider}`);
+  return { provider, model: model.join(':') || 'demo' };
+}
+
+async function waitForApproval(turnpike: TurnpikeClient, turnId: string): Promise<PendingToolCall> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    const state = await turnpike.turnState(turnId).catch(() => undefined);   // the child may not have started yet
+    const approval = state?.pending.find((call) => call.kind === 'approval');
+    if (approval) return approval;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`turn ${turnId} did not park for approval`);
+}
+
+/** The HTTP API's listing of parked calls (visibility catches up within moments of the park). */
+async function waitForListing(api: Awaited<ReturnType<typeof buildApi>>, turnId: string): Promise<number> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const listed = await api.inject({ url: '/api/approvals', headers: { authorization: 'Bearer lead-token' } });
+    const count = (listed.json() as { calls: Array<{ turnWorkflowId: string }> }).calls.filter((call) => call.turnWorkflowId === turnId).length;
+    if (count > 0) return count;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return 0;
+}
+
+async function main(): Promise<void> {
+  const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
+  const taskQueue = process.env.ORDER_DESK_TASK_QUEUE ?? 'order-desk';
+  const workerConnection = await NativeConnection.connect(connectionOptions);
+  const connection = await Connection.connect(connectionOptions);
+  // The same plugin on the Client gives it turnpike's payload codec.
+  const client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
+  const turnpike = new TurnpikeClient({ client, taskQueue });
+  const api = await buildApi({ client: turnpike, tokens: new Map([['lead-token', 'lead@orders.example']]) });
+  try {
+    const worker = await createOrderDeskWorker({ connection: workerConnection, namespace, taskQueue });
+    const result = await worker.runUntil(async () => {
+      const orderWorkflowId = `order-1001-refund-${Date.now()}`;
+      const order = await client.workflow.start(refundOrder, {
+        taskQueue,
+        workflowId: orderWorkflowId,
+        args: [{ orderId: '1001', request: 'look up order 1001 then refund $250 on order 1001', model: modelFromEnvironment() }],
+      });
+      const turnId = agentTurnId(orderWorkflowId);
+      const approval = await waitForApproval(turnpike, turnId);
+
+      const listedByApi = await waitForListing(api, turnId);
+      const dashboard = await api.inject({ url: '/' });
+      await turnpike.approveToolCall(turnId, {
+        approvalId: approval.approvalId!,
+        approved: true,
+        approver: 'lead@orders.example',
+        inputHash: approval.inputHash,
+        reason: 'customer is right',
+      });
+      return {
+        order: await order.result(),
+        turnId,
+        parked: { toolName: approval.toolName, input: approval.input, reason: approval.reason },
+        listedByApi,
+        dashboardServed: dashboard.statusCode === 200 && dashboard.body.includes('<html'),
+        refundsMade,
+        sentNotices,
+      };
+    });
+    console.log(JSON.stringify(result));
+  } finally {
+    await api.close();
+    await connection.close();
+    await workerConnection.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
