@@ -7,3 +7,4 @@
  */
 export { buildApi, type ApiOptions } from './server.js';
 export { parseTokenMap } from './auth.js';
+export { buildCodecServer, type CodecServerOptions } from './codec-server.js';

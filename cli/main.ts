@@ -11,6 +11,7 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../client/turnpike-client.js';
+import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerConversationCommands } from './commands/conversations.js';
 import { registerParkedCommands } from './commands/parked.js';
 import { registerTurnCommands } from './commands/turns.js';
@@ -80,6 +81,7 @@ function buildProgram(context: CliContext, io: CliIo): Command {
   registerTurnCommands(program, context);
   registerParkedCommands(program, context);
   registerConversationCommands(program, context);
+  registerCodecServerCommand(program, context);
   return program;
 }
 

@@ -1,0 +1,88 @@
+/**
+ * A codec server for turnpike's payloads: Temporal's codec-server HTTP protocol, so the
+ * Temporal CLI (`temporal workflow show --codec-endpoint http://127.0.0.1:8888`) and the Web UI
+ * (Settings → Codec Server) show gzip-compressed turn inputs and results as JSON.
+ *
+ *   POST /decode  (also /{namespace}/decode)   { payloads: [{ metadata: { k: base64 }, data: base64 }] }
+ *   POST /encode  (also /{namespace}/encode)   the same shape, encoded
+ *
+ * It decodes whatever it is sent, so it runs on loopback by default; with `tokens`, every
+ * request must carry `Authorization: Bearer <token>` (the Web UI can forward the user's token).
+ * Browsers reach it from the Web UI's origin only when that origin is listed in `allowOrigins`.
+ */
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { CompressionCodec } from '../client/payload-codec.js';
+import { identify } from './auth.js';
+
+export interface CodecServerOptions {
+  /** The codecs of the workers' data converter, in the same order. Default: turnpike's compression codec. */
+  codecs?: PayloadCodec[];
+  /** Origins allowed to call from a browser, e.g. the Web UI's `http://localhost:8233`. Default: none. */
+  allowOrigins?: string[];
+  /** When set, requests need `Authorization: Bearer <token>` with one of these tokens. */
+  tokens?: Map<string, string>;
+  logger?: boolean;
+}
+
+/** Payloads as proto3 JSON: bytes fields (data and every metadata value) are base64. */
+const jsonPayloads = z.object({
+  payloads: z.array(z.object({ metadata: z.record(z.string(), z.string()).optional(), data: z.string().optional() })),
+});
+type JsonPayloads = z.infer<typeof jsonPayloads>;
+
+function fromJson({ payloads }: JsonPayloads): Payload[] {
+  return payloads.map(({ metadata, data }) => ({
+    metadata: Object.fromEntries(Object.entries(metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
+    data: Buffer.from(data ?? '', 'base64'),
+  }));
+}
+
+function toJson(payloads: Payload[]): JsonPayloads {
+  return {
+    payloads: payloads.map(({ metadata, data }) => ({
+      metadata: Object.fromEntries(Object.entries(metadata ?? {}).map(([key, value]) => [key, Buffer.from(value ?? new Uint8Array()).toString('base64')])),
+      data: Buffer.from(data ?? new Uint8Array()).toString('base64'),
+    })),
+  };
+}
+
+export async function buildCodecServer(options: CodecServerOptions = {}): Promise<FastifyInstance> {
+  const codecs = options.codecs ?? [new CompressionCodec()];
+  const allowOrigins = new Set(options.allowOrigins ?? []);
+  // A turn's conversation can make a payload of a few MB; Temporal's own limit is 2 MB a payload.
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: 64 * 1024 * 1024 });
+
+  app.addHook('onRequest', async (request, reply) => {
+    const origin = request.headers.origin;
+    if (origin && allowOrigins.has(origin)) {
+      reply.header('access-control-allow-origin', origin);
+      reply.header('access-control-allow-credentials', 'true');
+      reply.header('access-control-allow-methods', 'POST, OPTIONS');
+      reply.header('access-control-allow-headers', 'content-type, x-namespace, authorization');
+      reply.header('vary', 'origin');
+    }
+    if (request.method === 'OPTIONS') return reply.code(204).send();
+    if (options.tokens && !identify(options.tokens, request.headers.authorization)) {
+      return reply.code(401).send({ error: 'Send Authorization: Bearer <token> with a token this codec server knows' });
+    }
+  });
+
+  const route = (operation: 'encode' | 'decode') => async (request: { body: unknown }, reply: { code(status: number): { send(body: unknown): unknown } }) => {
+    const parsed = jsonPayloads.safeParse(request.body);
+    if (!parsed.success) return reply.code(400).send({ error: `expected { payloads: [{ metadata, data }] }: ${parsed.error.issues[0]?.message}` });
+    let payloads = fromJson(parsed.data);
+    // Encoding runs the codecs first to last, decoding last to first, as the SDK's data converter does.
+    if (operation === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);
+    else for (const codec of [...codecs].reverse()) payloads = await codec.decode(payloads);
+    return toJson(payloads);
+  };
+  for (const operation of ['encode', 'decode'] as const) {
+    app.post(`/${operation}`, route(operation));
+    app.post(`/:namespace/${operation}`, route(operation));
+    app.options(`/${operation}`, async () => undefined);
+    app.options(`/:namespace/${operation}`, async () => undefined);
+  }
+  return app;
+}
