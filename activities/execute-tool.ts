@@ -17,18 +17,28 @@ export async function executeTool(registry: ToolRegistry, request: ExecuteToolIn
     return { output: `Invalid input for tool "${tool.name}":\n${z.prettifyError(parsed.error)}`, isError: true };
   }
   const context = Context.current();
-  const output = await tool.execute(parsed.data, {
-    toolCallId: request.toolCallId,
-    idempotencyKey: request.idempotencyKey,
-    abortSignal: context.cancellationSignal,
-    heartbeat: (details) => context.heartbeat(details),
-  });
+  const calls = context.metricMeter.createCounter('turnpike_tool_attempts', 'attempts', 'Tool activity attempts, by tool and result (ok, error, failed)');
+  let output: unknown;
+  try {
+    output = await tool.execute(parsed.data, {
+      toolCallId: request.toolCallId,
+      idempotencyKey: request.idempotencyKey,
+      abortSignal: context.cancellationSignal,
+      heartbeat: (details) => context.heartbeat(details),
+    });
+  } catch (error) {
+    // A thrown error fails this attempt; the tool's retry policy decides whether another follows.
+    calls.add(1, { tool: tool.name, result: 'failed' });
+    throw error;
+  }
   if (tool.outputSchema) {
     const checked = tool.outputSchema.safeParse(output);
     if (!checked.success) {
+      calls.add(1, { tool: tool.name, result: 'error' });
       return { output: `Tool "${tool.name}" returned output that fails its output schema:\n${z.prettifyError(checked.error)}`, isError: true };
     }
-    return { output: checked.data ?? null, isError: false };
+    output = checked.data;
   }
+  calls.add(1, { tool: tool.name, result: 'ok' });
   return { output: output ?? null, isError: false };
 }

@@ -23,12 +23,17 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
       'InvalidModelSettings',
     );
   }
-  const result = await provider(input, Context.current().cancellationSignal);
+  const context = Context.current();
+  const result = await provider(input, context.cancellationSignal);
   const empty = result.message.content.every((part) => part.type === 'text' && part.text.trim() === '');
   if (empty) {
     // An empty assistant message would make the history invalid (Anthropic rejects it), so it
     // never reaches the workflow: retried like any transient provider fault, then a clear failure.
     throw ApplicationFailure.retryable(`${input.model.provider}: the model returned an empty response (no text, no tool calls)`, 'EmptyModelResponse');
   }
+  const tokens = context.metricMeter.createCounter('turnpike_model_tokens', 'tokens', 'Model tokens used, by provider, model and direction');
+  const tags = { provider: input.model.provider, model: input.model.model };
+  tokens.add(result.usage.inputTokens, { ...tags, direction: 'input' });
+  tokens.add(result.usage.outputTokens, { ...tags, direction: 'output' });
   return result;
 }

@@ -1,25 +1,21 @@
 /**
  * `npm run worker`: a turnpike worker with the demo tools, against the cluster the
- * environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, ...). Built on the package's
- * public entry points (`turnpike`, `turnpike/worker`), like an application's own worker.
+ * environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, ...), with the metrics, health
+ * and shutdown settings of README "Configuration". Built on the package's public entry points
+ * (`turnpike`, `turnpike/worker`), like an application's own worker.
  */
-import { NativeConnection } from '@temporalio/worker';
-import { connectionOptionsFromEnvironment, createWorker } from '../worker/index.js';
+import { runWorker } from '../worker/index.js';
 import { demoTools } from './tools.js';
 
-async function main(): Promise<void> {
-  const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
-  const connection = await NativeConnection.connect(connectionOptions);
-  try {
-    const worker = await createWorker({ tools: demoTools, connection, namespace });
-    console.log(`turnpike worker polling task queue "${worker.options.taskQueue}" on ${connectionOptions.address} (namespace ${namespace})`);
-    await worker.run();
-  } finally {
-    await connection.close();
-  }
-}
-
-main().catch((error: unknown) => {
+runWorker({
+  tools: demoTools,
+  onReady: ({ taskQueue, address, namespace, healthUrl, metricsUrl }) =>
+    console.log(
+      `turnpike worker polling task queue "${taskQueue}" on ${address} (namespace ${namespace})` +
+        (healthUrl ? `; health ${healthUrl}/readyz` : '') +
+        (metricsUrl ? `; metrics ${metricsUrl}` : ''),
+    ),
+}).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

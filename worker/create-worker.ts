@@ -24,6 +24,9 @@ export const WORKFLOWS_PATH = fileURLToPath(new URL(`../workflows/registered-wor
  */
 export const DEFAULT_MAX_CACHED_WORKFLOWS = 100;
 
+/** How long in-flight activities may run on after a shutdown signal (`TURNPIKE_SHUTDOWN_GRACE_TIME`). */
+export const DEFAULT_SHUTDOWN_GRACE_TIME = '30s';
+
 export interface CreateWorkerOptions {
   tools: readonly Tool[];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
@@ -71,6 +74,9 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     taskQueue: options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
     workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
     maxCachedWorkflows: Number(process.env.TURNPIKE_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+    // On SIGTERM (a deploy, a scale-down) a tool or model call already running gets this long to
+    // finish before it is cancelled and retried elsewhere: a refund half-done is worse than a slow stop.
+    shutdownGraceTime: process.env.TURNPIKE_SHUTDOWN_GRACE_TIME ?? DEFAULT_SHUTDOWN_GRACE_TIME,
     ...options.workerOptions,
     plugins: [new TurnpikePlugin({ tools: options.tools }), ...(options.workerOptions?.plugins ?? [])],
   });

@@ -3,7 +3,15 @@
  * own; `createWorker` builds a turnpike-only Worker in one line.
  */
 export { TurnpikePlugin, WORKFLOW_PRELOAD_PATH, type TurnpikePluginOptions } from './plugin.js';
-export { bundleWorkflows, createWorker, DEFAULT_MAX_CACHED_WORKFLOWS, WORKFLOWS_PATH, type CreateWorkerOptions } from './create-worker.js';
+export {
+  bundleWorkflows,
+  createWorker,
+  DEFAULT_MAX_CACHED_WORKFLOWS,
+  DEFAULT_SHUTDOWN_GRACE_TIME,
+  WORKFLOWS_PATH,
+  type CreateWorkerOptions,
+} from './create-worker.js';
+export { runWorker, type RunWorkerOptions } from './run-worker.js';
 export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/errors.js';
 export type { TurnpikeActivities } from '../activities/index.js';

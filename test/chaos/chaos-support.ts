@@ -24,8 +24,12 @@ export async function writeBundle(directory: string): Promise<string> {
 
 export interface WorkerProcess {
   child: ChildProcess;
+  /** What the worker printed when it began polling (runWorker's onReady). */
+  ready: { taskQueue: string; healthUrl?: string; metricsUrl?: string };
   /** SIGKILL: no graceful shutdown, in-flight tasks are lost mid-way. */
   kill(): Promise<void>;
+  /** SIGTERM: a graceful shutdown; resolves with the exit code and everything it printed. */
+  terminate(): Promise<{ code: number | null; output: string }>;
 }
 
 /** Starts test/chaos/worker-process.ts and resolves once it polls. */
@@ -38,13 +42,14 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  await new Promise<void>((resolve, reject) => {
+  const ready = await new Promise<WorkerProcess['ready']>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`worker did not start: ${output}`)), 60_000);
     child.stdout!.on('data', (chunk: Buffer) => {
       output += chunk.toString();
-      if (output.includes('ready')) {
+      const line = /^ready (.*)$/m.exec(output);
+      if (line) {
         clearTimeout(timer);
-        resolve();
+        resolve(JSON.parse(line[1]));
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -55,6 +60,13 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   });
   return {
     child,
+    ready,
+    async terminate() {
+      if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, output };
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      return { code: await exited, output };
+    },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       const exited = new Promise((resolve) => child.once('exit', resolve));

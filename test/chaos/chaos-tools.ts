@@ -17,6 +17,17 @@ function recordsDirectory(): string {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Like a well-behaved tool: stops at once when its activity is cancelled (e.g. a worker shutting down). */
+function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(signal.reason ?? new Error('aborted'));
+    }, { once: true });
+  });
+}
+
 export const chargeCard = defineTool({
   name: 'charge_card',
   description: 'Charges a card; needs approval.',
@@ -55,4 +66,23 @@ export const slowSync = defineTool({
   },
 });
 
-export const chaosTools = [chargeCard, slowSync];
+export const longTask = defineTool({
+  name: 'long_task',
+  description: 'Runs for `ms` milliseconds unless cancelled, recording when each attempt starts, ends or is cancelled.',
+  inputSchema: z.object({ ms: z.number().int().positive() }),
+  activityOptions: { startToCloseTimeout: '60s', retry: { initialInterval: '200ms', maximumAttempts: 5 } },
+  async execute({ ms }, { idempotencyKey, abortSignal }) {
+    const directory = recordsDirectory();
+    appendFileSync(path.join(directory, 'long-task.log'), `${JSON.stringify({ key: idempotencyKey, pid: process.pid, event: 'started' })}\n`);
+    try {
+      await sleepUnlessAborted(ms, abortSignal);
+    } catch (error) {
+      appendFileSync(path.join(directory, 'long-task.log'), `${JSON.stringify({ key: idempotencyKey, pid: process.pid, event: 'cancelled' })}\n`);
+      throw error;
+    }
+    appendFileSync(path.join(directory, 'long-task.log'), `${JSON.stringify({ key: idempotencyKey, pid: process.pid, event: 'finished' })}\n`);
+    return { ranFor: ms };
+  },
+});
+
+export const chaosTools = [chargeCard, slowSync, longTask];

@@ -1,26 +1,22 @@
 /**
- * A turnpike worker as its own process, for the chaos tests to kill with SIGKILL.
- * Env: TEMPORAL_ADDRESS, TURNPIKE_TASK_QUEUE, CHAOS_RECORDS_DIR, WORKFLOW_BUNDLE (path), and
- * the provider variables. Prints "ready" once it polls.
+ * A turnpike worker as its own process, for the chaos tests to kill with SIGKILL or stop with
+ * SIGTERM: `runWorker`, as `npm run worker` runs it. Env: TEMPORAL_ADDRESS, TURNPIKE_TASK_QUEUE,
+ * CHAOS_RECORDS_DIR, WORKFLOW_BUNDLE (path), optional TURNPIKE_METRICS_ADDRESS and
+ * TURNPIKE_HEALTH_PORT, and the provider variables. Prints "ready" (with its URLs) once it polls.
  */
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { createWorker } from '../../worker/create-worker.js';
+import { DefaultLogger } from '@temporalio/worker';
+import { runWorker } from '../../worker/index.js';
 import { chaosTools } from './chaos-tools.js';
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
-
-const connection = await NativeConnection.connect({ address: process.env.TEMPORAL_ADDRESS! });
-const worker = await createWorker({
+await runWorker({
   tools: chaosTools,
-  connection,
   taskQueue: process.env.TURNPIKE_TASK_QUEUE!,
   ...(process.env.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE } } : {}),
+  runtimeOptions: { logger: new DefaultLogger('ERROR') },
   workerOptions: {
     // A killed worker's sticky tasks move to the shared queue after this, not after 10s.
     stickyQueueScheduleToStartTimeout: '1s',
   },
+  onReady: (ready) => console.log(`ready ${JSON.stringify(ready)}`),
 });
-const running = worker.run();
-console.log('ready');
-await running;
-await connection.close();
+console.log('stopped');

@@ -1,0 +1,91 @@
+/**
+ * `runWorker`: a turnpike-only worker process as operators run it — connection from the
+ * environment, Prometheus metrics, a health endpoint, graceful shutdown on SIGTERM/SIGINT.
+ *
+ *   await runWorker({ tools: [lookupOrder, issueRefund] });   // returns once the worker has shut down
+ *
+ * Every setting has an environment variable, so a container needs no code change (README,
+ * "Configuration").
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { NativeConnection, Runtime, type RuntimeOptions, type Worker } from '@temporalio/worker';
+import { createWorker, type CreateWorkerOptions } from './create-worker.js';
+import { connectionOptionsFromEnvironment } from './environment.js';
+
+export interface RunWorkerOptions extends Omit<CreateWorkerOptions, 'connection' | 'namespace'> {
+  /**
+   * `host:port` where the SDK's and turnpike's metrics are served in Prometheus format at
+   * `/metrics`. Default `TURNPIKE_METRICS_ADDRESS`; no metrics endpoint when neither is set.
+   */
+  metricsAddress?: string;
+  /** Port of `GET /healthz` (alive) and `GET /readyz` (polling). Default `TURNPIKE_HEALTH_PORT`; none when unset. */
+  healthPort?: number;
+  /** Default `TURNPIKE_HEALTH_HOST`, else 127.0.0.1 (0.0.0.0 in a container). */
+  healthHost?: string;
+  /** Other Runtime options (logger, tracing), applied once per process before the first connection. */
+  runtimeOptions?: RuntimeOptions;
+  /** Called once the worker polls, with the addresses it serves. */
+  onReady?(ready: { taskQueue: string; address: string; namespace: string; healthUrl?: string; metricsUrl?: string }): void;
+}
+
+function numberFromEnvironment(name: string): number | undefined {
+  const value = process.env[name];
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65_535) throw new Error(`${name} must be a port number (got "${value}")`);
+  return parsed;
+}
+
+/** `/healthz`: the process answers. `/readyz`: the worker is polling its task queue (503 while starting or draining). */
+async function serveHealth(worker: Worker, host: string, port: number): Promise<http.Server> {
+  const server = http.createServer((request, response) => {
+    const state = worker.getState();
+    const ready = state === 'RUNNING';
+    const status = request.url === '/healthz' ? 200 : request.url === '/readyz' ? (ready ? 200 : 503) : 404;
+    response.writeHead(status, { 'content-type': 'application/json' });
+    response.end(JSON.stringify(status === 404 ? { error: 'GET /healthz or /readyz' } : { state, taskQueue: worker.options.taskQueue }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, resolve);
+  });
+  return server;
+}
+
+export async function runWorker(options: RunWorkerOptions): Promise<void> {
+  const { metricsAddress = process.env.TURNPIKE_METRICS_ADDRESS || undefined, runtimeOptions, onReady, ...rest } = options;
+  const healthPort = options.healthPort ?? numberFromEnvironment('TURNPIKE_HEALTH_PORT');
+  const healthHost = options.healthHost ?? process.env.TURNPIKE_HEALTH_HOST ?? '127.0.0.1';
+  if (metricsAddress || runtimeOptions) {
+    // Temporal Core serves the metrics; custom ones (activities' and workflows' metricMeter) go
+    // through the same exporter, so one scrape sees the SDK's and turnpike's figures.
+    Runtime.install({
+      ...runtimeOptions,
+      ...(metricsAddress ? { telemetryOptions: { ...runtimeOptions?.telemetryOptions, metrics: { prometheus: { bindAddress: metricsAddress } } } } : {}),
+    });
+  }
+  const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
+  const connection = await NativeConnection.connect(connectionOptions);
+  let health: http.Server | undefined;
+  try {
+    const { healthPort: _port, healthHost: _host, ...workerOptions } = rest;
+    const worker = await createWorker({ ...workerOptions, connection, namespace });
+    // The SDK's shutdown signals (SIGINT, SIGTERM, ...) stop polling, let in-flight activities
+    // finish within shutdownGraceTime, and then resolve run().
+    const running = worker.run();
+    if (healthPort !== undefined) health = await serveHealth(worker, healthHost, healthPort);
+    const healthAddress = health?.address() as AddressInfo | undefined;
+    onReady?.({
+      taskQueue: worker.options.taskQueue,
+      address: connectionOptions.address ?? 'localhost:7233',
+      namespace,
+      ...(healthAddress ? { healthUrl: `http://${healthHost}:${healthAddress.port}` } : {}),
+      ...(metricsAddress ? { metricsUrl: `http://${metricsAddress}/metrics` } : {}),
+    });
+    await running;
+  } finally {
+    health?.close();
+    await connection.close();
+  }
+}
