@@ -2,6 +2,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
+import { recordToolAttempt } from './telemetry.js';
 import type { ToolRegistry } from './tool-registry.js';
 import type { ExecuteToolInput, ExecuteToolResult } from '../workflows/types.js';
 
@@ -17,7 +18,6 @@ export async function executeTool(registry: ToolRegistry, request: ExecuteToolIn
     return { output: `Invalid input for tool "${tool.name}":\n${z.prettifyError(parsed.error)}`, isError: true };
   }
   const context = Context.current();
-  const calls = context.metricMeter.createCounter('turnpike_tool_attempts', 'attempts', 'Tool activity attempts, by tool and result (ok, error, failed)');
   let output: unknown;
   try {
     output = await tool.execute(parsed.data, {
@@ -28,17 +28,17 @@ export async function executeTool(registry: ToolRegistry, request: ExecuteToolIn
     });
   } catch (error) {
     // A thrown error fails this attempt; the tool's retry policy decides whether another follows.
-    calls.add(1, { tool: tool.name, result: 'failed' });
+    recordToolAttempt(context, tool.name, request.toolCallId, 'failed');
     throw error;
   }
   if (tool.outputSchema) {
     const checked = tool.outputSchema.safeParse(output);
     if (!checked.success) {
-      calls.add(1, { tool: tool.name, result: 'error' });
+      recordToolAttempt(context, tool.name, request.toolCallId, 'error');
       return { output: `Tool "${tool.name}" returned output that fails its output schema:\n${z.prettifyError(checked.error)}`, isError: true };
     }
     output = checked.data;
   }
-  calls.add(1, { tool: tool.name, result: 'ok' });
+  recordToolAttempt(context, tool.name, request.toolCallId, 'ok');
   return { output: output ?? null, isError: false };
 }

@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { callAnthropic } from './providers/anthropic.js';
 import { callOpenAI } from './providers/openai.js';
 import { scriptedModelStep } from './providers/scripted.js';
+import { recordModelCall } from './telemetry.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types.js';
 
 type ProviderCall = (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult>;
@@ -31,9 +32,6 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
     // never reaches the workflow: retried like any transient provider fault, then a clear failure.
     throw ApplicationFailure.retryable(`${input.model.provider}: the model returned an empty response (no text, no tool calls)`, 'EmptyModelResponse');
   }
-  const tokens = context.metricMeter.createCounter('turnpike_model_tokens', 'tokens', 'Model tokens used, by provider, model and direction');
-  const tags = { provider: input.model.provider, model: input.model.model };
-  tokens.add(result.usage.inputTokens, { ...tags, direction: 'input' });
-  tokens.add(result.usage.outputTokens, { ...tags, direction: 'output' });
+  recordModelCall(context, input, result);
   return result;
 }
