@@ -2,19 +2,29 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { callAnthropic } from './providers/anthropic.js';
+import type { ProviderCallOptions } from './providers/errors.js';
 import { callOpenAI } from './providers/openai.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { recordModelCall } from './telemetry.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types.js';
 
-type ProviderCall = (input: ModelStepInput, signal: AbortSignal) => Promise<ModelStepResult>;
+type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Promise<ModelStepResult>;
 
 const providers: Record<ModelProvider, ProviderCall> = {
   scripted: async (input) => scriptedModelStep(input),
-  // The activity's signal: a cancelled turn aborts the HTTP request instead of waiting for it.
-  openai: (input, signal) => callOpenAI(input, { signal }),
-  anthropic: (input, signal) => callAnthropic(input, { signal }),
+  openai: callOpenAI,
+  anthropic: callAnthropic,
 };
+
+/**
+ * What the HTTP providers need from the activity: its signal, so a cancelled turn aborts the
+ * request instead of waiting for it; its attempt and retry policy, so a provider's `retry-after`
+ * is fitted to the policy instead of overriding it (see `nextRetryDelayFor`).
+ */
+function providerCallOptions(context: Context): ProviderCallOptions {
+  const { attempt, retryPolicy } = context.info;
+  return { signal: context.cancellationSignal, retry: { attempt, retryPolicy } };
+}
 
 export async function callModel(input: ModelStepInput): Promise<ModelStepResult> {
   const provider = Object.hasOwn(providers, input.model.provider) ? providers[input.model.provider] : undefined;
@@ -25,7 +35,7 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
     );
   }
   const context = Context.current();
-  const result = await provider(input, context.cancellationSignal);
+  const result = await provider(input, providerCallOptions(context));
   const empty = result.message.content.every((part) => part.type === 'text' && part.text.trim() === '');
   if (empty) {
     // An empty assistant message would make the history invalid (Anthropic rejects it), so it

@@ -55,7 +55,7 @@ export async function callAnthropic(input: ModelStepInput, options: ProviderCall
   try {
     response = await client.messages.create(convertToAnthropicRequest(input), { signal: options.signal });
   } catch (error) {
-    throw toProviderFailure('anthropic', error, options.signal);
+    throw toProviderFailure('anthropic', error, options);
   }
   return convertFromAnthropicResponse(response);
 }

@@ -5,10 +5,11 @@
  * Retries belong to Temporal, not to the SDKs (clients are built with `maxRetries: 0`), so
  * every error an SDK raises is turned into an `ApplicationFailure` whose `nonRetryable` flag
  * and `type` tell the activity retry policy what to do, and whose `nextRetryDelay` carries a
- * provider's `retry-after` so a rate-limited model is not hammered.
+ * provider's `retry-after` (fitted to the activity's own retry policy, see `nextRetryDelayFor`)
+ * so a rate-limited model is not hammered.
  */
 import { STATUS_CODES } from 'node:http';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, msToNumber, type RetryPolicy } from '@temporalio/common';
 import {
   APIConnectionError as AnthropicConnectionError,
   APIConnectionTimeoutError as AnthropicTimeoutError,
@@ -35,6 +36,19 @@ export interface ProviderCallOptions {
   timeoutMs?: number;
   /** Aborts the HTTP request, e.g. `Context.current().cancellationSignal` when the activity is cancelled. */
   signal?: AbortSignal;
+  /**
+   * The calling activity's attempt and retry policy (`Context.current().info`), so that a
+   * provider's `retry-after` is fitted to them; see {@link nextRetryDelayFor}.
+   */
+  retry?: ActivityRetryInfo;
+}
+
+/** What an activity knows about its own retries, from `Context.current().info`. */
+export interface ActivityRetryInfo {
+  /** The attempt that is failing, from 1. */
+  attempt: number;
+  /** The policy as the server resolved it (defaults filled in); undefined if the server did not send it. */
+  retryPolicy?: RetryPolicy;
 }
 
 /** `ApplicationFailure.type` values the provider activities throw; usable in `nonRetryableErrorTypes`. */
@@ -114,11 +128,13 @@ type SdkApiError = OpenAIAPIError | AnthropicAPIError;
  * - Cancellation: the abort reason (Temporal's `CancelledFailure`) is returned unchanged so the
  *   worker reports the activity as cancelled rather than failed.
  * - Timeouts, connection errors, bodies that are not JSON, 408/409/429/499/5xx: retryable,
- *   with `nextRetryDelay` from `retry-after-ms` / `retry-after` when the provider sent one.
+ *   with `nextRetryDelay` from `retry-after-ms` / `retry-after` when the provider sent one and
+ *   it asks for longer than the activity's own backoff ({@link nextRetryDelayFor}).
  * - 401/403, 400/422 and other 4xx, 404: non-retryable, typed so callers can tell them apart.
  * - Anything else (e.g. an `ApplicationFailure` we raised ourselves) passes through.
  */
-export function toProviderFailure(provider: ProviderName, error: unknown, signal?: AbortSignal): unknown {
+export function toProviderFailure(provider: ProviderName, error: unknown, options: Pick<ProviderCallOptions, 'signal' | 'retry'> = {}): unknown {
+  const { signal } = options;
   if (signal?.aborted && isUserAbort(error)) return signal.reason ?? error;
   if (error instanceof OpenAITimeoutError || error instanceof AnthropicTimeoutError) {
     return retryable(`${provider}: request timed out`, error);
@@ -127,7 +143,7 @@ export function toProviderFailure(provider: ProviderName, error: unknown, signal
     return retryable(`${provider}: connection error — ${connectionCause(error)}`, error);
   }
   if ((error instanceof OpenAIAPIError || error instanceof AnthropicAPIError) && typeof error.status === 'number') {
-    return fromHttpError(provider, error, error.status);
+    return fromHttpError(provider, error, error.status, options.retry);
   }
   // The SDKs call `response.json()` themselves: a truncated or garbled body surfaces as a bare
   // SyntaxError. A proxy cutting a response short is transient, so it is worth another attempt.
@@ -145,9 +161,9 @@ export function unexpectedResponse(provider: ProviderName, what: string): Applic
   return retryable(`${provider}: unexpected response — ${what}`);
 }
 
-function fromHttpError(provider: ProviderName, error: SdkApiError, status: number): ApplicationFailure {
+function fromHttpError(provider: ProviderName, error: SdkApiError, status: number, retry: ActivityRetryInfo | undefined): ApplicationFailure {
   const message = describeHttpError(provider, error, status);
-  if (isRetryableStatus(status)) return retryable(message, error, retryDelayMs(error.headers));
+  if (isRetryableStatus(status)) return retryable(message, error, nextRetryDelayFor(retryDelayMs(error.headers), retry));
   const type =
     status === 401 || status === 403 ? ProviderErrorType.authentication
     : status === 404 ? ProviderErrorType.notFound
@@ -192,7 +208,8 @@ function retryable(message: string, cause?: Error, nextRetryDelay?: number): App
 /**
  * The delay a provider asked for, in milliseconds: `retry-after-ms` (OpenAI's, more precise),
  * else `retry-after` as seconds or as an HTTP date. Undefined when absent or unparsable, so
- * Temporal's own backoff applies.
+ * Temporal's own backoff applies. Zero (or a date in the past) means "no need to wait"; what is
+ * actually sent to Temporal is decided by {@link nextRetryDelayFor}.
  */
 export function retryDelayMs(headers: Headers | undefined, now: number = Date.now()): number | undefined {
   const milliseconds = parseNonNegative(headers?.get('retry-after-ms'));
@@ -204,6 +221,52 @@ export function retryDelayMs(headers: Headers | undefined, now: number = Date.no
   // Only an HTTP date (it names a weekday or month) counts: Date.parse would also read '-1' as a year.
   const date = /[a-z]/i.test(retryAfter) ? Date.parse(retryAfter) : Number.NaN;
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * When the activity cannot see its retry policy (a server that does not send it, or a provider
+ * called outside an activity), a requested delay up to this long is left to the policy's backoff:
+ * one second is Temporal's default initial interval.
+ */
+const FLOOR_WITHOUT_POLICY_MS = 1_000;
+
+/**
+ * The `nextRetryDelay` for a delay the provider asked for, or undefined to leave the wait to the
+ * activity's retry policy. The provider's delay is a floor on the next retry, never a way to
+ * stop retrying, and never longer than the policy's maximum interval:
+ *
+ * - at or below the backoff the policy would use for this attempt anyway (always so for zero,
+ *   sub-millisecond or past-date delays): undefined, and Temporal's own backoff applies;
+ * - above the policy's `maximumInterval`: the maximum interval;
+ * - otherwise: the requested delay.
+ *
+ * Why it must be done here: Temporal's server (1.29, `MutableStateImpl.RetryActivity`) lets an
+ * application's `nextRetryDelay` replace the policy's maximum interval outright. So a large
+ * delay is waited in full (a `retry-after` of a day parks the turn for a day), and a zero delay
+ * (which the SDK sends as a present, zero Duration rather than leaving it out) makes both the
+ * interval and the maximum interval zero, which `nextBackoffInterval` reads as
+ * `RETRY_STATE_TIMEOUT`: the attempt that got the rate limit becomes the last one and the turn fails.
+ */
+export function nextRetryDelayFor(requestedMs: number | undefined, retry?: ActivityRetryInfo): number | undefined {
+  if (requestedMs === undefined) return undefined;
+  const policy = retry?.retryPolicy;
+  const maximumMs = policy?.maximumInterval != null ? msToNumber(policy.maximumInterval) : undefined;
+  const delayMs = maximumMs !== undefined && maximumMs > 0 ? Math.min(requestedMs, maximumMs) : requestedMs;
+  const floorMs = policy && retry ? policyBackoffMs(policy, retry.attempt, maximumMs) : FLOOR_WITHOUT_POLICY_MS;
+  // The floor is never negative, so whatever is returned is a positive delay.
+  return delayMs > Math.max(floorMs, 0) ? delayMs : undefined;
+}
+
+/**
+ * The wait Temporal's server computes for a retry after `attempt` failed, when no
+ * `nextRetryDelay` is given: initial interval × coefficient^(attempt − 1), capped at the maximum
+ * interval. The server resolves unset fields before the activity sees the policy; the fallbacks
+ * are its defaults.
+ */
+function policyBackoffMs(policy: RetryPolicy, attempt: number, maximumMs: number | undefined): number {
+  const initialMs = policy.initialInterval != null ? msToNumber(policy.initialInterval) : 1_000;
+  const backoffMs = initialMs * Math.pow(policy.backoffCoefficient ?? 2, Math.max(attempt, 1) - 1);
+  return maximumMs !== undefined && maximumMs > 0 ? Math.min(backoffMs, maximumMs) : backoffMs;
 }
 
 function parseNonNegative(value: string | null | undefined): number | undefined {

@@ -47,7 +47,7 @@ export async function callOpenAI(input: ModelStepInput, options: ProviderCallOpt
   try {
     completion = await client.chat.completions.create(convertToOpenAIRequest(input), { signal: options.signal });
   } catch (error) {
-    throw toProviderFailure('openai', error, options.signal);
+    throw toProviderFailure('openai', error, options);
   }
   return convertFromOpenAIResponse(completion);
 }

@@ -3,7 +3,8 @@
  * server: each is retried, or becomes an error result or a clear failure — never a stuck turn
  * and never an invalid history.
  */
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ActivityFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { RetryState } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { agentTurn } from '../../workflows/index.js';
 import type { ModelProvider } from '../../workflows/types.js';
@@ -64,6 +65,53 @@ describe.each(['openai', 'anthropic'] as const)('%s faults', (provider) => {
     const error = await empty.result().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WorkflowFailedError);
     expect(String(((error as WorkflowFailedError).cause?.cause as Error | undefined)?.message)).toMatch(`${provider}: the model returned an empty response`);
+  });
+});
+
+/**
+ * What a rate limit's `retry-after` may ask for, and what each must still do: retried under the
+ * turn's policy. The policy backs off 50 ms each time and waits at most 200 ms; none of these
+ * values may end the turn early (a zero delay once did) or park it for an hour.
+ */
+const retryAfterCases = [
+  ['retry-after: 0', { 'retry-after': '0' }],
+  ['retry-after-ms: 0.5', { 'retry-after-ms': '0.5' }],
+  ['retry-after: a past HTTP date', { 'retry-after': 'Mon, 01 Jan 2024 00:00:00 GMT' }],
+  // Under the 200 ms maximum interval this waits 200 ms, not a day.
+  ['retry-after: a day', { 'retry-after': '86400' }],
+] as const;
+
+function startRateLimited(provider: ModelProvider, script: ScriptedEntry[]): Promise<WorkflowHandle<typeof agentTurn>> {
+  fake.script(provider as FakeProvider, script);
+  return turnpike.startTurn({
+    model: { provider, model: provider === 'openai' ? 'gpt-4.1-mini' : 'claude-sonnet-4-5', maxTokens: 256 },
+    text: 'Go.',
+    modelCallOptions: {
+      startToCloseTimeout: '5s',
+      retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumInterval: '200ms', maximumAttempts: 3 },
+    },
+  });
+}
+
+describe.each(['openai', 'anthropic'] as const)('%s rate limits', (provider) => {
+  describe.each(retryAfterCases)('429 with %s', (_, headers) => {
+    it('is retried and the turn completes', async () => {
+      const handle = await startRateLimited(provider, [{ status: 429, headers }, { status: 429, headers }, { text: 'Through.' }]);
+      const result = await handle.result();
+      expect(result).toMatchObject({ status: 'completed', text: 'Through.' });
+      expect(statuses(provider)).toEqual([429, 429, 200]);
+    });
+
+    it('uses every attempt the policy allows before the turn fails', async () => {
+      const rateLimited = { status: 429, headers };
+      const handle = await startRateLimited(provider, [rateLimited, rateLimited, rateLimited]);
+      const error = await handle.result().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(WorkflowFailedError);
+      const activityFailure = (error as WorkflowFailedError).cause;
+      expect(activityFailure).toBeInstanceOf(ActivityFailure);
+      expect((activityFailure as ActivityFailure).retryState).toBe(RetryState.MAXIMUM_ATTEMPTS_REACHED);
+      expect(statuses(provider)).toEqual([429, 429, 429]);
+    });
   });
 });
 

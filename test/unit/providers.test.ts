@@ -6,7 +6,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { callAnthropic } from '../../activities/providers/anthropic.js';
-import { retryDelayMs, type ProviderCallOptions } from '../../activities/providers/errors.js';
+import { nextRetryDelayFor, retryDelayMs, type ProviderCallOptions } from '../../activities/providers/errors.js';
 import { callOpenAI } from '../../activities/providers/openai.js';
 import type { Message, ModelStepInput, ModelStepResult } from '../../workflows/types.js';
 import {
@@ -188,6 +188,31 @@ describe.each(['openai', 'anthropic'] as const)('%s provider', (provider) => {
     expect(failure.type).toBe('ProviderRetryableError');
     expect(failure.nextRetryDelay).toBe(7000);
     expect(failure.message).toMatch(new RegExp(`^${provider}: 429 `));
+  });
+
+  it.each([
+    ['retry-after: 0', { 'retry-after': '0' }],
+    ['retry-after-ms: 0.5', { 'retry-after-ms': '0.5' }],
+    ['retry-after: a past HTTP date', { 'retry-after': 'Mon, 01 Jan 2024 00:00:00 GMT' }],
+  ])('maps a 429 with %s to a retryable failure that leaves the wait to the retry policy', async (_, headers) => {
+    server.script(provider, [{ status: 429, headers }]);
+    const retry = { attempt: 1, retryPolicy: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: 10 } };
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), { ...options(), retry }));
+
+    expect(failure.nonRetryable).toBe(false);
+    expect(failure.type).toBe('ProviderRetryableError');
+    // A zero delay would make Temporal stop retrying; no delay means the policy's backoff.
+    expect(failure.nextRetryDelay).toBeUndefined();
+  });
+
+  it("caps a retry-after longer than the policy's maximum interval at that interval", async () => {
+    server.script(provider, [{ status: 429, headers: { 'retry-after': '86400' } }]);
+    const retry = { attempt: 3, retryPolicy: { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: 10 } };
+
+    const failure = await failureOf(call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), { ...options(), retry }));
+
+    expect(failure.nextRetryDelay).toBe(60_000);
   });
 
   it('maps a 500 to a retryable failure with no imposed delay', async () => {
@@ -458,6 +483,36 @@ describe('retryDelayMs', () => {
     [{}, undefined],
   ])('reads %j as %s ms', (headers, expected) => {
     expect(retryDelayMs(new Headers(headers), now)).toBe(expected);
+  });
+});
+
+describe('nextRetryDelayFor', () => {
+  const retryPolicy = { initialInterval: 1_000, backoffCoefficient: 2, maximumInterval: 60_000, maximumAttempts: 10 };
+  it.each([
+    ['no requested delay', undefined, 1, undefined],
+    ['zero', 0, 1, undefined],
+    ['1 ms (retry-after-ms: 0.5, rounded up)', 1, 1, undefined],
+    ['no more than the policy backoff of attempt 1 (1 s)', 1_000, 1, undefined],
+    ['more than the policy backoff of attempt 1', 1_500, 1, 1_500],
+    ['no more than the policy backoff of attempt 3 (4 s)', 3_000, 3, undefined],
+    ['more than the policy backoff of attempt 3', 7_000, 3, 7_000],
+    ['more than the maximum interval', 86_400_000, 1, 60_000],
+    ['more than the maximum interval, once the backoff has reached it', 86_400_000, 9, undefined],
+  ])('%s: %s ms at attempt %s gives %s', (_, requested, attempt, expected) => {
+    expect(nextRetryDelayFor(requested, { attempt, retryPolicy })).toBe(expected);
+  });
+
+  it('reads durations given as strings, as a workflow may write them', () => {
+    const policy = { initialInterval: '50ms', backoffCoefficient: 1, maximumInterval: '200ms' };
+    expect(nextRetryDelayFor(0, { attempt: 2, retryPolicy: policy })).toBeUndefined();
+    expect(nextRetryDelayFor(120, { attempt: 2, retryPolicy: policy })).toBe(120);
+    expect(nextRetryDelayFor(86_400_000, { attempt: 2, retryPolicy: policy })).toBe(200);
+  });
+
+  it('without the policy, leaves delays up to a second to the backoff and passes longer ones through', () => {
+    expect(nextRetryDelayFor(0)).toBeUndefined();
+    expect(nextRetryDelayFor(1_000, { attempt: 1 })).toBeUndefined();
+    expect(nextRetryDelayFor(7_000)).toBe(7_000);
   });
 });
 
