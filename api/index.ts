@@ -6,5 +6,5 @@
  *   await api.listen({ port: 3000 });
  */
 export { buildApi, type ApiOptions } from './server.js';
-export { parseTokenMap } from './auth.js';
+export { anyOf, oidcAuthenticator, oidcOptionsFromEnvironment, parseTokenMap, staticTokenAuthenticator, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 export { buildCodecServer, type CodecServerOptions } from './codec-server.js';

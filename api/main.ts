@@ -1,22 +1,25 @@
 /**
  * `npm run api`: the HTTP API and approval dashboard against the cluster the environment
- * names. TURNPIKE_API_TOKENS="token:identity,..." (required), TURNPIKE_API_PORT (default 3000),
+ * names. Callers: TURNPIKE_OIDC_* (JWTs from an identity provider) and/or TURNPIKE_API_TOKENS="token:identity,...";
+ * TURNPIKE_API_PORT (default 3000),
  * TURNPIKE_DECISION_SECRET (optional: require signed decision tokens), TEMPORAL_UI_URL (links).
  */
 import { TurnpikeClient } from '../client/turnpike-client.js';
-import { parseTokenMap } from './auth.js';
+import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
 import { buildApi } from './server.js';
 
 async function main(): Promise<void> {
   const tokens = parseTokenMap(process.env.TURNPIKE_API_TOKENS);
-  if (tokens.size === 0) {
-    console.error('Set TURNPIKE_API_TOKENS="<token>:<identity>,..." so decisions carry who made them.');
+  const oidc = oidcOptionsFromEnvironment();
+  if (tokens.size === 0 && !oidc) {
+    console.error('Set TURNPIKE_OIDC_JWKS_URL, TURNPIKE_OIDC_ISSUER and TURNPIKE_OIDC_AUDIENCE (tokens from your identity provider), or TURNPIKE_API_TOKENS="<token>:<identity>,..." (development), so decisions carry who made them.');
     process.exit(2);
   }
   const client = await TurnpikeClient.connect();
   const api = await buildApi({
     client,
     tokens,
+    ...(oidc ? { oidc } : {}),
     decisionSecret: process.env.TURNPIKE_DECISION_SECRET,
     temporalUiUrl: process.env.TEMPORAL_UI_URL,
     namespace: client.client.options.namespace,

@@ -16,12 +16,23 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { z } from 'zod';
 import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type ParkedCall } from '../client/turnpike-client.js';
 import type { AgentTurnInput } from '../workflows/types.js';
-import { identify, signDecision, verifyDecision } from './auth.js';
+import { anyOf, oidcAuthenticator, signDecision, staticTokenAuthenticator, verifyDecision, type Authenticator, type Caller, type OidcOptions } from './auth.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The authenticated caller of an /api/ route (set by the authentication hook). */
+    caller?: Caller;
+  }
+}
 
 export interface ApiOptions {
   client: TurnpikeClient;
-  /** Bearer token → approver identity. */
-  tokens: Map<string, string>;
+  /** Static bearer token → approver identity (development, service accounts). */
+  tokens?: Map<string, string>;
+  /** JWT bearer tokens from the organisation's identity provider. */
+  oidc?: OidcOptions;
+  /** Any other way to authenticate; tried after `tokens` and `oidc`. */
+  authenticate?: Authenticator;
   /** When set, every decision must carry the signed token the approval was listed with. */
   decisionSecret?: string;
   /** Shown by the dashboard as links, e.g. http://127.0.0.1:8233. */
@@ -109,11 +120,24 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     return sendError(reply, 500, 'InternalError', 'turnpike could not complete the request');
   });
 
-  /** Resolves the caller's identity or answers 401. */
-  function caller(request: FastifyRequest, reply: FastifyReply): string | undefined {
-    const identity = identify(options.tokens, request.headers.authorization);
-    if (!identity) void sendError(reply, 401, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server knows');
-    return identity;
+  const authenticators = [
+    ...(options.tokens && options.tokens.size > 0 ? [staticTokenAuthenticator(options.tokens)] : []),
+    ...(options.oidc ? [oidcAuthenticator(options.oidc)] : []),
+    ...(options.authenticate ? [options.authenticate] : []),
+  ];
+  if (authenticators.length === 0) throw new Error('buildApi needs tokens, oidc or authenticate: decisions must carry who made them');
+  const authenticate = anyOf(...authenticators);
+
+  // Every /api/ route but the public configuration needs a caller; the page and its files do not.
+  app.addHook('onRequest', async (request, reply) => {
+    if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
+    request.caller = await authenticate(request.headers.authorization);
+    if (!request.caller) return sendError(reply, 401, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server accepts');
+  });
+
+  /** The caller of an /api/ route; the hook has answered 401 for requests without one. */
+  function caller(request: FastifyRequest): string {
+    return request.caller!.identity;
   }
 
   for (const [url, file] of Object.entries(DASHBOARD_FILES)) {
@@ -139,19 +163,16 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   app.get('/api/config', async () => ({ temporalUiUrl: options.temporalUiUrl ?? null, namespace: options.namespace ?? 'default', signedDecisions: Boolean(options.decisionSecret) }));
 
-  app.get('/api/me', async (request, reply) => {
-    const identity = caller(request, reply);
-    if (identity) return { identity };
+  app.get('/api/me', async (request) => {
+    return { identity: caller(request), groups: request.caller!.groups };
   });
 
   app.post('/api/turns', { schema: { body: startTurnBody } }, async (request, reply) => {
-    if (!caller(request, reply)) return;
     const { turnId, input } = request.body;
     return answer(reply, async () => ({ turnId: (await options.client.startTurn(input as AgentTurnInput, { turnId })).workflowId }), 201);
   });
 
   app.get('/api/turns/:turnId', { schema: { params: turnParams } }, async (request, reply) => {
-    if (!caller(request, reply)) return;
     const { turnId } = request.params;
     return answer(reply, async () => {
       const state = await options.client.turnState(turnId);
@@ -161,8 +182,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
 
   app.get('/api/approvals', async (request, reply) => {
-    const identity = caller(request, reply);
-    if (!identity) return;
+    const identity = caller(request);
     return answer(reply, async () => {
       const calls = [...(await parkedCalls())];
       const sign = (call: ParkedCall) =>
@@ -178,8 +198,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     '/api/turns/:turnId/approvals/:approvalId',
     { schema: { params: z.object({ turnId: z.string().min(1), approvalId: z.string().min(1) }), body: decisionBody } },
     async (request, reply) => {
-      const approver = caller(request, reply);
-      if (!approver) return;
+      const approver = caller(request);
       const { turnId, approvalId } = request.params;
       const { decisionToken, ...decision } = request.body;
       if (options.decisionSecret) {
@@ -200,7 +219,6 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     '/api/turns/:turnId/tool-results/:toolCallId',
     { schema: { params: z.object({ turnId: z.string().min(1), toolCallId: z.string().min(1) }), body: toolResultBody } },
     async (request, reply) => {
-      if (!caller(request, reply)) return;
       const { turnId, toolCallId } = request.params;
       return answer(reply, async () => {
         const result = await options.client.submitToolResult(turnId, { toolCallId, ...request.body });
@@ -214,7 +232,6 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     '/api/conversations/:conversationId/messages',
     { schema: { params: z.object({ conversationId: z.string().min(1).max(200) }), body: sendMessageBody } },
     async (request, reply) => {
-      if (!caller(request, reply)) return;
       const { conversationId } = request.params;
       const { model, system, ...message } = request.body;
       const conversation = { model: model ?? { provider: 'scripted' as const, model: 'demo' }, ...(system ? { system } : {}) };
@@ -226,7 +243,6 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     '/api/conversations/:conversationId/history',
     { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }) } },
     async (request, reply) => {
-      if (!caller(request, reply)) return;
       return answer(reply, () => options.client.history(request.params.conversationId, request.query));
     },
   );
