@@ -5,7 +5,8 @@
  *
  * UPDATE_SCREENSHOTS=1 also writes docs/dashboard-queue.png.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -17,6 +18,7 @@ import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let turnpike: TurnpikeHarness;
 let api: FastifyInstance;
@@ -46,8 +48,8 @@ afterAll(async () => {
   await turnpike?.stop();
 });
 
-async function openDashboard(token: string, query = ''): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+async function openDashboard(token: string, query = '', viewport = { width: 1100, height: 900 }): Promise<Page> {
+  const page = await browser.newPage({ viewport });
   await page.goto(`${baseUrl}/${query}`);
   await page.fill('#token', token);
   await page.click('#login-form button[type=submit]');
@@ -57,6 +59,16 @@ async function openDashboard(token: string, query = ''): Promise<Page> {
 
 function card(page: Page, key: string) {
   return page.locator(`.card[data-key="${key}"]`);
+}
+
+/** axe-core's violations of impact serious or critical on the page as it is now. */
+async function seriousViolations(page: Page): Promise<Array<{ id: string; impact: string; nodes: number; targets: string[] }>> {
+  await page.addScriptTag({ content: AXE_SOURCE });
+  // A string, so this file needs no DOM typings: it runs in the page.
+  const violations: Array<{ id: string; impact: string; nodes: number; targets: string[] }> = await page.evaluate(
+    `axe.run().then((result) => result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, targets: v.nodes.slice(0, 3).map((n) => String(n.target)) })))`,
+  );
+  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
 }
 
 describe('approval dashboard in Chromium', () => {
@@ -122,5 +134,59 @@ describe('approval dashboard in Chromium', () => {
     }
     await page.close();
     for (const handle of turns) await handle.cancel();
+  });
+
+  it('decides from the keyboard: j moves to the next call, a approves it', async () => {
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'keyboard', count: 4 }) });
+    const [pending] = await waitForPending(handle);
+    const page = await openDashboard('bob-token');
+    await card(page, pending.approvalId!).waitFor();
+    await page.keyboard.press('?');
+    await page.locator('#shortcuts:not([hidden])').waitFor();
+    await page.keyboard.press('Escape');
+    await page.locator('#shortcuts').waitFor({ state: 'hidden' });
+    // The newest call is last; move down until it has the focus.
+    const cards = page.locator('#approvals .card');
+    const keys = await cards.evaluateAll((elements) => elements.map((element) => element.getAttribute('data-key')));
+    const position = keys.indexOf(pending.approvalId!);
+    for (let step = 0; step <= position; step++) await page.keyboard.press('j');
+    await expect(page.evaluate('document.activeElement?.dataset.key')).resolves.toBe(pending.approvalId);
+    await page.keyboard.press('a');
+    await page.locator('.toast.ok', { hasText: 'Approved guarded_action' }).waitFor();
+    expect((await handle.result()).toolCalls[0]).toMatchObject({ outcome: 'approved', approval: { approver: 'bob' } });
+    await page.close();
+  });
+
+  it('has no serious accessibility violations (axe-core), signed out or with calls listed', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    await page.goto(`${baseUrl}/`);
+    await page.locator('#login:not([hidden])').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await page.close();
+
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'a11y', count: 1 }) });
+    const [pending] = await waitForPending(handle);
+    const listed = await openDashboard('alice-token');
+    await card(listed, pending.approvalId!).waitFor();
+    expect(await seriousViolations(listed)).toEqual([]);
+    await listed.close();
+    await handle.cancel();
+  });
+
+  it('fits a phone-sized viewport: nothing scrolls sideways and the decision buttons are on screen', async () => {
+    const handle = await turnpike.startTurn({ text: 'refund $480 on order 1001' });
+    const [pending] = await waitForPending(handle);
+    const page = await openDashboard('alice-token', '', { width: 390, height: 844 });
+    const entry = card(page, pending.approvalId!);
+    await entry.waitFor();
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    for (const button of ['button.approve', 'button.deny']) {
+      const box = await entry.locator(button).boundingBox();
+      expect(box!.x).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    }
+    if (process.env.UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: 'docs/dashboard-phone.png', fullPage: true });
+    await page.close();
+    await handle.cancel();
   });
 });
