@@ -28,6 +28,7 @@ import {
   turnStateQuery,
 } from '../workflows/definitions.js';
 import type { agentConversation, agentTurn } from '../workflows/index.js';
+import { isRejectionType, type RejectionType } from '../workflows/rejection-types.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
@@ -47,12 +48,15 @@ import type {
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { turnpikeDataConverter } from './payload-codec.js';
 
-/** A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`). */
+/**
+ * A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`),
+ * one of `REJECTION_TYPES` (workflows/rejection-types.ts).
+ */
 export class TurnpikeRejectedError extends Error {
   override name = 'TurnpikeRejectedError';
   constructor(
     message: string,
-    readonly type: string,
+    readonly type: RejectionType,
   ) {
     super(message);
   }
@@ -81,7 +85,10 @@ async function rejections<T>(promise: Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof WorkflowUpdateFailedError) {
       const cause = error.cause as { message?: string; type?: string } | undefined;
-      throw new TurnpikeRejectedError(cause?.message ?? error.message, cause?.type ?? 'Rejected');
+      const message = cause?.message ?? error.message;
+      // A worker older or newer than this client may refuse with a type it does not know: keep that type in the message.
+      if (isRejectionType(cause?.type)) throw new TurnpikeRejectedError(message, cause.type);
+      throw new TurnpikeRejectedError(cause?.type ? `${cause.type}: ${message}` : message, 'Rejected');
     }
     // Updates on a workflow that does not exist, or no longer runs, come back as not found
     // (WorkflowNotFoundError, or gRPC NOT_FOUND = 5); "already completed" is a turn that ended.

@@ -31,6 +31,8 @@ import {
   submitToolResultInputSchema,
   supersedeTurnInputSchema,
 } from './message-schemas.js';
+import { INVALID_TURN_INPUT, type RejectionType } from './rejection-types.js';
+import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { deniedMessage, errorSettlement, toRecord, toResultPart, type Settlement } from './tool-results.js';
@@ -87,8 +89,13 @@ function toolActivity(spec: ToolSpec) {
 }
 
 /** Rejects an update (validator) or, for a signal, is logged and ignored. */
-function reject(message: string, type: string): never {
-  throw wf.ApplicationFailure.nonRetryable(message, type);
+function reject(message: string, type: RejectionType): never {
+  throw rejection(type, message);
+}
+
+/** The turn's input is invalid: the turn fails at once (there is no caller to refuse). */
+function invalidInput(message: string): never {
+  throw wf.ApplicationFailure.nonRetryable(message, INVALID_TURN_INPUT);
 }
 
 type Resolution =
@@ -218,15 +225,15 @@ class Turn {
 
   private validateInput(): void {
     const { input } = this;
-    if (!input || typeof input !== 'object') reject('agentTurn input must be an object', 'InvalidTurnInput');
+    if (!input || typeof input !== 'object') invalidInput('agentTurn input must be an object');
     if (!input.model || typeof input.model.provider !== 'string' || typeof input.model.model !== 'string') {
-      reject('agentTurn input.model must be { provider, model }', 'InvalidTurnInput');
+      invalidInput('agentTurn input.model must be { provider, model }');
     }
     if (!Array.isArray(input.messages) || input.messages.length === 0) {
-      reject('agentTurn input.messages must be a non-empty list ending with the new user message', 'InvalidTurnInput');
+      invalidInput('agentTurn input.messages must be a non-empty list ending with the new user message');
     }
     if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
-      reject('agentTurn input.maxSteps must be a positive integer', 'InvalidTurnInput');
+      invalidInput('agentTurn input.maxSteps must be a positive integer');
     }
   }
 

@@ -116,6 +116,14 @@ describe('HTTP API', () => {
     await handle.cancel();
   });
 
+  it('answers a decision the turn finds malformed with 400 and its type', async () => {
+    const { handle, pending } = await parkedTurn();
+    // The body passes the API's schema; the turn refuses an edited input that comes with a denial.
+    const malformed = await call({ method: 'POST', url: `${turnPath(handle.workflowId)}/approvals/${pending.approvalId}`, body: { approved: false, input: { target: 'x', count: 1 } } });
+    expect(malformed).toMatchObject({ status: 400, body: { error: { type: 'InvalidRequest', message: expect.stringContaining('only makes sense with approved: true') } } });
+    await handle.cancel();
+  });
+
   it('takes a client tool\'s result, validating it against the tool\'s output schema', async () => {
     const { handle, pending } = await parkedTurn(use('pick_colour', { options: ['red', 'green'] }));
     const url = `${turnPath(handle.workflowId)}/tool-results/${pending.toolCallId}`;
