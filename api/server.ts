@@ -18,6 +18,7 @@ import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fas
 import { z } from 'zod';
 import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type ParkedCall } from '../client/turnpike-client.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
+import { isTurnEnded } from '../workflows/turn-statuses.js';
 import type { AgentTurnInput } from '../workflows/types.js';
 import { identify, signDecision, verifyDecision } from './auth.js';
 
@@ -156,8 +157,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     const { turnId } = request.params;
     return answer(reply, async () => {
       const state = await options.client.turnState(turnId);
-      const finished = !['running', 'awaiting-input'].includes(state.status);
-      return { turnId, state, ...(finished ? { result: await options.client.turnResult(turnId) } : {}) };
+      return { turnId, state, ...(isTurnEnded(state.status) ? { result: await options.client.turnResult(turnId) } : {}) };
     });
   });
 

@@ -16,6 +16,7 @@ import { registerParkedCommands } from './commands/parked.js';
 import { registerTurnCommands } from './commands/turns.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
 import { REJECTION_TYPES } from '../workflows/rejection-types.js';
+import { TURN_STATUSES } from '../workflows/turn-statuses.js';
 
 export type { CliIo, OutputStream } from './context.js';
 
@@ -45,6 +46,9 @@ Exit codes:
 
 Rejection types (exit code 3):
 ${CLI_REJECTION_TYPES.map(([type, info]) => `  ${type.padEnd(24)}${info.description.replaceAll('`', '')}`).join('\n')}
+
+Turn statuses (watch, show, AgentTurnStatus):
+${Object.entries(TURN_STATUSES).map(([status, info]) => `  ${status.padEnd(16)}${info.description.replaceAll('`', '')}`).join('\n')}
 
 Environment:
   TEMPORAL_ADDRESS     the Temporal frontend, host:port (default localhost:7233)

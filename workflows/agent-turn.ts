@@ -14,6 +14,7 @@ import { msToNumber } from '@temporalio/common';
 import type { TurnpikeActivities } from '../activities/index.js';
 import { acceptedDecision, acceptedResult, checkDecision, checkResult, SchemaCache } from './call-checks.js';
 import { CallLedger, type CallEntry, type CallKind } from './call-ledger.js';
+import { cutOffSettlement, cutOffStatus, hasContent } from './cut-off-step.js';
 import {
   approveToolCallSignal,
   approveToolCallUpdate,
@@ -35,6 +36,8 @@ import type {
   AgentTurnInput,
   AgentTurnResult,
   ApprovalRecord,
+  AssistantMessage,
+  CutOffStep,
   Message,
   ModelStepResult,
   PendingToolCall,
@@ -51,6 +54,14 @@ import type {
 
 const DEFAULT_MAX_STEPS = 10;
 const DEFAULT_PARK_TIMEOUT = '24h';
+
+/**
+ * Marks histories in which a cut-off model step (`length` / `content-filter`) ends the turn.
+ * `patched()` is only reached on such a step, so histories without one replay unchanged, and a
+ * turn that had a cut-off step before this change (its calls ran or parked, and it went on)
+ * replays, and continues, as it did.
+ */
+const CUT_OFF_STEP_PATCH = 'cut-off-step-ends-turn';
 
 const { describeTools, prepareToolCalls } = wf.proxyLocalActivities<TurnpikeActivities>({
   startToCloseTimeout: '30s',
@@ -130,6 +141,8 @@ class Turn {
   private lastSearchAttributes = '';
   /** Set by supersedeTurn: no further tool runs or parks, and the turn ends after this step. */
   private superseded?: { reason: string; messageId?: string };
+  /** Set when a cut-off step ended the turn. */
+  private cutOff?: CutOffStep;
 
   constructor(private readonly input: AgentTurnInput) {}
 
@@ -178,6 +191,8 @@ class Turn {
       this.usage.inputTokens += response.usage.inputTokens;
       this.usage.outputTokens += response.usage.outputTokens;
       const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
+      const cutOff = cutOffStatus(response.finishReason);
+      if (cutOff && wf.patched(CUT_OFF_STEP_PATCH)) return this.finishCutOff(cutOff, message, response);
       this.appended.push(message);
       lastText = textOf(message.content);
       const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
@@ -417,7 +432,33 @@ class Turn {
       usage: this.usage,
       toolCalls: this.records,
       ...(this.superseded ? { supersededBy: this.superseded.messageId ?? this.superseded.reason } : {}),
+      ...(this.cutOff ? { cutOff: this.cutOff } : {}),
     };
+  }
+
+  /**
+   * A cut-off step ends the turn (see `cut-off-step.ts`): its text is kept as the model wrote it,
+   * and none of its tool calls runs or parks; each gets a cancelled result, so the history
+   * stays valid input for the next turn.
+   */
+  private finishCutOff(status: 'max-tokens' | 'refused', message: AssistantMessage, response: ModelStepResult): Promise<AgentTurnResult> {
+    if (hasContent(message)) this.appended.push(message);
+    const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
+    for (const call of calls) {
+      const entry = this.ledger.add(call, this.specs.get(call.toolName)?.kind ?? 'other');
+      this.ledger.settle(entry, 'cut-off');
+      entry.settlement = cutOffSettlement(status, call);
+    }
+    if (calls.length > 0) {
+      this.records.push(...calls.map((call) => this.ledger.record(call.toolCallId)));
+      this.appended.push({ role: 'tool', content: calls.map((call) => this.ledger.resultPart(call.toolCallId)) });
+    }
+    this.cutOff = {
+      step: this.step,
+      finishReason: response.finishReason as CutOffStep['finishReason'],
+      ...(response.providerFinishReason !== undefined ? { providerFinishReason: response.providerFinishReason } : {}),
+    };
+    return this.finish(status, textOf(message.content));
   }
 
   /** Cancellation: every open call gets a cancelled result, so the history stays valid. */

@@ -23,7 +23,7 @@ import { toRecord, toResultPart, type Settlement } from './tool-results.js';
 export type CallKind = 'server' | 'client' | 'other';
 
 /** Why a call (or its approval) can no longer be acted on, for precise rejection messages. */
-export type SettledReason = 'decided' | 'expired' | 'cancelled' | 'submitted' | 'superseded';
+export type SettledReason = 'decided' | 'expired' | 'cancelled' | 'submitted' | 'superseded' | 'cut-off';
 
 /** What ended a parked call's wait. */
 export type Resolution =

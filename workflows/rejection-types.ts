@@ -32,7 +32,7 @@ export const REJECTION_TYPES = {
   InputHashMismatch: { raisedBy: ['turn'], httpStatus: 409, description: 'The decision names an `inputHash` other than that of the input awaiting approval.' },
   InvalidEditedInput: { raisedBy: ['turn'], httpStatus: 409, description: "An approver's edited `input` fails the tool's input schema." },
   UnknownToolCallId: { raisedBy: ['turn'], httpStatus: 404, description: 'The turn has no tool call with this id.' },
-  ToolCallAlreadySettled: { raisedBy: ['turn'], httpStatus: 409, description: 'The tool call already has its result (submitted, expired, cancelled or superseded).' },
+  ToolCallAlreadySettled: { raisedBy: ['turn'], httpStatus: 409, description: 'The tool call already has its result (submitted, expired, cancelled, superseded or cut off).' },
   NotAClientTool: { raisedBy: ['turn'], httpStatus: 409, description: 'The tool call is not a client tool call, so it cannot take a submitted result.' },
   InvalidToolOutput: { raisedBy: ['turn'], httpStatus: 409, description: "The submitted output fails the client tool's output schema." },
   // ---- the client ----

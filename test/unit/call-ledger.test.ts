@@ -138,6 +138,12 @@ describe('checkResult', () => {
     ledger.unpark(client);
     expect(rejectionOf(() => checkResult(ledger, { toolCallId: 'call_2', output: { colour: 'blue' } }, schemas)).type).toBe('ToolCallAlreadySettled');
   });
+
+  it('names a call the token limit cut off as settled, not unknown', () => {
+    const ledger = new CallLedger();
+    ledger.settle(ledger.add({ type: 'tool-call', toolCallId: 'call_9', toolName: 'pick_colour', input: '{"opt' }, 'client'), 'cut-off');
+    expect(rejectionOf(() => checkResult(ledger, { toolCallId: 'call_9', output: { colour: 'red' } }, new SchemaCache()))).toMatchObject({ type: 'ToolCallAlreadySettled', message: expect.stringContaining('(cut-off)') });
+  });
 });
 
 describe('the call ledger', () => {

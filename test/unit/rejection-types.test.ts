@@ -1,11 +1,12 @@
 /**
- * The list of rejection types is the single source: the README's table, the HTTP statuses and
- * the CLI's help all follow it.
+ * The lists of rejection types and turn statuses are the single source: the README's tables, the
+ * HTTP statuses and the CLI's help all follow them.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
 import { isRejectionType, REJECTION_TYPES } from '../../workflows/rejection-types.js';
+import { isTurnEnded, TURN_STATUSES, type TurnStatus } from '../../workflows/turn-statuses.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -26,6 +27,16 @@ describe('the README', () => {
     ].join('\n');
     expect(readmeSection('rejection-types'), 'update the README table from workflows/rejection-types.ts').toBe(expected);
   });
+
+  it('lists exactly the turn statuses of TURN_STATUSES', () => {
+    const expected = [
+      '| status | ended | meaning |',
+      '|---|---|---|',
+      ...Object.entries(TURN_STATUSES).map(([status, info]) => `| \`${status}\` | ${info.ended ? 'yes' : 'no'} | ${info.description} |`),
+      '',
+    ].join('\n');
+    expect(readmeSection('turn-statuses'), 'update the README table from workflows/turn-statuses.ts').toBe(expected);
+  });
 });
 
 describe('rejection types', () => {
@@ -44,8 +55,15 @@ describe('rejection types', () => {
   });
 });
 
+describe('turn statuses', () => {
+  it('tells the statuses a turn ends with from those it passes through', () => {
+    const ended = (Object.keys(TURN_STATUSES) as TurnStatus[]).filter(isTurnEnded);
+    expect(ended).toEqual(['completed', 'max-steps', 'max-tokens', 'refused', 'cancelled']);
+  });
+});
+
 describe('turnpike --help', () => {
-  it('lists every rejection type a command can exit 3 with', async () => {
+  it('lists every rejection type a command can exit 3 with, and every turn status', async () => {
     let stdout = '';
     const code = await runCli(['--help'], { stdout: { write: (chunk: string) => (stdout += chunk) }, stderr: { write: () => true } });
     expect(code).toBe(0);
@@ -53,5 +71,6 @@ describe('turnpike --help', () => {
       if (info.raisedBy.some((by) => by !== 'api')) expect(stdout).toMatch(new RegExp(`^  ${type} +\\S`, 'm'));
       else expect(stdout).not.toContain(type);
     }
+    for (const status of Object.keys(TURN_STATUSES)) expect(stdout).toMatch(new RegExp(`^  ${status} +\\S`, 'm'));
   });
 });
