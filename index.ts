@@ -25,3 +25,5 @@ export {
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './client/errors.js';
 export { AGENT_CONVERSATION_WORKFLOW, AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/definitions.js';
 export type * from './workflows/types.js';
+export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './workflows/rejection-types.js';
+export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './workflows/turn-statuses.js';

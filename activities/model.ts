@@ -37,7 +37,11 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
   const context = Context.current();
   const result = await provider(input, providerCallOptions(context));
   const empty = result.message.content.every((part) => part.type === 'text' && part.text.trim() === '');
-  if (empty) {
+  // A refusal or a content filter often comes back empty, and asking again would only be refused
+  // again (and billed): the turn ends with status `refused` and keeps no empty message
+  // (workflows/cut-off-step.ts). So does a reply the token limit cut off before it said anything.
+  const cutOff = result.finishReason === 'length' || result.finishReason === 'content-filter';
+  if (empty && !cutOff) {
     // An empty assistant message would make the history invalid (Anthropic rejects it), so it
     // never reaches the workflow: retried like any transient provider fault, then a clear failure.
     throw ApplicationFailure.retryable(`${input.model.provider}: the model returned an empty response (no text, no tool calls)`, 'EmptyModelResponse');

@@ -6,6 +6,8 @@
  *   no or unknown bearer token    → 401
  *   unknown turn, approval or call → 404
  *   a decision or result the turn rejects (already decided, expired, not allowed...) → 409
+ * Each error body is `{ error: { type, message } }`; every type and its status is in
+ * `REJECTION_TYPES` (workflows/rejection-types.ts).
  *
  * The approver of a decision is the identity of the request's bearer token, never the body.
  */
@@ -15,6 +17,8 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type ParkedCall } from '../client/turnpike-client.js';
+import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
+import { isTurnEnded } from '../workflows/turn-statuses.js';
 import type { AgentTurnInput } from '../workflows/types.js';
 import { anyOf, oidcAuthenticator, signDecision, staticTokenAuthenticator, verifyDecision, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 
@@ -42,9 +46,6 @@ export interface ApiOptions {
 }
 
 const LISTING_TTL_MS = 500;
-
-/** Rejections that mean "no such thing", answered 404 rather than 409. */
-const NOT_FOUND_TYPES = new Set(['UnknownApprovalId', 'UnknownToolCallId']);
 
 const modelSchema = z.looseObject({ provider: z.enum(['openai', 'anthropic', 'scripted']), model: z.string().min(1) });
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
@@ -92,7 +93,8 @@ const DASHBOARD_FILES: Record<string, string> = {
 };
 const CONTENT_TYPES: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 
-function sendError(reply: FastifyReply, status: number, type: string, message: string) {
+/** `{ error: { type, message } }` with the type's status, unless the cause had a more precise one (413, 415). */
+function sendError(reply: FastifyReply, type: RejectionType, message: string, status: number = REJECTION_TYPES[type].httpStatus) {
   return reply.status(status).send({ error: { type, message } });
 }
 
@@ -101,8 +103,8 @@ async function answer<T>(reply: FastifyReply, work: () => Promise<T>, status = 2
   try {
     return reply.status(status).send(await work());
   } catch (error) {
-    if (error instanceof TurnpikeNotFoundError) return sendError(reply, 404, 'NotFound', error.message);
-    if (error instanceof TurnpikeRejectedError) return sendError(reply, NOT_FOUND_TYPES.has(error.type) ? 404 : 409, error.type, error.message);
+    if (error instanceof TurnpikeNotFoundError) return sendError(reply, 'NotFound', error.message);
+    if (error instanceof TurnpikeRejectedError) return sendError(reply, error.type, error.message);
     throw error;
   }
 }
@@ -114,10 +116,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const dashboardDirectory = fileURLToPath(new URL('./dashboard/', import.meta.url));
 
   app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message: string }, _request, reply) => {
-    if (error.validation || error.statusCode === 400) return sendError(reply, 400, 'InvalidRequest', error.message);
-    if (error.statusCode === 415 || error.statusCode === 413) return sendError(reply, error.statusCode, 'InvalidRequest', error.message);
+    if (error.validation || error.statusCode === 400) return sendError(reply, 'InvalidRequest', error.message);
+    if (error.statusCode === 415 || error.statusCode === 413) return sendError(reply, 'InvalidRequest', error.message, error.statusCode);
     app.log.error(error);
-    return sendError(reply, 500, 'InternalError', 'turnpike could not complete the request');
+    return sendError(reply, 'InternalError', 'turnpike could not complete the request');
   });
 
   const authenticators = [
@@ -132,7 +134,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
     request.caller = await authenticate(request.headers.authorization);
-    if (!request.caller) return sendError(reply, 401, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server accepts');
+    if (!request.caller) return sendError(reply, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server accepts');
   });
 
   /** The caller of an /api/ route; the hook has answered 401 for requests without one. */
@@ -176,8 +178,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     const { turnId } = request.params;
     return answer(reply, async () => {
       const state = await options.client.turnState(turnId);
-      const finished = !['running', 'awaiting-input'].includes(state.status);
-      return { turnId, state, ...(finished ? { result: await options.client.turnResult(turnId) } : {}) };
+      return { turnId, state, ...(isTurnEnded(state.status) ? { result: await options.client.turnResult(turnId) } : {}) };
     });
   });
 
@@ -204,7 +205,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       if (options.decisionSecret) {
         const subject = { turnId, approvalId, inputHash: decision.inputHash ?? '', approver };
         if (!decisionToken || !decision.inputHash || !verifyDecision(options.decisionSecret, subject, decisionToken)) {
-          return sendError(reply, 403, 'InvalidDecisionToken', 'This server requires the decisionToken and inputHash the approval was listed with, for this approver');
+          return sendError(reply, 'InvalidDecisionToken', 'This server requires the decisionToken and inputHash the approval was listed with, for this approver');
         }
       }
       return answer(reply, async () => {

@@ -86,9 +86,26 @@ export function status(value: TurnStatus, colors: Colors): string {
     case 'completed':
       return colors.green(value);
     case 'max-steps':
+    case 'max-tokens':
+    case 'refused':
     case 'cancelled':
       return colors.red(value);
   }
+}
+
+/**
+ * Why a turn ended on a cut-off step, and what to do about it:
+ * `step 2 was cut off by the output token limit (anthropic stop_reason max_tokens): ...`.
+ */
+export function cutOffText(result: AgentTurnResult): string | undefined {
+  const { cutOff } = result;
+  if (!cutOff) return undefined;
+  const wire = cutOff.providerFinishReason ? ` (${cutOff.providerFinishReason})` : '';
+  // A cut-off step's calls are the only cancelled ones of a turn that ended this way.
+  const calls = result.toolCalls.some((call) => call.outcome === 'cancelled') ? '; its tool calls did not run' : '';
+  return cutOff.finishReason === 'length'
+    ? `step ${cutOff.step} was cut off by the output token limit or the context window${wire}: the text is partial${calls}. Raise model.maxTokens or send a follow-up.`
+    : `step ${cutOff.step} was refused or stopped by a content filter${wire}${calls}.`;
 }
 
 /** Who decided a call, and why: `alice: "looks right"`, `automatic: within the limit`. */
@@ -134,6 +151,8 @@ export function turnResultText(turnId: string, result: AgentTurnResult, colors: 
     `${colors.bold(turnId)}  ${status(result.status, colors)}  ${result.steps} step(s), ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens`,
   ];
   if (result.supersededBy) lines.push(colors.dim(`superseded by message ${result.supersededBy}`));
+  const cutOff = cutOffText(result);
+  if (cutOff) lines.push(colors.yellow(cutOff));
   if (result.text) lines.push('', result.text);
   if (result.toolCalls.length > 0) {
     lines.push(

@@ -16,6 +16,8 @@ import { registerConversationCommands } from './commands/conversations.js';
 import { registerParkedCommands } from './commands/parked.js';
 import { registerTurnCommands } from './commands/turns.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
+import { REJECTION_TYPES } from '../workflows/rejection-types.js';
+import { TURN_STATUSES } from '../workflows/turn-statuses.js';
 
 export type { CliIo, OutputStream } from './context.js';
 
@@ -26,20 +28,28 @@ export const EXIT_CODES = {
   error: 1,
   /** Commander's: unknown command or option, missing or invalid argument. */
   usage: 2,
-  /** The workflow rejected the request (TurnpikeRejectedError); its type and message are printed. */
+  /** The workflow rejected the request (TurnpikeRejectedError); its type (one of REJECTION_TYPES) and message are printed. */
   rejected: 3,
   /** No turn or conversation with that id. */
   notFound: 4,
 } as const;
+
+/** The rejection types a CLI command can exit 3 with: the turns' and the client's, not the HTTP API's. */
+const CLI_REJECTION_TYPES = Object.entries(REJECTION_TYPES).filter(([, info]) => info.raisedBy.some((by) => by !== 'api'));
 
 const HELP_AFTER = `
 Exit codes:
   0  ok
   1  unexpected error (no connection, a failed turn, ...)
   2  usage error (unknown command or option, missing or invalid argument)
-  3  rejected by the workflow, e.g. UnknownApprovalId, ApprovalAlreadyDecided,
-     ApproverNotAllowed; its type and message are printed on stderr
+  3  rejected by the workflow; its type (below) and message are printed on stderr
   4  not found: no turn or conversation with that id
+
+Rejection types (exit code 3):
+${CLI_REJECTION_TYPES.map(([type, info]) => `  ${type.padEnd(24)}${info.description.replaceAll('`', '')}`).join('\n')}
+
+Turn statuses (watch, show, AgentTurnStatus):
+${Object.entries(TURN_STATUSES).map(([status, info]) => `  ${status.padEnd(16)}${info.description.replaceAll('`', '')}`).join('\n')}
 
 Environment:
   TEMPORAL_ADDRESS     the Temporal frontend, host:port (default localhost:7233)

@@ -2,12 +2,17 @@
  * The errors turnpike's client raises. Dependency-free, so `turnpike` (the root entry) can
  * export them to code that never loads the Temporal client.
  */
-/** A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`). */
+import type { RejectionType } from '../workflows/rejection-types.js';
+
+/**
+ * A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`),
+ * one of `REJECTION_TYPES` (workflows/rejection-types.ts).
+ */
 export class TurnpikeRejectedError extends Error {
   override name = 'TurnpikeRejectedError';
   constructor(
     message: string,
-    readonly type: string,
+    readonly type: RejectionType,
   ) {
     super(message);
   }

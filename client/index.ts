@@ -10,3 +10,5 @@ export * from '../workflows/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 export type * from '../workflows/types.js';
+export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from '../workflows/rejection-types.js';
+export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from '../workflows/turn-statuses.js';

@@ -28,6 +28,7 @@ import {
   turnStateQuery,
 } from '../workflows/definitions.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
+import { isRejectionType } from '../workflows/rejection-types.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
@@ -68,7 +69,10 @@ async function rejections<T>(promise: Promise<T>): Promise<T> {
   } catch (error) {
     if (error instanceof WorkflowUpdateFailedError) {
       const cause = error.cause as { message?: string; type?: string } | undefined;
-      throw new TurnpikeRejectedError(cause?.message ?? error.message, cause?.type ?? 'Rejected');
+      const message = cause?.message ?? error.message;
+      // A worker older or newer than this client may refuse with a type it does not know: keep that type in the message.
+      if (isRejectionType(cause?.type)) throw new TurnpikeRejectedError(message, cause.type);
+      throw new TurnpikeRejectedError(cause?.type ? `${cause.type}: ${message}` : message, 'Rejected');
     }
     // Updates on a workflow that does not exist, or no longer runs, come back as not found
     // (WorkflowNotFoundError, or gRPC NOT_FOUND = 5); "already completed" is a turn that ended.

@@ -17,6 +17,7 @@ import {
 } from './definitions.js';
 import { agentTurn } from './agent-turn.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
+import { rejection } from './rejection.js';
 import { agentConversationIdKey } from './search-attributes.js';
 import type {
   AgentConversationInput,
@@ -56,7 +57,7 @@ class Conversation {
     wf.setHandler(sendMessageUpdate, async (request) => this.sendMessage(request), {
       validator: (request) => {
         const shape = sendMessageInputSchema.safeParse(request);
-        if (!shape.success) throw wf.ApplicationFailure.nonRetryable(`Invalid sendMessage: ${describeShapeError(shape.error)}`, 'InvalidRequest');
+        if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
       },
     });
     wf.setHandler(turnFinishedSignal, (finished) => {

@@ -11,8 +11,10 @@
  */
 import * as wf from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common';
-import { z } from 'zod';
 import type { TurnpikeActivities } from '../activities/index.js';
+import { acceptedDecision, acceptedResult, checkDecision, checkResult, SchemaCache } from './call-checks.js';
+import { CallLedger, type CallEntry, type CallKind } from './call-ledger.js';
+import { cutOffSettlement, cutOffStatus, hasContent } from './cut-off-step.js';
 import {
   approveToolCallSignal,
   approveToolCallUpdate,
@@ -23,29 +25,22 @@ import {
   turnStateQuery,
 } from './definitions.js';
 import { inputHash } from './input-hash.js';
-import {
-  MAX_PAYLOAD_BYTES,
-  approveToolCallInputSchema,
-  describeShapeError,
-  jsonSize,
-  submitToolResultInputSchema,
-  supersedeTurnInputSchema,
-} from './message-schemas.js';
+import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
+import { INVALID_TURN_INPUT } from './rejection-types.js';
+import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
-import { deniedMessage, errorSettlement, toRecord, toResultPart, type Settlement } from './tool-results.js';
+import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import type {
   ActivityCallOptions,
   AgentTurnInput,
   AgentTurnResult,
   ApprovalRecord,
-  ApproveToolCallInput,
-  ApproveToolCallResult,
+  AssistantMessage,
+  CutOffStep,
   Message,
   ModelStepResult,
   PendingToolCall,
-  SubmitToolResultInput,
-  SubmitToolResultResult,
   ToolCallDisposition,
   ToolCallPart,
   ToolCallRecord,
@@ -59,6 +54,14 @@ import type {
 
 const DEFAULT_MAX_STEPS = 10;
 const DEFAULT_PARK_TIMEOUT = '24h';
+
+/**
+ * Marks histories in which a cut-off model step (`length` / `content-filter`) ends the turn.
+ * `patched()` is only reached on such a step, so histories without one replay unchanged, and a
+ * turn that had a cut-off step before this change (its calls ran or parked, and it went on)
+ * replays, and continues, as it did.
+ */
+const CUT_OFF_STEP_PATCH = 'cut-off-step-ends-turn';
 
 const { describeTools, prepareToolCalls } = wf.proxyLocalActivities<TurnpikeActivities>({
   startToCloseTimeout: '30s',
@@ -86,24 +89,10 @@ function toolActivity(spec: ToolSpec) {
   }).executeTool;
 }
 
-/** Rejects an update (validator) or, for a signal, is logged and ignored. */
-function reject(message: string, type: string): never {
-  throw wf.ApplicationFailure.nonRetryable(message, type);
+/** The turn's input is invalid: the turn fails at once (there is no caller to refuse). */
+function invalidInput(message: string): never {
+  throw wf.ApplicationFailure.nonRetryable(message, INVALID_TURN_INPUT);
 }
-
-type Resolution =
-  | { kind: 'decision'; request: ApproveToolCallInput; decidedAt: string }
-  | { kind: 'result'; request: SubmitToolResultInput }
-  | { kind: 'superseded' };
-
-interface ParkedCall {
-  view: PendingToolCall;
-  spec: ToolSpec;
-  resolution?: Resolution;
-}
-
-/** Why a settled id can no longer be acted on, for precise rejection messages. */
-type SettledReason = 'decided' | 'expired' | 'cancelled' | 'submitted' | 'superseded';
 
 export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult> {
   const turn = new Turn(input);
@@ -140,45 +129,42 @@ async function notifyConversation(input: AgentTurnInput, finished: TurnFinishedI
 class Turn {
   private status: TurnStatus = 'running';
   private step = 0;
-  private readonly parked = new Map<string, ParkedCall>();
-  private readonly approvalToToolCall = new Map<string, string>();
-  private readonly settled = new Map<string, SettledReason>();
-  /** Every tool call id of this turn and whether its tool is a client tool. */
-  private readonly callKinds = new Map<string, 'server' | 'client' | 'other'>();
+  /** Every tool call of this turn: kind, parked or not, resolution, result. */
+  private readonly ledger = new CallLedger();
   private readonly appended: Message[] = [];
   private readonly records: ToolCallRecord[] = [];
   private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
   private specs = new Map<string, ToolSpec>();
-  private readonly schemaCache = new Map<string, z.ZodType>();
-  /** The step in progress, so a cancellation can settle whatever is still open. */
-  private openStep?: { calls: ToolCallPart[]; results: Map<string, ToolResultPart>; records: Map<string, ToolCallRecord> };
+  private readonly schemas = new SchemaCache();
+  /** The calls of the step in progress, so a cancellation can settle whatever is still open. */
+  private openStep?: ToolCallPart[];
   private lastSearchAttributes = '';
   /** Set by supersedeTurn: no further tool runs or parks, and the turn ends after this step. */
   private superseded?: { reason: string; messageId?: string };
+  /** Set when a cut-off step ended the turn. */
+  private cutOff?: CutOffStep;
 
   constructor(private readonly input: AgentTurnInput) {}
 
   installHandlers(): void {
     wf.setHandler(turnStateQuery, () => this.state());
-    wf.setHandler(approveToolCallUpdate, (request) => this.applyDecision(request), {
+    wf.setHandler(approveToolCallUpdate, (request) => this.ledger.applyDecision(acceptedDecision(this.ledger, request), now()), {
       validator: (request) => {
-        this.checkDecision(request);
+        checkDecision(this.ledger, request, this.schemas);
       },
     });
-    wf.setHandler(submitToolResultUpdate, (request) => this.applyResult(request), {
+    wf.setHandler(submitToolResultUpdate, (request) => this.ledger.applyResult(acceptedResult(this.ledger, request), now()), {
       validator: (request) => {
-        this.checkResult(request);
+        checkResult(this.ledger, request, this.schemas);
       },
     });
     // Signals carry the same messages for the Temporal CLI. A bad one must never fail the
     // workflow task: it is logged and dropped.
     wf.setHandler(approveToolCallSignal, (request) => this.acceptSignal('approveToolCall', () => {
-      this.checkDecision(request);
-      this.applyDecision(request);
+      this.ledger.applyDecision(checkDecision(this.ledger, request, this.schemas), now());
     }));
     wf.setHandler(submitToolResultSignal, (request) => this.acceptSignal('submitToolResult', () => {
-      this.checkResult(request);
-      this.applyResult(request);
+      this.ledger.applyResult(checkResult(this.ledger, request, this.schemas), now());
     }));
     wf.setHandler(supersedeTurnSignal, (request) => this.acceptSignal('supersedeTurn', () => this.supersede(request)));
   }
@@ -205,6 +191,8 @@ class Turn {
       this.usage.inputTokens += response.usage.inputTokens;
       this.usage.outputTokens += response.usage.outputTokens;
       const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
+      const cutOff = cutOffStatus(response.finishReason);
+      if (cutOff && wf.patched(CUT_OFF_STEP_PATCH)) return this.finishCutOff(cutOff, message, response);
       this.appended.push(message);
       lastText = textOf(message.content);
       const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
@@ -218,22 +206,21 @@ class Turn {
 
   private validateInput(): void {
     const { input } = this;
-    if (!input || typeof input !== 'object') reject('agentTurn input must be an object', 'InvalidTurnInput');
+    if (!input || typeof input !== 'object') invalidInput('agentTurn input must be an object');
     if (!input.model || typeof input.model.provider !== 'string' || typeof input.model.model !== 'string') {
-      reject('agentTurn input.model must be { provider, model }', 'InvalidTurnInput');
+      invalidInput('agentTurn input.model must be { provider, model }');
     }
     if (!Array.isArray(input.messages) || input.messages.length === 0) {
-      reject('agentTurn input.messages must be a non-empty list ending with the new user message', 'InvalidTurnInput');
+      invalidInput('agentTurn input.messages must be a non-empty list ending with the new user message');
     }
     if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
-      reject('agentTurn input.maxSteps must be a positive integer', 'InvalidTurnInput');
+      invalidInput('agentTurn input.maxSteps must be a positive integer');
     }
   }
 
   /** Settles every call of one step; resolves when each has exactly one result. */
   private async settleStep(calls: ToolCallPart[], repeated: Set<string>): Promise<ToolResultPart[]> {
-    const step = { calls, results: new Map<string, ToolResultPart>(), records: new Map<string, ToolCallRecord>() };
-    this.openStep = step;
+    this.openStep = calls;
     const known = calls.filter((call) => this.specs.has(call.toolName) && !repeated.has(call.toolCallId));
     const dispositions = known.length > 0
       ? await prepareToolCalls({ calls: known.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input })) })
@@ -243,21 +230,21 @@ class Turn {
     await Promise.all(
       calls.map(async (call) => {
         const disposition = byCall.get(call);
-        this.callKinds.set(call.toolCallId, disposition?.kind === 'client' ? 'client' : disposition ? 'server' : 'other');
-        const settlement = await this.settleCall(call, disposition);
-        step.results.set(call.toolCallId, toResultPart(call, settlement));
-        step.records.set(call.toolCallId, toRecord(call, settlement, disposition && 'input' in disposition ? disposition.input : undefined));
+        const kind: CallKind = disposition?.kind === 'client' ? 'client' : disposition ? 'server' : 'other';
+        const entry = this.ledger.add(call, kind, disposition && 'input' in disposition ? disposition.input : undefined);
+        entry.settlement = await this.settleCall(entry, disposition);
       }),
     );
     this.openStep = undefined;
     // Call order, whatever order they settled in.
-    this.records.push(...calls.map((call) => step.records.get(call.toolCallId)!));
-    return calls.map((call) => step.results.get(call.toolCallId)!);
+    this.records.push(...calls.map((call) => this.ledger.record(call.toolCallId)));
+    return calls.map((call) => this.ledger.resultPart(call.toolCallId));
   }
 
-  private async settleCall(call: ToolCallPart, disposition: ToolCallDisposition | undefined): Promise<Settlement> {
+  private async settleCall(entry: CallEntry, disposition: ToolCallDisposition | undefined): Promise<Settlement> {
+    const { call } = entry;
     const spec = this.specs.get(call.toolName);
-    if (this.superseded) return this.supersededSettlement(call);
+    if (this.superseded) return this.supersededSettlement(entry);
     if (spec && !disposition) {
       return errorSettlement('error', `This call repeated an earlier tool call id, so it was not run. Use a new id for each call.`);
     }
@@ -282,9 +269,9 @@ class Turn {
         return { ...(await this.runTool(spec, call, disposition.input, 'approved')), approval };
       }
       case 'needs-approval':
-        return this.awaitApproval(spec, call, disposition.input, disposition.reason);
+        return this.awaitApproval(entry, spec, disposition.input, disposition.reason);
       case 'client':
-        return this.awaitClientResult(spec, call, disposition.input);
+        return this.awaitClientResult(entry, spec, disposition.input);
     }
   }
 
@@ -310,15 +297,14 @@ class Turn {
   }
 
   /** Parks a call until its resolution arrives or the timeout passes; true if it arrived. */
-  private async park(parked: ParkedCall, timeout: string): Promise<boolean> {
-    this.parked.set(parked.view.toolCallId, parked);
-    if (parked.view.approvalId) this.approvalToToolCall.set(parked.view.approvalId, parked.view.toolCallId);
+  private async park(entry: CallEntry, view: PendingToolCall, spec: ToolSpec, timeout: string): Promise<boolean> {
+    this.ledger.park(entry, view, spec);
     this.setStatus('awaiting-input');
-    // On cancellation `condition` throws and the entry stays, so finishCancelled can tell a
-    // call that never ran from one that was running.
-    const arrived = await wf.condition(() => parked.resolution !== undefined, timeout);
-    this.parked.delete(parked.view.toolCallId);
-    this.setStatus(this.parked.size > 0 ? 'awaiting-input' : 'running');
+    // On cancellation `condition` throws and the call stays parked, so finishCancelled can tell
+    // a call that never ran from one that was running.
+    const arrived = await wf.condition(() => entry.resolution !== undefined, timeout);
+    this.ledger.unpark(entry);
+    this.setStatus(this.ledger.hasParked() ? 'awaiting-input' : 'running');
     return arrived;
   }
 
@@ -337,15 +323,14 @@ class Turn {
     };
   }
 
-  private async awaitApproval(spec: ToolSpec, call: ToolCallPart, input: unknown, policyReason?: string): Promise<Settlement> {
+  private async awaitApproval(entry: CallEntry, spec: ToolSpec, input: unknown, policyReason?: string): Promise<Settlement> {
+    const { call } = entry;
     const timeout = this.input.approvalTimeout ?? DEFAULT_PARK_TIMEOUT;
     const approvalId = this.newApprovalId();
-    const parked: ParkedCall = { view: this.pendingView('approval', call, input, timeout, approvalId, policyReason), spec };
-    const arrived = await this.park(parked, timeout);
-    if (parked.resolution?.kind === 'superseded') return this.supersededSettlement(call, approvalId);
-    if (!arrived || parked.resolution?.kind !== 'decision') {
-      this.settled.set(approvalId, 'expired');
-      this.settled.set(call.toolCallId, 'expired');
+    const arrived = await this.park(entry, this.pendingView('approval', call, input, timeout, approvalId, policyReason), spec, timeout);
+    if (entry.resolution?.kind === 'superseded') return this.supersededSettlement(entry);
+    if (!arrived || entry.resolution?.kind !== 'decision') {
+      this.ledger.settle(entry, 'expired');
       const approval: ApprovalRecord = {
         approvalId,
         approved: false,
@@ -355,7 +340,7 @@ class Turn {
       };
       return errorSettlement('expired', `The approval for "${call.toolName}" expired after ${timeout} without a decision. The tool did not run.`, approval);
     }
-    const { request, decidedAt } = parked.resolution;
+    const { request, decidedAt } = entry.resolution;
     const approval: ApprovalRecord = {
       approvalId,
       approved: request.approved,
@@ -369,33 +354,32 @@ class Turn {
     return { ...(await this.runTool(spec, call, finalInput, 'approved')), approval };
   }
 
-  private async awaitClientResult(spec: ToolSpec, call: ToolCallPart, input: unknown): Promise<Settlement> {
+  private async awaitClientResult(entry: CallEntry, spec: ToolSpec, input: unknown): Promise<Settlement> {
+    const { call } = entry;
     const timeout = this.input.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT;
-    const parked: ParkedCall = { view: this.pendingView('client-tool', call, input, timeout), spec };
-    const arrived = await this.park(parked, timeout);
-    if (parked.resolution?.kind === 'superseded') return this.supersededSettlement(call);
-    if (!arrived || parked.resolution?.kind !== 'result') {
-      this.settled.set(call.toolCallId, 'expired');
+    const arrived = await this.park(entry, this.pendingView('client-tool', call, input, timeout), spec, timeout);
+    if (entry.resolution?.kind === 'superseded') return this.supersededSettlement(entry);
+    if (!arrived || entry.resolution?.kind !== 'result') {
+      this.ledger.settle(entry, 'expired');
       return errorSettlement('expired', `The client did not return a result for "${call.toolName}" within ${timeout}.`);
     }
-    const { request } = parked.resolution;
+    const { request } = entry.resolution;
     return { outcome: 'client', output: request.output ?? null, isError: request.isError === true, input };
   }
 
-  private supersededSettlement(call: ToolCallPart, approvalId?: string): Settlement {
-    this.settled.set(call.toolCallId, 'superseded');
-    if (approvalId) this.settled.set(approvalId, 'superseded');
-    return errorSettlement('cancelled', `Superseded: ${this.superseded!.reason} The call to "${call.toolName}" did not run.`);
+  private supersededSettlement(entry: CallEntry): Settlement {
+    this.ledger.settle(entry, 'superseded');
+    return errorSettlement('cancelled', `Superseded: ${this.superseded!.reason} The call to "${entry.call.toolName}" did not run.`);
   }
 
   // ---- messages -------------------------------------------------------------------------
 
   private supersede(raw: unknown): void {
     const shape = supersedeTurnInputSchema.safeParse(raw);
-    if (!shape.success) reject(`Invalid supersedeTurn: ${describeShapeError(shape.error)}`, 'InvalidRequest');
+    if (!shape.success) throw rejection('InvalidRequest', `Invalid supersedeTurn: ${describeShapeError(shape.error)}`);
     if (this.superseded) return;
     this.superseded = shape.data;
-    for (const parked of this.parked.values()) parked.resolution ??= { kind: 'superseded' };
+    this.ledger.supersedeParked();
   }
 
   private acceptSignal(name: string, apply: () => void): void {
@@ -406,100 +390,13 @@ class Turn {
     }
   }
 
-  private schemaFor(key: string, jsonSchema: Record<string, unknown>): z.ZodType {
-    let schema = this.schemaCache.get(key);
-    if (!schema) {
-      schema = z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
-      this.schemaCache.set(key, schema);
-    }
-    return schema;
-  }
-
-  private checkDecision(raw: unknown): void {
-    const shape = approveToolCallInputSchema.safeParse(raw);
-    if (!shape.success) reject(`Invalid approveToolCall: ${describeShapeError(shape.error)}`, 'InvalidRequest');
-    const request = shape.data;
-    const toolCallId = this.approvalToToolCall.get(request.approvalId);
-    const parked = toolCallId ? this.parked.get(toolCallId) : undefined;
-    if (!parked) {
-      const settled = this.settled.get(request.approvalId);
-      if (settled === 'decided') reject(`Approval ${request.approvalId} was already decided`, 'ApprovalAlreadyDecided');
-      if (settled === 'expired') reject(`Approval ${request.approvalId} expired before this decision arrived`, 'ApprovalExpired');
-      if (settled === 'cancelled') reject(`Approval ${request.approvalId} belongs to a cancelled turn`, 'ApprovalCancelled');
-      if (settled === 'superseded') reject(`Approval ${request.approvalId} was superseded by a newer user message`, 'ApprovalSuperseded');
-      reject(`Unknown approvalId ${request.approvalId}`, 'UnknownApprovalId');
-    }
-    if (parked.resolution) reject(`Approval ${request.approvalId} was already decided`, 'ApprovalAlreadyDecided');
-    const { approvers } = parked.spec;
-    if (approvers && (!request.approver || !approvers.includes(request.approver))) {
-      reject(
-        `Approver ${request.approver ? `"${request.approver}"` : '(none given)'} may not decide "${parked.view.toolName}"; allowed: ${approvers.join(', ')}`,
-        'ApproverNotAllowed',
-      );
-    }
-    if (request.inputHash !== undefined && request.inputHash !== parked.view.inputHash) {
-      reject(`inputHash does not match the input awaiting approval ${request.approvalId}; reload and decide again`, 'InputHashMismatch');
-    }
-    if (request.input !== undefined) {
-      if (!request.approved) reject('An edited input only makes sense with approved: true', 'InvalidRequest');
-      if (jsonSize(request.input) > MAX_PAYLOAD_BYTES) reject(`Edited input is larger than ${MAX_PAYLOAD_BYTES} bytes`, 'PayloadTooLarge');
-      const checked = this.schemaFor(`input:${parked.spec.name}`, parked.spec.inputSchema).safeParse(request.input);
-      if (!checked.success) {
-        reject(`Edited input for "${parked.view.toolName}" fails its schema: ${describeShapeError(checked.error)}`, 'InvalidEditedInput');
-      }
-    }
-  }
-
-  private applyDecision(raw: ApproveToolCallInput): ApproveToolCallResult {
-    const request = approveToolCallInputSchema.parse(raw);
-    const toolCallId = this.approvalToToolCall.get(request.approvalId)!;
-    const parked = this.parked.get(toolCallId)!;
-    const decidedAt = new Date().toISOString();
-    parked.resolution = { kind: 'decision', request, decidedAt };
-    this.settled.set(request.approvalId, 'decided');
-    this.settled.set(toolCallId, 'decided');
-    return { approvalId: request.approvalId, toolCallId, approved: request.approved, decidedAt };
-  }
-
-  private checkResult(raw: unknown): void {
-    const shape = submitToolResultInputSchema.safeParse(raw);
-    if (!shape.success) reject(`Invalid submitToolResult: ${describeShapeError(shape.error)}`, 'InvalidRequest');
-    const request = shape.data;
-    const parked = this.parked.get(request.toolCallId);
-    const kind = this.callKinds.get(request.toolCallId);
-    if (kind !== undefined && kind !== 'client') {
-      reject(`Tool call ${request.toolCallId} is not a client tool call; it cannot take a submitted result`, 'NotAClientTool');
-    }
-    if (!parked || parked.resolution) {
-      const settled = this.settled.get(request.toolCallId) ?? (parked?.resolution ? 'submitted' : undefined);
-      if (settled) reject(`Tool call ${request.toolCallId} is already settled (${settled})`, 'ToolCallAlreadySettled');
-      reject(`Unknown toolCallId ${request.toolCallId}`, 'UnknownToolCallId');
-    }
-    if (jsonSize(request.output) > MAX_PAYLOAD_BYTES) reject(`Output is larger than ${MAX_PAYLOAD_BYTES} bytes`, 'PayloadTooLarge');
-    const { outputSchema } = parked.spec;
-    if (outputSchema && request.isError !== true) {
-      const checked = this.schemaFor(`output:${parked.spec.name}`, outputSchema).safeParse(request.output);
-      if (!checked.success) {
-        reject(`Output for "${parked.view.toolName}" fails its output schema: ${describeShapeError(checked.error)}`, 'InvalidToolOutput');
-      }
-    }
-  }
-
-  private applyResult(raw: SubmitToolResultInput): SubmitToolResultResult {
-    const request = submitToolResultInputSchema.parse(raw);
-    const parked = this.parked.get(request.toolCallId)!;
-    parked.resolution = { kind: 'result', request };
-    this.settled.set(request.toolCallId, 'submitted');
-    return { toolCallId: request.toolCallId, acceptedAt: new Date().toISOString() };
-  }
-
   // ---- state ----------------------------------------------------------------------------
 
   private state(): TurnState {
     return {
       status: this.status,
       step: this.step,
-      pending: [...this.parked.values()].filter((parked) => !parked.resolution).map((parked) => parked.view),
+      pending: this.ledger.pending(),
       ...(this.input?.conversationId ? { conversationId: this.input.conversationId } : {}),
     };
   }
@@ -511,7 +408,7 @@ class Turn {
 
   /** Upserts only on change: every upsert is an event in history. */
   private publishSearchAttributes(): void {
-    const pendingTools = [...new Set([...this.parked.values()].map((parked) => parked.view.toolName))].sort();
+    const pendingTools = this.ledger.parkedToolNames();
     const snapshot = JSON.stringify([this.status, pendingTools]);
     if (snapshot === this.lastSearchAttributes) return;
     const first = this.lastSearchAttributes === '';
@@ -535,35 +432,65 @@ class Turn {
       usage: this.usage,
       toolCalls: this.records,
       ...(this.superseded ? { supersededBy: this.superseded.messageId ?? this.superseded.reason } : {}),
+      ...(this.cutOff ? { cutOff: this.cutOff } : {}),
     };
+  }
+
+  /**
+   * A cut-off step ends the turn (see `cut-off-step.ts`): its text is kept as the model wrote it,
+   * and none of its tool calls runs or parks; each gets a cancelled result, so the history
+   * stays valid input for the next turn.
+   */
+  private finishCutOff(status: 'max-tokens' | 'refused', message: AssistantMessage, response: ModelStepResult): Promise<AgentTurnResult> {
+    if (hasContent(message)) this.appended.push(message);
+    const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
+    for (const call of calls) {
+      const entry = this.ledger.add(call, this.specs.get(call.toolName)?.kind ?? 'other');
+      this.ledger.settle(entry, 'cut-off');
+      entry.settlement = cutOffSettlement(status, call);
+    }
+    if (calls.length > 0) {
+      this.records.push(...calls.map((call) => this.ledger.record(call.toolCallId)));
+      this.appended.push({ role: 'tool', content: calls.map((call) => this.ledger.resultPart(call.toolCallId)) });
+    }
+    this.cutOff = {
+      step: this.step,
+      finishReason: response.finishReason as CutOffStep['finishReason'],
+      ...(response.providerFinishReason !== undefined ? { providerFinishReason: response.providerFinishReason } : {}),
+    };
+    return this.finish(status, textOf(message.content));
   }
 
   /** Cancellation: every open call gets a cancelled result, so the history stays valid. */
   async finishCancelled(): Promise<AgentTurnResult> {
-    const step = this.openStep;
-    if (step) {
-      for (const call of step.calls) {
-        if (step.results.has(call.toolCallId)) continue;
-        const parked = this.parked.get(call.toolCallId);
-        if (parked?.view.approvalId) this.settled.set(parked.view.approvalId, 'cancelled');
-        this.settled.set(call.toolCallId, 'cancelled');
-        const settlement = errorSettlement(
+    const calls = this.openStep;
+    if (calls) {
+      for (const call of calls) {
+        // A call the turn had not classified yet (cancelled during prepareToolCalls) joins the ledger now.
+        const entry = this.ledger.get(call.toolCallId) ?? this.ledger.add(call, 'other');
+        if (entry.settlement) continue;
+        this.ledger.settle(entry, 'cancelled');
+        const { parked } = entry;
+        entry.settlement = errorSettlement(
           'cancelled',
-          parked && !parked.resolution
+          parked && !entry.resolution
             ? `The turn was cancelled while "${call.toolName}" waited for ${parked.view.kind === 'approval' ? 'approval' : 'the client'}; the tool did not run.`
             : `The turn was cancelled while "${call.toolName}" was running; it may or may not have taken effect.`,
         );
-        step.results.set(call.toolCallId, toResultPart(call, settlement));
-        step.records.set(call.toolCallId, toRecord(call, settlement, parked?.view.input));
       }
-      this.parked.clear();
-      this.records.push(...step.calls.map((call) => step.records.get(call.toolCallId)!));
-      this.appended.push({ role: 'tool', content: step.calls.map((call) => step.results.get(call.toolCallId)!) });
+      this.ledger.unparkAll();
+      this.records.push(...calls.map((call) => this.ledger.record(call.toolCallId)));
+      this.appended.push({ role: 'tool', content: calls.map((call) => this.ledger.resultPart(call.toolCallId)) });
       this.openStep = undefined;
     }
     const last = [...this.appended].reverse().find((message) => message.role === 'assistant');
     return this.finish('cancelled', last && last.role === 'assistant' ? textOf(last.content) : '');
   }
+}
+
+/** Workflow time: the time of the current workflow task, the same on replay. */
+function now(): string {
+  return new Date().toISOString();
 }
 
 function textOf(content: Array<{ type: string; text?: string }>): string {

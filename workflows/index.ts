@@ -15,3 +15,5 @@ export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './
 export * from './definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from './search-attributes.js';
 export type * from './types.js';
+export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './rejection-types.js';
+export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './turn-statuses.js';

@@ -2,6 +2,9 @@
  * Provider-neutral types shared by the workflows, the activities and the client.
  * Pure types: nothing here runs. Shapes follow the contract in shared/design/contract.md.
  */
+import type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
+
+export type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
 
 /** JSON Schema as produced by `z.toJSONSchema`; sent to the model and used by update validators. */
 export type JsonSchema = Record<string, unknown>;
@@ -73,6 +76,11 @@ export interface ModelStepInput {
   tools: ModelToolSpec[];
 }
 
+/**
+ * Why the model stopped, mapped from each provider's own value: `length` when its output token
+ * limit or the context window cut the reply off, `content-filter` when it refused or a filter
+ * stopped it. Either ends the turn (status `max-tokens` / `refused`; see `cut-off-step.ts`).
+ */
 export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'other';
 
 export interface Usage {
@@ -83,6 +91,8 @@ export interface Usage {
 export interface ModelStepResult {
   message: AssistantMessage;
   finishReason: FinishReason;
+  /** The provider's own value, e.g. OpenAI `length`, Anthropic `model_context_window_exceeded`. */
+  providerFinishReason?: string;
   usage: Usage;
 }
 
@@ -158,8 +168,6 @@ export interface AgentTurnInput {
   notifyParent?: boolean;
 }
 
-export type TurnStatus = 'running' | 'awaiting-input' | 'completed' | 'max-steps' | 'cancelled';
-
 export type ToolCallOutcome = 'executed' | 'approved' | 'denied' | 'expired' | 'client' | 'error' | 'cancelled';
 
 export interface ApprovalRecord {
@@ -182,8 +190,17 @@ export interface ToolCallRecord {
   approval?: ApprovalRecord;
 }
 
+/** The model step that ended a turn with status `max-tokens` or `refused`. */
+export interface CutOffStep {
+  /** Which step (1-based). */
+  step: number;
+  finishReason: Extract<FinishReason, 'length' | 'content-filter'>;
+  /** The provider's own value, e.g. `max_tokens` or `model_context_window_exceeded`. */
+  providerFinishReason?: string;
+}
+
 export interface AgentTurnResult {
-  status: Exclude<TurnStatus, 'running' | 'awaiting-input'>;
+  status: EndedTurnStatus;
   text: string;
   /** The messages this turn appended to the history it was given. */
   messages: Message[];
@@ -192,6 +209,8 @@ export interface AgentTurnResult {
   toolCalls: ToolCallRecord[];
   /** Set when a newer user message superseded this turn (status is then 'cancelled'). */
   supersededBy?: string;
+  /** Set when the model's last reply was cut off or refused (status `max-tokens` or `refused`). */
+  cutOff?: CutOffStep;
 }
 
 export interface PendingToolCall {

@@ -164,6 +164,7 @@ export function convertFromAnthropicResponse(response: AnthropicMessage): ModelS
   return {
     message: { role: 'assistant', content },
     finishReason: mapAnthropicStopReason(response.stop_reason),
+    ...(response.stop_reason ? { providerFinishReason: response.stop_reason } : {}),
     usage: {
       // `input_tokens` excludes prompt-cache reads and writes; adding them makes the figure
       // comparable with OpenAI's `prompt_tokens`, which includes cached tokens.

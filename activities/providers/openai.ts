@@ -141,6 +141,7 @@ export function convertFromOpenAIResponse(completion: ChatCompletion): ModelStep
   return {
     message: { role: 'assistant', content },
     finishReason: mapOpenAIFinishReason(choice.finish_reason),
+    ...(choice.finish_reason ? { providerFinishReason: choice.finish_reason } : {}),
     usage: {
       inputTokens: completion.usage?.prompt_tokens ?? 0,
       outputTokens: completion.usage?.completion_tokens ?? 0,

@@ -15,6 +15,8 @@
  * server.script('openai', [
  *   { toolCalls: [{ name: 'lookup_order', input: { orderId: '1001' } }] },
  *   { status: 429, headers: { 'retry-after': '2' } },
+ *   { text: 'Order 1001 has', finishReason: 'length' },   // cut off by max_tokens
+ *   { noContent: true, finishReason: 'content_filter' },  // what a content filter returns
  *   { text: 'Order 1001 has shipped.' },
  * ]);
  * // new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test' }) …
@@ -50,14 +52,22 @@ interface ScriptedBase {
   delayMs?: number;
 }
 
-/** A successful model reply. With neither `text` nor `toolCalls` the model answers `'ok'`. */
+/** A successful model reply. With neither `text`, `toolCalls` nor `noContent` the model answers `'ok'`. */
 export interface ScriptedReply extends ScriptedBase {
   text?: string;
   toolCalls?: ScriptedToolCall[];
   /**
-   * The provider's own value: OpenAI `finish_reason` (`stop`, `tool_calls`, `length`,
-   * `content_filter`) or Anthropic `stop_reason` (`end_turn`, `tool_use`, `max_tokens`, `refusal`, …).
-   * Defaults to the tool-call or stop value, depending on whether there are tool calls.
+   * The reply carries nothing: OpenAI `content: null` without tool calls, Anthropic `content: []`.
+   * What a refusal or a content filter may return; only valid with such a `finishReason`.
+   */
+  noContent?: true;
+  /**
+   * The provider's own value, one the real API sends (see FINISH_REASONS): OpenAI `finish_reason`
+   * (`stop`, `tool_calls`, `length`, `content_filter`) or Anthropic `stop_reason` (`end_turn`,
+   * `tool_use`, `max_tokens`, `refusal`, `model_context_window_exceeded`, …). Defaults to the
+   * tool-call or stop value, depending on whether there are tool calls. A cut-off reply's tool
+   * call is scripted as the API returns it: OpenAI `arguments` cut mid-JSON, Anthropic a partial
+   * `input` object.
    */
   finishReason?: string;
   /** Defaults to 10 input and 5 output tokens. */
@@ -122,6 +132,35 @@ export interface FakeProviderServer {
 }
 
 const DEFAULT_USAGE = { inputTokens: 10, outputTokens: 5 };
+
+/** Every finish / stop reason each real API sends (Chat Completions; Messages API). */
+export const FINISH_REASONS: Record<FakeProvider, readonly string[]> = {
+  openai: ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'],
+  anthropic: ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'],
+};
+
+/** Finish reasons with which a real API returns no content at all: a filter or refusal stopped it first. */
+const EMPTY_FINISH_REASONS: Record<FakeProvider, readonly string[]> = {
+  openai: ['content_filter'],
+  anthropic: ['refusal'],
+};
+
+/**
+ * Why a scripted reply is one the real API would never send, or undefined. A test that scripts
+ * one has a bug, so `script()` throws at once rather than let a turn see an impossible reply.
+ */
+export function impossibleReply(provider: FakeProvider, scripted: ScriptedResponse): string | undefined {
+  if (!('text' in scripted || 'toolCalls' in scripted || 'noContent' in scripted || 'finishReason' in scripted)) return undefined;
+  const reply = scripted as ScriptedReply;
+  if (reply.finishReason !== undefined && !FINISH_REASONS[provider].includes(reply.finishReason)) {
+    return `${provider} never sends the finish reason "${reply.finishReason}"; it sends ${FINISH_REASONS[provider].join(', ')}`;
+  }
+  if (reply.noContent && (reply.text !== undefined || (reply.toolCalls?.length ?? 0) > 0)) return 'noContent excludes text and toolCalls';
+  if (reply.noContent && !EMPTY_FINISH_REASONS[provider].includes(reply.finishReason ?? '')) {
+    return `${provider} returns no content only with ${EMPTY_FINISH_REASONS[provider].join(', ')}`;
+  }
+  return undefined;
+}
 
 /** Starts the fake on 127.0.0.1 with a free port. */
 export async function startFakeProviderServer(): Promise<FakeProviderServer> {
@@ -190,8 +229,10 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
 
   function nextResponse(provider: FakeProvider, body: Json): ScriptedResponse {
     const entry = queues[provider].shift();
-    if (entry !== undefined) return typeof entry === 'function' ? entry(body) : entry;
-    return defaults[provider]?.(body) ?? { text: 'ok' };
+    const scripted = entry !== undefined ? (typeof entry === 'function' ? entry(body) : entry) : (defaults[provider]?.(body) ?? { text: 'ok' });
+    const impossible = impossibleReply(provider, scripted);
+    // Computed replies are only known now: answer a 500 the test will see, not a reply no API sends.
+    return impossible ? { status: 500, message: `fake provider: impossible scripted reply: ${impossible}` } : scripted;
   }
 
   app.post('/v1/chat/completions', handle('openai'));
@@ -212,6 +253,10 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     anthropicBaseURL: url,
     requests,
     script(provider, responses) {
+      for (const response of responses) {
+        const impossible = typeof response === 'function' ? undefined : impossibleReply(provider, response);
+        if (impossible) throw new Error(`fake provider: impossible scripted reply: ${impossible}`);
+      }
       queues[provider].push(...responses);
     },
     setDefault(provider, respond) {
@@ -243,7 +288,7 @@ function openAICompletion(body: Json, scripted: ScriptedReply, nextId: (prefix: 
     type: 'function' as const,
     function: { name: call.name, arguments: call.arguments ?? JSON.stringify(call.input ?? {}) },
   }));
-  const text = scripted.text ?? (toolCalls.length > 0 ? null : 'ok');
+  const text = scripted.noContent ? null : (scripted.text ?? (toolCalls.length > 0 ? null : 'ok'));
   const usage = { ...DEFAULT_USAGE, ...scripted.usage };
   return {
     id: nextId('chatcmpl-'),
@@ -281,7 +326,7 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
     name: call.name,
     input: call.input ?? {},
   }));
-  const text = scripted.text ?? (toolUses.length > 0 ? undefined : 'ok');
+  const text = scripted.noContent ? undefined : (scripted.text ?? (toolUses.length > 0 ? undefined : 'ok'));
   const usage = { ...DEFAULT_USAGE, ...scripted.usage };
   return {
     id: nextId('msg_'),

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import type { ApproveToolCallResult, HistoryPage, PendingToolCall } from '../../workflows/types.js';
+import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -226,6 +227,35 @@ describe('turnpike CLI', () => {
     const watched = await watching.done;
     expect(watched).toMatchObject({ code: 0, stderr: '' });
     expect(watched.stdout).toMatch(new RegExp(`awaiting-input[\\s\\S]*${call.approvalId}[\\s\\S]*turnpike approve ${turnId}[\\s\\S]*completed[\\s\\S]*approved`));
+  });
+
+  it('start --wait, watch and show report a reply cut off by the token limit: status max-tokens, the step and why', async () => {
+    const fake = await useFakeProviders();
+    try {
+      fake.script('anthropic', [
+        { text: 'Order 1002 is a coffee grinder that', toolCalls: [{ name: 'lookup_order', input: { orderId: '10' } }], finishReason: 'max_tokens' },
+      ]);
+      const run = await cli('start', '--wait', '--json', '--interval', '100', '--model', 'anthropic:claude-sonnet-4-5', 'look up order 1002');
+      expect(run.code, run.stderr).toBe(0);
+      const events = run.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; turnId: string; result?: { status: string } });
+      expect(events.at(-1)).toMatchObject({
+        type: 'result',
+        result: { status: 'max-tokens', text: 'Order 1002 is a coffee grinder that', cutOff: { step: 1, finishReason: 'length', providerFinishReason: 'max_tokens' }, toolCalls: [{ toolName: 'lookup_order', outcome: 'cancelled' }] },
+      });
+      const { turnId } = events[0];
+
+      const shown = await cli('show', turnId);
+      expect(shown.code, shown.stderr).toBe(0);
+      for (const expected of [`${turnId}  max-tokens  1 step(s)`, 'step 1 was cut off by the output token limit or the context window (max_tokens)', 'its tool calls did not run', 'lookup_order', 'cancelled']) {
+        expect(shown.stdout).toContain(expected);
+      }
+      const watched = await cli('watch', turnId);
+      expect(watched).toMatchObject({ code: 0, stderr: '' });
+      expect(watched.stdout).toContain('max-tokens');
+      expect(fake.requests.flatMap((request) => request.errors)).toEqual([]);
+    } finally {
+      await fake.restore();
+    }
   });
 
   it('start --wait --json streams one JSON event per line, ending with the result', async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -114,6 +115,30 @@ describe('HTTP API', () => {
     const unknown = await call({ method: 'POST', url: `${turnPath(handle.workflowId)}/approvals/apr_unknown`, body: { approved: true } });
     expect(unknown).toMatchObject({ status: 404, body: { error: { type: 'UnknownApprovalId' } } });
     await handle.cancel();
+  });
+
+  it('answers a decision the turn finds malformed with 400 and its type', async () => {
+    const { handle, pending } = await parkedTurn();
+    // The body passes the API's schema; the turn refuses an edited input that comes with a denial.
+    const malformed = await call({ method: 'POST', url: `${turnPath(handle.workflowId)}/approvals/${pending.approvalId}`, body: { approved: false, input: { target: 'x', count: 1 } } });
+    expect(malformed).toMatchObject({ status: 400, body: { error: { type: 'InvalidRequest', message: expect.stringContaining('only makes sense with approved: true') } } });
+    await handle.cancel();
+  });
+
+  it('reports a turn the model refused: its state and result, status refused', async () => {
+    const fake = await useFakeProviders();
+    try {
+      fake.script('openai', [{ noContent: true, finishReason: 'content_filter' }]);
+      const turnId = `http-${randomUUID()}`;
+      const input = { model: { provider: 'openai', model: 'gpt-4.1-mini' }, messages: [{ role: 'user', content: 'something filtered' }] };
+      expect((await call({ method: 'POST', url: '/api/turns', body: { turnId, input } })).status).toBe(201);
+      await turnpike.client.workflow.getHandle(turnId).result();
+      const { status, body } = await call({ url: turnPath(turnId) });
+      expect(status).toBe(200);
+      expect(body).toMatchObject({ state: { status: 'refused' }, result: { status: 'refused', text: '', messages: [], cutOff: { finishReason: 'content-filter', providerFinishReason: 'content_filter' } } });
+    } finally {
+      await fake.restore();
+    }
   });
 
   it('takes a client tool\'s result, validating it against the tool\'s output schema', async () => {

@@ -9,9 +9,10 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GZIP_ENCODING } from '../../client/payload-codec.js';
-import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import { approveToolCallUpdate, submitToolResultUpdate, turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { ModelProvider } from '../../workflows/types.js';
+import { agentTurnStatusKey } from '../../workflows/search-attributes.js';
+import type { Message, ModelProvider, ToolMessage } from '../../workflows/types.js';
 import type { FakeProvider } from '../fake-provider/server.js';
 import { TEST_KEYS, useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
@@ -39,11 +40,11 @@ beforeEach(() => fake.reset());
 
 const fastRetries = { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumAttempts: 3 } };
 
-function startProviderTurn(provider: ModelProvider, text: string): Promise<WorkflowHandle<typeof agentTurn>> {
+function startProviderTurn(provider: ModelProvider, text: string, history: Message[] = []): Promise<WorkflowHandle<typeof agentTurn>> {
   return turnpike.startTurn({
     model: { provider, model: provider === 'openai' ? 'gpt-4.1-mini' : 'claude-sonnet-4-5', maxTokens: 512 },
     system: 'You are a careful operations agent.',
-    text,
+    ...(history.length > 0 ? { messages: [...history, { role: 'user', content: text }] } : { text }),
     modelCallOptions: fastRetries,
   });
 }
@@ -169,5 +170,129 @@ describe('secrets', () => {
     }
     // The fake saw the keys, so they were really in use.
     expect(fake.requests.some((request) => JSON.stringify(request.headers).includes(SECRETS.openai))).toBe(true);
+  });
+});
+
+/** Every tool call in `messages` is answered by exactly one result, in the next tool message. */
+function expectEveryCallAnsweredOnce(messages: Message[]): void {
+  messages.forEach((message, index) => {
+    if (message.role !== 'assistant') return;
+    const callIds = message.content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : []));
+    if (callIds.length === 0) return;
+    const next = messages[index + 1] as ToolMessage | undefined;
+    expect(next?.role).toBe('tool');
+    expect(next!.content.map((result) => result.toolCallId)).toEqual(callIds);
+  });
+}
+
+/** What the turn set `AgentTurnStatus` to, upsert by upsert, from its history. */
+async function upsertedStatuses(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return history.events!.flatMap((event) => {
+    const field = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields?.AgentTurnStatus;
+    return field?.data ? [JSON.parse(Buffer.from(field.data).toString('utf8')) as string] : [];
+  });
+}
+
+async function activitiesScheduled(handle: WorkflowHandle): Promise<string[]> {
+  const history = await handle.fetchHistory();
+  return history.events!.flatMap((event) => {
+    const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    return name ? [name] : [];
+  });
+}
+
+/** The providers' own values for a reply cut off by a limit, and for a refusal. */
+const CUT_OFF_BY_LIMIT = { openai: ['length'], anthropic: ['max_tokens', 'model_context_window_exceeded'] } as const;
+const REFUSED = { openai: ['content_filter'], anthropic: ['refusal'] } as const;
+
+describe.each(['openai', 'anthropic'] as const)('%s: a reply that does not finish', (provider) => {
+  it.each(CUT_OFF_BY_LIMIT[provider])('ends the turn as max-tokens on %s, with the partial text, in the result, turnState and AgentTurnStatus', async (wire) => {
+    fake.script(provider, [
+      { toolCalls: [{ name: 'record_action', input: { action: 'first' } }] },
+      { text: 'Recorded. The summary of what happened is that the', finishReason: wire },
+    ]);
+    const handle = await startProviderTurn(provider, 'Record something, then summarise.');
+    const result = await handle.result();
+
+    expect(result).toMatchObject({
+      status: 'max-tokens',
+      steps: 2,
+      text: 'Recorded. The summary of what happened is that the',
+      cutOff: { step: 2, finishReason: 'length', providerFinishReason: wire },
+    });
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed']);
+    expect(result.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Recorded. The summary of what happened is that the' }] });
+    expect(await handle.query(turnStateQuery)).toMatchObject({ status: 'max-tokens', pending: [] });
+    expect((await handle.describe()).typedSearchAttributes.get(agentTurnStatusKey)).toBe('max-tokens');
+    expect(await upsertedStatuses(handle)).toEqual(['running', 'max-tokens']);
+    // Not retried, not continued: two model calls, each valid.
+    expect(requestsOf(provider)).toHaveLength(2);
+    expect(requestsOf(provider).flatMap((request) => request.errors)).toEqual([]);
+
+    // Operators find it by status (visibility lags the workflow by a moment).
+    const query = `WorkflowId="${handle.workflowId}" AND AgentTurnStatus IN ("max-tokens", "refused")`;
+    const deadline = Date.now() + 20_000;
+    let found = 0;
+    while (found === 0 && Date.now() < deadline) {
+      found = (await turnpike.client.workflow.count(query)).count;
+      if (found === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(found).toBe(1);
+  });
+
+  it('never runs or parks a tool call of a cut-off reply, answers each, and the history is valid input for the next turn', async () => {
+    // The last call as each API returns one the limit cut: OpenAI's arguments stop mid-JSON;
+    // Anthropic's input is the part written so far, which here even passes the tool's schema.
+    const cutCall = provider === 'openai' ? { name: 'guarded_action', arguments: '{"target": "prod-db", "cou' } : { name: 'record_action', input: { action: 'dele' } };
+    fake.script(provider, [
+      {
+        text: 'Starting the maintenance.',
+        toolCalls: [{ name: 'record_action', input: { action: 'audit' } }, { name: 'pick_colour', input: { options: ['red', 'blue'] } }, cutCall],
+        finishReason: CUT_OFF_BY_LIMIT[provider][0],
+      },
+    ]);
+    const handle = await startProviderTurn(provider, 'Do the maintenance.');
+    const result = await handle.result();
+
+    expect(result).toMatchObject({ status: 'max-tokens', steps: 1, text: 'Starting the maintenance.', cutOff: { step: 1, finishReason: 'length' } });
+    expect(result.toolCalls.map((call) => [call.toolName, call.outcome, call.isError])).toEqual([
+      ['record_action', 'cancelled', true],
+      ['pick_colour', 'cancelled', true],
+      [cutCall.name, 'cancelled', true],
+    ]);
+    for (const call of result.toolCalls) expect(String(call.output)).toMatch(new RegExp(`cut off by the output token limit while it held this call to "${call.toolName}".*it did not run`));
+    expectEveryCallAnsweredOnce(result.messages);
+    expect(result.messages.map((message) => message.role)).toEqual(['assistant', 'tool']);
+    // Nothing ran, nothing parked: no tool activity, no awaiting-input.
+    expect(executionsOf(handle.workflowId)).toEqual([]);
+    expect(await activitiesScheduled(handle)).toEqual(['callModel']);
+    expect(await upsertedStatuses(handle)).toEqual(['running', 'max-tokens']);
+
+    // The next turn sends that history back; the strict fake accepts it as the real API would.
+    fake.script(provider, [{ text: 'Done in smaller steps.' }]);
+    const next = await startProviderTurn(provider, 'Please try again, one step at a time.', [{ role: 'user', content: 'Do the maintenance.' }, ...result.messages]);
+    expect(await next.result()).toMatchObject({ status: 'completed', text: 'Done in smaller steps.' });
+    const requests = requestsOf(provider);
+    expect(requests).toHaveLength(2);
+    expect(requests.flatMap((request) => request.errors)).toEqual([]);
+    expect(JSON.stringify(requests[1].body)).toContain('it did not run');
+  });
+
+  it.each(REFUSED[provider].flatMap((wire) => [
+    [wire, 'with no content', { noContent: true as const }],
+    [wire, 'with partial text', { text: 'I can help with part of' }],
+  ]))('ends the turn as refused on %s %s, without retrying it', async (wire, _how, reply) => {
+    fake.script(provider, [{ ...reply, finishReason: wire }]);
+    const handle = await startProviderTurn(provider, 'Something the model will not do.');
+    const result = await handle.result();
+
+    const text = 'text' in reply ? reply.text : '';
+    expect(result).toMatchObject({ status: 'refused', steps: 1, text, toolCalls: [], cutOff: { step: 1, finishReason: 'content-filter', providerFinishReason: wire } });
+    // An empty reply adds no empty assistant message to the history.
+    expect(result.messages).toEqual(text ? [{ role: 'assistant', content: [{ type: 'text', text }] }] : []);
+    expect(await handle.query(turnStateQuery)).toMatchObject({ status: 'refused' });
+    expect((await handle.describe()).typedSearchAttributes.get(agentTurnStatusKey)).toBe('refused');
+    expect(requestsOf(provider)).toHaveLength(1);
   });
 });

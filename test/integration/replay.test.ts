@@ -30,6 +30,10 @@ describe('replay of recorded histories', () => {
     expect(files.length).toBeGreaterThanOrEqual(100);
     expect(files.some((file) => file.includes('conversation--'))).toBe(true);
     expect(files.some((file) => file.includes('--parked'))).toBe(true);
+    // Turns cut off by the token limit: ended as max-tokens / refused, and recorded by earlier
+    // code, before a cut-off step ended the turn (one parked): wf.patched() keeps both replaying.
+    expect(files.some((file) => file.includes('does-not-finish-ends-the-turn-as-max-tokens'))).toBe(true);
+    expect(files.some((file) => file.includes('before-finish-reasons') && file.includes('--parked'))).toBe(true);
   });
 
   it.each(files)('replays %s', async (file) => {

@@ -117,8 +117,32 @@ describe.each(['openai', 'anthropic'] as const)('%s provider', (provider) => {
     expect(result).toEqual<ModelStepResult>({
       message: { role: 'assistant', content: [{ type: 'text', text: 'Hello there.' }] },
       finishReason: 'stop',
+      providerFinishReason: provider === 'openai' ? 'stop' : 'end_turn',
       usage: { inputTokens: 12, outputTokens: 3 },
     });
+    expect(lastRequest().errors).toEqual([]);
+  });
+
+  it('returns a reply cut off by max_tokens with its partial text and tool call, marked length', async () => {
+    // As the APIs return a tool call cut short: OpenAI's arguments stop mid-JSON, Anthropic's input is partial.
+    const cutCall = provider === 'openai' ? { id: 'call_cut', name: 'issue_refund', arguments: '{"orderId": "1001", "amou' } : { id: 'toolu_cut', name: 'issue_refund', input: { orderId: '1001' } };
+    server.script(provider, [{ text: 'Refunding now', toolCalls: [cutCall], finishReason: provider === 'openai' ? 'length' : 'max_tokens' }]);
+
+    const result = await call(stepInput(provider, [{ role: 'user', content: 'Refund 1001' }]), options());
+
+    expect(result).toMatchObject({ finishReason: 'length', providerFinishReason: provider === 'openai' ? 'length' : 'max_tokens' });
+    expect(result.message.content).toEqual([
+      { type: 'text', text: 'Refunding now' },
+      { type: 'tool-call', toolCallId: cutCall.id, toolName: 'issue_refund', input: provider === 'openai' ? '{"orderId": "1001", "amou' : { orderId: '1001' } },
+    ]);
+  });
+
+  it('returns a refusal that carries no content as an empty message marked content-filter', async () => {
+    server.script(provider, [{ noContent: true, finishReason: provider === 'openai' ? 'content_filter' : 'refusal' }]);
+
+    const result = await call(stepInput(provider, [{ role: 'user', content: 'Something it will not do' }]), options());
+
+    expect(result).toMatchObject({ message: { role: 'assistant', content: [] }, finishReason: 'content-filter' });
     expect(lastRequest().errors).toEqual([]);
   });
 
@@ -376,10 +400,10 @@ describe('callOpenAI', () => {
     ['length', 'length'],
     ['content_filter', 'content-filter'],
     ['function_call', 'tool-calls'],
-  ] as const)('maps finish_reason %s to %s', async (wire, neutral) => {
+  ] as const)('maps finish_reason %s to %s, keeping the provider\'s value', async (wire, neutral) => {
     server.script('openai', [{ text: 'partial', finishReason: wire }]);
     const result = await callOpenAI(stepInput('openai', [{ role: 'user', content: 'Hi' }]), options());
-    expect(result.finishReason).toBe(neutral);
+    expect(result).toMatchObject({ finishReason: neutral, providerFinishReason: wire });
   });
 
   it('uses retry-after-ms over retry-after when both are sent', async () => {
@@ -448,12 +472,13 @@ describe('callAnthropic', () => {
   it.each([
     ['stop_sequence', 'stop'],
     ['max_tokens', 'length'],
+    ['model_context_window_exceeded', 'length'],
     ['refusal', 'content-filter'],
     ['pause_turn', 'other'],
-  ] as const)('maps stop_reason %s to %s', async (wire, neutral) => {
+  ] as const)('maps stop_reason %s to %s, keeping the provider\'s value', async (wire, neutral) => {
     server.script('anthropic', [{ text: 'partial', finishReason: wire }]);
     const result = await callAnthropic(stepInput('anthropic', [{ role: 'user', content: 'Hi' }]), options());
-    expect(result.finishReason).toBe(neutral);
+    expect(result).toMatchObject({ finishReason: neutral, providerFinishReason: wire });
   });
 
   it('honours a retry-after given as an HTTP date on an overloaded (529) response', async () => {
@@ -467,6 +492,22 @@ describe('callAnthropic', () => {
     // HTTP dates have one-second resolution.
     expect(failure.nextRetryDelay).toBeGreaterThan(3_000);
     expect(failure.nextRetryDelay).toBeLessThanOrEqual(5_000);
+  });
+});
+
+describe('the fake server\'s scripted replies', () => {
+  it('refuses to script a reply the real API never sends', () => {
+    expect(() => server.script('openai', [{ text: 'x', finishReason: 'max_tokens' }])).toThrow(/openai never sends the finish reason "max_tokens"/);
+    expect(() => server.script('anthropic', [{ text: 'x', finishReason: 'length' }])).toThrow(/anthropic never sends the finish reason "length"/);
+    expect(() => server.script('anthropic', [{ noContent: true, finishReason: 'end_turn' }])).toThrow(/returns no content only with refusal/);
+    expect(() => server.script('openai', [{ noContent: true, text: 'x', finishReason: 'content_filter' }])).toThrow(/excludes text/);
+    expect(server.remaining('openai') + server.remaining('anthropic')).toBe(0);
+  });
+
+  it('answers an impossible computed reply with a 500 naming the mistake', async () => {
+    server.script('anthropic', [() => ({ text: 'x', finishReason: 'content_filter' })]);
+    const failure = await failureOf(callAnthropic(stepInput('anthropic', [{ role: 'user', content: 'Hi' }]), providers.anthropic.options()));
+    expect(failure.message).toMatch(/impossible scripted reply: anthropic never sends the finish reason "content_filter"/);
   });
 });
 

@@ -1,0 +1,121 @@
+/**
+ * The checks a decision or a client result must pass before a turn applies it: pure functions of
+ * the turn's ledger and the raw message, returning the checked request or throwing the typed
+ * rejection the caller sees. The update validators and the signal handlers run them; the update
+ * handlers do not (see `acceptedDecision`).
+ */
+import { z } from 'zod';
+import type { CallLedger, CheckedDecision, CheckedResult, SettledReason } from './call-ledger.js';
+import {
+  MAX_PAYLOAD_BYTES,
+  approveToolCallInputSchema,
+  describeShapeError,
+  jsonSize,
+  submitToolResultInputSchema,
+} from './message-schemas.js';
+import type { RejectionType } from './rejection-types.js';
+import { rejection } from './rejection.js';
+import type { JsonSchema } from './types.js';
+
+function reject(type: RejectionType, message: string): never {
+  throw rejection(type, message);
+}
+
+/** Tools' JSON Schemas as zod schemas, built once per schema: validators run on every message. */
+export class SchemaCache {
+  private readonly schemas = new Map<string, z.ZodType>();
+
+  schemaFor(key: string, jsonSchema: JsonSchema): z.ZodType {
+    let schema = this.schemas.get(key);
+    if (!schema) {
+      schema = z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
+      this.schemas.set(key, schema);
+    }
+    return schema;
+  }
+}
+
+const APPROVAL_SETTLED: Partial<Record<SettledReason, [RejectionType, (approvalId: string) => string]>> = {
+  decided: ['ApprovalAlreadyDecided', (id) => `Approval ${id} was already decided`],
+  expired: ['ApprovalExpired', (id) => `Approval ${id} expired before this decision arrived`],
+  cancelled: ['ApprovalCancelled', (id) => `Approval ${id} belongs to a cancelled turn`],
+  superseded: ['ApprovalSuperseded', (id) => `Approval ${id} was superseded by a newer user message`],
+};
+
+/** Checks an `approveToolCall` message against the ledger; returns the decision to apply. */
+export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedDecision {
+  const shape = approveToolCallInputSchema.safeParse(raw);
+  if (!shape.success) reject('InvalidRequest', `Invalid approveToolCall: ${describeShapeError(shape.error)}`);
+  const request = shape.data;
+  const entry = ledger.byApprovalId(request.approvalId);
+  const parked = entry?.parked;
+  if (!entry || !parked) {
+    const settled = entry?.settledReason && APPROVAL_SETTLED[entry.settledReason];
+    if (settled) reject(settled[0], settled[1](request.approvalId));
+    reject('UnknownApprovalId', `Unknown approvalId ${request.approvalId}`);
+  }
+  if (entry.resolution?.kind === 'superseded') reject('ApprovalSuperseded', `Approval ${request.approvalId} was superseded by a newer user message`);
+  if (entry.resolution) reject('ApprovalAlreadyDecided', `Approval ${request.approvalId} was already decided`);
+  const { approvers } = parked.spec;
+  if (approvers && (!request.approver || !approvers.includes(request.approver))) {
+    reject(
+      'ApproverNotAllowed',
+      `Approver ${request.approver ? `"${request.approver}"` : '(none given)'} may not decide "${parked.view.toolName}"; allowed: ${approvers.join(', ')}`,
+    );
+  }
+  if (request.inputHash !== undefined && request.inputHash !== parked.view.inputHash) {
+    reject('InputHashMismatch', `inputHash does not match the input awaiting approval ${request.approvalId}; reload and decide again`);
+  }
+  if (request.input !== undefined) {
+    if (!request.approved) reject('InvalidRequest', 'An edited input only makes sense with approved: true');
+    if (jsonSize(request.input) > MAX_PAYLOAD_BYTES) reject('PayloadTooLarge', `Edited input is larger than ${MAX_PAYLOAD_BYTES} bytes`);
+    const checked = schemas.schemaFor(`input:${parked.spec.name}`, parked.spec.inputSchema).safeParse(request.input);
+    if (!checked.success) {
+      reject('InvalidEditedInput', `Edited input for "${parked.view.toolName}" fails its schema: ${describeShapeError(checked.error)}`);
+    }
+  }
+  return { entry, request };
+}
+
+/** Checks a `submitToolResult` message against the ledger; returns the result to apply. */
+export function checkResult(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedResult {
+  const shape = submitToolResultInputSchema.safeParse(raw);
+  if (!shape.success) reject('InvalidRequest', `Invalid submitToolResult: ${describeShapeError(shape.error)}`);
+  const request = shape.data;
+  const entry = ledger.get(request.toolCallId);
+  if (entry && entry.kind !== 'client') {
+    reject('NotAClientTool', `Tool call ${request.toolCallId} is not a client tool call; it cannot take a submitted result`);
+  }
+  const parked = entry?.parked;
+  if (!entry || !parked || entry.resolution) {
+    const settled = entry?.settledReason ?? (entry?.resolution ? (entry.resolution.kind === 'superseded' ? 'superseded' : 'submitted') : undefined);
+    if (settled) reject('ToolCallAlreadySettled', `Tool call ${request.toolCallId} is already settled (${settled})`);
+    reject('UnknownToolCallId', `Unknown toolCallId ${request.toolCallId}`);
+  }
+  if (jsonSize(request.output) > MAX_PAYLOAD_BYTES) reject('PayloadTooLarge', `Output is larger than ${MAX_PAYLOAD_BYTES} bytes`);
+  const { outputSchema } = parked.spec;
+  if (outputSchema && request.isError !== true) {
+    const checked = schemas.schemaFor(`output:${parked.spec.name}`, outputSchema).safeParse(request.output);
+    if (!checked.success) {
+      reject('InvalidToolOutput', `Output for "${parked.view.toolName}" fails its output schema: ${describeShapeError(checked.error)}`);
+    }
+  }
+  return { entry, request };
+}
+
+/**
+ * The decision an *accepted* `approveToolCall` update carries, without checking it again.
+ * Temporal does not run validators on replay, so a handler that re-checked would, after a
+ * stricter check shipped, refuse on replay an update its validator once accepted: a
+ * non-deterministic turn. The validator ran when the update arrived; the handler trusts it.
+ */
+export function acceptedDecision(ledger: CallLedger, raw: unknown): CheckedDecision {
+  const request = approveToolCallInputSchema.parse(raw);
+  return { entry: ledger.byApprovalId(request.approvalId)!, request };
+}
+
+/** The result an *accepted* `submitToolResult` update carries, without checking it again (see `acceptedDecision`). */
+export function acceptedResult(ledger: CallLedger, raw: unknown): CheckedResult {
+  const request = submitToolResultInputSchema.parse(raw);
+  return { entry: ledger.get(request.toolCallId)!, request };
+}

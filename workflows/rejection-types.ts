@@ -1,0 +1,60 @@
+/**
+ * Every reason turnpike refuses a request, by the `type` callers see: on the `ApplicationFailure`
+ * a turn's update validator throws, on `TurnpikeRejectedError.type` in the client, in the HTTP
+ * API's `{ error: { type } }` body (with `httpStatus`), and after `rejected` in the CLI's output
+ * (exit code 3). The README's table is checked against this list by `test/unit/rejection-types.test.ts`.
+ *
+ * No imports and no side effects: workflow code, the client, the API, the CLI and the package's
+ * entry points all import it.
+ */
+
+/** Who refuses a request with a rejection type. */
+export type RejectedBy = 'turn' | 'conversation' | 'client' | 'api';
+
+/** One rejection type: who raises it, the HTTP status the API answers it with, and what it means. */
+export interface RejectionTypeInfo {
+  readonly raisedBy: readonly RejectedBy[];
+  readonly httpStatus: number;
+  readonly description: string;
+}
+
+/** Every rejection type, in the order the README lists them. */
+export const REJECTION_TYPES = {
+  // ---- a turn's approveToolCall / submitToolResult (and a conversation's sendMessage) ----
+  InvalidRequest: { raisedBy: ['turn', 'conversation', 'api'], httpStatus: 400, description: 'The message is malformed (a field is missing, has the wrong type or is too long), or edits the input of a denial.' },
+  PayloadTooLarge: { raisedBy: ['turn'], httpStatus: 409, description: 'An edited input or a client tool output is larger than 256 KiB as JSON.' },
+  UnknownApprovalId: { raisedBy: ['turn'], httpStatus: 404, description: 'The turn has no approval with this id.' },
+  ApprovalAlreadyDecided: { raisedBy: ['turn'], httpStatus: 409, description: 'The approval was already approved or denied.' },
+  ApprovalExpired: { raisedBy: ['turn'], httpStatus: 409, description: 'The approval expired (`approvalTimeout`) before this decision arrived.' },
+  ApprovalCancelled: { raisedBy: ['turn'], httpStatus: 409, description: 'The turn was cancelled while the approval waited.' },
+  ApprovalSuperseded: { raisedBy: ['turn'], httpStatus: 409, description: "A newer user message superseded the approval's turn." },
+  ApproverNotAllowed: { raisedBy: ['turn'], httpStatus: 409, description: "The approver is not on the tool's `approvers` list (or none was given)." },
+  InputHashMismatch: { raisedBy: ['turn'], httpStatus: 409, description: 'The decision names an `inputHash` other than that of the input awaiting approval.' },
+  InvalidEditedInput: { raisedBy: ['turn'], httpStatus: 409, description: "An approver's edited `input` fails the tool's input schema." },
+  UnknownToolCallId: { raisedBy: ['turn'], httpStatus: 404, description: 'The turn has no tool call with this id.' },
+  ToolCallAlreadySettled: { raisedBy: ['turn'], httpStatus: 409, description: 'The tool call already has its result (submitted, expired, cancelled, superseded or cut off).' },
+  NotAClientTool: { raisedBy: ['turn'], httpStatus: 409, description: 'The tool call is not a client tool call, so it cannot take a submitted result.' },
+  InvalidToolOutput: { raisedBy: ['turn'], httpStatus: 409, description: "The submitted output fails the client tool's output schema." },
+  // ---- the client ----
+  TurnAlreadyEnded: { raisedBy: ['client'], httpStatus: 409, description: 'The turn has ended; nothing in it waits for a decision or result.' },
+  Rejected: { raisedBy: ['client'], httpStatus: 409, description: 'A workflow rejected the message with a type this version of turnpike does not know; its message says why.' },
+  // ---- the HTTP API ----
+  Unauthorized: { raisedBy: ['api'], httpStatus: 401, description: 'No bearer token, or one the server does not know.' },
+  InvalidDecisionToken: { raisedBy: ['api'], httpStatus: 403, description: 'The server signs decisions and the decision lacks the `decisionToken` and `inputHash` it was listed with, for this approver.' },
+  NotFound: { raisedBy: ['api'], httpStatus: 404, description: 'No turn or conversation with this id.' },
+  InternalError: { raisedBy: ['api'], httpStatus: 500, description: 'turnpike could not complete the request; the server logs why.' },
+} as const satisfies Record<string, RejectionTypeInfo>;
+
+/** The `type` of a rejection, e.g. `'ApprovalAlreadyDecided'`. */
+export type RejectionType = keyof typeof REJECTION_TYPES;
+
+/** True when `value` is one of turnpike's rejection types. */
+export function isRejectionType(value: unknown): value is RejectionType {
+  return typeof value === 'string' && Object.hasOwn(REJECTION_TYPES, value);
+}
+
+/**
+ * The failure type of a turn whose *input* is invalid. Not a rejection: nothing can refuse a
+ * workflow's start input, so the turn fails at once with this type (non-retryable).
+ */
+export const INVALID_TURN_INPUT = 'InvalidTurnInput';
