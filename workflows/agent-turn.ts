@@ -26,6 +26,7 @@ import {
 } from './definitions.js';
 import { inputHash } from './input-hash.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
+import { recordDecision, startPark, type ParkOutcome } from './park-telemetry.js';
 import { INVALID_TURN_INPUT } from './rejection-types.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
@@ -265,6 +266,7 @@ class Turn {
           ...(disposition.reason !== undefined ? { reason: disposition.reason } : {}),
           decidedAt: new Date().toISOString(),
         };
+        recordDecision(call.toolName, disposition.approved ? 'approved' : 'denied', true);
         if (!disposition.approved) return errorSettlement('denied', deniedMessage(call.toolName, disposition.reason), approval);
         return { ...(await this.runTool(spec, call, disposition.input, 'approved')), approval };
       }
@@ -300,9 +302,17 @@ class Turn {
   private async park(entry: CallEntry, view: PendingToolCall, spec: ToolSpec, timeout: string): Promise<boolean> {
     this.ledger.park(entry, view, spec);
     this.setStatus('awaiting-input');
+    const telemetry = startPark(view);
     // On cancellation `condition` throws and the call stays parked, so finishCancelled can tell
     // a call that never ran from one that was running.
-    const arrived = await wf.condition(() => entry.resolution !== undefined, timeout);
+    let arrived: boolean;
+    try {
+      arrived = await wf.condition(() => entry.resolution !== undefined, timeout);
+    } catch (error) {
+      telemetry.end('cancelled');
+      throw error;
+    }
+    telemetry.end(parkOutcome(entry, arrived), entry.resolution?.kind === 'decision' ? entry.resolution.request.approver : undefined);
     this.ledger.unpark(entry);
     this.setStatus(this.ledger.hasParked() ? 'awaiting-input' : 'running');
     return arrived;
@@ -491,6 +501,13 @@ class Turn {
 /** Workflow time: the time of the current workflow task, the same on replay. */
 function now(): string {
   return new Date().toISOString();
+}
+
+function parkOutcome(entry: CallEntry, arrived: boolean): ParkOutcome {
+  const resolution = entry.resolution;
+  if (!arrived || !resolution) return 'expired';
+  if (resolution.kind === 'decision') return resolution.request.approved ? 'approved' : 'denied';
+  return resolution.kind === 'result' ? 'submitted' : 'superseded';
 }
 
 function textOf(content: Array<{ type: string; text?: string }>): string {

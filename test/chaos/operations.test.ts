@@ -104,6 +104,11 @@ describe('operating a worker', () => {
     expect(sample(metrics, 'turnpike_model_tokens', { ...model, direction: 'input' })).toBe(results.reduce((sum, result) => sum + result.usage.inputTokens, 0));
     expect(sample(metrics, 'turnpike_model_tokens', { ...model, direction: 'output' })).toBe(results.reduce((sum, result) => sum + result.usage.outputTokens, 0));
     expect(sample(metrics, 'turnpike_tool_attempts', { tool: 'charge_card', result: 'ok' })).toBe(3);
+    // From the workflows: each turn parked once and was approved by a person.
+    expect(sample(metrics, 'turnpike_calls_parked', { tool: 'charge_card', kind: 'approval' })).toBe(3);
+    expect(sample(metrics, 'turnpike_calls_unparked', { tool: 'charge_card', kind: 'approval', outcome: 'approved' })).toBe(3);
+    expect(sample(metrics, 'turnpike_decisions', { tool: 'charge_card', outcome: 'approved', automatic: 'false' })).toBe(3);
+    expect(sample(metrics, 'turnpike_park_wait_ms_count', { tool: 'charge_card', outcome: 'approved' })).toBe(3);
     // The SDK's own metrics come through the same endpoint.
     expect(metrics).toMatch(/^temporal_activity_execution_latency/m);
     await worker.terminate();

@@ -1,7 +1,8 @@
 /**
  * A turn is one trace when the worker and client use `OpenTelemetryPlugin` next to
  * `TurnpikePlugin`: the client's start, the workflow run, each model call (model, tokens,
- * finish reason) and each tool call (tool, result), and the approval's update.
+ * finish reason), each tool call (tool, result) and each park (approval id, outcome, approver,
+ * wait), and the approval's update.
  */
 import { randomUUID } from 'node:crypto';
 import { context as otelContext, propagation, trace } from '@opentelemetry/api';
@@ -92,6 +93,21 @@ describe('tracing', () => {
       ['lookup_order', 'ok'],
       ['issue_refund', 'ok'],
     ]);
+    // The park, from the refund parking to the approval: a child of the workflow's run span.
+    const [run] = named('RunWorkflow:agentTurn');
+    const parks = named('Park:issue_refund');
+    expect(parks).toHaveLength(1);
+    expect(parks[0].parentSpanId).toBe(run.spanContext().spanId);
+    expect(parks[0].attributes).toMatchObject({
+      'turnpike.tool.name': 'issue_refund',
+      'turnpike.park.kind': 'approval',
+      'turnpike.approval.id': pending.approvalId,
+      'turnpike.policy.reason': 'refunds above $100 need a person',
+      'turnpike.park.outcome': 'approved',
+      'turnpike.approval.approver': 'alice',
+    });
+    expect(parks[0].attributes['turnpike.park.wait_ms']).toBeGreaterThanOrEqual(0);
+
     // The decision is the caller's own request, so its spans form the caller's trace.
     expect(exporter.getFinishedSpans().filter((span) => span.name === 'HandleUpdate:approveToolCall')).toHaveLength(1);
   });
