@@ -22,6 +22,7 @@ function toSpec(tool: Tool): ToolSpec {
     kind: 'server',
     approval: tool.approval === undefined ? 'never' : tool.approval === true ? 'always' : 'policy',
     ...(tool.approvers ? { approvers: [...tool.approvers] } : {}),
+    ...(tool.approverGroups ? { approverGroups: [...tool.approverGroups] } : {}),
     ...(tool.activityOptions ? { activityOptions: tool.activityOptions } : {}),
   };
 }

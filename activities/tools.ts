@@ -38,8 +38,13 @@ export interface ServerToolOptions<InputSchema extends z.ZodType, OutputSchema e
   execute(input: z.output<InputSchema>, context: ToolExecutionContext): Promise<z.input<OutputSchema>> | z.input<OutputSchema>;
   /** `true`: every call waits for a person; a function decides per call from the validated input. */
   approval?: ApprovalPolicy<z.output<InputSchema>>;
-  /** Only these approvers may decide this tool's calls. */
+  /** Only these approvers may decide this tool's calls (with `approverGroups`: these, or members of those groups). */
   approvers?: string[];
+  /**
+   * Members of these groups may decide this tool's calls. Groups come with the decision: the HTTP
+   * API takes them from the caller's identity-provider token, never from the request body.
+   */
+  approverGroups?: string[];
   /** Timeout and retry of this tool's activity. Default: 60s, 3 attempts. */
   activityOptions?: ActivityCallOptions;
 }
@@ -107,6 +112,12 @@ export function defineTool<InputSchema extends z.ZodType, OutputSchema extends z
   if (options.approvers !== undefined && options.approval === undefined) {
     throw new ToolDefinitionError(`defineTool "${options.name}": approvers is set but the tool has no approval policy`);
   }
+  if (options.approverGroups !== undefined && (!Array.isArray(options.approverGroups) || options.approverGroups.some((group) => typeof group !== 'string'))) {
+    throw new ToolDefinitionError(`defineTool "${options.name}": approverGroups must be a list of strings`);
+  }
+  if (options.approverGroups !== undefined && options.approval === undefined) {
+    throw new ToolDefinitionError(`defineTool "${options.name}": approverGroups is set but the tool has no approval policy`);
+  }
   return { ...options, kind: 'server' };
 }
 
@@ -116,7 +127,7 @@ export function defineClientTool<InputSchema extends z.ZodType, OutputSchema ext
 ): ClientTool<InputSchema, OutputSchema> {
   checkCommon(options, 'defineClientTool');
   const extra = options as unknown as Record<string, unknown>;
-  for (const serverOnly of ['execute', 'approval', 'approvers', 'activityOptions']) {
+  for (const serverOnly of ['execute', 'approval', 'approvers', 'approverGroups', 'activityOptions']) {
     if (extra[serverOnly] !== undefined) {
       throw new ToolDefinitionError(
         `defineClientTool "${options.name}": a client tool cannot have ${serverOnly}; the caller runs it. Use defineTool for a tool the worker runs`,

@@ -17,6 +17,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type ParkedCall } from '../client/turnpike-client.js';
+import { mayDecide } from '../workflows/call-checks.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
 import { isTurnEnded } from '../workflows/turn-statuses.js';
 import type { AgentTurnInput } from '../workflows/types.js';
@@ -85,6 +86,12 @@ const sendMessageBody = z.strictObject({
 });
 
 const turnParams = z.object({ turnId: z.string().min(1) });
+const listingQuery = z.object({
+  tool: z.string().min(1).optional(),
+  conversation: z.string().min(1).optional(),
+  /** Only calls waiting at least this long. */
+  minAgeSeconds: z.coerce.number().int().min(0).optional(),
+});
 
 const DASHBOARD_FILES: Record<string, string> = {
   '/': 'index.html',
@@ -182,18 +189,36 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     });
   });
 
-  app.get('/api/approvals', async (request, reply) => {
+  app.get('/api/approvals', { schema: { querystring: listingQuery } }, async (request, reply) => {
     const identity = caller(request);
+    const { tool, conversation, minAgeSeconds } = request.query;
     return answer(reply, async () => {
-      const calls = [...(await parkedCalls())];
+      const now = Date.now();
+      // Each approver sees what they may decide (the turn checks again when they do); client-tool
+      // calls are listed for everyone, since no approver decides them.
+      const mine = (await parkedCalls()).filter((call) => call.kind !== 'approval' || mayDecide(call, { approver: identity, approverGroups: request.caller!.groups }));
+      const counts: Record<string, number> = {};
+      for (const call of mine) if (call.kind === 'approval') counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
+      const calls = mine.filter(
+        (call) =>
+          (tool === undefined || call.toolName === tool) &&
+          (conversation === undefined || call.conversationId === conversation) &&
+          (minAgeSeconds === undefined || now - Date.parse(call.requestedAt) >= minAgeSeconds * 1000),
+      );
       const sign = (call: ParkedCall) =>
         options.decisionSecret && call.approvalId
           ? { decisionToken: signDecision(options.decisionSecret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) }
           : {};
       const sorted = calls.sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
-      return { approver: identity, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
+      return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
     });
   });
+
+  app.get(
+    '/api/turns/:turnId/calls/:toolCallId/context',
+    { schema: { params: z.object({ turnId: z.string().min(1), toolCallId: z.string().min(1) }) } },
+    async (request, reply) => answer(reply, () => options.client.callContext(request.params.turnId, request.params.toolCallId)),
+  );
 
   app.post(
     '/api/turns/:turnId/approvals/:approvalId',
@@ -209,7 +234,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
         }
       }
       return answer(reply, async () => {
-        const result = await options.client.approveToolCall(turnId, { approvalId, ...decision, approver });
+        const result = await options.client.approveToolCall(turnId, { approvalId, ...decision, approver, approverGroups: [...request.caller!.groups] });
         listing = undefined; // The next listing must not show the call just decided.
         return result;
       });

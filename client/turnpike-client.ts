@@ -21,6 +21,7 @@ import {
   AGENT_TURN_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   approveToolCallUpdate,
+  callContextQuery,
   conversationStateQuery,
   historyQuery,
   sendMessageUpdate,
@@ -35,6 +36,7 @@ import type {
   AgentTurnResult,
   ApproveToolCallInput,
   ApproveToolCallResult,
+  CallContext,
   ConversationState,
   HistoryPage,
   HistoryPageRequest,
@@ -129,6 +131,16 @@ export class TurnpikeClient {
 
   async turnState(turnId: string): Promise<TurnState> {
     return rejections(this.turn(turnId).query(turnStateQuery));
+  }
+
+  /** What an approver needs to decide a parked call (`callContext` query); not found for a call the turn did not make. */
+  async callContext(turnId: string, toolCallId: string): Promise<CallContext> {
+    try {
+      return await rejections(this.turn(turnId).query(callContextQuery, { toolCallId }));
+    } catch (error) {
+      if (error instanceof Error && /made no tool call/.test(error.message)) throw new TurnpikeNotFoundError(error.message);
+      throw error;
+    }
   }
 
   /**

@@ -22,6 +22,7 @@ import {
   submitToolResultUpdate,
   supersedeTurnSignal,
   turnFinishedSignal,
+  callContextQuery,
   turnStateQuery,
 } from './definitions.js';
 import { inputHash } from './input-hash.js';
@@ -34,6 +35,8 @@ import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import type {
   ActivityCallOptions,
+  CallContext,
+  CallContextRequest,
   AgentTurnInput,
   AgentTurnResult,
   ApprovalRecord,
@@ -149,6 +152,7 @@ class Turn {
 
   installHandlers(): void {
     wf.setHandler(turnStateQuery, () => this.state());
+    wf.setHandler(callContextQuery, (request) => this.callContext(request));
     wf.setHandler(approveToolCallUpdate, (request) => this.ledger.applyDecision(acceptedDecision(this.ledger, request), now()), {
       validator: (request) => {
         checkDecision(this.ledger, request, this.schemas);
@@ -320,6 +324,7 @@ class Turn {
 
   private pendingView(kind: PendingToolCall['kind'], call: ToolCallPart, input: unknown, timeout: string, approvalId?: string, reason?: string): PendingToolCall {
     const now = Date.now();
+    const spec = kind === 'approval' ? this.specs.get(call.toolName) : undefined;
     return {
       kind,
       ...(approvalId ? { approvalId } : {}),
@@ -330,6 +335,8 @@ class Turn {
       requestedAt: new Date(now).toISOString(),
       expiresAt: new Date(now + msToNumber(timeout)).toISOString(),
       ...(reason !== undefined ? { reason } : {}),
+      ...(spec?.approvers ? { approvers: spec.approvers } : {}),
+      ...(spec?.approverGroups ? { approverGroups: spec.approverGroups } : {}),
     };
   }
 
@@ -401,6 +408,24 @@ class Turn {
   }
 
   // ---- state ----------------------------------------------------------------------------
+
+  private callContext(request: CallContextRequest): CallContext {
+    const toolCallId = typeof request?.toolCallId === 'string' ? request.toolCallId : '';
+    const assistant = this.appended.find(
+      (message) => message.role === 'assistant' && message.content.some((part) => part.type === 'tool-call' && part.toolCallId === toolCallId),
+    );
+    const call = assistant?.role === 'assistant' ? assistant.content.find((part): part is ToolCallPart => part.type === 'tool-call' && part.toolCallId === toolCallId) : undefined;
+    if (!assistant || !call) throw new Error(`This turn made no tool call ${toolCallId}`);
+    const lastUser = [...(this.input.messages ?? [])].reverse().find((message) => message.role === 'user');
+    return {
+      toolCallId,
+      toolName: call.toolName,
+      userMessage: lastUser ? textOf(typeof lastUser.content === 'string' ? [{ type: 'text', text: lastUser.content }] : lastUser.content) : '',
+      assistantText: textOf(assistant.content as Array<{ type: string; text?: string }>),
+      earlierResults: this.records.map(({ toolCallId: id, toolName, outcome, output, isError }) => ({ toolCallId: id, toolName, outcome, output, isError })),
+      inputSchema: this.specs.get(call.toolName)?.inputSchema ?? {},
+    };
+  }
 
   private state(): TurnState {
     return {

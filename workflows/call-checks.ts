@@ -42,6 +42,19 @@ const APPROVAL_SETTLED: Partial<Record<SettledReason, [RejectionType, (approvalI
   superseded: ['ApprovalSuperseded', (id) => `Approval ${id} was superseded by a newer user message`],
 };
 
+/**
+ * Whether an approver may decide a tool's calls: anyone when the tool names neither approvers nor
+ * groups; otherwise a named approver, or a member of a named group.
+ */
+export function mayDecide(
+  rights: { approvers?: readonly string[]; approverGroups?: readonly string[] },
+  approver: { approver?: string; approverGroups?: readonly string[] },
+): boolean {
+  if (!rights.approvers && !rights.approverGroups) return true;
+  if (approver.approver !== undefined && rights.approvers?.includes(approver.approver)) return true;
+  return (approver.approverGroups ?? []).some((group) => rights.approverGroups?.includes(group));
+}
+
 /** Checks an `approveToolCall` message against the ledger; returns the decision to apply. */
 export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedDecision {
   const shape = approveToolCallInputSchema.safeParse(raw);
@@ -56,12 +69,10 @@ export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaC
   }
   if (entry.resolution?.kind === 'superseded') reject('ApprovalSuperseded', `Approval ${request.approvalId} was superseded by a newer user message`);
   if (entry.resolution) reject('ApprovalAlreadyDecided', `Approval ${request.approvalId} was already decided`);
-  const { approvers } = parked.spec;
-  if (approvers && (!request.approver || !approvers.includes(request.approver))) {
-    reject(
-      'ApproverNotAllowed',
-      `Approver ${request.approver ? `"${request.approver}"` : '(none given)'} may not decide "${parked.view.toolName}"; allowed: ${approvers.join(', ')}`,
-    );
+  if (!mayDecide(parked.spec, request)) {
+    const { approvers = [], approverGroups = [] } = parked.spec;
+    const allowed = [...approvers, ...approverGroups.map((group) => `group ${group}`)].join(', ');
+    reject('ApproverNotAllowed', `Approver ${request.approver ? `"${request.approver}"` : '(none given)'} may not decide "${parked.view.toolName}"; allowed: ${allowed}`);
   }
   if (request.inputHash !== undefined && request.inputHash !== parked.view.inputHash) {
     reject('InputHashMismatch', `inputHash does not match the input awaiting approval ${request.approvalId}; reload and decide again`);

@@ -6,6 +6,8 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   ApproveToolCallInput,
+  CallContext,
+  CallContextRequest,
   ApproveToolCallResult,
   ConversationState,
   HistoryPage,
@@ -36,6 +38,13 @@ export const submitToolResultUpdate = defineUpdate<SubmitToolResultResult, [Subm
 export const submitToolResultSignal = defineSignal<[SubmitToolResultInput]>('submitToolResult');
 
 export const turnStateQuery = defineQuery<TurnState>('turnState');
+
+/**
+ * What an approver needs to decide a parked call: the user's request, what the model wrote
+ * around the call, the turn's earlier tool results, and the tool's input schema (for an edit).
+ * A query, so a dashboard reads it without adding anything to the turn's history.
+ */
+export const callContextQuery = defineQuery<CallContext, [CallContextRequest]>('callContext');
 
 /**
  * Sent by a conversation to its running turn when a newer user message supersedes it: every

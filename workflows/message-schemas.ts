@@ -21,6 +21,7 @@ export const approveToolCallInputSchema = z.object({
   approved: z.boolean(),
   reason: z.string().max(MAX_TEXT).optional(),
   approver: z.string().min(1).max(200).optional(),
+  approverGroups: z.array(z.string().min(1).max(200)).max(200).optional(),
   input: z.unknown().optional(),
   inputHash: z.string().max(200).optional(),
 });

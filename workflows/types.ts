@@ -116,8 +116,10 @@ export interface ToolSpec extends ModelToolSpec {
   outputSchema?: JsonSchema;
   /** 'never': runs at once; 'always': every call parks; 'policy': a function on the worker decides per call. */
   approval: 'never' | 'always' | 'policy';
-  /** When set, only these approvers may decide this tool's calls. */
+  /** When set, only these approvers (or members of `approverGroups`) may decide this tool's calls. */
   approvers?: string[];
+  /** When set, members of these groups may decide this tool's calls. */
+  approverGroups?: string[];
   activityOptions?: ActivityCallOptions;
 }
 
@@ -227,6 +229,27 @@ export interface PendingToolCall {
   expiresAt: string;
   /** Why the policy asked for a person, when it said. */
   reason?: string;
+  /** Who may decide this approval, when the tool restricts it: listings show each approver what they may decide. */
+  approvers?: string[];
+  approverGroups?: string[];
+}
+
+/** `callContext` query: what an approver needs to decide a parked call. */
+export interface CallContextRequest {
+  toolCallId: string;
+}
+
+export interface CallContext {
+  toolCallId: string;
+  toolName: string;
+  /** The user message that started the turn. */
+  userMessage: string;
+  /** What the model wrote in the step that made this call, before or around it. */
+  assistantText: string;
+  /** Results of the turn's earlier tool calls, in order. */
+  earlierResults: Array<{ toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean }>;
+  /** The tool's input JSON Schema, for an edit-before-approve form (the turn validates the edit again). */
+  inputSchema: JsonSchema;
 }
 
 export interface TurnState {
@@ -241,6 +264,8 @@ export interface ApproveToolCallInput {
   approved: boolean;
   reason?: string;
   approver?: string;
+  /** The approver's groups, checked against the tool's `approverGroups` (the HTTP API fills them from the caller's token). */
+  approverGroups?: string[];
   /** An approver's edit of the input; validated against the tool's schema again. */
   input?: unknown;
   /** When given, must equal the pending call's `inputHash`: binds the decision to what was shown. */

@@ -6,7 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApi } from '../../api/index.js';
-import { TurnpikeClient } from '../../client/index.js';
+import { TurnpikeClient, TurnpikeRejectedError } from '../../client/index.js';
 import { startIdentityProvider, type IdentityProvider } from '../support/identity-provider.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -14,11 +14,13 @@ import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/
 let turnpike: TurnpikeHarness;
 let idp: IdentityProvider;
 let api: FastifyInstance;
+let client: TurnpikeClient;
 
 beforeAll(async () => {
   [turnpike, idp] = await Promise.all([startTurnpike({ tools: testTools }), startIdentityProvider()]);
+  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
   api = await buildApi({
-    client: new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }),
+    client,
     oidc: { jwksUrl: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience },
   });
 });
@@ -76,5 +78,69 @@ describe('tokens from an identity provider', () => {
     const result = await handle.result();
     expect(result.toolCalls).toMatchObject([{ outcome: 'approved', approval: { approver: 'bob' } }]);
     expect(executionsOf(handle.workflowId)).toHaveLength(1);
+  });
+
+  it('lists to each approver what they may decide, with counts per tool, and filters by tool and age', async () => {
+    const finance = await turnpike.startTurn({ text: use('finance_transfer', { account: 'ops-float', amount: 1200 }) });
+    const guarded = await turnpike.startTurn({ text: use('guarded_action', { target: 'listing', count: 1 }) });
+    const [financeCall] = await waitForPending(finance);
+    await waitForPending(guarded);
+    const listing = async (email: string, groups: string[], query = '') => {
+      const token = await idp.sign({ sub: email, email, groups });
+      const response = await api.inject({ url: `/api/approvals${query}`, headers: { authorization: `Bearer ${token}` } });
+      return response.json() as { counts: Record<string, number>; calls: Array<{ turnWorkflowId: string; toolName: string; approverGroups?: string[] }> };
+    };
+    const mine = <Call extends { turnWorkflowId: string }>(calls: Call[]) => calls.filter((call) => [finance.workflowId, guarded.workflowId].includes(call.turnWorkflowId));
+    // Visibility catches up with the parks within moments.
+    await expect.poll(async () => mine((await listing('dana', ['finance'])).calls).length, { timeout: 10_000 }).toBe(1);
+
+    const member = await listing('dana', ['finance']);
+    expect(mine(member.calls)).toMatchObject([{ toolName: 'finance_transfer', approverGroups: ['finance'] }]);
+    expect(member.counts.finance_transfer).toBeGreaterThanOrEqual(1);
+    expect(member.counts.guarded_action).toBeUndefined();
+    expect(mine((await listing('bob', [])).calls).map((call) => call.toolName)).toEqual(['guarded_action']);
+    expect(mine((await listing('controller', [])).calls).map((call) => call.toolName)).toEqual(['finance_transfer']);
+    expect(mine((await listing('dana', ['finance'], '?tool=guarded_action')).calls)).toEqual([]);
+    expect(mine((await listing('dana', ['finance'], '?minAgeSeconds=3600')).calls)).toEqual([]);
+
+    // Outside the group: refused by the API's caller check in the workflow, and around the API too.
+    const decideAs = async (email: string, groups: string[]) =>
+      api.inject({
+        method: 'POST',
+        url: `/api/turns/${encodeURIComponent(finance.workflowId)}/approvals/${financeCall.approvalId}`,
+        headers: { authorization: `Bearer ${await idp.sign({ sub: email, email, groups })}`, 'content-type': 'application/json' },
+        payload: JSON.stringify({ approved: true }),
+      });
+    expect((await decideAs('eve', ['ops'])).json()).toMatchObject({ error: { type: 'ApproverNotAllowed' } });
+    await expect(client.approveToolCall(finance.workflowId, { approvalId: financeCall.approvalId!, approved: true, approver: 'eve', approverGroups: ['ops'] })).rejects.toMatchObject({
+      constructor: TurnpikeRejectedError,
+      type: 'ApproverNotAllowed',
+    });
+    expect((await decideAs('dana', ['finance'])).statusCode).toBe(200);
+    expect((await finance.result()).toolCalls).toMatchObject([{ outcome: 'approved', approval: { approver: 'dana' } }]);
+    expect(executionsOf(finance.workflowId)).toHaveLength(1);
+    await guarded.cancel();
+  });
+
+  it('gives an approver the context to decide: the request, what the model wrote, earlier results and the input schema', async () => {
+    const handle = await turnpike.startTurn({ text: `look up order 1001 then ${use('finance_transfer', { account: 'refunds', amount: 499 })}` });
+    const [pending] = await waitForPending(handle);
+    const token = await idp.sign({ sub: 'dana', email: 'dana', groups: ['finance'] });
+    const response = await api.inject({
+      url: `/api/turns/${encodeURIComponent(handle.workflowId)}/calls/${pending.toolCallId}/context`,
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(response.statusCode).toBe(200);
+    const context = response.json();
+    expect(context).toMatchObject({
+      toolCallId: pending.toolCallId,
+      toolName: 'finance_transfer',
+      userMessage: expect.stringContaining('look up order 1001'),
+      earlierResults: [{ toolName: 'lookup_order', outcome: 'executed', output: { orderId: '1001', found: true } }],
+      inputSchema: { type: 'object', properties: { account: { type: 'string' }, amount: { type: 'number' } } },
+    });
+    const unknown = await api.inject({ url: `/api/turns/${encodeURIComponent(handle.workflowId)}/calls/call_nope/context`, headers: { authorization: `Bearer ${token}` } });
+    expect(unknown.statusCode).toBe(404);
+    await handle.cancel();
   });
 });

@@ -75,6 +75,19 @@ export const guardedAction = defineTool({
   },
 });
 
+export const financeTransfer = defineTool({
+  name: 'finance_transfer',
+  description: 'Moves money; the finance group decides, or the named controller.',
+  inputSchema: z.object({ account: z.string().min(1), amount: z.number().positive().max(1_000_000) }),
+  approval: true,
+  approvers: ['controller'],
+  approverGroups: ['finance'],
+  async execute(input, context) {
+    record('finance_transfer', input, context);
+    return { moved: input.amount, account: input.account };
+  },
+});
+
 export const pickColour = defineClientTool({
   name: 'pick_colour',
   description: 'The user picks a colour in the browser.',
@@ -82,7 +95,7 @@ export const pickColour = defineClientTool({
   outputSchema: z.object({ colour: z.enum(['red', 'green', 'blue']) }),
 });
 
-export const testTools = [...demoTools, recordAction, flakyAction, brokenAction, guardedAction, pickColour];
+export const testTools = [...demoTools, recordAction, flakyAction, brokenAction, guardedAction, financeTransfer, pickColour];
 
 /** A scripted-model request that calls `tool` with `input` (see activities/providers/scripted.ts). */
 export function use(tool: string, input: unknown): string {
