@@ -100,17 +100,171 @@ function updateTimes(card, call) {
   element.classList.toggle('soon', left < 3_600_000);
 }
 
+// ---- context and edit-before-approve -------------------------------------------------------
+
+/** Loads the call's context once, when its panel is first opened. */
+async function showContext(card, call) {
+  const body = card.querySelector('.context-body');
+  if (card.dataset.contextLoaded) return;
+  card.dataset.contextLoaded = 'yes';
+  try {
+    const context = await api(`/api/turns/${encodeURIComponent(call.turnWorkflowId)}/calls/${encodeURIComponent(call.toolCallId)}/context`);
+    body.replaceChildren();
+    const line = (label, text) => {
+      const p = document.createElement('p');
+      const strong = document.createElement('strong');
+      strong.textContent = `${label}: `;
+      p.append(strong, text || '(nothing)');
+      body.append(p);
+    };
+    line('The user asked', context.userMessage);
+    line('The model wrote', context.assistantText);
+    for (const result of context.earlierResults) {
+      const details = document.createElement('details');
+      const summary = document.createElement('summary');
+      summary.textContent = `Earlier: ${result.toolName} (${result.outcome}${result.isError ? ', error' : ''})`;
+      const pre = document.createElement('pre');
+      pre.className = 'input';
+      renderJson(pre, result.output);
+      details.append(summary, pre);
+      body.append(details);
+    }
+    if (context.earlierResults.length === 0) line('Earlier tool results', 'none in this turn');
+    buildEditor(card, call, context.inputSchema);
+  } catch (error) {
+    card.dataset.contextLoaded = '';
+    body.textContent = `Could not load the context: ${error.message}`;
+  }
+}
+
+/**
+ * A form from the tool's JSON Schema: a field per property (text, number, checkbox, choice),
+ * JSON for anything else. The browser checks the schema's simple rules; the turn validates the
+ * edited input against the full schema again and refuses it if it fails.
+ */
+function buildEditor(card, call, schema) {
+  const fields = card.querySelector('.edit-fields');
+  if (fields.dataset.built) return;
+  fields.dataset.built = 'yes';
+  const properties = schema?.type === 'object' && schema.properties ? schema.properties : null;
+  const original = call.input ?? {};
+  const entries = properties ? Object.entries(properties) : [['(input)', {}]];
+  for (const [name, property] of entries) {
+    const label = document.createElement('label');
+    label.className = 'edit-field';
+    const caption = document.createElement('span');
+    caption.textContent = name;
+    let control;
+    const value = properties ? original[name] : original;
+    if (Array.isArray(property.enum)) {
+      control = document.createElement('select');
+      for (const option of property.enum) control.append(new Option(String(option), JSON.stringify(option), false, JSON.stringify(option) === JSON.stringify(value)));
+    } else if (property.type === 'number' || property.type === 'integer') {
+      control = document.createElement('input');
+      control.type = 'number';
+      control.step = property.type === 'integer' ? '1' : 'any';
+      if (property.minimum !== undefined) control.min = property.minimum;
+      if (property.maximum !== undefined) control.max = property.maximum;
+      control.value = value ?? '';
+    } else if (property.type === 'boolean') {
+      control = document.createElement('input');
+      control.type = 'checkbox';
+      control.checked = value === true;
+    } else if (property.type === 'string') {
+      control = document.createElement('input');
+      control.type = 'text';
+      if (property.minLength !== undefined) control.minLength = property.minLength;
+      if (property.maxLength !== undefined) control.maxLength = property.maxLength;
+      control.value = value ?? '';
+    } else {
+      control = document.createElement('textarea');
+      control.value = JSON.stringify(value ?? null, null, 2);
+    }
+    control.required = properties ? (schema.required ?? []).includes(name) : true;
+    control.dataset.field = name;
+    control.dataset.kind = control.type === 'checkbox' ? 'boolean' : control.tagName === 'SELECT' ? 'enum' : control.type === 'number' ? 'number' : control.tagName === 'TEXTAREA' ? 'json' : 'string';
+    control.addEventListener('input', () => showDiff(card, call));
+    label.append(caption, control);
+    fields.append(label);
+  }
+}
+
+/** The edited input, or undefined when nothing changed; throws when a field is not valid. */
+function editedInput(card, call) {
+  const controls = [...card.querySelectorAll('.edit-fields [data-field]')];
+  if (controls.length === 0) return undefined;
+  const read = (control) => {
+    if (!control.checkValidity()) throw new Error(`${control.dataset.field}: ${control.validationMessage}`);
+    switch (control.dataset.kind) {
+      case 'boolean': return control.checked;
+      case 'enum': return JSON.parse(control.value);
+      case 'number': return control.value === '' ? undefined : Number(control.value);
+      case 'json':
+        try { return JSON.parse(control.value); } catch { throw new Error(`${control.dataset.field}: not valid JSON`); }
+      default: return control.value;
+    }
+  };
+  let input;
+  if (controls.length === 1 && controls[0].dataset.field === '(input)') input = read(controls[0]);
+  else {
+    input = { ...(call.input ?? {}) };
+    for (const control of controls) {
+      const value = read(control);
+      if (value === undefined) delete input[control.dataset.field];
+      else input[control.dataset.field] = value;
+    }
+  }
+  return JSON.stringify(input) === JSON.stringify(call.input) ? undefined : input;
+}
+
+function showDiff(card, call) {
+  const list = card.querySelector('.edit-diff');
+  list.replaceChildren();
+  let input;
+  try {
+    input = editedInput(card, call);
+  } catch (error) {
+    const item = document.createElement('li');
+    item.className = 'invalid';
+    item.textContent = error.message;
+    list.append(item);
+    return;
+  }
+  if (!input || typeof input !== 'object') return;
+  for (const key of new Set([...Object.keys(call.input ?? {}), ...Object.keys(input)])) {
+    const before = JSON.stringify(call.input?.[key]);
+    const after = JSON.stringify(input[key]);
+    if (before === after) continue;
+    const item = document.createElement('li');
+    item.textContent = `${key}: ${before ?? '(none)'} → ${after ?? '(removed)'}`;
+    list.append(item);
+  }
+}
+
 async function decide(card, call, approved) {
   const reason = card.querySelector('.reason').value.trim();
+  let input;
+  try {
+    input = approved ? editedInput(card, call) : undefined;
+  } catch (error) {
+    toast(`Not approved: ${error.message}`, 'error');
+    return;
+  }
   if (!approved && !reason && !confirm('Deny without a reason? The model will only learn that it was denied.')) return;
   state.deciding.add(call.approvalId);
   card.querySelectorAll('button').forEach((button) => (button.disabled = true));
   try {
     await api(`/api/turns/${encodeURIComponent(call.turnWorkflowId)}/approvals/${encodeURIComponent(call.approvalId)}`, {
       method: 'POST',
-      body: JSON.stringify({ approved, inputHash: call.inputHash, ...(reason ? { reason } : {}), ...(call.decisionToken ? { decisionToken: call.decisionToken } : {}) }),
+      body: JSON.stringify({
+        approved,
+        inputHash: call.inputHash,
+        ...(input !== undefined ? { input } : {}),
+        ...(reason ? { reason } : {}),
+        ...(call.decisionToken ? { decisionToken: call.decisionToken } : {}),
+      }),
     });
-    toast(`${approved ? 'Approved' : 'Denied'} ${call.toolName}`, 'ok');
+    toast(`${approved ? 'Approved' : 'Denied'} ${call.toolName}${input !== undefined ? ' (edited)' : ''}`, 'ok');
     removeCard(call.approvalId);
   } catch (error) {
     toast(`Not ${approved ? 'approved' : 'denied'}: ${error.message}`, 'error');
@@ -148,6 +302,8 @@ function render(calls) {
           decide(card, entry.call, true);
         });
         card.querySelector('.deny').addEventListener('click', () => decide(card, entry.call, false));
+        card.querySelector('.context').addEventListener('toggle', (event) => event.target.open && showContext(card, entry.call));
+        card.querySelector('.edit').addEventListener('toggle', (event) => event.target.open && showContext(card, entry.call));
       }
       entry = { card, call };
       state.cards.set(key, entry);
@@ -225,7 +381,7 @@ function toggleHelp(show = $('#shortcuts').hidden) {
 
 document.addEventListener('keydown', (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey) return;
-  const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement;
+  const typing = event.target instanceof HTMLInputElement || event.target instanceof HTMLTextAreaElement || event.target instanceof HTMLSelectElement;
   if (event.key === 'Escape') {
     if (!$('#shortcuts').hidden) toggleHelp(false);
     else if (typing) event.target.closest('.card')?.focus();

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { startIdentityProvider, type IdentityProvider } from '../support/identity-provider.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -24,13 +25,15 @@ let turnpike: TurnpikeHarness;
 let api: FastifyInstance;
 let browser: Browser;
 let baseUrl: string;
+let idp: IdentityProvider;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (bash .ci/run does), or set CHROMIUM_PATH`);
-  turnpike = await startTurnpike({ tools: testTools });
+  [turnpike, idp] = await Promise.all([startTurnpike({ tools: testTools }), startIdentityProvider()]);
   api = await buildApi({
     client: new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }),
     tokens: parseTokenMap('alice-token:alice,bob-token:bob'),
+    oidc: { jwksUrl: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience },
     temporalUiUrl: 'http://127.0.0.1:8233',
   });
   await api.listen({ host: '127.0.0.1', port: 0 });
@@ -45,6 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await api?.close();
+  await idp?.close();
   await turnpike?.stop();
 });
 
@@ -134,6 +138,40 @@ describe('approval dashboard in Chromium', () => {
     }
     await page.close();
     for (const handle of turns) await handle.cancel();
+  });
+
+  it('an approver signed in with a JWT sees only their tools\' calls, reads the context, edits an amount and approves it', async () => {
+    const theirs = await turnpike.startTurn({ text: `look up order 1001 then ${use('finance_transfer', { account: 'refunds', amount: 1200 })}` });
+    const others = await turnpike.startTurn({ text: use('guarded_action', { target: 'not-for-dana', count: 1 }) });
+    const [pending] = await waitForPending(theirs);
+    const [othersPending] = await waitForPending(others);
+    const page = await openDashboard(await idp.sign({ sub: 'u-dana', email: 'dana', groups: ['finance'] }, { expiresIn: '1h' }));
+    await expect(page.locator('#who').textContent()).resolves.toBe('signed in as dana');
+    const entry = card(page, pending.approvalId!);
+    await entry.waitFor({ timeout: 15_000 });
+    expect(await card(page, othersPending.approvalId!).count()).toBe(0);
+
+    await entry.locator('details.context summary').click();
+    const context = entry.locator('.context-body');
+    await context.getByText('The user asked').waitFor();
+    await expect(context.textContent()).resolves.toContain('look up order 1001');
+    await expect(context.textContent()).resolves.toContain('Earlier: lookup_order (executed)');
+
+    await entry.locator('details.edit summary').click();
+    const amount = entry.locator('.edit-fields [data-field="amount"]');
+    await expect(amount.inputValue()).resolves.toBe('1200');
+    await amount.fill('950');
+    await expect(entry.locator('.edit-diff').textContent()).resolves.toBe('amount: 1200 → 950');
+    expect(await seriousViolations(page)).toEqual([]);
+    if (process.env.UPDATE_SCREENSHOTS === '1') await entry.screenshot({ path: 'docs/dashboard-context.png' });
+    await entry.locator('button.approve').click();
+    await page.locator('.toast.ok', { hasText: 'Approved finance_transfer (edited)' }).waitFor();
+
+    const result = await theirs.result();
+    expect(result.toolCalls.at(-1)).toMatchObject({ toolName: 'finance_transfer', outcome: 'approved', input: { account: 'refunds', amount: 950 }, approval: { approver: 'dana' } });
+    expect(executionsOf(theirs.workflowId)).toMatchObject([{ toolName: 'finance_transfer', input: { account: 'refunds', amount: 950 } }]);
+    await page.close();
+    await others.cancel();
   });
 
   it('decides from the keyboard: j moves to the next call, a approves it', async () => {
