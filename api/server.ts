@@ -86,6 +86,14 @@ const sendMessageBody = z.strictObject({
 });
 
 const turnParams = z.object({ turnId: z.string().min(1) });
+const decisionsQuery = z.object({
+  tool: z.string().min(1).optional(),
+  approver: z.string().min(1).optional(),
+  since: z.iso.datetime().optional(),
+  until: z.iso.datetime().optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  format: z.enum(['json', 'jsonl']).optional(),
+});
 const listingQuery = z.object({
   tool: z.string().min(1).optional(),
   conversation: z.string().min(1).optional(),
@@ -211,6 +219,23 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
           : {};
       const sorted = calls.sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
       return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
+    });
+  });
+
+  // The audit trail: every decision, a person's or a policy's, newest first; `format=jsonl` exports
+  // one JSON object per line. `until` is the cursor: pass the last decision's `decidedAt`.
+  app.get('/api/decisions', { schema: { querystring: decisionsQuery } }, async (request, reply) => {
+    const { format, ...query } = request.query;
+    if (format === 'jsonl') {
+      return answer(reply, async () => {
+        const decisions = await options.client.listDecisions(query);
+        reply.type('application/x-ndjson');
+        return decisions.map((decision) => `${JSON.stringify(decision)}\n`).join('');
+      });
+    }
+    return answer(reply, async () => {
+      const decisions = await options.client.listDecisions(query);
+      return { decisions, ...(decisions.length > 0 ? { next: { until: decisions.at(-1)!.decidedAt } } : {}) };
     });
   });
 

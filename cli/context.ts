@@ -79,6 +79,11 @@ export class CliContext {
     this.io.stdout.write(`${this.json ? JSON.stringify(value) : text()}\n`);
   }
 
+  /** One JSON object on one line, with or without `--json`: for exports (`decisions --jsonl`). */
+  jsonLine(value: unknown): void {
+    this.io.stdout.write(`${JSON.stringify(value)}\n`);
+  }
+
   /**
    * A failure, on stderr: `turnpike: rejected (UnknownApprovalId): ...` in red, or with `--json`
    * `{"error": {...}}` so a script can read the type as well as the exit code.

@@ -4,7 +4,7 @@
  */
 import Table from 'cli-table3';
 import picocolors from 'picocolors';
-import type { AgentTurnResult, ApprovalRecord, Message, PendingToolCall, ToolCallOutcome, TurnStatus } from '../workflows/types.js';
+import type { AgentTurnResult, ApprovalRecord, DecisionRecord, Message, PendingToolCall, ToolCallOutcome, TurnStatus } from '../workflows/types.js';
 
 /** picocolors' formatters, enabled or not. */
 export type Colors = ReturnType<typeof picocolors.createColors>;
@@ -141,6 +141,22 @@ export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId
       compactJson(call.input, 40),
       age(call.requestedAt, now),
       expiresIn(call.expiresAt, now, colors),
+    ]),
+  );
+}
+
+/** The audit trail: one row per decision. */
+export function decisionsTable(decisions: Array<DecisionRecord & { turnWorkflowId: string }>, colors: Colors): string {
+  return table(
+    colors,
+    ['decided at', 'turn', 'tool', 'outcome', 'by', 'reason'],
+    decisions.map((decision) => [
+      decision.decidedAt,
+      decision.turnWorkflowId,
+      decision.toolName,
+      decision.approved ? colors.green(decision.outcome) : colors.red(decision.outcome),
+      decision.automatic ? colors.dim('policy') : (decision.approver ?? ''),
+      `${decision.reason ?? ''}${decision.editedInput !== undefined ? ` (input edited: ${compactJson(decision.editedInput, 30)})` : ''}`,
     ]),
   );
 }

@@ -13,6 +13,7 @@ import { Command, CommanderError } from 'commander';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../client/turnpike-client.js';
 import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerConversationCommands } from './commands/conversations.js';
+import { registerDecisionsCommand } from './commands/decisions.js';
 import { registerParkedCommands } from './commands/parked.js';
 import { registerTurnCommands } from './commands/turns.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
@@ -91,6 +92,7 @@ function buildProgram(context: CliContext, io: CliIo): Command {
   registerTurnCommands(program, context);
   registerParkedCommands(program, context);
   registerConversationCommands(program, context);
+  registerDecisionsCommand(program, context);
   registerCodecServerCommand(program, context);
   return program;
 }

@@ -5,6 +5,7 @@
  */
 export { TurnpikeClient, type ParkedCall, type TurnpikeClientOptions } from './turnpike-client.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+export { type DecisionQuery, type TurnDecision } from './decisions.js';
 export { CompressionCodec, GZIP_ENCODING, turnpikeDataConverter } from './payload-codec.js';
 export * from '../workflows/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';

@@ -48,6 +48,7 @@ import type {
   TurnState,
 } from '../workflows/types.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
+import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { turnpikeDataConverter } from './payload-codec.js';
 
@@ -166,6 +167,37 @@ export class TurnpikeClient {
   /** Submits a client tool's result. */
   async submitToolResult(turnId: string, result: SubmitToolResultInput): Promise<SubmitToolResultResult> {
     return rejections(this.turn(turnId).executeUpdate(submitToolResultUpdate, { args: [result] }));
+  }
+
+  /**
+   * Approval decisions on this task queue, newest first: people's, policies', and waits that
+   * ended without one (see client/decisions.ts). Reads up to 2,000 turns.
+   */
+  async listDecisions(query: DecisionQuery = {}): Promise<TurnDecision[]> {
+    // Turns still running, and turns that ended since `since`: a turn started earlier may decide later.
+    const closedSince = query.since ? ` AND (ExecutionStatus="Running" OR CloseTime >= "${new Date(query.since).toISOString()}")` : '';
+    const visibility = `WorkflowType="${AGENT_TURN_WORKFLOW}" AND TaskQueue="${this.taskQueue}"${closedSince}`;
+    const turns: Array<{ id: string; running: boolean }> = [];
+    for await (const execution of this.client.workflow.list({ query: visibility, pageSize: 200 })) {
+      if (execution.status.name === 'RUNNING' || execution.status.name === 'COMPLETED') turns.push({ id: execution.workflowId, running: execution.status.name === 'RUNNING' });
+      if (turns.length >= 2_000) break;
+    }
+    const decisions: TurnDecision[] = [];
+    // A few turns at a time: each is one query or one result read.
+    for (let start = 0; start < turns.length; start += 20) {
+      const batch = await Promise.all(
+        turns.slice(start, start + 20).map(async ({ id, running }) => {
+          try {
+            const found = running ? ((await this.turnState(id)).decisions ?? []) : decisionsOfResult(await this.turn(id).result());
+            return found.map((decision) => ({ ...decision, turnWorkflowId: id }));
+          } catch {
+            return []; // It ended between the listing and the read, or is not a turn of ours.
+          }
+        }),
+      );
+      decisions.push(...batch.flat());
+    }
+    return selectDecisions(decisions, query);
   }
 
   /**

@@ -35,6 +35,7 @@ import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import type {
   ActivityCallOptions,
+  DecisionRecord,
   CallContext,
   CallContextRequest,
   AgentTurnInput,
@@ -137,6 +138,8 @@ class Turn {
   private readonly ledger = new CallLedger();
   private readonly appended: Message[] = [];
   private readonly records: ToolCallRecord[] = [];
+  /** Every approval decision, as it happens: the audit trail `turnState` and the result carry. */
+  private readonly decisions: DecisionRecord[] = [];
   private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
   private specs = new Map<string, ToolSpec>();
   private readonly schemas = new SchemaCache();
@@ -271,6 +274,17 @@ class Turn {
           decidedAt: new Date().toISOString(),
         };
         recordDecision(call.toolName, disposition.approved ? 'approved' : 'denied', true);
+        this.decisions.push({
+          approvalId: approval.approvalId,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          outcome: disposition.approved ? 'approved' : 'denied',
+          approved: disposition.approved,
+          automatic: true,
+          ...(disposition.reason !== undefined ? { reason: disposition.reason } : {}),
+          decidedAt: approval.decidedAt,
+          inputHash: inputHash(disposition.input),
+        });
         if (!disposition.approved) return errorSettlement('denied', deniedMessage(call.toolName, disposition.reason), approval);
         return { ...(await this.runTool(spec, call, disposition.input, 'approved')), approval };
       }
@@ -344,8 +358,13 @@ class Turn {
     const { call } = entry;
     const timeout = this.input.approvalTimeout ?? DEFAULT_PARK_TIMEOUT;
     const approvalId = this.newApprovalId();
-    const arrived = await this.park(entry, this.pendingView('approval', call, input, timeout, approvalId, policyReason), spec, timeout);
-    if (entry.resolution?.kind === 'superseded') return this.supersededSettlement(entry);
+    const view = this.pendingView('approval', call, input, timeout, approvalId, policyReason);
+    const arrived = await this.park(entry, view, spec, timeout);
+    const decision = { approvalId, toolCallId: call.toolCallId, toolName: call.toolName, inputHash: view.inputHash };
+    if (entry.resolution?.kind === 'superseded') {
+      this.decisions.push({ ...decision, outcome: 'superseded', approved: false, automatic: true, decidedAt: new Date().toISOString() });
+      return this.supersededSettlement(entry);
+    }
     if (!arrived || entry.resolution?.kind !== 'decision') {
       this.ledger.settle(entry, 'expired');
       const approval: ApprovalRecord = {
@@ -355,6 +374,7 @@ class Turn {
         reason: `no decision within ${timeout}`,
         decidedAt: new Date().toISOString(),
       };
+      this.decisions.push({ ...decision, outcome: 'expired', approved: false, automatic: true, reason: approval.reason, decidedAt: approval.decidedAt });
       return errorSettlement('expired', `The approval for "${call.toolName}" expired after ${timeout} without a decision. The tool did not run.`, approval);
     }
     const { request, decidedAt } = entry.resolution;
@@ -366,6 +386,17 @@ class Turn {
       ...(request.reason !== undefined ? { reason: request.reason } : {}),
       decidedAt,
     };
+    this.decisions.push({
+      ...decision,
+      outcome: request.approved ? 'approved' : 'denied',
+      approved: request.approved,
+      automatic: false,
+      ...(request.approver !== undefined ? { approver: request.approver } : {}),
+      ...(request.approverGroups !== undefined ? { approverGroups: request.approverGroups } : {}),
+      ...(request.reason !== undefined ? { reason: request.reason } : {}),
+      decidedAt,
+      ...(request.input !== undefined ? { editedInput: request.input } : {}),
+    });
     if (!request.approved) return errorSettlement('denied', deniedMessage(call.toolName, request.reason), approval);
     const finalInput = request.input !== undefined ? request.input : input;
     return { ...(await this.runTool(spec, call, finalInput, 'approved')), approval };
@@ -433,6 +464,7 @@ class Turn {
       step: this.step,
       pending: this.ledger.pending(),
       ...(this.input?.conversationId ? { conversationId: this.input.conversationId } : {}),
+      ...(this.decisions.length > 0 ? { decisions: this.decisions } : {}),
     };
   }
 
@@ -468,6 +500,7 @@ class Turn {
       toolCalls: this.records,
       ...(this.superseded ? { supersededBy: this.superseded.messageId ?? this.superseded.reason } : {}),
       ...(this.cutOff ? { cutOff: this.cutOff } : {}),
+      ...(this.decisions.length > 0 ? { decisions: this.decisions } : {}),
     };
   }
 
@@ -506,6 +539,10 @@ class Turn {
         if (entry.settlement) continue;
         this.ledger.settle(entry, 'cancelled');
         const { parked } = entry;
+        if (parked?.view.approvalId && !entry.resolution) {
+          const { approvalId, toolCallId, toolName, inputHash: shownHash } = parked.view;
+          this.decisions.push({ approvalId, toolCallId, toolName, outcome: 'cancelled', approved: false, automatic: true, decidedAt: new Date().toISOString(), inputHash: shownHash });
+        }
         entry.settlement = errorSettlement(
           'cancelled',
           parked && !entry.resolution

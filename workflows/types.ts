@@ -213,6 +213,8 @@ export interface AgentTurnResult {
   supersededBy?: string;
   /** Set when the model's last reply was cut off or refused (status `max-tokens` or `refused`). */
   cutOff?: CutOffStep;
+  /** Every approval decision of the turn, oldest first (absent when none; turns recorded before it had none). */
+  decisions?: DecisionRecord[];
 }
 
 export interface PendingToolCall {
@@ -232,6 +234,28 @@ export interface PendingToolCall {
   /** Who may decide this approval, when the tool restricts it: listings show each approver what they may decide. */
   approvers?: string[];
   approverGroups?: string[];
+}
+
+/**
+ * One approval decision, for the audit trail: a person's, a policy's (`automatic`), or what
+ * ended the wait without one (expired, superseded, cancelled).
+ */
+export interface DecisionRecord {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  outcome: 'approved' | 'denied' | 'expired' | 'superseded' | 'cancelled';
+  approved: boolean;
+  automatic: boolean;
+  approver?: string;
+  approverGroups?: string[];
+  reason?: string;
+  /** ISO 8601. */
+  decidedAt: string;
+  /** The hash of the input the decision was shown. */
+  inputHash: string;
+  /** The approver's edit, when they changed the input. */
+  editedInput?: unknown;
 }
 
 /** `callContext` query: what an approver needs to decide a parked call. */
@@ -257,6 +281,8 @@ export interface TurnState {
   step: number;
   pending: PendingToolCall[];
   conversationId?: string;
+  /** The turn's approval decisions so far, oldest first (absent when none). */
+  decisions?: DecisionRecord[];
 }
 
 export interface ApproveToolCallInput {

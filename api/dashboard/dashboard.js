@@ -265,6 +265,7 @@ async function decide(card, call, approved) {
       }),
     });
     toast(`${approved ? 'Approved' : 'Denied'} ${call.toolName}${input !== undefined ? ' (edited)' : ''}`, 'ok');
+    refreshDecisions();
     removeCard(call.approvalId);
   } catch (error) {
     toast(`Not ${approved ? 'approved' : 'denied'}: ${error.message}`, 'error');
@@ -319,6 +320,29 @@ function render(calls) {
   $('#empty').hidden = approvals.length > 0;
 }
 
+/** The audit trail's newest entries (GET /api/decisions), refreshed less often than the queue. */
+async function refreshDecisions() {
+  try {
+    const { decisions } = await api('/api/decisions?limit=20');
+    const rows = decisions.map((decision) => {
+      const row = document.createElement('tr');
+      row.dataset.approvalId = decision.approvalId;
+      const by = decision.automatic ? 'policy' : (decision.approver ?? '');
+      const reason = `${decision.reason ?? ''}${decision.editedInput !== undefined ? ` (input edited)` : ''}`;
+      for (const text of [new Date(decision.decidedAt).toLocaleString(), decision.toolName, decision.outcome, by, reason, decision.turnWorkflowId]) {
+        const cell = document.createElement('td');
+        cell.textContent = text;
+        row.append(cell);
+      }
+      row.children[2].className = decision.approved ? 'outcome ok' : 'outcome bad';
+      return row;
+    });
+    $('#decisions tbody').replaceChildren(...rows);
+  } catch {
+    // The queue's status line already says when turnpike cannot be reached.
+  }
+}
+
 async function refresh() {
   try {
     const { calls } = await api('/api/approvals');
@@ -350,7 +374,11 @@ async function start() {
   $('#login').hidden = true;
   $('#main').hidden = false;
   await refresh();
-  if (REFRESH_MS > 0) setInterval(refresh, REFRESH_MS);
+  await refreshDecisions();
+  if (REFRESH_MS > 0) {
+    setInterval(refresh, REFRESH_MS);
+    setInterval(refreshDecisions, Math.max(REFRESH_MS * 10, 5_000));
+  }
 }
 
 // ---- keyboard ------------------------------------------------------------------------------

@@ -154,6 +154,17 @@ describe('turnpike CLI', () => {
     expect(executionsOf(turnId)).toHaveLength(0);
   });
 
+  it('lists the audit trail with decisions, filtered by approver, as a table and as JSON lines', async () => {
+    const { turnId, call } = await startParked('refund $250 on order 1001');
+    expect((await cli('deny', turnId, call.approvalId!, '--reason', 'audited', '--as', 'carol')).code).toBe(0);
+    await client.turnResult(turnId);
+    const lines = (await cli('decisions', '--approver', 'carol', '--jsonl')).stdout.trim().split('\n').map((line) => JSON.parse(line));
+    expect(lines).toEqual([expect.objectContaining({ turnWorkflowId: turnId, approvalId: call.approvalId, outcome: 'denied', approver: 'carol', reason: 'audited', automatic: false })]);
+    const table = await cli('decisions', '--approver', 'carol');
+    for (const expected of [turnId, 'issue_refund', 'denied', 'carol', 'audited']) expect(table.stdout).toContain(expected);
+    expect((await cli('decisions', '--since', 'yesterday-ish')).code).toBe(2);
+  });
+
   it('submits a client tool\'s result; output its schema rejects exits 3', async () => {
     const { turnId, call } = await startParked('ask me "which size?"');
     expect(call).toMatchObject({ kind: 'client-tool', toolName: 'ask_user' });

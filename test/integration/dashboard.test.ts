@@ -170,6 +170,17 @@ describe('approval dashboard in Chromium', () => {
     const result = await theirs.result();
     expect(result.toolCalls.at(-1)).toMatchObject({ toolName: 'finance_transfer', outcome: 'approved', input: { account: 'refunds', amount: 950 }, approval: { approver: 'dana' } });
     expect(executionsOf(theirs.workflowId)).toMatchObject([{ toolName: 'finance_transfer', input: { account: 'refunds', amount: 950 } }]);
+    // The decision is in the audit trail under the approver's identity.
+    const row = page.locator(`#decisions tr[data-approval-id="${pending.approvalId}"]`);
+    await row.waitFor({ timeout: 15_000 });
+    await expect(row.locator('td').allTextContents()).resolves.toEqual([
+      expect.any(String),
+      'finance_transfer',
+      'approved',
+      'dana',
+      ' (input edited)',
+      theirs.workflowId,
+    ]);
     await page.close();
     await others.cancel();
   });

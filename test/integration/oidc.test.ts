@@ -143,4 +143,42 @@ describe('tokens from an identity provider', () => {
     expect(unknown.statusCode).toBe(404);
     await handle.cancel();
   });
+
+  it('keeps an audit trail of every decision — a person\'s, a policy\'s, an expiry — listed, filtered and exported as JSON lines', async () => {
+    const automatic = await turnpike.startTurn({ text: 'refund $50 on order 1001' });
+    const denied = await turnpike.startTurn({ text: use('guarded_action', { target: 'audit', count: 2 }) });
+    const expired = await turnpike.startTurn({ text: use('guarded_action', { target: 'audit-expiry', count: 1 }), approvalTimeout: '1s' });
+    const [toDeny] = await waitForPending(denied);
+    const bob = await idp.sign({ sub: 'bob', email: 'bob' });
+    const denial = await api.inject({
+      method: 'POST',
+      url: `/api/turns/${encodeURIComponent(denied.workflowId)}/approvals/${toDeny.approvalId}`,
+      headers: { authorization: `Bearer ${bob}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ approved: false, reason: 'not in production' }),
+    });
+    expect(denial.statusCode).toBe(200);
+    await Promise.all([automatic.result(), denied.result(), expired.result()]);
+
+    const ours = new Set([automatic.workflowId, denied.workflowId, expired.workflowId]);
+    const list = async (query: string) => {
+      const response = await api.inject({ url: `/api/decisions${query}`, headers: { authorization: `Bearer ${bob}` } });
+      expect(response.statusCode).toBe(200);
+      return response;
+    };
+    const { decisions } = (await list('?limit=1000')).json() as { decisions: Array<Record<string, unknown>> };
+    const byTurn = new Map(decisions.filter((decision) => ours.has(decision.turnWorkflowId as string)).map((decision) => [decision.turnWorkflowId, decision]));
+    expect(byTurn.get(automatic.workflowId)).toMatchObject({ toolName: 'issue_refund', outcome: 'approved', automatic: true, reason: expect.stringContaining('automatic limit') });
+    expect(byTurn.get(denied.workflowId)).toMatchObject({ toolName: 'guarded_action', outcome: 'denied', automatic: false, approver: 'bob', reason: 'not in production', inputHash: toDeny.inputHash });
+    expect(byTurn.get(expired.workflowId)).toMatchObject({ toolName: 'guarded_action', outcome: 'expired', automatic: true });
+
+    const bobs = (await list('?approver=bob&tool=guarded_action')).json() as { decisions: Array<{ approver?: string; toolName: string }> };
+    expect(bobs.decisions.length).toBeGreaterThan(0);
+    expect(bobs.decisions.every((decision) => decision.approver === 'bob' && decision.toolName === 'guarded_action')).toBe(true);
+
+    const exported = await list('?format=jsonl&tool=issue_refund');
+    expect(exported.headers['content-type']).toContain('application/x-ndjson');
+    const lines = exported.body.trim().split('\n').map((line) => JSON.parse(line) as { toolName: string; turnWorkflowId: string });
+    expect(lines.every((line) => line.toolName === 'issue_refund')).toBe(true);
+    expect(lines.map((line) => line.turnWorkflowId)).toContain(automatic.workflowId);
+  });
 });
