@@ -2,24 +2,38 @@
  * The activities of turnpike's workflows, bound to one worker's tool set. Every side effect
  * of a turn happens here: model calls, approval policies, tool executions.
  */
-import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, msToNumber } from '@temporalio/common';
 import { executeTool } from './execute-tool.js';
 import { callModel } from './model.js';
+import { sendNotification, type NotificationOptions } from './notify.js';
 import { prepareToolCalls, type PrepareToolCallsInput } from './prepare-tool-calls.js';
 import { createToolRegistry } from './tool-registry.js';
 import type { Tool } from './tools.js';
-import type { ExecuteToolInput, ModelStepInput, ToolSpec } from '../workflows/types.js';
+import type { ApprovalNotification, DescribedTools, ExecuteToolInput, ModelStepInput, ToolSpec } from '../workflows/types.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];
+  /** Webhook nudges for approvals (parked, expiring, decided); none when absent. */
+  notifications?: NotificationOptions;
 }
 
-export function createActivities({ tools }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications }: CreateActivitiesOptions) {
   const registry = createToolRegistry(tools);
+  const expiringBeforeMs = notifications ? msToNumber((notifications.expiringBefore ?? '1h') as Parameters<typeof msToNumber>[0]) : 0;
   return {
-    /** Data-only specs of the tools offered this turn (local activity). */
-    async describeTools({ names }: { names?: string[] }): Promise<ToolSpec[]> {
-      return registry.specs(names);
+    /**
+     * Data-only specs of the tools offered this turn (local activity), and whether to nudge
+     * approvers: the turn reads this once, so a running turn keeps the setting it started with.
+     */
+    async describeTools({ names }: { names?: string[] }): Promise<ToolSpec[] | DescribedTools> {
+      const specs = registry.specs(names);
+      return notifications ? { specs, notifications: { expiringBeforeMs } } : specs;
+    },
+    /** One webhook nudge; retried with backoff by the turn's activity options while the receiver is down. */
+    async notifyApprovers(notification: ApprovalNotification): Promise<void> {
+      if (!notifications) return;
+      await sendNotification(notifications, notification, Context.current().cancellationSignal);
     },
     /** Validation and approval policy for every call of a step (local activity). */
     async prepareToolCalls(input: PrepareToolCallsInput) {

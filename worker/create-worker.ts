@@ -9,7 +9,7 @@ import { NativeConnection, Worker, bundleWorkflowCode, type WorkerOptions } from
 import type { Tool } from '../activities/tools.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/definitions.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
-import { TurnpikePlugin } from './plugin.js';
+import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
 
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
@@ -29,6 +29,8 @@ export const DEFAULT_SHUTDOWN_GRACE_TIME = '30s';
 
 export interface CreateWorkerOptions {
   tools: readonly Tool[];
+  /** Webhook nudges for approvals (see `TurnpikePluginOptions.notifications`). */
+  notifications?: TurnpikePluginOptions['notifications'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -78,6 +80,6 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     // finish before it is cancelled and retried elsewhere: a refund half-done is worse than a slow stop.
     shutdownGraceTime: process.env.TURNPIKE_SHUTDOWN_GRACE_TIME ?? DEFAULT_SHUTDOWN_GRACE_TIME,
     ...options.workerOptions,
-    plugins: [new TurnpikePlugin({ tools: options.tools }), ...(options.workerOptions?.plugins ?? [])],
+    plugins: [new TurnpikePlugin({ tools: options.tools, ...(options.notifications ? { notifications: options.notifications } : {}) }), ...(options.workerOptions?.plugins ?? [])],
   });
 }

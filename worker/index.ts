@@ -14,4 +14,5 @@ export {
 export { runWorker, type RunWorkerOptions } from './run-worker.js';
 export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/errors.js';
+export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
 export type { TurnpikeActivities } from '../activities/index.js';

@@ -18,6 +18,7 @@ import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
 import type { Tool } from '../activities/tools.js';
 import { CompressionCodec } from '../client/payload-codec.js';
 
@@ -36,6 +37,11 @@ export interface TurnpikePluginOptions {
    * payloads, and payloads it did not compress, untouched.
    */
   compressPayloads?: boolean;
+  /**
+   * Webhook nudges for approvals: when a call parks, when its approval is about to expire, and
+   * when it is decided. Default: from `TURNPIKE_WEBHOOK_URL` (+ `_SECRET`, `_EXPIRING_BEFORE`).
+   */
+  notifications?: NotificationOptions;
 }
 
 /** Adds turnpike's compression in front of the user's own codecs (compress before encrypting). */
@@ -49,7 +55,8 @@ export class TurnpikePlugin extends SimplePlugin {
   private readonly activityNames: string[];
 
   constructor(options: TurnpikePluginOptions = {}) {
-    const activities = createActivities({ tools: options.tools ?? [] });
+    const notifications = options.notifications ?? notificationOptionsFromEnvironment();
+    const activities = createActivities({ tools: options.tools ?? [], ...(notifications ? { notifications } : {}) });
     super({
       name: 'turnpike',
       activities,

@@ -35,6 +35,7 @@ import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import type {
   ActivityCallOptions,
+  ApprovalNotification,
   DecisionRecord,
   CallContext,
   CallContextRequest,
@@ -67,6 +68,12 @@ const DEFAULT_PARK_TIMEOUT = '24h';
  * replays, and continues, as it did.
  */
 const CUT_OFF_STEP_PATCH = 'cut-off-step-ends-turn';
+
+/** Webhook nudges: a receiver that is down is retried with backoff for about a quarter of an hour. */
+const { notifyApprovers } = wf.proxyActivities<TurnpikeActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 20, nonRetryableErrorTypes: ['WebhookRejected'] },
+});
 
 const { describeTools, prepareToolCalls } = wf.proxyLocalActivities<TurnpikeActivities>({
   startToCloseTimeout: '30s',
@@ -138,6 +145,10 @@ class Turn {
   private readonly ledger = new CallLedger();
   private readonly appended: Message[] = [];
   private readonly records: ToolCallRecord[] = [];
+  /** Set when the worker sends approval nudges (webhooks); read once, at the turn's start. */
+  private nudges?: { expiringBeforeMs: number };
+  /** Nudges not yet delivered: the turn waits for them before it ends, so none is lost. */
+  private readonly nudgesInFlight: Array<Promise<void>> = [];
   /** Every approval decision, as it happens: the audit trail `turnState` and the result carry. */
   private readonly decisions: DecisionRecord[] = [];
   private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
@@ -180,7 +191,10 @@ class Turn {
   async run(): Promise<AgentTurnResult> {
     this.validateInput();
     this.publishSearchAttributes();
-    const specs = await describeTools({ names: this.input.tools });
+    const described = await describeTools({ names: this.input.tools });
+    // A bare list from workers without nudges, and from every turn recorded before nudges existed.
+    const specs = Array.isArray(described) ? described : described.specs;
+    this.nudges = Array.isArray(described) ? undefined : described.notifications;
     this.specs = new Map(specs.map((spec) => [spec.name, spec]));
     const callModel = modelActivity(this.input.modelCallOptions);
     const modelTools = specs.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
@@ -317,6 +331,40 @@ class Turn {
   }
 
   /** Parks a call until its resolution arrives or the timeout passes; true if it arrived. */
+  /** Sends a webhook nudge without waiting for it; `finish` waits for all of them. */
+  private nudge(view: PendingToolCall, event: ApprovalNotification['event'], decision?: DecisionRecord): void {
+    if (!this.nudges || !view.approvalId) return;
+    const notification: ApprovalNotification = {
+      event,
+      turnId: wf.workflowInfo().workflowId,
+      ...(this.input.conversationId ? { conversationId: this.input.conversationId } : {}),
+      approvalId: view.approvalId,
+      toolCallId: view.toolCallId,
+      toolName: view.toolName,
+      input: view.input,
+      inputHash: view.inputHash,
+      ...(view.reason !== undefined ? { reason: view.reason } : {}),
+      requestedAt: view.requestedAt,
+      expiresAt: view.expiresAt,
+      ...(decision ? { outcome: decision.outcome, decidedAt: decision.decidedAt, ...(decision.approver ? { approver: decision.approver } : {}) } : {}),
+    };
+    this.nudgesInFlight.push(
+      notifyApprovers(notification).catch((error: unknown) => {
+        wf.log.warn('An approval nudge could not be delivered', { event, approvalId: view.approvalId, error: String(error) });
+      }),
+    );
+  }
+
+  /** Waits for a resolution; with nudges, sends the "expiring" one `expiringBeforeMs` before the timeout. */
+  private async waitForResolution(entry: CallEntry, view: PendingToolCall, timeout: string): Promise<boolean> {
+    const timeoutMs = msToNumber(timeout);
+    const before = this.nudges && view.approvalId ? this.nudges.expiringBeforeMs : 0;
+    if (before <= 0 || before >= timeoutMs) return wf.condition(() => entry.resolution !== undefined, timeout);
+    if (await wf.condition(() => entry.resolution !== undefined, timeoutMs - before)) return true;
+    this.nudge(view, 'expiring');
+    return wf.condition(() => entry.resolution !== undefined, before);
+  }
+
   private async park(entry: CallEntry, view: PendingToolCall, spec: ToolSpec, timeout: string): Promise<boolean> {
     this.ledger.park(entry, view, spec);
     this.setStatus('awaiting-input');
@@ -325,7 +373,7 @@ class Turn {
     // a call that never ran from one that was running.
     let arrived: boolean;
     try {
-      arrived = await wf.condition(() => entry.resolution !== undefined, timeout);
+      arrived = await this.waitForResolution(entry, view, timeout);
     } catch (error) {
       telemetry.end('cancelled');
       throw error;
@@ -359,10 +407,11 @@ class Turn {
     const timeout = this.input.approvalTimeout ?? DEFAULT_PARK_TIMEOUT;
     const approvalId = this.newApprovalId();
     const view = this.pendingView('approval', call, input, timeout, approvalId, policyReason);
+    this.nudge(view, 'parked');
     const arrived = await this.park(entry, view, spec, timeout);
     const decision = { approvalId, toolCallId: call.toolCallId, toolName: call.toolName, inputHash: view.inputHash };
     if (entry.resolution?.kind === 'superseded') {
-      this.decisions.push({ ...decision, outcome: 'superseded', approved: false, automatic: true, decidedAt: new Date().toISOString() });
+      this.noteDecision(view, { ...decision, outcome: 'superseded', approved: false, automatic: true, decidedAt: new Date().toISOString() });
       return this.supersededSettlement(entry);
     }
     if (!arrived || entry.resolution?.kind !== 'decision') {
@@ -374,7 +423,7 @@ class Turn {
         reason: `no decision within ${timeout}`,
         decidedAt: new Date().toISOString(),
       };
-      this.decisions.push({ ...decision, outcome: 'expired', approved: false, automatic: true, reason: approval.reason, decidedAt: approval.decidedAt });
+      this.noteDecision(view, { ...decision, outcome: 'expired', approved: false, automatic: true, reason: approval.reason, decidedAt: approval.decidedAt });
       return errorSettlement('expired', `The approval for "${call.toolName}" expired after ${timeout} without a decision. The tool did not run.`, approval);
     }
     const { request, decidedAt } = entry.resolution;
@@ -386,7 +435,7 @@ class Turn {
       ...(request.reason !== undefined ? { reason: request.reason } : {}),
       decidedAt,
     };
-    this.decisions.push({
+    this.noteDecision(view, {
       ...decision,
       outcome: request.approved ? 'approved' : 'denied',
       approved: request.approved,
@@ -487,8 +536,16 @@ class Turn {
     ]);
   }
 
+  /** Records a person's decision, or the end of a wait without one, and nudges about it. */
+  private noteDecision(view: PendingToolCall, decision: DecisionRecord): void {
+    this.decisions.push(decision);
+    this.nudge(view, 'decided', decision);
+  }
+
   private async finish(status: AgentTurnResult['status'], text: string): Promise<AgentTurnResult> {
     this.setStatus(status);
+    // Nudges still being delivered (a receiver that was down) are retried before the turn ends.
+    await Promise.all(this.nudgesInFlight);
     // Handlers are synchronous today; waiting keeps that true if one ever awaits.
     await wf.condition(wf.allHandlersFinished);
     return {
@@ -541,7 +598,7 @@ class Turn {
         const { parked } = entry;
         if (parked?.view.approvalId && !entry.resolution) {
           const { approvalId, toolCallId, toolName, inputHash: shownHash } = parked.view;
-          this.decisions.push({ approvalId, toolCallId, toolName, outcome: 'cancelled', approved: false, automatic: true, decidedAt: new Date().toISOString(), inputHash: shownHash });
+          this.noteDecision(parked.view, { approvalId, toolCallId, toolName, outcome: 'cancelled', approved: false, automatic: true, decidedAt: new Date().toISOString(), inputHash: shownHash });
         }
         entry.settlement = errorSettlement(
           'cancelled',

@@ -258,6 +258,37 @@ export interface DecisionRecord {
   editedInput?: unknown;
 }
 
+/** What a webhook nudge says about an approval (see activities/notify.ts). */
+export interface ApprovalNotification {
+  event: 'parked' | 'expiring' | 'decided';
+  turnId: string;
+  conversationId?: string;
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  inputHash: string;
+  /** Why the policy asked for a person. */
+  reason?: string;
+  /** ISO 8601. */
+  requestedAt: string;
+  /** ISO 8601. */
+  expiresAt: string;
+  /** With `decided`. */
+  outcome?: DecisionRecord['outcome'];
+  approver?: string;
+  decidedAt?: string;
+}
+
+/**
+ * What `describeTools` returns when the worker sends approval nudges; without nudges it returns
+ * the bare `ToolSpec[]` it always did, so turns recorded before nudges replay unchanged.
+ */
+export interface DescribedTools {
+  specs: ToolSpec[];
+  notifications?: { expiringBeforeMs: number };
+}
+
 /** `callContext` query: what an approver needs to decide a parked call. */
 export interface CallContextRequest {
   toolCallId: string;
