@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approveToolCallUpdate, type agentTurn } from '../../client/index.js';
 import { createWorker, signNotification } from '../../worker/index.js';
 import type { AgentTurnInput } from '../../workflows/types.js';
+import { noteStarted } from '../support/history-recorder.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -68,9 +69,11 @@ afterAll(async () => {
   await new Promise<void>((resolve) => receiver?.close(() => resolve()));
 });
 
-function startTurn(text: string, approvalTimeout: string) {
+async function startTurn(text: string, approvalTimeout: string) {
   const input: AgentTurnInput = { model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: text }], approvalTimeout };
-  return harness.client.workflow.start<typeof agentTurn>('agentTurn', { taskQueue, workflowId: `nudged-${randomUUID()}`, args: [input] });
+  const handle = await harness.client.workflow.start<typeof agentTurn>('agentTurn', { taskQueue, workflowId: `nudged-${randomUUID()}`, args: [input] });
+  noteStarted(handle);
+  return handle;
 }
 
 /** The accepted deliveries of one approval, by event. */
