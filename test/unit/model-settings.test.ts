@@ -1,5 +1,8 @@
-/** The turn's check of provider options and the usage sum: pure helpers, no Temporal. */
+/** The turn's check of provider options, the usage sum, and how reasoning is shown: pure helpers, no Temporal. */
+import picocolors from 'picocolors';
 import { describe, expect, it } from 'vitest';
+import { messageLines, usageText } from '../../cli/format.js';
+import { hasContent } from '../../workflows/cut-off-step.js';
 import { modelSettingsProblem } from '../../workflows/model-settings.js';
 import type { ModelSettings } from '../../workflows/types.js';
 import { addUsage } from '../../workflows/usage.js';
@@ -40,5 +43,32 @@ describe('addUsage', () => {
     addUsage(total, { inputTokens: 20, outputTokens: 7, cachedInputTokens: 16, reasoningTokens: 3 });
     addUsage(total, { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 2 });
     expect(total).toEqual({ inputTokens: 31, outputTokens: 13, cachedInputTokens: 16, reasoningTokens: 5 });
+  });
+});
+
+describe('the CLI', () => {
+  const plain = picocolors.createColors(false);
+
+  it('shows cached and reasoning tokens only when reported, and reasoning apart from the reply', () => {
+    expect(usageText({ inputTokens: 120, outputTokens: 40 })).toBe('120 in / 40 out tokens');
+    expect(usageText({ inputTokens: 120, outputTokens: 40, cachedInputTokens: 80, reasoningTokens: 30 })).toBe('120 in (80 cached) / 40 out (30 reasoning) tokens');
+    expect(
+      messageLines(
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', provider: 'anthropic', text: 'Look\nit up first.', signature: 'sig' },
+            { type: 'reasoning', provider: 'anthropic', text: '', redactedData: 'opaque' },
+            { type: 'text', text: 'Looking it up.' },
+          ],
+        },
+        plain,
+      ),
+    ).toEqual(['(anthropic reasoning) Look it up first.', '(anthropic reasoning, redacted)', 'Looking it up.']);
+  });
+
+  it('counts reasoning alone as no reply in a cut-off step', () => {
+    expect(hasContent({ role: 'assistant', content: [{ type: 'reasoning', provider: 'anthropic', text: 'Thinking…', signature: 'sig' }] })).toBe(false);
+    expect(hasContent({ role: 'assistant', content: [{ type: 'reasoning', provider: 'anthropic', text: 'Thinking…', signature: 'sig' }, { type: 'text', text: 'Part' }] })).toBe(true);
   });
 });
