@@ -36,7 +36,8 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
   }
   const context = Context.current();
   const result = await provider(input, providerCallOptions(context));
-  const empty = result.message.content.every((part) => part.type === 'text' && part.text.trim() === '');
+  // Reasoning alone is empty too: the model thought but neither answered nor called a tool.
+  const empty = !result.message.content.some((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.trim() !== ''));
   // A refusal or a content filter often comes back empty, and asking again would only be refused
   // again (and billed): the turn ends with status `refused` and keeps no empty message
   // (workflows/cut-off-step.ts). So does a reply the token limit cut off before it said anything.

@@ -7,7 +7,7 @@ import { modelFromEnvironment } from './default-model.js';
 import type { ModelSettings } from '../workflows/types.js';
 
 /**
- * `provider[:model]`: `openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`, `scripted:demo`;
+ * `provider[:model]`: `openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-6`, `scripted:demo`;
  * without `:model`, the provider's default model (the same defaults as `npm start`).
  */
 export function parseModel(value: string): ModelSettings {

@@ -1,6 +1,6 @@
 import type { ModelSettings } from '../workflows/types.js';
 
-const DEFAULT_MODELS = { openai: 'gpt-4.1-mini', anthropic: 'claude-sonnet-4-5', scripted: 'demo' } as const;
+const DEFAULT_MODELS = { openai: 'gpt-4.1-mini', anthropic: 'claude-sonnet-4-6', scripted: 'demo' } as const;
 
 /**
  * The model a turn uses when none is named (the CLI's default and `npm start`'s demo turn): `TURNPIKE_PROVIDER` / `TURNPIKE_MODEL` when set, else

@@ -4,7 +4,7 @@
  */
 import Table from 'cli-table3';
 import picocolors from 'picocolors';
-import type { AgentTurnResult, ApprovalRecord, DecisionRecord, Message, PendingToolCall, ToolCallOutcome, TurnStatus } from '../workflows/types.js';
+import type { AgentTurnResult, ApprovalRecord, DecisionRecord, Message, PendingToolCall, ReasoningPart, ToolCallOutcome, TurnStatus, Usage } from '../workflows/types.js';
 
 /** picocolors' formatters, enabled or not. */
 export type Colors = ReturnType<typeof picocolors.createColors>;
@@ -164,7 +164,7 @@ export function decisionsTable(decisions: Array<DecisionRecord & { turnWorkflowI
 /** A finished turn: status line, final text, and every tool call with its outcome and decision. */
 export function turnResultText(turnId: string, result: AgentTurnResult, colors: Colors): string {
   const lines = [
-    `${colors.bold(turnId)}  ${status(result.status, colors)}  ${result.steps} step(s), ${result.usage.inputTokens} in / ${result.usage.outputTokens} out tokens`,
+    `${colors.bold(turnId)}  ${status(result.status, colors)}  ${result.steps} step(s), ${usageText(result.usage)}`,
   ];
   if (result.supersededBy) lines.push(colors.dim(`superseded by message ${result.supersededBy}`));
   const cutOff = cutOffText(result);
@@ -190,6 +190,20 @@ export function turnResultText(turnId: string, result: AgentTurnResult, colors: 
   return lines.join('\n');
 }
 
+/** `120 in (80 cached) / 40 out (30 reasoning) tokens`: the optional counts only when reported. */
+export function usageText(usage: Usage): string {
+  const cached = usage.cachedInputTokens ? ` (${usage.cachedInputTokens} cached)` : '';
+  const reasoning = usage.reasoningTokens ? ` (${usage.reasoningTokens} reasoning)` : '';
+  return `${usage.inputTokens} in${cached} / ${usage.outputTokens} out${reasoning} tokens`;
+}
+
+/** Reasoning is shown apart from the reply, shortened: it can run to thousands of words. */
+function reasoningLine(part: ReasoningPart): string {
+  if (part.redactedData !== undefined) return `(${part.provider} reasoning, redacted)`;
+  const text = part.text.replace(/\s+/g, ' ').trim();
+  return `(${part.provider} reasoning) ${text.length > 160 ? `${text.slice(0, 159)}…` : text}`;
+}
+
 /** One history message as lines: user text, assistant text and tool calls (→), tool results (←). */
 export function messageLines(message: Message, colors: Colors): string[] {
   switch (message.role) {
@@ -197,7 +211,9 @@ export function messageLines(message: Message, colors: Colors): string[] {
       return [typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('')];
     case 'assistant':
       return message.content.map((part) =>
-        part.type === 'text' ? part.text : colors.cyan(`→ ${part.toolName} ${compactJson(part.input)}  (${part.toolCallId})`),
+        part.type === 'text' ? part.text
+        : part.type === 'reasoning' ? colors.dim(reasoningLine(part))
+        : colors.cyan(`→ ${part.toolName} ${compactJson(part.input)}  (${part.toolCallId})`),
       );
     case 'tool':
       return message.content.map((part) => {

@@ -27,12 +27,14 @@ import {
 } from './definitions.js';
 import { inputHash } from './input-hash.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
+import { modelSettingsProblem } from './model-settings.js';
 import { recordDecision, startPark, type ParkOutcome } from './park-telemetry.js';
 import { INVALID_TURN_INPUT } from './rejection-types.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
+import { addUsage } from './usage.js';
 import type {
   ActivityCallOptions,
   ApprovalNotification,
@@ -210,8 +212,7 @@ class Turn {
         messages: [...this.input.messages, ...this.appended],
         tools: modelTools,
       });
-      this.usage.inputTokens += response.usage.inputTokens;
-      this.usage.outputTokens += response.usage.outputTokens;
+      addUsage(this.usage, response.usage);
       const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
       const cutOff = cutOffStatus(response.finishReason);
       if (cutOff && wf.patched(CUT_OFF_STEP_PATCH)) return this.finishCutOff(cutOff, message, response);
@@ -232,6 +233,10 @@ class Turn {
     if (!input.model || typeof input.model.provider !== 'string' || typeof input.model.model !== 'string') {
       invalidInput('agentTurn input.model must be { provider, model }');
     }
+    // Only fields that are present are checked: inputs without provider options (every turn
+    // recorded before they existed) pass exactly as before, so their histories replay.
+    const modelProblem = modelSettingsProblem(input.model);
+    if (modelProblem) invalidInput(`agentTurn input.${modelProblem}`);
     if (!Array.isArray(input.messages) || input.messages.length === 0) {
       invalidInput('agentTurn input.messages must be a non-empty list ending with the new user message');
     }
@@ -629,6 +634,7 @@ function parkOutcome(entry: CallEntry, arrived: boolean): ParkOutcome {
   return resolution.kind === 'result' ? 'submitted' : 'superseded';
 }
 
+/** The reply's text: text parts only, never reasoning, which the provider keeps apart from the answer. */
 function textOf(content: Array<{ type: string; text?: string }>): string {
   return content
     .filter((part) => part.type === 'text')

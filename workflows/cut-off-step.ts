@@ -47,5 +47,6 @@ export function cutOffSettlement(status: 'max-tokens' | 'refused', call: Pick<To
  * empty turns), so it is left out of the history.
  */
 export function hasContent(message: AssistantMessage): boolean {
-  return message.content.some((part) => part.type === 'tool-call' || part.text.trim() !== '');
+  // Reasoning alone is no reply: nothing was said or called, and the turn's text would be empty.
+  return message.content.some((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.trim() !== ''));
 }

@@ -34,6 +34,32 @@ export interface ToolResultPart {
   isError?: boolean;
 }
 
+/**
+ * A model's reasoning ("thinking"), kept so that it can be sent back, exactly as received, to the
+ * provider that produced it: Anthropic requires a thinking turn's blocks, signatures intact, when
+ * the model continues after a tool call, even if the turn was parked for days in between.
+ *
+ * It is never part of a turn's `text`, and it is dropped (not translated) when the history goes to
+ * another provider: a signature only means something to the provider that issued it.
+ */
+export interface ReasoningPart {
+  type: 'reasoning';
+  /** The provider that produced it; the only one it is ever sent to. */
+  provider: ReasoningProvider;
+  /** The reasoning as the provider returned it; '' when it was redacted or omitted. */
+  text: string;
+  /** Anthropic `thinking.signature`: opaque, sent back verbatim. */
+  signature?: string;
+  /** Anthropic `redacted_thinking.data`: encrypted reasoning with no readable text, sent back verbatim. */
+  redactedData?: string;
+}
+
+/**
+ * Providers whose reasoning a {@link ReasoningPart} can carry. Today only Anthropic returns any;
+ * OpenAI Chat Completions does not return reasoning, so `openai` is for a later Responses API.
+ */
+export type ReasoningProvider = 'anthropic' | 'openai';
+
 export interface UserMessage {
   role: 'user';
   content: string | TextPart[];
@@ -41,7 +67,8 @@ export interface UserMessage {
 
 export interface AssistantMessage {
   role: 'assistant';
-  content: Array<TextPart | ToolCallPart>;
+  /** In the order the model produced them; reasoning parts, when present, come first. */
+  content: Array<TextPart | ToolCallPart | ReasoningPart>;
 }
 
 export interface ToolMessage {
@@ -53,12 +80,40 @@ export type Message = UserMessage | AssistantMessage | ToolMessage;
 
 export type ModelProvider = 'openai' | 'anthropic' | 'scripted';
 
-/** Which model runs a turn. Never holds secrets: keys come from the worker's environment. */
+/**
+ * Anthropic extended thinking (Messages API `thinking`). `enabled` gives the model a budget of
+ * thinking tokens: at least 1024 and less than `maxTokens` (thinking counts toward it);
+ * `adaptive` lets the model decide how much to think; `disabled` turns thinking off explicitly.
+ */
+export type AnthropicThinking =
+  | { type: 'enabled'; budgetTokens: number }
+  | { type: 'adaptive' }
+  | { type: 'disabled' };
+
+/** OpenAI `reasoning_effort`, for reasoning models (o-series, gpt-5 family). */
+export type OpenAIReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
+/**
+ * Which model runs a turn. Never holds secrets: keys come from the worker's environment.
+ *
+ * Provider-specific options are fields of their own, each valid for one provider only; the turn
+ * validates them when it starts and fails with `InvalidTurnInput` naming the field rather than
+ * ignore one (see `workflows/model-settings.ts`).
+ */
 export interface ModelSettings {
   provider: ModelProvider;
   model: string;
+  /**
+   * The output token limit of each model call (reasoning included). Anthropic requires one and
+   * gets 4096 when it is left out. OpenAI gets it as `max_completion_tokens` for reasoning models,
+   * else as `max_tokens`.
+   */
   maxTokens?: number;
   temperature?: number;
+  /** Anthropic only: extended thinking. */
+  thinking?: AnthropicThinking;
+  /** OpenAI only: sent as `reasoning_effort`. */
+  reasoningEffort?: OpenAIReasoningEffort;
   [option: string]: unknown;
 }
 
@@ -84,8 +139,21 @@ export interface ModelStepInput {
 export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'other';
 
 export interface Usage {
+  /** Every input token, cached ones included (Anthropic's cache reads and writes are added in). */
   inputTokens: number;
+  /** Every output token, reasoning included. */
   outputTokens: number;
+  /**
+   * Of `inputTokens`, how many were read from the provider's prompt cache (OpenAI
+   * `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`). Present when the
+   * provider reported it.
+   */
+  cachedInputTokens?: number;
+  /**
+   * Of `outputTokens`, how many were reasoning (OpenAI `completion_tokens_details.reasoning_tokens`,
+   * Anthropic `output_tokens_details.thinking_tokens`). Present when the provider reported it.
+   */
+  reasoningTokens?: number;
 }
 
 export interface ModelStepResult {

@@ -12,18 +12,24 @@ import type {
   Message as AnthropicMessage,
   MessageCreateParamsNonStreaming,
   MessageParam,
+  ThinkingConfigParam,
   Tool,
   ToolResultBlockParam,
+  Usage as AnthropicUsage,
 } from '@anthropic-ai/sdk/resources/messages';
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../../workflows/model-settings.js';
 import type {
+  AnthropicThinking,
   AssistantMessage,
   FinishReason,
   Message,
   ModelStepInput,
   ModelStepResult,
   ModelToolSpec,
+  ReasoningPart,
   TextPart,
   ToolMessage,
+  Usage,
   UserMessage,
 } from '../../workflows/types.js';
 import {
@@ -35,8 +41,7 @@ import {
   type ProviderCallOptions,
 } from './errors.js';
 
-/** Used when the turn does not say: `max_tokens` is required by the Messages API. */
-export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+export { DEFAULT_ANTHROPIC_MAX_TOKENS };
 
 const clients = new Map<string, Anthropic>();
 
@@ -62,7 +67,7 @@ export async function callAnthropic(input: ModelStepInput, options: ProviderCall
 
 /** The Messages API request for one step. Exported for tests and for inspecting what is sent. */
 export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateParamsNonStreaming {
-  const { model, maxTokens, temperature } = input.model;
+  const { model, maxTokens, temperature, thinking } = input.model;
   return {
     model,
     max_tokens: maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
@@ -70,7 +75,20 @@ export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateP
     ...(input.system ? { system: input.system } : {}),
     ...(input.tools.length > 0 ? { tools: input.tools.map(convertToAnthropicTool) } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
+    ...(thinking !== undefined ? { thinking: convertThinking(thinking) } : {}),
   };
+}
+
+/** turnpike's camelCase thinking setting → the Messages API's (validated when the turn started). */
+export function convertThinking(thinking: AnthropicThinking): ThinkingConfigParam {
+  switch (thinking.type) {
+    case 'enabled':
+      return { type: 'enabled', budget_tokens: thinking.budgetTokens };
+    case 'adaptive':
+      return { type: 'adaptive' };
+    case 'disabled':
+      return { type: 'disabled' };
+  }
 }
 
 /**
@@ -111,8 +129,22 @@ function userBlocks(message: UserMessage): ContentBlockParam[] {
 function assistantBlocks(message: AssistantMessage): ContentBlockParam[] {
   return message.content.flatMap((part): ContentBlockParam[] => {
     if (part.type === 'text') return hasVisibleText(part) ? [{ type: 'text', text: part.text }] : [];
+    if (part.type === 'reasoning') return thinkingBlocks(part);
     return [{ type: 'tool_use', id: part.toolCallId, name: part.toolName, input: toToolUseInput(part.input) }];
   });
+}
+
+/**
+ * A reasoning part → the thinking block it came from, byte for byte, in the position it had
+ * (first in its turn, as the API returned and requires it). Reasoning from another provider, or
+ * without the signature that proves it came from Claude, cannot be sent: the API would reject the
+ * request. It is dropped, never rewritten into text the model would take for its own words.
+ */
+function thinkingBlocks(part: ReasoningPart): ContentBlockParam[] {
+  if (part.provider !== 'anthropic') return [];
+  if (part.redactedData !== undefined) return [{ type: 'redacted_thinking', data: part.redactedData }];
+  if (part.signature !== undefined) return [{ type: 'thinking', thinking: part.text, signature: part.signature }];
+  return [];
 }
 
 function toolResultBlocks(message: ToolMessage): ToolResultBlockParam[] {
@@ -157,20 +189,32 @@ export function convertFromAnthropicResponse(response: AnthropicMessage): ModelS
     if (block.type === 'text') content.push({ type: 'text', text: block.text });
     else if (block.type === 'tool_use') {
       content.push({ type: 'tool-call', toolCallId: block.id, toolName: block.name, input: block.input });
+    } else if (block.type === 'thinking') {
+      content.push({ type: 'reasoning', provider: 'anthropic', text: block.thinking, signature: block.signature });
+    } else if (block.type === 'redacted_thinking') {
+      content.push({ type: 'reasoning', provider: 'anthropic', text: '', redactedData: block.data });
     }
-    // Thinking and server-tool blocks are not requested, so nothing else is expected here.
+    // Server-tool blocks are not requested, so nothing else is expected here.
   }
-  const usage = response.usage;
   return {
     message: { role: 'assistant', content },
     finishReason: mapAnthropicStopReason(response.stop_reason),
     ...(response.stop_reason ? { providerFinishReason: response.stop_reason } : {}),
-    usage: {
-      // `input_tokens` excludes prompt-cache reads and writes; adding them makes the figure
-      // comparable with OpenAI's `prompt_tokens`, which includes cached tokens.
-      inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (usage?.cache_read_input_tokens ?? 0),
-      outputTokens: usage?.output_tokens ?? 0,
-    },
+    usage: convertAnthropicUsage(response.usage),
+  };
+}
+
+/** Messages API usage → neutral usage; optional counts only when the API reported them. */
+export function convertAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefined): Usage {
+  const cacheRead = usage?.cache_read_input_tokens;
+  const thinking = usage?.output_tokens_details?.thinking_tokens;
+  return {
+    // `input_tokens` excludes prompt-cache reads and writes; adding them makes the figure
+    // comparable with OpenAI's `prompt_tokens`, which includes cached tokens.
+    inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (cacheRead ?? 0),
+    outputTokens: usage?.output_tokens ?? 0,
+    ...(typeof cacheRead === 'number' ? { cachedInputTokens: cacheRead } : {}),
+    ...(typeof thinking === 'number' ? { reasoningTokens: thinking } : {}),
   };
 }
 

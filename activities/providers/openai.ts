@@ -13,6 +13,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
 import type {
   AssistantMessage,
   FinishReason,
@@ -22,6 +23,7 @@ import type {
   ModelToolSpec,
   TextPart,
   ToolCallPart,
+  Usage,
 } from '../../workflows/types.js';
 import {
   cachedClient,
@@ -54,18 +56,33 @@ export async function callOpenAI(input: ModelStepInput, options: ProviderCallOpt
 
 /** The Chat Completions request for one step. Exported for tests and for inspecting what is sent. */
 export function convertToOpenAIRequest(input: ModelStepInput): ChatCompletionCreateParamsNonStreaming {
-  const { model, maxTokens, temperature } = input.model;
+  const { model, maxTokens, temperature, reasoningEffort } = input.model;
   return {
     model,
     messages: convertToOpenAIMessages(input.system, input.messages),
     // An empty `tools` array is rejected by the API, so no tools means no field at all.
     // `parallel_tool_calls` is left at the API's default (true): the workflow runs a step's calls in parallel.
     ...(input.tools.length > 0 ? { tools: input.tools.map(convertToOpenAITool) } : {}),
-    // `max_tokens`, not `max_completion_tokens`: every OpenAI-compatible endpoint understands it.
-    // OpenAI's reasoning models (o-series, gpt-5) reject it; switch here if they are targeted.
-    ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+    // OpenAI's reasoning models reject `max_tokens`; every other model, and every
+    // OpenAI-compatible server (vLLM, llama.cpp, Ollama), understands it, while some of those
+    // servers do not know `max_completion_tokens`. So the field follows the model's name.
+    ...(maxTokens !== undefined ? (isOpenAIReasoningModel(model) ? { max_completion_tokens: maxTokens } : { max_tokens: maxTokens }) : {}),
     ...(temperature !== undefined ? { temperature } : {}),
+    // Sent whenever the turn gives it, reasoning model or not: a compatible server may serve a
+    // reasoning model under a name of its own (the turn validated the value when it started).
+    ...(reasoningEffort !== undefined ? { reasoning_effort: reasoningEffort } : {}),
   };
+}
+
+/**
+ * Whether `model` is one of OpenAI's reasoning models, which take `max_completion_tokens` and
+ * reject `max_tokens`: the o-series (`o1`, `o3`, `o3-mini`, `o4-mini`, dated snapshots), the
+ * gpt-5 family (`gpt-5`, `gpt-5-mini`, `gpt-5.1`, `gpt-5.2-pro`, …) and `codex-mini`, also as a
+ * fine-tuned `ft:` model. By name, because the API offers no way to ask; a model this misses
+ * gets `max_tokens` and a clear 400 from OpenAI naming the field.
+ */
+export function isOpenAIReasoningModel(model: string): boolean {
+  return /^(ft:)?(o\d+(-|$)|gpt-5(\.|-|$)|codex-mini)/.test(model);
 }
 
 /** Neutral history → Chat Completions messages, with the system prompt first. */
@@ -94,6 +111,11 @@ function userText(content: string | TextPart[]): string {
   return typeof content === 'string' ? content : content.map((part) => part.text).join('\n');
 }
 
+/**
+ * Text and tool calls only. Reasoning parts are left out: Chat Completions has no field that
+ * takes reasoning back, and another provider's (e.g. an Anthropic thinking block) means nothing
+ * here and must not be passed off as the model's own words.
+ */
 function convertAssistantMessage(message: AssistantMessage): ChatCompletionAssistantMessageParam {
   const text = message.content
     .filter((part): part is TextPart => part.type === 'text')
@@ -142,10 +164,19 @@ export function convertFromOpenAIResponse(completion: ChatCompletion): ModelStep
     message: { role: 'assistant', content },
     finishReason: mapOpenAIFinishReason(choice.finish_reason),
     ...(choice.finish_reason ? { providerFinishReason: choice.finish_reason } : {}),
-    usage: {
-      inputTokens: completion.usage?.prompt_tokens ?? 0,
-      outputTokens: completion.usage?.completion_tokens ?? 0,
-    },
+    usage: convertOpenAIUsage(completion.usage),
+  };
+}
+
+/** Chat Completions usage → neutral usage; optional counts only when the API reported them. */
+export function convertOpenAIUsage(usage: CompletionUsage | null | undefined): Usage {
+  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+  return {
+    inputTokens: usage?.prompt_tokens ?? 0,
+    outputTokens: usage?.completion_tokens ?? 0,
+    ...(typeof cached === 'number' ? { cachedInputTokens: cached } : {}),
+    ...(typeof reasoning === 'number' ? { reasoningTokens: reasoning } : {}),
   };
 }
 

@@ -22,8 +22,15 @@
  * // new OpenAI({ baseURL: server.openaiBaseURL, apiKey: 'test' }) …
  * await server.close();
  * ```
+ *
+ * Reasoning is held to the real rules too. A reply scripted with `thinking` is answered, when the
+ * request enabled thinking, with `thinking` blocks the fake signs (HMAC with a secret of this
+ * server) and `redacted_thinking` blocks whose data it can recognise; a request that sends any
+ * back with a changed text or signature gets the 400 the real API sends, and a request that has
+ * thinking on and continues a tool use must start that assistant turn with exactly the thinking
+ * blocks the fake issued with those tool uses. OpenAI reasoning models refuse `max_tokens`.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 
@@ -70,8 +77,14 @@ export interface ScriptedReply extends ScriptedBase {
    * `input` object.
    */
   finishReason?: string;
-  /** Defaults to 10 input and 5 output tokens. */
-  usage?: { inputTokens?: number; outputTokens?: number };
+  /**
+   * Anthropic only: the reasoning the reply starts with, as `thinking` blocks (signed by the fake)
+   * or, with `redacted: true`, `redacted_thinking` blocks. Only sent to a request that enabled
+   * thinking; scripting it for one that did not is answered with a 500 naming the mistake.
+   */
+  thinking?: Array<{ text: string } | { redacted: true }>;
+  /** Defaults to 10 input and 5 output tokens, none cached, none reasoning. */
+  usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number; reasoningTokens?: number };
 }
 
 /** An HTTP error; the body is shaped like the real API's unless `errorBody` is given. */
@@ -131,7 +144,7 @@ export interface FakeProviderServer {
   close(): Promise<void>;
 }
 
-const DEFAULT_USAGE = { inputTokens: 10, outputTokens: 5 };
+const DEFAULT_USAGE = { inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, reasoningTokens: 0 };
 
 /** Every finish / stop reason each real API sends (Chat Completions; Messages API). */
 export const FINISH_REASONS: Record<FakeProvider, readonly string[]> = {
@@ -159,7 +172,44 @@ export function impossibleReply(provider: FakeProvider, scripted: ScriptedRespon
   if (reply.noContent && !EMPTY_FINISH_REASONS[provider].includes(reply.finishReason ?? '')) {
     return `${provider} returns no content only with ${EMPTY_FINISH_REASONS[provider].join(', ')}`;
   }
+  if (reply.thinking && provider !== 'anthropic') return 'only anthropic returns thinking blocks (Chat Completions returns no reasoning)';
   return undefined;
+}
+
+/** Anthropic `thinking` is on for this request (`enabled` or `adaptive`). */
+function thinkingOn(body: Json): boolean {
+  return isObject(body?.thinking) && (body.thinking.type === 'enabled' || body.thinking.type === 'adaptive');
+}
+
+/**
+ * Signs and verifies the reasoning the fake issues, with a secret of this server: what
+ * Anthropic's opaque `signature` and `redacted_thinking.data` do for the real API.
+ */
+export class ThinkingSigner {
+  private readonly secret = randomBytes(32);
+
+  sign(text: string): string {
+    return createHmac('sha256', this.secret).update(`thinking\0${text}`).digest('base64');
+  }
+
+  verify(text: unknown, signature: unknown): boolean {
+    if (typeof text !== 'string' || typeof signature !== 'string') return false;
+    const expected = Buffer.from(this.sign(text));
+    const given = Buffer.from(signature);
+    return expected.length === given.length && timingSafeEqual(expected, given);
+  }
+
+  /** Opaque data for a redacted block: a nonce and its MAC, so a forged or edited one is caught. */
+  redactedData(): string {
+    const nonce = randomBytes(12).toString('hex');
+    return `${nonce}.${createHmac('sha256', this.secret).update(`redacted\0${nonce}`).digest('hex')}`;
+  }
+
+  verifyRedacted(data: unknown): boolean {
+    if (typeof data !== 'string') return false;
+    const [nonce, mac] = data.split('.');
+    return !!nonce && !!mac && createHmac('sha256', this.secret).update(`redacted\0${nonce}`).digest('hex') === mac;
+  }
 }
 
 /** Starts the fake on 127.0.0.1 with a free port. */
@@ -170,6 +220,9 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   const queues: Record<FakeProvider, ScriptedEntry[]> = { openai: [], anthropic: [] };
   const defaults: Partial<Record<FakeProvider, (body: Json) => ScriptedResponse>> = {};
   const delays = new Set<() => void>();
+  const signer = new ThinkingSigner();
+  /** The thinking blocks each Anthropic reply carried, by the ids of the tool uses it made. */
+  const issuedThinking = new Map<string, Json[]>();
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}${(++counter).toString().padStart(4, '0')}${randomBytes(6).toString('hex')}`;
 
@@ -191,6 +244,8 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
 
     const headerErrors = provider === 'openai' ? validateOpenAIHeaders(request.headers) : validateAnthropicHeaders(request.headers);
     const bodyErrors = provider === 'openai' ? validateOpenAIRequest(body) : validateAnthropicRequest(body);
+    // Signatures are checked only on a request whose shape is right, as the real API does.
+    if (provider === 'anthropic' && bodyErrors.length === 0) bodyErrors.push(...validateAnthropicThinkingBlocks(body, signer, issuedThinking));
     recorded.errors = [...headerErrors.map((error) => error.message), ...bodyErrors];
     if (recorded.errors.length > 0) {
       // A missing credential is a 401 on both real APIs; everything else is a 400. An invalid
@@ -217,8 +272,13 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       if (scripted.errorBody !== undefined) return reply.code(scripted.status).send(scripted.errorBody);
       return sendError(reply, provider, scripted.status, scripted.message, recorded.body);
     }
-    const build = provider === 'openai' ? openAICompletion : anthropicMessage;
-    const replyBody = build(recorded.body, scripted as ScriptedReply, nextId);
+    let replyBody: Json;
+    if (provider === 'openai') replyBody = openAICompletion(recorded.body, scripted as ScriptedReply, nextId);
+    else {
+      replyBody = anthropicMessage(recorded.body, scripted as ScriptedReply, nextId, signer);
+      const thinking = replyBody.content.filter((block: Json) => block.type === 'thinking' || block.type === 'redacted_thinking');
+      for (const block of replyBody.content) if (block.type === 'tool_use') issuedThinking.set(block.id, thinking);
+    }
     reply.header(provider === 'openai' ? 'x-request-id' : 'request-id', nextId('req_'));
     if ('malformed' in scripted) {
       const text = JSON.stringify(replyBody);
@@ -230,7 +290,9 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   function nextResponse(provider: FakeProvider, body: Json): ScriptedResponse {
     const entry = queues[provider].shift();
     const scripted = entry !== undefined ? (typeof entry === 'function' ? entry(body) : entry) : (defaults[provider]?.(body) ?? { text: 'ok' });
-    const impossible = impossibleReply(provider, scripted);
+    const impossible =
+      impossibleReply(provider, scripted) ??
+      ((scripted as ScriptedReply).thinking && !thinkingOn(body) ? 'thinking blocks scripted for a request that did not enable thinking' : undefined);
     // Computed replies are only known now: answer a 500 the test will see, not a reply no API sends.
     return impossible ? { status: 500, message: `fake provider: impossible scripted reply: ${impossible}` } : scripted;
   }
@@ -315,11 +377,17 @@ function openAICompletion(body: Json, scripted: ScriptedReply, nextId: (prefix: 
       prompt_tokens: usage.inputTokens,
       completion_tokens: usage.outputTokens,
       total_tokens: usage.inputTokens + usage.outputTokens,
+      // api.openai.com always sends both details objects.
+      prompt_tokens_details: { cached_tokens: usage.cachedInputTokens, audio_tokens: 0 },
+      completion_tokens_details: { reasoning_tokens: usage.reasoningTokens, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
     },
   };
 }
 
-function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string) {
+function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string, signer: ThinkingSigner) {
+  const thinking = (scripted.thinking ?? []).map((block) =>
+    'redacted' in block ? { type: 'redacted_thinking' as const, data: signer.redactedData() } : { type: 'thinking' as const, thinking: block.text, signature: signer.sign(block.text) },
+  );
   const toolUses = (scripted.toolCalls ?? []).map((call) => ({
     type: 'tool_use' as const,
     id: call.id ?? nextId('toolu_'),
@@ -333,14 +401,16 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
     type: 'message',
     role: 'assistant',
     model: body.model,
-    content: [...(text !== undefined ? [{ type: 'text' as const, text, citations: null }] : []), ...toolUses],
+    content: [...thinking, ...(text !== undefined ? [{ type: 'text' as const, text, citations: null }] : []), ...toolUses] as Json[],
     stop_reason: scripted.finishReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     usage: {
-      input_tokens: usage.inputTokens,
+      // Anthropic's input_tokens leaves out cache reads; the scripted figure is the whole input.
+      input_tokens: usage.inputTokens - usage.cachedInputTokens,
       output_tokens: usage.outputTokens,
       cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
+      cache_read_input_tokens: usage.cachedInputTokens,
+      output_tokens_details: scripted.usage?.reasoningTokens !== undefined || thinking.length > 0 ? { thinking_tokens: usage.reasoningTokens } : null,
       service_tier: 'standard',
     },
   };
@@ -441,6 +511,16 @@ export function validateOpenAIRequest(body: unknown): string[] {
       errors.push(`Invalid '${field}': integer below minimum value. Expected a value >= 1.`);
     }
   }
+  const reasoningModel = isNonEmptyString(body.model) && OPENAI_REASONING_MODEL.test(body.model);
+  if (reasoningModel && body.max_tokens != null) {
+    errors.push("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.");
+  }
+  if (body.reasoning_effort != null) {
+    if (!reasoningModel) errors.push("Unsupported parameter: 'reasoning_effort' is not supported with this model.");
+    else if (!['none', 'minimal', 'low', 'medium', 'high', 'xhigh'].includes(body.reasoning_effort)) {
+      errors.push(`Invalid value: '${String(body.reasoning_effort)}'. Supported values are: 'none', 'minimal', 'low', 'medium', 'high', and 'xhigh'.`);
+    }
+  }
   if (body.temperature != null && !(typeof body.temperature === 'number' && body.temperature >= 0 && body.temperature <= 2)) {
     errors.push("Invalid 'temperature': expected a number between 0 and 2.");
   }
@@ -448,6 +528,12 @@ export function validateOpenAIRequest(body: unknown): string[] {
 }
 
 const OPENAI_ROLES = ['system', 'developer', 'user', 'assistant', 'tool', 'function'];
+
+/**
+ * The models api.openai.com treats as reasoning models: o-series and gpt-5 families. Written out
+ * here, not imported from turnpike, so that the fake checks turnpike rather than agreeing with it.
+ */
+const OPENAI_REASONING_MODEL = /^(ft:)?(o1|o3|o4-mini|gpt-5|codex-mini)/;
 
 function validateOpenAIMessage(message: unknown, index: number): string[] {
   const at = `messages[${index}]`;
@@ -586,15 +672,92 @@ export function validateAnthropicRequest(body: unknown): string[] {
     errors.push('temperature: Input should be less than or equal to 1');
   }
   errors.push(...validateAnthropicSystem(body.system));
+  errors.push(...validateAnthropicThinkingConfig(body));
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     errors.push('messages: at least one message is required');
   } else {
     const structural = body.messages.flatMap((message: unknown, index: number) => validateAnthropicMessage(message, index));
     errors.push(...structural);
     // Pairing rules assume well-formed messages; skip them rather than report noise.
-    if (structural.length === 0) errors.push(...validateAnthropicTurns(body.messages), ...validateAnthropicToolPairing(body.messages));
+    if (structural.length === 0) {
+      errors.push(...validateAnthropicTurns(body.messages), ...validateAnthropicToolPairing(body.messages));
+      if (thinkingOn(body)) errors.push(...validateThinkingLeadsToolContinuation(body.messages));
+    }
   }
   errors.push(...validateAnthropicTools(body.tools));
+  return errors;
+}
+
+/** `thinking`: a known type; `enabled` with 1024 ≤ budget_tokens < max_tokens; temperature 1 or unset while thinking. */
+function validateAnthropicThinkingConfig(body: Record<string, Json>): string[] {
+  const { thinking } = body;
+  if (thinking === undefined) return [];
+  if (!isObject(thinking) || !['enabled', 'disabled', 'adaptive', 'between_tools'].includes(thinking.type)) {
+    return ["thinking: Input tag found using 'type' does not match any of the expected tags: 'enabled', 'disabled', 'adaptive', 'between_tools'"];
+  }
+  const errors: string[] = [];
+  if (thinking.type === 'enabled') {
+    const budget = thinking.budget_tokens;
+    if (!Number.isInteger(budget)) errors.push('thinking.enabled.budget_tokens: Field required');
+    else if (budget < 1024) errors.push('thinking.enabled.budget_tokens: Input should be greater than or equal to 1024');
+    else if (Number.isInteger(body.max_tokens) && budget >= body.max_tokens) {
+      errors.push('`max_tokens` must be greater than `thinking.budget_tokens`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#max-tokens-and-context-window-size');
+    }
+  }
+  if (thinkingOn(body) && body.temperature != null && body.temperature !== 1) {
+    errors.push('`temperature` may only be set to 1 when thinking is enabled. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking#feature-compatibility');
+  }
+  return errors;
+}
+
+/**
+ * With thinking on, a request that continues a tool use (it ends with the user turn holding the
+ * tool results) must start the assistant turn that made those calls with its thinking block(s).
+ */
+function validateThinkingLeadsToolContinuation(messages: Array<Record<string, Json>>): string[] {
+  const index = messages.length - 2;
+  const last = messages.at(-1)!;
+  const assistant = messages[index];
+  if (last.role !== 'user' || !blocksOf(last).some((block) => block.type === 'tool_result')) return [];
+  if (assistant?.role !== 'assistant' || !blocksOf(assistant).some((block) => block.type === 'tool_use')) return [];
+  const first = blocksOf(assistant)[0];
+  if (first?.type === 'thinking' || first?.type === 'redacted_thinking') return [];
+  return [
+    `messages.${index}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${String(first?.type ?? (typeof assistant.content === 'string' ? 'text' : 'nothing'))}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks). We recommend you include thinking blocks from previous turns. To avoid this requirement, disable \`thinking\`. Please consult our documentation at https://docs.claude.com/en/docs/build-with-claude/extended-thinking`,
+  ];
+}
+
+/**
+ * Every thinking block sent back must be one this server issued, unmodified (its signature or
+ * redacted data verifies); and with thinking on, the assistant turn a request continues must
+ * start with exactly the thinking blocks that came with its tool uses, in their order.
+ */
+export function validateAnthropicThinkingBlocks(body: Record<string, Json>, signer: ThinkingSigner, issued: Map<string, Json[]>): string[] {
+  const messages: Array<Record<string, Json>> = body.messages;
+  const errors: string[] = [];
+  messages.forEach((message, index) => {
+    if (message.role !== 'assistant') return;
+    blocksOf(message).forEach((block, blockIndex) => {
+      if (block.type === 'thinking' && !signer.verify(block.thinking, block.signature)) {
+        errors.push(`messages.${index}.content.${blockIndex}: Invalid \`signature\` in \`thinking\` block`);
+      }
+      if (block.type === 'redacted_thinking' && !signer.verifyRedacted(block.data)) {
+        errors.push(`messages.${index}.content.${blockIndex}: Invalid \`data\` in \`redacted_thinking\` block`);
+      }
+    });
+  });
+  if (errors.length > 0 || !thinkingOn(body) || messages.length < 2) return errors;
+  const assistant = messages[messages.length - 2];
+  if (assistant.role !== 'assistant' || messages.at(-1)!.role !== 'user') return errors;
+  const blocks = blocksOf(assistant);
+  const firstToolUse = blocks.find((block) => block.type === 'tool_use');
+  const expected = firstToolUse ? issued.get(firstToolUse.id) : undefined;
+  if (!expected || expected.length === 0) return errors;
+  const leading = blocks.slice(0, expected.length);
+  const same = (a: Json, b: Json) => a?.type === b?.type && a?.thinking === b?.thinking && a?.signature === b?.signature && a?.data === b?.data;
+  if (!expected.every((block, blockIndex) => same(block, leading[blockIndex])) || blocks[expected.length]?.type === 'thinking' || blocks[expected.length]?.type === 'redacted_thinking') {
+    errors.push(`messages.${messages.length - 2}.content: thinking blocks in the latest assistant message cannot be modified. These blocks must remain as they were in the original response.`);
+  }
   return errors;
 }
 

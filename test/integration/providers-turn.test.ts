@@ -5,14 +5,15 @@
  * secret ever enters workflow history.
  */
 import { gunzipSync } from 'node:zlib';
-import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GZIP_ENCODING } from '../../client/payload-codec.js';
 import { approveToolCallUpdate, submitToolResultUpdate, turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { agentTurnStatusKey } from '../../workflows/search-attributes.js';
-import type { Message, ModelProvider, ToolMessage } from '../../workflows/types.js';
+import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';
+import type { AgentTurnInput, Message, ModelProvider, ToolMessage } from '../../workflows/types.js';
 import type { FakeProvider } from '../fake-provider/server.js';
 import { TEST_KEYS, useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
@@ -294,5 +295,92 @@ describe.each(['openai', 'anthropic'] as const)('%s: a reply that does not finis
     expect(await handle.query(turnStateQuery)).toMatchObject({ status: 'refused' });
     expect((await handle.describe()).typedSearchAttributes.get(agentTurnStatusKey)).toBe('refused');
     expect(requestsOf(provider)).toHaveLength(1);
+  });
+});
+
+describe('reasoning models', () => {
+  const thinkingModel = { provider: 'anthropic' as const, model: 'claude-sonnet-4-6', maxTokens: 4000, thinking: { type: 'enabled' as const, budgetTokens: 2048 } };
+
+  it('carries Anthropic thinking, signed, across a parked approval and a worker restart, and leaves it out for OpenAI', async () => {
+    fake.script('anthropic', [
+      {
+        thinking: [{ text: 'prod-db needs one guarded action; that requires approval.' }],
+        toolCalls: [{ name: 'guarded_action', input: { target: 'prod-db', count: 1 } }],
+        usage: { inputTokens: 40, outputTokens: 30, reasoningTokens: 20 },
+      },
+      { text: 'The guarded action on prod-db ran.', usage: { inputTokens: 60, outputTokens: 8, cachedInputTokens: 32 } },
+    ]);
+    const handle = await turnpike.startTurn({ model: thinkingModel, text: 'Run the guarded action on prod-db.', modelCallOptions: fastRetries });
+    const [pending] = await waitForPending(handle, 1);
+
+    // The worker that made the first call goes away; a new one resumes the turn from history.
+    await turnpike.stopWorker();
+    await turnpike.startWorker();
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+    const result = await handle.result();
+
+    expect(result).toMatchObject({ status: 'completed', steps: 2, text: 'The guarded action on prod-db ran.' });
+    expect(result.usage).toEqual({ inputTokens: 100, outputTokens: 38, cachedInputTokens: 32, reasoningTokens: 20 });
+    const [reasoning, call] = (result.messages[0] as Extract<Message, { role: 'assistant' }>).content;
+    expect(reasoning).toEqual({ type: 'reasoning', provider: 'anthropic', text: 'prod-db needs one guarded action; that requires approval.', signature: expect.any(String) });
+    expect(call).toMatchObject({ type: 'tool-call', toolName: 'guarded_action' });
+
+    // The continuation was accepted by the fake's signature check, the thinking block first.
+    const requests = requestsOf('anthropic');
+    expect(requests.map((request) => request.status)).toEqual([200, 200]);
+    expect(requests.flatMap((request) => request.errors)).toEqual([]);
+    expect(requests[1].body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(requests[1].body.messages[1].content[0]).toEqual({
+      type: 'thinking',
+      thinking: 'prod-db needs one guarded action; that requires approval.',
+      signature: (reasoning as { signature: string }).signature,
+    });
+
+    // The next turn takes that history to OpenAI: no reasoning is sent, and the fake accepts it.
+    fake.script('openai', [{ text: 'It ran once, approved by alice.' }]);
+    const next = await startProviderTurn('openai', 'What happened?', [{ role: 'user', content: 'Run the guarded action on prod-db.' }, ...result.messages]);
+    expect(await next.result()).toMatchObject({ status: 'completed', text: 'It ran once, approved by alice.' });
+    const [openaiRequest] = requestsOf('openai');
+    expect(openaiRequest.errors).toEqual([]);
+    const sent = JSON.stringify(openaiRequest.body);
+    expect(sent).toContain('guarded_action');
+    expect(sent).not.toContain('requires approval');
+    expect(sent).not.toContain((reasoning as { signature: string }).signature);
+  });
+
+  it('sends max_completion_tokens and reasoning_effort to an OpenAI reasoning model, and max_tokens to others', async () => {
+    fake.script('openai', [{ text: 'Thought about it.', usage: { inputTokens: 50, outputTokens: 40, reasoningTokens: 32, cachedInputTokens: 16 } }, { text: 'Plain.' }]);
+    const reasoning = await turnpike.startTurn({ model: { provider: 'openai', model: 'o4-mini', maxTokens: 1000, reasoningEffort: 'high' }, text: 'Think.', modelCallOptions: fastRetries });
+    expect((await reasoning.result()).usage).toEqual({ inputTokens: 50, outputTokens: 40, cachedInputTokens: 16, reasoningTokens: 32 });
+    const plain = await startProviderTurn('openai', 'Answer.');
+    expect(await plain.result()).toMatchObject({ status: 'completed', text: 'Plain.' });
+
+    const [first, second] = requestsOf('openai');
+    expect([first.errors, second.errors]).toEqual([[], []]);
+    expect(first.body).toMatchObject({ model: 'o4-mini', max_completion_tokens: 1000, reasoning_effort: 'high' });
+    expect(first.body).not.toHaveProperty('max_tokens');
+    expect(second.body).toMatchObject({ model: 'gpt-4.1-mini', max_tokens: 512 });
+    expect(second.body).not.toHaveProperty('max_completion_tokens');
+  });
+
+  it.each([
+    [{ ...thinkingModel, thinking: { type: 'enabled', budgetTokens: 100 } }, 'model.thinking.budgetTokens must be an integer of at least 1024'],
+    [{ ...thinkingModel, thinking: { type: 'enabled', budget_tokens: 2048 } }, 'model.thinking has unknown field(s) budget_tokens'],
+    [{ provider: 'openai', model: 'gpt-4.1-mini', thinking: { type: 'adaptive' } }, 'model.thinking is an Anthropic option'],
+    [{ provider: 'openai', model: 'o4-mini', reasoningEffort: 'max' }, 'model.reasoningEffort must be one of'],
+  ])('fails a turn with malformed provider options at once, as InvalidTurnInput naming the field (%j)', async (model, message) => {
+    const handle = await turnpike.startTurn({ model: model as AgentTurnInput['model'], text: 'Hi', modelCallOptions: fastRetries });
+    const error = await handle.result().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe(INVALID_TURN_INPUT);
+    expect(cause!.message).toContain(`agentTurn input.${message}`);
+    // It failed before any model call.
+    expect(fake.requests).toEqual([]);
+    expect(await activitiesScheduled(handle)).toEqual([]);
   });
 });

@@ -5,9 +5,9 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { callAnthropic } from '../../activities/providers/anthropic.js';
+import { callAnthropic, convertAnthropicUsage, convertToAnthropicMessages } from '../../activities/providers/anthropic.js';
 import { nextRetryDelayFor, retryDelayMs, type ProviderCallOptions } from '../../activities/providers/errors.js';
-import { callOpenAI } from '../../activities/providers/openai.js';
+import { callOpenAI, convertOpenAIUsage, convertToOpenAIMessages, isOpenAIReasoningModel } from '../../activities/providers/openai.js';
 import type { Message, ModelStepInput, ModelStepResult } from '../../workflows/types.js';
 import {
   startFakeProviderServer,
@@ -109,8 +109,8 @@ function lastRequest() {
 describe.each(['openai', 'anthropic'] as const)('%s provider', (provider) => {
   const { call, options } = providers[provider];
 
-  it('returns a text reply with its finish reason and token usage', async () => {
-    server.script(provider, [{ text: 'Hello there.', usage: { inputTokens: 12, outputTokens: 3 } }]);
+  it('returns a text reply with its finish reason and token usage, cached and reasoning tokens included', async () => {
+    server.script(provider, [{ text: 'Hello there.', usage: { inputTokens: 12, outputTokens: 3, cachedInputTokens: 4, reasoningTokens: 1 } }]);
 
     const result = await call(stepInput(provider, [{ role: 'user', content: 'Hi' }]), options());
 
@@ -118,7 +118,8 @@ describe.each(['openai', 'anthropic'] as const)('%s provider', (provider) => {
       message: { role: 'assistant', content: [{ type: 'text', text: 'Hello there.' }] },
       finishReason: 'stop',
       providerFinishReason: provider === 'openai' ? 'stop' : 'end_turn',
-      usage: { inputTokens: 12, outputTokens: 3 },
+      // Anthropic sends input_tokens without the cache reads (8 here); they are added back.
+      usage: { inputTokens: 12, outputTokens: 3, cachedInputTokens: 4, reasoningTokens: 1 },
     });
     expect(lastRequest().errors).toEqual([]);
   });
@@ -406,6 +407,82 @@ describe('callOpenAI', () => {
     expect(result).toMatchObject({ finishReason: neutral, providerFinishReason: wire });
   });
 
+  it.each(['o4-mini', 'o3', 'o1', 'o3-mini-2025-01-31', 'gpt-5', 'gpt-5-mini', 'gpt-5.2-pro'])(
+    'sends max_completion_tokens, never max_tokens, and reasoning_effort to the reasoning model %s',
+    async (model) => {
+      const input = stepInput('openai', [{ role: 'user', content: 'Hi' }]);
+      input.model = { provider: 'openai', model, maxTokens: 2000, reasoningEffort: 'low' };
+      await callOpenAI(input, options());
+      const { body, errors } = lastRequest();
+      expect(errors).toEqual([]);
+      expect(body).toMatchObject({ max_completion_tokens: 2000, reasoning_effort: 'low' });
+      expect(body).not.toHaveProperty('max_tokens');
+    },
+  );
+
+  it('keeps max_tokens for other models, which OpenAI-compatible servers understand', async () => {
+    for (const model of ['gpt-4.1-mini', 'gpt-4o', 'llama3.1:8b', 'Qwen/Qwen3-8B']) {
+      const input = stepInput('openai', [{ role: 'user', content: 'Hi' }]);
+      input.model = { provider: 'openai', model, maxTokens: 100 };
+      await callOpenAI(input, options());
+      expect(lastRequest().body).toMatchObject({ max_tokens: 100 });
+      expect(lastRequest().body).not.toHaveProperty('max_completion_tokens');
+      expect(lastRequest().body).not.toHaveProperty('reasoning_effort');
+    }
+  });
+
+  it('is refused by the fake, as by the API, when max_tokens goes to a reasoning model', async () => {
+    expect(validateOpenAIRequest({ model: 'o4-mini', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 10 })).toEqual([
+      "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+    ]);
+  });
+
+  it('names the reasoning models by the documented rule', () => {
+    for (const model of ['o1', 'o1-mini', 'o3', 'o3-pro', 'o4-mini', 'o4-mini-2025-04-16', 'gpt-5', 'gpt-5.1', 'gpt-5-nano', 'gpt-5.3-chat-latest', 'codex-mini-latest', 'ft:o4-mini:acme::abc']) {
+      expect(isOpenAIReasoningModel(model), model).toBe(true);
+    }
+    for (const model of ['gpt-4.1', 'gpt-4o', 'gpt-4o-mini', 'gpt-50x', 'omni-moderation-latest', 'ollama/o3ish', 'llama3.1']) {
+      expect(isOpenAIReasoningModel(model), model).toBe(false);
+    }
+  });
+
+  it('leaves every reasoning part out of the messages, an Anthropic thinking block included', async () => {
+    const history: Message[] = [
+      { role: 'user', content: 'Look up 1001.' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', provider: 'anthropic', text: 'The user wants order 1001.', signature: 'c2lnbmF0dXJl' },
+          { type: 'reasoning', provider: 'anthropic', text: '', redactedData: 'opaque' },
+          { type: 'tool-call', toolCallId: 'toolu_1', toolName: 'lookup_order', input: { orderId: '1001' } },
+        ],
+      },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'toolu_1', toolName: 'lookup_order', output: 'shipped' }] },
+      { role: 'assistant', content: [{ type: 'reasoning', provider: 'openai', text: 'summary' }, { type: 'text', text: 'It shipped.' }] },
+      { role: 'user', content: 'Thanks' },
+    ];
+    expect(convertToOpenAIMessages(undefined, history)).toEqual([
+      { role: 'user', content: 'Look up 1001.' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'lookup_order', arguments: '{"orderId":"1001"}' } }] },
+      { role: 'tool', tool_call_id: 'toolu_1', content: 'shipped' },
+      { role: 'assistant', content: 'It shipped.' },
+      { role: 'user', content: 'Thanks' },
+    ]);
+    await callOpenAI(stepInput('openai', history), options());
+    expect(lastRequest().errors).toEqual([]);
+    expect(JSON.stringify(lastRequest().body)).not.toMatch(/order 1001\.|signature|opaque|summary/);
+  });
+
+  it('reads cached and reasoning tokens from the usage details, and leaves them out when a server sends none', () => {
+    expect(convertOpenAIUsage({ prompt_tokens: 100, completion_tokens: 50, total_tokens: 150, prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 32 } })).toEqual({
+      inputTokens: 100,
+      outputTokens: 50,
+      cachedInputTokens: 64,
+      reasoningTokens: 32,
+    });
+    expect(convertOpenAIUsage({ prompt_tokens: 7, completion_tokens: 2, total_tokens: 9 })).toEqual({ inputTokens: 7, outputTokens: 2 });
+  });
+
   it('uses retry-after-ms over retry-after when both are sent', async () => {
     server.script('openai', [{ status: 429, headers: { 'retry-after-ms': '1500', 'retry-after': '9' } }]);
     const failure = await failureOf(callOpenAI(stepInput('openai', [{ role: 'user', content: 'Hi' }]), options()));
@@ -479,6 +556,99 @@ describe('callAnthropic', () => {
     server.script('anthropic', [{ text: 'partial', finishReason: wire }]);
     const result = await callAnthropic(stepInput('anthropic', [{ role: 'user', content: 'Hi' }]), options());
     expect(result).toMatchObject({ finishReason: neutral, providerFinishReason: wire });
+  });
+
+  const thinkingModel = { provider: 'anthropic' as const, model: 'claude-test', maxTokens: 4000, thinking: { type: 'enabled' as const, budgetTokens: 2048 } };
+
+  /** Step 1 of a thinking tool loop: the model thinks (one block readable, one redacted) and calls a tool. */
+  async function thinkingToolCall() {
+    server.script('anthropic', [
+      { thinking: [{ text: 'The user wants order 1001; look it up first.' }, { redacted: true }], text: 'Looking it up.', toolCalls: [{ id: 'toolu_t1', name: 'lookup_order', input: { orderId: '1001' } }] },
+    ]);
+    const first = await callAnthropic(stepInput('anthropic', [{ role: 'user', content: 'Where is order 1001?' }], { model: thinkingModel }), options());
+    const continuation: Message[] = [
+      { role: 'user', content: 'Where is order 1001?' },
+      first.message,
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'toolu_t1', toolName: 'lookup_order', output: { status: 'shipped' } }] },
+    ];
+    return { first, continuation };
+  }
+
+  it('sends thinking with budget_tokens, and returns thinking and redacted_thinking blocks as reasoning parts first', async () => {
+    const { first } = await thinkingToolCall();
+    expect(lastRequest().body.thinking).toEqual({ type: 'enabled', budget_tokens: 2048 });
+    expect(first.message.content).toEqual([
+      { type: 'reasoning', provider: 'anthropic', text: 'The user wants order 1001; look it up first.', signature: expect.any(String) },
+      { type: 'reasoning', provider: 'anthropic', text: '', redactedData: expect.any(String) },
+      { type: 'text', text: 'Looking it up.' },
+      { type: 'tool-call', toolCallId: 'toolu_t1', toolName: 'lookup_order', input: { orderId: '1001' } },
+    ]);
+    expect(first.usage.reasoningTokens).toBe(0);
+  });
+
+  it('continues a thinking tool loop with the thinking blocks sent back verbatim, first in the assistant turn', async () => {
+    const { first, continuation } = await thinkingToolCall();
+    server.script('anthropic', [{ text: 'Order 1001 has shipped.' }]);
+    const second = await callAnthropic(stepInput('anthropic', continuation, { model: thinkingModel }), options());
+
+    expect(second.message.content).toEqual([{ type: 'text', text: 'Order 1001 has shipped.' }]);
+    const { body, errors } = lastRequest();
+    expect(errors).toEqual([]);
+    const [thinking, redacted] = first.message.content as Array<{ text: string; signature?: string; redactedData?: string }>;
+    expect(body.messages[1].content.slice(0, 2)).toEqual([
+      { type: 'thinking', thinking: thinking.text, signature: thinking.signature },
+      { type: 'redacted_thinking', data: redacted.redactedData },
+    ]);
+  });
+
+  it('is refused, as by the API, when a thinking block comes back changed or missing', async () => {
+    const { continuation } = await thinkingToolCall();
+    const assistant = continuation[1] as Extract<Message, { role: 'assistant' }>;
+    const tampered = structuredClone(continuation);
+    (tampered[1] as typeof assistant).content[0] = { ...(assistant.content[0] as object), text: 'The user wants order 1002.' } as (typeof assistant.content)[number];
+    const tamperedFailure = await failureOf(callAnthropic(stepInput('anthropic', tampered, { model: thinkingModel }), options()));
+    expect(tamperedFailure).toMatchObject({ nonRetryable: true, type: 'ProviderBadRequestError' });
+    expect(tamperedFailure.message).toContain('Invalid `signature` in `thinking` block');
+
+    const stripped = structuredClone(continuation);
+    (stripped[1] as typeof assistant).content = assistant.content.filter((part) => part.type !== 'reasoning');
+    const strippedFailure = await failureOf(callAnthropic(stepInput('anthropic', stripped, { model: thinkingModel }), options()));
+    expect(strippedFailure.message).toContain('a final `assistant` message must start with a thinking block');
+
+    const oneDropped = structuredClone(continuation);
+    (oneDropped[1] as typeof assistant).content = assistant.content.filter((part, index) => index !== 1);
+    const droppedFailure = await failureOf(callAnthropic(stepInput('anthropic', oneDropped, { model: thinkingModel }), options()));
+    expect(droppedFailure.message).toContain('cannot be modified');
+  });
+
+  it("sends only its own provider's signed reasoning: other reasoning is dropped, never turned into text", () => {
+    const converted = convertToAnthropicMessages([
+      { role: 'user', content: 'Hi' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'reasoning', provider: 'openai', text: 'an OpenAI summary' },
+          { type: 'reasoning', provider: 'anthropic', text: 'unsigned, so not from Claude' },
+          { type: 'reasoning', provider: 'anthropic', text: 'signed', signature: 'sig' },
+          { type: 'text', text: 'Hello.' },
+        ],
+      },
+      { role: 'user', content: 'Again' },
+    ]);
+    expect(converted[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'signed', signature: 'sig' },
+        { type: 'text', text: 'Hello.' },
+      ],
+    });
+  });
+
+  it('reports cache reads as cached input tokens and thinking tokens as reasoning tokens', () => {
+    expect(
+      convertAnthropicUsage({ input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 100, output_tokens: 40, output_tokens_details: { thinking_tokens: 30 } }),
+    ).toEqual({ inputTokens: 115, outputTokens: 40, cachedInputTokens: 100, reasoningTokens: 30 });
+    expect(convertAnthropicUsage({ input_tokens: 10, output_tokens: 4 })).toEqual({ inputTokens: 10, outputTokens: 4 });
   });
 
   it('honours a retry-after given as an HTTP date on an overloaded (529) response', async () => {
@@ -620,6 +790,19 @@ describe('validateOpenAIRequest', () => {
       'you must provide a model parameter',
       expect.stringContaining("Invalid 'messages': empty array"),
     ]);
+  });
+});
+
+describe('validateAnthropicRequest: thinking', () => {
+  const base = { model: 'claude-test', messages: [{ role: 'user', content: 'Hi' }] };
+  it('wants 1024 <= budget_tokens < max_tokens, and no temperature but 1 while thinking', () => {
+    expect(validateAnthropicRequest({ ...base, max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2048 } })).toEqual([]);
+    expect(validateAnthropicRequest({ ...base, max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 512 } })).toEqual([
+      'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024',
+    ]);
+    expect(validateAnthropicRequest({ ...base, max_tokens: 2048, thinking: { type: 'enabled', budget_tokens: 2048 } })[0]).toMatch(/^`max_tokens` must be greater than `thinking.budget_tokens`/);
+    expect(validateAnthropicRequest({ ...base, max_tokens: 4000, temperature: 0.3, thinking: { type: 'adaptive' } })[0]).toMatch(/^`temperature` may only be set to 1/);
+    expect(validateAnthropicRequest({ ...base, max_tokens: 4000, thinking: { type: 'on' } })).toHaveLength(1);
   });
 });
 

@@ -74,7 +74,7 @@ describe("npm start's demo model", () => {
   it('uses a real provider when its key is set, and TURNPIKE_PROVIDER / TURNPIKE_MODEL when given', () => {
     expect(modelFromEnvironment({})).toEqual({ provider: 'scripted', model: 'demo' });
     expect(modelFromEnvironment({ OPENAI_API_KEY: 'k' })).toEqual({ provider: 'openai', model: 'gpt-4.1-mini' });
-    expect(modelFromEnvironment({ ANTHROPIC_API_KEY: 'k' })).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+    expect(modelFromEnvironment({ ANTHROPIC_API_KEY: 'k' })).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-6' });
     expect(modelFromEnvironment({ OPENAI_API_KEY: 'k', TURNPIKE_PROVIDER: 'anthropic', TURNPIKE_MODEL: 'claude-x' })).toEqual({ provider: 'anthropic', model: 'claude-x' });
     expect(() => modelFromEnvironment({ TURNPIKE_PROVIDER: 'gemini' })).toThrow(/must be openai, anthropic or scripted/);
   });

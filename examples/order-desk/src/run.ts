@@ -5,7 +5,7 @@
  * as the lead through `turnpike/client`, and prints the order workflow's result as JSON.
  *
  * The model is turnpike's offline `scripted` demo model unless ORDER_DESK_MODEL names a real
- * one (`openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-5`; the key comes from the environment).
+ * one (`openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-6`; the key comes from the environment).
  */
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';

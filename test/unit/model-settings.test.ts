@@ -1,0 +1,74 @@
+/** The turn's check of provider options, the usage sum, and how reasoning is shown: pure helpers, no Temporal. */
+import picocolors from 'picocolors';
+import { describe, expect, it } from 'vitest';
+import { messageLines, usageText } from '../../cli/format.js';
+import { hasContent } from '../../workflows/cut-off-step.js';
+import { modelSettingsProblem } from '../../workflows/model-settings.js';
+import type { ModelSettings } from '../../workflows/types.js';
+import { addUsage } from '../../workflows/usage.js';
+
+const anthropic = (extra: Record<string, unknown>): ModelSettings => ({ provider: 'anthropic', model: 'claude-sonnet-4-6', maxTokens: 8000, ...extra });
+
+describe('modelSettingsProblem', () => {
+  it('accepts settings without provider options, and valid thinking and reasoning effort', () => {
+    expect(modelSettingsProblem({ provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 10, temperature: 0.2 })).toBeUndefined();
+    expect(modelSettingsProblem(anthropic({ thinking: { type: 'enabled', budgetTokens: 1024 } }))).toBeUndefined();
+    expect(modelSettingsProblem(anthropic({ thinking: { type: 'adaptive' } }))).toBeUndefined();
+    expect(modelSettingsProblem(anthropic({ thinking: { type: 'disabled' }, temperature: 0.2 }))).toBeUndefined();
+    expect(modelSettingsProblem({ provider: 'openai', model: 'o4-mini', reasoningEffort: 'high' })).toBeUndefined();
+  });
+
+  it.each([
+    [anthropic({ thinking: { type: 'enabled', budgetTokens: 512 } }), 'model.thinking.budgetTokens must be an integer of at least 1024 (got 512)'],
+    [anthropic({ thinking: { type: 'enabled' } }), 'model.thinking.budgetTokens must be an integer of at least 1024 (got undefined)'],
+    [anthropic({ thinking: { type: 'enabled', budgetTokens: 8000 } }), 'model.thinking.budgetTokens (8000) must be less than model.maxTokens (8000)'],
+    [{ provider: 'anthropic', model: 'claude-sonnet-4-6', thinking: { type: 'enabled', budgetTokens: 5000 } }, 'must be less than model.maxTokens (4096, the default)'],
+    [anthropic({ thinking: { type: 'enabled', budget_tokens: 2048 } }), 'model.thinking has unknown field(s) budget_tokens for type "enabled" (the field is budgetTokens)'],
+    [anthropic({ thinking: { type: 'on' } }), 'model.thinking.type must be one of enabled, adaptive, disabled (got "on")'],
+    [anthropic({ thinking: true }), 'model.thinking must be an object'],
+    [anthropic({ thinking: { type: 'adaptive' }, temperature: 0.5 }), 'model.temperature must be left out (or 1)'],
+    [{ provider: 'openai', model: 'o4-mini', thinking: { type: 'adaptive' } }, 'model.thinking is an Anthropic option; provider "openai" does not take it'],
+    [{ provider: 'anthropic', model: 'claude-sonnet-4-6', reasoningEffort: 'low' }, 'model.reasoningEffort is an OpenAI option; provider "anthropic" does not take it'],
+    [{ provider: 'openai', model: 'o4-mini', reasoningEffort: 'extreme' }, 'model.reasoningEffort must be one of none, minimal, low, medium, high, xhigh (got "extreme")'],
+  ] as Array<[ModelSettings, string]>)('refuses %j, naming the field', (settings, message) => {
+    expect(modelSettingsProblem(settings)).toContain(message);
+  });
+});
+
+describe('addUsage', () => {
+  it('sums every count, and adds the optional ones only once a step reported them', () => {
+    const total = { inputTokens: 0, outputTokens: 0 };
+    addUsage(total, { inputTokens: 10, outputTokens: 5 });
+    expect(total).toEqual({ inputTokens: 10, outputTokens: 5 });
+    addUsage(total, { inputTokens: 20, outputTokens: 7, cachedInputTokens: 16, reasoningTokens: 3 });
+    addUsage(total, { inputTokens: 1, outputTokens: 1, cachedInputTokens: 0, reasoningTokens: 2 });
+    expect(total).toEqual({ inputTokens: 31, outputTokens: 13, cachedInputTokens: 16, reasoningTokens: 5 });
+  });
+});
+
+describe('the CLI', () => {
+  const plain = picocolors.createColors(false);
+
+  it('shows cached and reasoning tokens only when reported, and reasoning apart from the reply', () => {
+    expect(usageText({ inputTokens: 120, outputTokens: 40 })).toBe('120 in / 40 out tokens');
+    expect(usageText({ inputTokens: 120, outputTokens: 40, cachedInputTokens: 80, reasoningTokens: 30 })).toBe('120 in (80 cached) / 40 out (30 reasoning) tokens');
+    expect(
+      messageLines(
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', provider: 'anthropic', text: 'Look\nit up first.', signature: 'sig' },
+            { type: 'reasoning', provider: 'anthropic', text: '', redactedData: 'opaque' },
+            { type: 'text', text: 'Looking it up.' },
+          ],
+        },
+        plain,
+      ),
+    ).toEqual(['(anthropic reasoning) Look it up first.', '(anthropic reasoning, redacted)', 'Looking it up.']);
+  });
+
+  it('counts reasoning alone as no reply in a cut-off step', () => {
+    expect(hasContent({ role: 'assistant', content: [{ type: 'reasoning', provider: 'anthropic', text: 'Thinking…', signature: 'sig' }] })).toBe(false);
+    expect(hasContent({ role: 'assistant', content: [{ type: 'reasoning', provider: 'anthropic', text: 'Thinking…', signature: 'sig' }, { type: 'text', text: 'Part' }] })).toBe(true);
+  });
+});
