@@ -38,6 +38,8 @@ export interface ApiOptions {
   oidc?: OidcOptions;
   /** Any other way to authenticate; tried after `tokens` and `oidc`. */
   authenticate?: Authenticator;
+  /** Parked turns a listing reads at most. Default 5,000. */
+  listingLimit?: number;
   /** When set, every decision must carry the signed token the approval was listed with. */
   decisionSecret?: string;
   /** Shown by the dashboard as links, e.g. http://127.0.0.1:8233. */
@@ -47,6 +49,8 @@ export interface ApiOptions {
 }
 
 const LISTING_TTL_MS = 500;
+/** Parked turns one listing reads at most (each costs a `turnState` query). */
+const DEFAULT_LISTING_LIMIT = 5_000;
 
 const modelSchema = z.looseObject({ provider: z.enum(['openai', 'anthropic', 'scripted']), model: z.string().min(1) });
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
@@ -171,7 +175,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   let listing: { at: number; calls: Promise<ParkedCall[]> } | undefined;
   const parkedCalls = (): Promise<ParkedCall[]> => {
     if (!listing || Date.now() - listing.at > LISTING_TTL_MS) {
-      const calls = options.client.listParkedCalls();
+      const calls = options.client.listParkedCalls({ limit: options.listingLimit ?? DEFAULT_LISTING_LIMIT });
       listing = { at: Date.now(), calls };
       calls.catch(() => (listing = undefined));
     }
