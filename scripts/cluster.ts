@@ -61,7 +61,11 @@ async function main(): Promise<void> {
     );
     process.exit(1);
   }
-  const relative = (file: string) => path.relative(process.cwd(), file) || '.';
+  // Paths inside the clone are shown relative to it, others in full.
+  const relative = (file: string) => {
+    const inside = path.relative(process.cwd(), file);
+    return inside.startsWith('..') || path.isAbsolute(inside) ? file : inside || '.';
+  };
   console.log(`turnpike cluster: Temporal server ${TEMPORAL_SERVER_VERSION} on PostgreSQL, ${options.workers} worker(s)${options.ui ? `, Web UI ${TEMPORAL_UI_VERSION}` : ''}; data in ${relative(options.directory)}`);
 
   // Set once everything runs. A Ctrl-C while starting (a first run builds for minutes) exits at
@@ -118,7 +122,7 @@ async function main(): Promise<void> {
   }
 
   const parked = await parkedTurns(cluster.address, cluster.namespace).catch(() => undefined);
-  const cli = relative(cluster.cli).startsWith('..') ? cluster.cli : relative(cluster.cli);
+  const cli = relative(cluster.cli);
   console.log(`
 turnpike cluster is up (${((Date.now() - started) / 1000).toFixed(1)}s).
   Temporal:   ${cluster.address} (namespace ${cluster.namespace}), server ${TEMPORAL_SERVER_VERSION}, SQL visibility

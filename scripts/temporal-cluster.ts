@@ -389,9 +389,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     for (const stop of stack.reverse()) await stop().catch(() => undefined);
   };
   try {
-    const binaries = await timed(log, 'Temporal server and SQL tool (Go module proxy, cached)', () => ensureTemporalServer({ log }));
-    const cli = await timed(log, 'Temporal CLI (cached)', () => ensureTemporalCli({ log }));
-    const uiBinary = options.ui ? await timed(log, 'Temporal Web UI (cached)', () => ensureTemporalUi({ log })) : undefined;
+    const binaries = await timed(log, 'Temporal server and SQL tool (built from the Go module proxy once, then cached)', () => ensureTemporalServer({ log }));
+    const cli = await timed(log, 'Temporal CLI (built once, then cached)', () => ensureTemporalCli({ log }));
+    const uiBinary = options.ui ? await timed(log, 'Temporal Web UI (built once, then cached)', () => ensureTemporalUi({ log })) : undefined;
 
     const existing = existsSync(path.join(options.directory, 'pg', 'PG_VERSION'));
     const postgres = await timed(log, `PostgreSQL on 127.0.0.1:${options.ports.postgres}${existing ? ' (existing data)' : ''}`, () =>
