@@ -32,7 +32,7 @@ const WELL_KNOWN_GO = ['/usr/local/go/bin/go'];
 
 /** `GO`, then `go` on PATH, then Go's default install location; undefined when there is none. */
 export function findGo(): string | undefined {
-  if (process.env.GO) return process.env.GO;
+  if (process.env.GO) return isExecutable(process.env.GO) ? process.env.GO : undefined;
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
     if (dir && isExecutable(path.join(dir, 'go'))) return path.join(dir, 'go');
   }
@@ -101,8 +101,7 @@ export async function goInstall(options: GoInstallOptions): Promise<void> {
   const go = findGo();
   if (!go) {
     throw new GoBuildError(
-      `turnpike needs Go ${options.minimumGo} or newer to build ${options.what} and could not find it.\n` +
-        '  Install Go (https://go.dev/dl/, or /usr/local/go/bin/go), or set GO=/path/to/go.',
+      `turnpike needs Go ${options.minimumGo} or newer to build ${options.what} and found none${process.env.GO ? ` (GO=${process.env.GO} is not an executable)` : ''}: install it (https://go.dev/dl/) or set GO=/path/to/go.`,
     );
   }
   const started = Date.now();
@@ -110,10 +109,11 @@ export async function goInstall(options: GoInstallOptions): Promise<void> {
     options.log(`turnpike: still building ${options.what} (${seconds}s)...`),
   );
   if (result.code !== 0) {
-    const tail = result.output.trim().split('\n').slice(-15).join('\n  ');
+    // The first line says what failed and why (Go's last line); Go's output follows for detail.
+    const lines = result.output.trim().split('\n');
     throw new GoBuildError(
-      `turnpike could not build ${options.what} (go install exited with ${result.code}):\n  ${tail}\n` +
-        `  Check that Go ${options.minimumGo} or newer is installed (${go}) and the Go module proxy is reachable.`,
+      `turnpike could not build ${options.what} with ${go} (needs Go ${options.minimumGo}+ and the Go module proxy): ${lines.at(-1) ?? `exit ${result.code}`}\n` +
+        `  go install output:\n  ${lines.slice(-15).join('\n  ')}`,
     );
   }
   options.log(`turnpike: built ${options.what} in ${Math.round((Date.now() - started) / 1000)}s`);
@@ -122,7 +122,7 @@ export async function goInstall(options: GoInstallOptions): Promise<void> {
 /** The directory of a module's source in the module cache (`go mod download -json`). */
 export async function goModuleDirectory(moduleAtVersion: string, what: string): Promise<string> {
   const go = findGo();
-  if (!go) throw new GoBuildError(`turnpike needs Go to download ${what} and could not find it. Install Go or set GO=/path/to/go.`);
+  if (!go) throw new GoBuildError(`turnpike needs Go to download ${what} and found none: install it (https://go.dev/dl/) or set GO=/path/to/go.`);
   const result = await runGo(go, ['mod', 'download', '-json', moduleAtVersion], goEnvironment({}), undefined, 20 * 60_000);
   let directory: string | undefined;
   try {
