@@ -25,6 +25,12 @@ export default defineConfig({
         // Kills workers and restarts servers: each file brings its own dev server.
         test: { name: 'chaos', include: ['test/chaos/**/*.test.ts'], testTimeout: 300_000 },
       },
+      {
+        extends: true,
+        // PostgreSQL, a Temporal server built from source and worker processes, all its own. The
+        // hook's limit covers a first run that builds the server and the Web UI with Go.
+        test: { name: 'cluster', include: ['test/cluster/**/*.test.ts'], testTimeout: 1_200_000, hookTimeout: 2_700_000 },
+      },
     ],
   },
 });

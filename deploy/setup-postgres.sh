@@ -18,7 +18,9 @@ set -eu
 : "${SQL_PASSWORD:?SQL_PASSWORD must be set (temporal-sql-tool reads the password from it)}"
 DB_PORT="${DB_PORT:-5432}"
 DB="${DB:-postgres12}"
-SCHEMA_ROOT=/etc/temporal/schema/postgresql/v12
+# Where the admin-tools image keeps the schema files; `npm run cluster` points it at the copy
+# taken from the go.temporal.io/server module of the same version.
+SCHEMA_ROOT="${SCHEMA_ROOT:-/etc/temporal/schema/postgresql/v12}"
 
 sql_tool() {
   temporal-sql-tool --plugin "$DB" --ep "$POSTGRES_SEEDS" -p "$DB_PORT" -u "$POSTGRES_USER" "$@"
