@@ -65,6 +65,23 @@ export interface TurnpikeClientOptions {
   taskQueue?: string;
 }
 
+/** Queries a listing runs at once (see `listParkedCalls`). */
+const LISTING_CONCURRENCY = 32;
+
+/** `items.map(work)` with at most `limit` in flight, results in order. */
+async function mapWithConcurrency<Item, Result>(items: readonly Item[], limit: number, work: (item: Item) => Promise<Result>): Promise<Result[]> {
+  const results = new Array<Result>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
 /** Unwraps a failed update into the rejection the workflow's validator gave. */
 async function rejections<T>(promise: Promise<T>): Promise<T> {
   try {
@@ -182,22 +199,16 @@ export class TurnpikeClient {
       if (execution.status.name === 'RUNNING' || execution.status.name === 'COMPLETED') turns.push({ id: execution.workflowId, running: execution.status.name === 'RUNNING' });
       if (turns.length >= 2_000) break;
     }
-    const decisions: TurnDecision[] = [];
-    // A few turns at a time: each is one query or one result read.
-    for (let start = 0; start < turns.length; start += 20) {
-      const batch = await Promise.all(
-        turns.slice(start, start + 20).map(async ({ id, running }) => {
-          try {
-            const found = running ? ((await this.turnState(id)).decisions ?? []) : decisionsOfResult(await this.turn(id).result());
-            return found.map((decision) => ({ ...decision, turnWorkflowId: id }));
-          } catch {
-            return []; // It ended between the listing and the read, or is not a turn of ours.
-          }
-        }),
-      );
-      decisions.push(...batch.flat());
-    }
-    return selectDecisions(decisions, query);
+    // A bounded number at a time: each is one query (a replay, for a turn out of the cache) or one result read.
+    const found = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, running }) => {
+      try {
+        const decisions = running ? ((await this.turnState(id)).decisions ?? []) : decisionsOfResult(await this.turn(id).result());
+        return decisions.map((decision) => ({ ...decision, turnWorkflowId: id }));
+      } catch {
+        return []; // It ended between the listing and the read, or is not a turn of ours.
+      }
+    });
+    return selectDecisions(found.flat(), query);
   }
 
   /**
@@ -211,12 +222,12 @@ export class TurnpikeClient {
       ids.push(execution.workflowId);
       if (ids.length >= (options.limit ?? 500)) break;
     }
-    const states = await Promise.all(
-      ids.map((id) =>
-        this.turnState(id).then(
-          (state) => ({ id, state }),
-          () => undefined, // It finished between the listing and the query.
-        ),
+    // A bounded number of queries at a time: a parked turn is usually out of the worker's cache,
+    // so each query replays it, and thousands at once would time out instead of finishing sooner.
+    const states = await mapWithConcurrency(ids, LISTING_CONCURRENCY, (id) =>
+      this.turnState(id).then(
+        (state) => ({ id, state }),
+        () => undefined, // It finished between the listing and the query.
       ),
     );
     return states.flatMap((entry) =>
