@@ -9,7 +9,7 @@ export function createFloorActivities() {
       return 0;
     },
     /** Mirrors turnpike's `callModel` activity: one per step; the last step answers. */
-    async callModel({ step, last }: { step: number; last: boolean }): Promise<{ step: number; last: boolean }> {
+    async callModel({ step, last }: { step: number; last: boolean; messages?: unknown[] }): Promise<{ step: number; last: boolean }> {
       return { step, last };
     },
     /** Mirrors turnpike's `prepareToolCalls` local activity: one per tool step. */

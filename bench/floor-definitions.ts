@@ -23,6 +23,12 @@ export interface FloorTurnInput {
   toolSteps: number;
   /** Park on the update before the first tool step's tool runs. */
   approval?: boolean;
+  /**
+   * The conversation, ending with the turn's user message. When given, every `callModel`
+   * carries it, grown by each step's tool call and result, as any workflow that calls a model
+   * must; absent, `callModel` gets only the step number (the per-step figures).
+   */
+  messages?: unknown[];
 }
 
 export interface FloorTurnResult {

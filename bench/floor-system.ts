@@ -2,6 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { FLOOR_WORKFLOW, floorApproveUpdate, floorParkedQuery, type FloorTurnInput, type FloorTurnResult } from './floor-definitions.js';
+import type { Message } from '../workflows/types.js';
+import { scriptedPrompt } from './bench-tools.js';
 import { approvalRequest, nextWorkflowId, type SystemUnderTest } from './system.js';
 import type { WorkerHandle } from './worker-handle.js';
 
@@ -20,8 +22,9 @@ export class FloorSystem implements SystemUnderTest {
     return this.client.workflow.start(FLOOR_WORKFLOW, { taskQueue: this.taskQueue, workflowId: nextWorkflowId(this.name, what), args: [input] });
   }
 
-  startTurn(steps: number): Promise<WorkflowHandle> {
-    return this.start({ toolSteps: steps - 1 }, `turn${steps}`);
+  startTurn(steps: number, history?: Message[]): Promise<WorkflowHandle> {
+    const messages = history ? [...history, { role: 'user', content: scriptedPrompt(steps) }] : undefined;
+    return this.start({ toolSteps: steps - 1, ...(messages ? { messages } : {}) }, `turn${steps}`);
   }
 
   async finishTurn(handle: WorkflowHandle, steps: number): Promise<void> {

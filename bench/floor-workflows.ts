@@ -18,7 +18,7 @@ import { floorApproveUpdate, floorParkedQuery, type FloorTurnInput, type FloorTu
 const { describeTools, prepareToolCalls } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '30s' });
 const { callModel, executeTool } = proxyActivities<FloorActivities>({ startToCloseTimeout: '60s' });
 
-export async function floorTurn({ toolSteps, approval }: FloorTurnInput): Promise<FloorTurnResult> {
+export async function floorTurn({ toolSteps, approval, messages }: FloorTurnInput): Promise<FloorTurnResult> {
   let approved = false;
   let parked = false;
   setHandler(floorParkedQuery, () => parked && !approved);
@@ -26,16 +26,24 @@ export async function floorTurn({ toolSteps, approval }: FloorTurnInput): Promis
     approved = true;
     return { approvalId: request.approvalId, approved: request.approved };
   });
+  const conversation = messages ? [...messages] : undefined;
   await describeTools();
   for (let step = 1; step <= toolSteps; step++) {
-    await callModel({ step, last: false });
+    await callModel({ step, last: false, ...(conversation ? { messages: conversation } : {}) });
     await prepareToolCalls({ step });
     if (approval && step === 1) {
       parked = true;
       await condition(() => approved);
     }
-    await executeTool({ i: step });
+    const output = await executeTool({ i: step });
+    if (conversation) {
+      const toolCallId = `call_${step}`;
+      conversation.push(
+        { role: 'assistant', content: [{ type: 'tool-call', toolCallId, toolName: 'bench_tool', input: { i: step } }] },
+        { role: 'tool', content: [{ type: 'tool-result', toolCallId, toolName: 'bench_tool', output }] },
+      );
+    }
   }
-  await callModel({ step: toolSteps + 1, last: true });
+  await callModel({ step: toolSteps + 1, last: true, ...(conversation ? { messages: conversation } : {}) });
   return { steps: toolSteps + 1 };
 }

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { TEMPORAL_CLI_VERSION, temporalCliVersion } from '../scripts/temporal-cli.js';
 
 export interface MachineInfo {
@@ -14,6 +15,8 @@ export interface MachineInfo {
   node: string;
   temporalCli: { pinned: string; reported: string };
   temporalSdk: string;
+  /** `@temporalio/ai-sdk` and the AI SDK packages it ran with (`missing` when not installed). */
+  aiSdkPackages: Record<string, string>;
   /** The code measured: commit, and files under workflows/, activities/, worker/ changed since it. */
   git: { commit: string; uncommittedRuntimeFiles: string[] };
   /** 1-minute load average at the start and the end: a noisy neighbour shows up here. */
@@ -27,6 +30,21 @@ function sdkVersion(): string {
   } catch {
     return 'unknown';
   }
+}
+
+const AI_SDK_PACKAGES = ['@temporalio/ai-sdk', 'ai', '@ai-sdk/openai', '@ai-sdk/provider'];
+
+function aiSdkPackages(): Record<string, string> {
+  return Object.fromEntries(
+    AI_SDK_PACKAGES.map((name) => {
+      try {
+        const file = fileURLToPath(new URL(`../node_modules/${name}/package.json`, import.meta.url));
+        return [name, (JSON.parse(readFileSync(file, 'utf8')) as { version: string }).version];
+      } catch {
+        return [name, 'missing'];
+      }
+    }),
+  );
 }
 
 function gitState(): MachineInfo['git'] {
@@ -46,6 +64,7 @@ export function machineInfo(cli: string): MachineInfo {
     node: process.version,
     temporalCli: { pinned: TEMPORAL_CLI_VERSION, reported: temporalCliVersion(cli) },
     temporalSdk: sdkVersion(),
+    aiSdkPackages: aiSdkPackages(),
     git: gitState(),
     loadAverage: { start: os.loadavg()[0] },
   };

@@ -34,10 +34,29 @@ export function renderMarkdown(results: BenchResults): string {
       '',
     );
   }
-  lines.push('| figure | turnpike | floor | ratio | target | met? |', '|---|---|---|---|---|---|');
+  const notMeasured = Object.entries(results.aiSdkNotMeasured ?? {});
+  const packages = machine.aiSdkPackages ? Object.entries(machine.aiSdkPackages).map(([name, version]) => `${name} ${version}`).join(', ') : 'versions not recorded';
+  if (notMeasured.length > 0) {
+    for (const [scope, reason] of notMeasured) lines.push(`**ai-sdk: not measured${scope === 'run' ? '' : ` in ${scope}`} — ${reason}**`, '');
+  }
+  if (notMeasured.every(([scope]) => scope !== 'run')) {
+    lines.push(
+      `The ai-sdk columns compare \`@temporalio/ai-sdk\` (${packages}; AI SDK \`generateText\` in the workflow, \`AiSdkPlugin\`'s \`invokeModel\` activity, ` +
+        '`@ai-sdk/openai` Chat Completions, the two tools as `tool()`s whose `execute` runs an activity, `stopWhen: stepCountIs(10)`) with turnpike running the same turns ' +
+        'through its `openai` provider: both call the same fake OpenAI server over HTTP, which answers the same prompts with the same tool calls as the scripted model, so ' +
+        '"turnpike (OpenAI fake)" differs from "turnpike" by that HTTP round trip. turnpike gzips payloads of 4 KiB or more (its data converter); the floor and ai-sdk run ' +
+        "with Temporal's default converter, as their users would by default. ai-sdk has no parked turns here, so resume, capacity and payload are turnpike and floor only.",
+      '',
+    );
+  }
+  lines.push(
+    '| figure | turnpike | floor | turnpike ÷ floor | turnpike (OpenAI fake) | ai-sdk | turnpike ÷ ai-sdk | target | met? |',
+    '|---|---|---|---|---|---|---|---|---|',
+  );
   for (const row of rows) {
     const met = row.met === null ? (row.target === '—' ? '' : `n/a${row.note ? ` (${row.note})` : ''}`) : row.met ? '**met**' : '**not met**';
-    lines.push(`| ${cell(row.figure)} | ${cell(row.turnpike)} | ${cell(row.floor)} | ${cell(row.ratio)} | ${cell(row.target)} | ${met} |`);
+    const aiSdk = row.aiSdk ? [row.aiSdk.turnpike, row.aiSdk.aiSdk, row.aiSdk.ratio] : ['—', '—', '—'];
+    lines.push(`| ${[row.figure, row.turnpike, row.floor, row.ratio, ...aiSdk, row.target].map(cell).join(' | ')} | ${met} |`);
   }
   if (figures.payload) {
     lines.push('', 'What a client sends to continue a parked turn, by conversation length:', '');

@@ -18,12 +18,17 @@ export interface Figures {
   payload?: ResumePayloadFigures;
 }
 
-/** One line of the report: a figure for both systems, and the target it is held to if any. */
+/** One line of the report: a figure for every system, and the target it is held to if any. */
 export interface ReportRow {
   figure: string;
   turnpike: string;
   floor: string;
   ratio: string;
+  /**
+   * The `@temporalio/ai-sdk` comparison, where measured: turnpike with its openai provider and
+   * ai-sdk, both against the fake OpenAI server, and turnpike / ai-sdk.
+   */
+  aiSdk?: { turnpike: string; aiSdk: string; ratio: string };
   target: string;
   /** `null`: no target for this figure, or it was not measured at the size the target names. */
   met: boolean | null;
@@ -36,6 +41,11 @@ export interface BenchResults {
   /** The settings each worker ran with: turnpike's from `createWorker`, the floor given the same cache and slots. */
   workerSettings?: { turnpike: WorkerSettings; floor: WorkerSettings };
   figures: Figures;
+  /**
+   * Why `@temporalio/ai-sdk` was not measured: `run` for the whole run, else by scenario.
+   * Empty when it was measured wherever it is compared (latency, throughput, history).
+   */
+  aiSdkNotMeasured: Record<string, string>;
   rows: ReportRow[];
   /** Scenarios that failed, with the error: a partial run still reports what it measured. */
   errors: Record<string, string>;

@@ -16,6 +16,7 @@ import { Client, Connection } from '@temporalio/client';
 import { turnpikeDataConverter } from '../client/payload-codec.js';
 import { startDevServer } from '../scripts/dev-server.js';
 import { writeBundles } from './bundles.js';
+import { startFakeOpenAI } from './fake-openai.js';
 import { startSystems, type BenchContext, type Systems } from './context.js';
 import { machineInfo } from './machine-info.js';
 import { parseBenchOptions, type ScenarioName } from './options.js';
@@ -49,12 +50,31 @@ async function main(): Promise<void> {
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'turnpike-bench-'));
   log(`turnpike bench${options.quick ? ' --quick' : ''}: ${options.scenarios.join(', ')}`);
 
-  const [server, bundles] = await Promise.all([startDevServer({ headless: true, dynamicConfig: options.serverDynamicConfig, log }), writeBundles(scratch)]);
-  log(`dev server on ${server.address}; bundles: turnpike ${(bundles.bytes.turnpike / 1024).toFixed(0)} KiB, floor ${(bundles.bytes.floor / 1024).toFixed(0)} KiB`);
+  const [server, bundles, fakeOpenAI] = await Promise.all([
+    startDevServer({ headless: true, dynamicConfig: options.serverDynamicConfig, log }),
+    writeBundles(scratch),
+    startFakeOpenAI(),
+  ]);
+  const kib = (bytes: number | undefined) => (bytes === undefined ? 'not built' : `${(bytes / 1024).toFixed(0)} KiB`);
+  log(`dev server on ${server.address}; fake OpenAI on ${fakeOpenAI.baseURL}; bundles: turnpike ${kib(bundles.bytes.turnpike)}, floor ${kib(bundles.bytes.floor)}, ai-sdk ${kib(bundles.bytes.aiSdk)}`);
   const connection = await Connection.connect({ address: server.address });
   // turnpike's workers compress large payloads; its clients must use the same converter.
   const client = new Client({ connection, namespace: server.namespace, dataConverter: turnpikeDataConverter });
-  const context: BenchContext = { client, address: server.address, namespace: server.namespace, options, bundlePaths: bundles, log };
+  const plainClient = new Client({ connection, namespace: server.namespace });
+  // Said in the report instead of leaving the comparison out silently.
+  const aiSdkNotMeasured: Record<string, string> = bundles.aiSdkError ? { run: bundles.aiSdkError } : {};
+  if (aiSdkNotMeasured.run) log(`ai-sdk not measured: ${aiSdkNotMeasured.run}`);
+  const context: BenchContext = {
+    client,
+    plainClient,
+    address: server.address,
+    namespace: server.namespace,
+    options,
+    bundlePaths: bundles,
+    openaiBaseURL: fakeOpenAI.baseURL,
+    aiSdkNotMeasured,
+    log,
+  };
   const machine = machineInfo(server.cli);
   const figures: Figures = {};
   const errors: Record<string, string> = {};
@@ -69,6 +89,8 @@ async function main(): Promise<void> {
         workerSettings ??= { turnpike: systems.turnpike.worker.settings, floor: systems.floor.worker.settings };
         const scenarioStarted = performance.now();
         (figures as Record<string, unknown>)[scenario] = await SCENARIO_RUNNERS[scenario](context, systems);
+        const rejected = fakeOpenAI.takeRejected();
+        if (rejected.length > 0) throw new Error(`the fake OpenAI server rejected ${rejected.length} requests, e.g. ${rejected[0]}`);
         log(`${scenario}: done in ${((performance.now() - scenarioStarted) / 1000).toFixed(1)} s`);
       } catch (error) {
         // Keep going: one broken scenario should not cost the figures of the others.
@@ -80,7 +102,7 @@ async function main(): Promise<void> {
     }
   } finally {
     await connection.close();
-    await server.stop();
+    await Promise.all([server.stop(), fakeOpenAI.close()]);
     rmSync(scratch, { recursive: true, force: true });
   }
 
@@ -90,6 +112,7 @@ async function main(): Promise<void> {
     options,
     ...(workerSettings ? { workerSettings } : {}),
     figures,
+    aiSdkNotMeasured,
     rows: reportRows(figures),
     errors,
     durationSeconds: (performance.now() - started) / 1000,

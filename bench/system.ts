@@ -1,10 +1,11 @@
 /**
- * A system under test: turnpike, or the floor it is compared with. Scenarios drive both
- * through this one interface so that every figure is measured the same way for each.
+ * A system under test: turnpike, the floor it is compared with, or `@temporalio/ai-sdk`.
+ * Scenarios drive them all through this one interface so that every figure is measured the
+ * same way for each.
  */
 import type { WorkflowHandle } from '@temporalio/client';
+import type { Message } from '../workflows/types.js';
 import type { WorkerHandle } from './worker-handle.js';
-import type { WorkerKind } from './worker-protocol.js';
 
 /** The approval every benchmark resume sends: the request turnpike's README documents. */
 export interface ApprovalRequest {
@@ -18,17 +19,24 @@ export function approvalRequest(approvalId: string): ApprovalRequest {
 }
 
 export interface SystemUnderTest {
-  readonly name: WorkerKind;
+  /** Unique per run: `turnpike`, `floor`, `turnpike-openai`, `ai-sdk`; keys the samples and workflow ids. */
+  readonly name: string;
   readonly taskQueue: string;
   readonly worker: WorkerHandle;
-  /** Starts a turn of `steps` model calls: `steps - 1` tool steps with one server tool call each, then an answer. */
-  startTurn(steps: number): Promise<WorkflowHandle>;
+  /**
+   * Starts a turn of `steps` model calls: `steps - 1` tool steps with one server tool call each,
+   * then an answer; `history` is the conversation before the turn's user message.
+   */
+  startTurn(steps: number, history?: Message[]): Promise<WorkflowHandle>;
   /**
    * Waits for a turn's result and checks it completed with the expected number of steps:
    * timings of turns that went wrong would be meaningless.
    */
   finishTurn(handle: WorkflowHandle, steps: number): Promise<void>;
-  /** Starts a turn that parks on one approval at its first step; after approval: 1 tool run and the answer (2 steps). */
+  /**
+   * Starts a turn that parks on one approval at its first step; after approval: 1 tool run and
+   * the answer (2 steps). Only turnpike and the floor implement parking.
+   */
   startParkedTurn(): Promise<WorkflowHandle>;
   /**
    * The approval id a client must learn before it can resume (turnpike: `turnState`), or
@@ -42,6 +50,6 @@ export interface SystemUnderTest {
 let sequence = 0;
 
 /** Workflow ids unique within a run and readable in the Web UI: `<system>-<what>-<n>`. */
-export function nextWorkflowId(system: WorkerKind, what: string): string {
+export function nextWorkflowId(system: string, what: string): string {
   return `${system}-${what}-${process.pid}-${++sequence}`;
 }

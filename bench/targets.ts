@@ -1,5 +1,6 @@
 /**
- * The report's rows: every figure next to the floor, and the targets turnpike is held to.
+ * The report's rows: every figure next to the floor and, where measured, next to
+ * `@temporalio/ai-sdk`, and the targets turnpike is held to (against the floor).
  *
  *   - per-step overhead within 1.3× the floor's;
  *   - resume latency p50 ≤ 50 ms and p99 ≤ 200 ms with 1,000 turns parked;
@@ -11,6 +12,8 @@
  * run reports the figure with `met: null`.
  */
 import type { Figures, ReportRow } from './results.js';
+import type { HistorySide } from './scenarios/history.js';
+import type { ThroughputSide } from './scenarios/throughput.js';
 import type { Summary } from './stats.js';
 
 export const TARGETS = {
@@ -34,6 +37,8 @@ const x = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}×` :
 const pair = (summary: Summary) => `${ms(summary.median)} / ${ms(summary.p99)}`;
 const ratioPair = (a: number, b: number) => `${x(a)} / ${x(b)}`;
 const judged = (applies: boolean, met: boolean) => (applies ? met : null);
+const tps = (side: ThroughputSide) => `${side.turnsPerSecond.toFixed(1)} turns/s`;
+const bytes = (value: number) => `${value.toFixed(0)} B`;
 
 export function reportRows(figures: Figures): ReportRow[] {
   const rows: ReportRow[] = [];
@@ -46,6 +51,7 @@ export function reportRows(figures: Figures): ReportRow[] {
         turnpike: pair(step.turnpike),
         floor: pair(step.floor),
         ratio: ratioPair(step.ratioMedian, step.ratioP99),
+        ...(step.aiSdk ? { aiSdk: { turnpike: pair(step.aiSdk.turnpike), aiSdk: pair(step.aiSdk.aiSdk), ratio: ratioPair(step.aiSdk.ratioMedian, step.aiSdk.ratioP99) } } : {}),
         target: '—',
         met: null,
       });
@@ -56,6 +62,7 @@ export function reportRows(figures: Figures): ReportRow[] {
       turnpike: ms(perStep.turnpike),
       floor: ms(perStep.floor),
       ratio: x(perStep.ratio),
+      ...(perStep.aiSdk ? { aiSdk: { turnpike: ms(perStep.aiSdk.turnpike), aiSdk: ms(perStep.aiSdk.aiSdk), ratio: x(perStep.aiSdk.ratio) } } : {}),
       target: `≤ ${TARGETS.perStepRatio}× floor`,
       met: perStep.ratio <= TARGETS.perStepRatio,
     });
@@ -85,9 +92,10 @@ export function reportRows(figures: Figures): ReportRow[] {
   if (throughput) {
     rows.push({
       figure: `Throughput, ${throughput.steps}-step turns, ${throughput.concurrency} concurrent starters (${throughput.turns} turns)`,
-      turnpike: `${throughput.turnpike.turnsPerSecond.toFixed(1)} turns/s`,
-      floor: `${throughput.floor.turnsPerSecond.toFixed(1)} turns/s`,
+      turnpike: tps(throughput.turnpike),
+      floor: tps(throughput.floor),
       ratio: x(throughput.ratio),
+      ...(throughput.aiSdk ? { aiSdk: { turnpike: tps(throughput.aiSdk.turnpike), aiSdk: tps(throughput.aiSdk.aiSdk), ratio: x(throughput.aiSdk.ratio) } } : {}),
       target: `≥ ${TARGETS.throughputRatio}× floor`,
       met: throughput.ratio >= TARGETS.throughputRatio,
     });
@@ -96,6 +104,15 @@ export function reportRows(figures: Figures): ReportRow[] {
       turnpike: ms(throughput.turnpike.workerCpuMsPerTurn),
       floor: ms(throughput.floor.workerCpuMsPerTurn),
       ratio: x(throughput.turnpike.workerCpuMsPerTurn / throughput.floor.workerCpuMsPerTurn),
+      ...(throughput.aiSdk
+        ? {
+            aiSdk: {
+              turnpike: ms(throughput.aiSdk.turnpike.workerCpuMsPerTurn),
+              aiSdk: ms(throughput.aiSdk.aiSdk.workerCpuMsPerTurn),
+              ratio: x(throughput.aiSdk.turnpike.workerCpuMsPerTurn / throughput.aiSdk.aiSdk.workerCpuMsPerTurn),
+            },
+          }
+        : {}),
       target: '—',
       met: null,
     });
@@ -135,38 +152,62 @@ export function reportRows(figures: Figures): ReportRow[] {
   }
 
   if (history) {
+    const { aiSdk } = history;
+    const tenSteps = (side: HistorySide) => `${side.bySteps[10].events} / ${side.bySteps[10].protoBytes} B`;
     rows.push({
       figure: 'History events per step',
       turnpike: history.turnpike.perStep.events.toFixed(1),
       floor: history.floor.perStep.events.toFixed(1),
       ratio: x(history.ratio.eventsPerStep),
+      ...(aiSdk ? { aiSdk: { turnpike: aiSdk.turnpike.perStep.events.toFixed(1), aiSdk: aiSdk.aiSdk.perStep.events.toFixed(1), ratio: x(aiSdk.ratio.eventsPerStep) } } : {}),
       target: '—',
       met: null,
     });
     rows.push({
       figure: 'History bytes per step (protobuf; 1→10 steps, marginal)',
-      turnpike: `${history.turnpike.perStep.protoBytes.toFixed(0)} B`,
-      floor: `${history.floor.perStep.protoBytes.toFixed(0)} B`,
+      turnpike: bytes(history.turnpike.perStep.protoBytes),
+      floor: bytes(history.floor.perStep.protoBytes),
       ratio: x(history.ratio.bytesPerStep),
+      ...(aiSdk ? { aiSdk: { turnpike: bytes(aiSdk.turnpike.perStep.protoBytes), aiSdk: bytes(aiSdk.aiSdk.perStep.protoBytes), ratio: x(aiSdk.ratio.bytesPerStep) } } : {}),
       target: '—',
       met: null,
     });
     rows.push({
       figure: 'History of a 10-step turn (events / protobuf bytes)',
-      turnpike: `${history.turnpike.bySteps[10].events} / ${history.turnpike.bySteps[10].protoBytes} B`,
-      floor: `${history.floor.bySteps[10].events} / ${history.floor.bySteps[10].protoBytes} B`,
+      turnpike: tenSteps(history.turnpike),
+      floor: tenSteps(history.floor),
       ratio: x(history.turnpike.bySteps[10].protoBytes / history.floor.bySteps[10].protoBytes),
+      ...(aiSdk ? { aiSdk: { turnpike: tenSteps(aiSdk.turnpike), aiSdk: tenSteps(aiSdk.aiSdk), ratio: x(aiSdk.turnpike.bySteps[10].protoBytes / aiSdk.aiSdk.bySteps[10].protoBytes) } } : {}),
       target: '—',
       met: null,
     });
     rows.push({
       figure: 'History events added by one park (approval turn − 2-step turn)',
-      turnpike: history.turnpike.perPark.events.toFixed(0),
-      floor: history.floor.perPark.events.toFixed(0),
+      turnpike: history.turnpike.perPark?.events.toFixed(0) ?? '—',
+      floor: history.floor.perPark?.events.toFixed(0) ?? '—',
       ratio: x(history.ratio.eventsPerPark),
       target: '—',
       met: null,
     });
+    const byConversation = history.byConversation ?? {};
+    const lengths = (byConversation.turnpike ?? []).map((row) => row.messages);
+    for (const [index, messages] of lengths.entries()) {
+      const at = (name: string) => byConversation[name]?.[index];
+      const cost = (name: string) => {
+        const row = at(name);
+        return row ? `${row.perStep.events.toFixed(1)} / ${bytes(row.perStep.protoBytes)}` : '—';
+      };
+      const bytesRatio = (a: string, b: string) => x((at(a)?.perStep.protoBytes ?? Number.NaN) / (at(b)?.perStep.protoBytes ?? Number.NaN));
+      rows.push({
+        figure: `History per model step after ${messages} prior messages (events / protobuf bytes; 1→3 steps, marginal)`,
+        turnpike: cost('turnpike'),
+        floor: cost('floor'),
+        ratio: bytesRatio('turnpike', 'floor'),
+        ...(at('ai-sdk') ? { aiSdk: { turnpike: cost('turnpike-openai'), aiSdk: cost('ai-sdk'), ratio: bytesRatio('turnpike-openai', 'ai-sdk') } } : {}),
+        target: '—',
+        met: null,
+      });
+    }
   }
 
   if (payload) {

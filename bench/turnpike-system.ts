@@ -1,25 +1,29 @@
-/** turnpike as a system under test: `agentTurn` turns with the scripted model and the benchmark's tools. */
+/**
+ * turnpike as a system under test: `agentTurn` turns with the benchmark's tools and the
+ * `scripted` model, or (`turnpike-openai`, for the comparison with `@temporalio/ai-sdk`) its
+ * `openai` provider against the fake OpenAI server, which answers as the scripted model does.
+ */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { AGENT_TURN_WORKFLOW, approveToolCallUpdate, turnStateQuery } from '../workflows/definitions.js';
 import type { agentTurn } from '../workflows/index.js';
-import type { AgentTurnInput, AgentTurnResult, Message, PendingToolCall } from '../workflows/types.js';
+import type { AgentTurnInput, AgentTurnResult, Message, ModelSettings, PendingToolCall } from '../workflows/types.js';
 import { PARKED_PROMPT, scriptedPrompt } from './bench-tools.js';
 import { approvalRequest, nextWorkflowId, type SystemUnderTest } from './system.js';
 import type { WorkerHandle } from './worker-handle.js';
 
-export const SCRIPTED_MODEL = { provider: 'scripted', model: 'demo' } as const;
+export const SCRIPTED_MODEL: ModelSettings = { provider: 'scripted', model: 'demo' };
 
-export function turnInput(prompt: string, history: Message[] = []): AgentTurnInput {
-  return { model: { ...SCRIPTED_MODEL }, messages: [...history, { role: 'user', content: prompt }] };
+export function turnInput(prompt: string, history: Message[] = [], model: ModelSettings = SCRIPTED_MODEL): AgentTurnInput {
+  return { model: { ...model }, messages: [...history, { role: 'user', content: prompt }] };
 }
 
 export class TurnpikeSystem implements SystemUnderTest {
-  readonly name = 'turnpike' as const;
-
   constructor(
     private readonly client: Client,
     readonly taskQueue: string,
     readonly worker: WorkerHandle,
+    readonly name: 'turnpike' | 'turnpike-openai' = 'turnpike',
+    private readonly model: ModelSettings = SCRIPTED_MODEL,
   ) {}
 
   /** Starts `agentTurn` with any input; the payload scenario passes long conversations. */
@@ -31,19 +35,19 @@ export class TurnpikeSystem implements SystemUnderTest {
     });
   }
 
-  startTurn(steps: number): Promise<WorkflowHandle> {
-    return this.start(turnInput(scriptedPrompt(steps)), `turn${steps}`);
+  startTurn(steps: number, history: Message[] = []): Promise<WorkflowHandle> {
+    return this.start(turnInput(scriptedPrompt(steps), history, this.model), `turn${steps}`);
   }
 
   async finishTurn(handle: WorkflowHandle, steps: number): Promise<void> {
     const result = (await handle.result()) as AgentTurnResult;
     if (result.status !== 'completed' || result.steps !== steps || result.toolCalls.some((call) => call.outcome !== 'executed' && call.outcome !== 'approved')) {
-      throw new Error(`turnpike turn ${handle.workflowId} did not complete as scripted: ${JSON.stringify({ status: result.status, steps: result.steps, expected: steps, toolCalls: result.toolCalls })}`);
+      throw new Error(`${this.name} turn ${handle.workflowId} did not complete as scripted: ${JSON.stringify({ status: result.status, steps: result.steps, expected: steps, toolCalls: result.toolCalls })}`);
     }
   }
 
   startParkedTurn(): Promise<WorkflowHandle> {
-    return this.start(turnInput(PARKED_PROMPT), 'parked');
+    return this.start(turnInput(PARKED_PROMPT, [], this.model), 'parked');
   }
 
   /** The turn's first pending call per `turnState`, or `undefined` while it has none (or has not run yet). */

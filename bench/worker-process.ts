@@ -1,6 +1,7 @@
 /**
- * A worker child process: runs one turnpike worker (`createWorker`, the benchmark's tools) or
- * one floor worker, and answers the parent's requests for its RSS and CPU time over IPC.
+ * A worker child process: runs one turnpike worker (`createWorker`, the benchmark's tools), one
+ * floor worker or one `@temporalio/ai-sdk` worker (`AiSdkPlugin`), and answers the parent's
+ * requests for its RSS and CPU time over IPC.
  *
  * Started by `worker-handle.ts` with `node --import tsx`; configured by the JSON in
  * `BENCH_WORKER_CONFIG` (see `WorkerProcessConfig`).
@@ -8,6 +9,8 @@
 import v8 from 'node:v8';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { ProviderV4 } from '@ai-sdk/provider';
+import { FAKE_OPENAI_KEY } from './fake-openai-settings.js';
 import { ThreadHeaps } from './thread-heaps.js';
 import type { ChildMessage, ParentMessage, ProcessSample, WorkerProcessConfig, WorkerSettings } from './worker-protocol.js';
 
@@ -73,12 +76,33 @@ async function main(): Promise<void> {
     workflowBundle: { codePath: config.bundlePath },
   };
   const extra = { interceptors: countingInterceptors, ...config.workerOptions };
+  if (config.openaiBaseURL) {
+    // turnpike's openai provider reads these on every call (the `turnpike-openai` turns).
+    process.env.OPENAI_BASE_URL = config.openaiBaseURL;
+    process.env.OPENAI_API_KEY = FAKE_OPENAI_KEY;
+  }
   // Imported by kind: the floor worker must not carry turnpike's modules (model SDKs, zod) in
-  // its memory, or its RSS would not be a floor.
+  // its memory, or its RSS would not be a floor; nor the ai-sdk worker turnpike's.
   let worker: Worker;
   if (config.kind === 'turnpike') {
     const [{ createWorker }, { benchTools }] = await Promise.all([import('../worker/create-worker.js'), import('./bench-tools.js')]);
     worker = await createWorker({ ...common, tools: benchTools, workerOptions: extra });
+  } else if (config.kind === 'ai-sdk') {
+    const [{ AiSdkPlugin }, { createOpenAI }, { createAiSdkActivities }] = await Promise.all([
+      import('@temporalio/ai-sdk'),
+      import('@ai-sdk/openai'),
+      import('./ai-sdk-activities.js'),
+    ]);
+    if (!config.openaiBaseURL) throw new Error('the ai-sdk worker needs openaiBaseURL');
+    const openai = createOpenAI({ baseURL: config.openaiBaseURL, apiKey: FAKE_OPENAI_KEY });
+    // The fake serves Chat Completions; `@ai-sdk/openai`'s languageModel() is the Responses API.
+    const modelProvider: ProviderV4 = {
+      specificationVersion: 'v4',
+      languageModel: (modelId) => openai.chat(modelId),
+      embeddingModel: (modelId) => openai.embeddingModel(modelId),
+      imageModel: (modelId) => openai.imageModel(modelId),
+    };
+    worker = await Worker.create({ ...common, plugins: [new AiSdkPlugin({ modelProvider })], activities: createAiSdkActivities(), ...extra });
   } else {
     const { createFloorActivities } = await import('./floor-activities.js');
     worker = await Worker.create({ ...common, activities: createFloorActivities(), ...extra });

@@ -6,7 +6,7 @@
 import type { WorkerOptions } from '@temporalio/worker';
 import type { ThreadHeap } from './thread-heaps.js';
 
-export type WorkerKind = 'turnpike' | 'floor';
+export type WorkerKind = 'turnpike' | 'floor' | 'ai-sdk';
 
 export interface WorkerProcessConfig {
   kind: WorkerKind;
@@ -17,6 +17,11 @@ export interface WorkerProcessConfig {
   bundlePath: string;
   /** Where the worker's Prometheus metrics are served (`host:port`). */
   metricsAddress: string;
+  /**
+   * The fake OpenAI server's base URL (`…/v1`): turnpike's `openai` provider and the ai-sdk
+   * worker's `@ai-sdk/openai` provider call it.
+   */
+  openaiBaseURL?: string;
   /** Worker option overrides; absent means the SDK defaults that `createWorker` leaves in place. */
   workerOptions?: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>;
 }

@@ -3,8 +3,16 @@
  * approval turn (parked, approved, completed) per system; the marginal cost of a step is
  * (size at 10 steps − size at 1 step) / 9, and the cost of a park is the approval turn minus
  * the 2-step turn (the same activities without the wait).
+ *
+ * Then the same per model step over a conversation: turns of 1 and 3 steps after 10, 100 and
+ * 1,000 prior messages (conversation.ts); per step = (3-step turn − 1-step turn) / 2, so the
+ * start event, which carries the conversation once, is not counted as a step.
+ *
+ * Where `@temporalio/ai-sdk` is measured, turnpike with its openai provider and ai-sdk, both
+ * against the fake OpenAI server, get the same figures except the park.
  */
 import type { BenchContext, Systems } from '../context.js';
+import { buildConversation } from '../conversation.js';
 import { waitFor } from '../pool.js';
 import { ratio } from '../stats.js';
 import type { SystemUnderTest } from '../system.js';
@@ -12,55 +20,103 @@ import { historySize, type HistorySize } from '../history-size.js';
 
 const STEPS = [1, 2, 3, 10];
 
+export interface StepCost {
+  events: number;
+  protoBytes: number;
+  jsonBytes: number;
+}
+
 export interface HistorySide {
   bySteps: Record<number, HistorySize>;
-  approvalTurn: HistorySize;
-  perStep: { events: number; protoBytes: number; jsonBytes: number };
-  perPark: { events: number; protoBytes: number };
+  approvalTurn?: HistorySize;
+  perStep: StepCost;
+  perPark?: { events: number; protoBytes: number };
+}
+
+/** One system's history over a conversation of `messages` prior messages. */
+export interface ConversationHistory {
+  messages: number;
+  oneStep: HistorySize;
+  threeSteps: HistorySize;
+  /** (3-step turn − 1-step turn) / 2. */
+  perStep: StepCost;
 }
 
 export interface HistoryFigures {
   turnpike: HistorySide;
   floor: HistorySide;
   ratio: { eventsPerStep: number; bytesPerStep: number; eventsPerPark: number };
+  /** Per model step at each conversation length, by system name. */
+  byConversation: Record<string, ConversationHistory[]>;
+  /** turnpike (openai provider) and ai-sdk; ratios turnpike / ai-sdk. */
+  aiSdk?: { turnpike: HistorySide; aiSdk: HistorySide; ratio: { eventsPerStep: number; bytesPerStep: number } };
 }
 
-async function measureSide(system: SystemUnderTest): Promise<HistorySide> {
+const perStepBetween = (more: HistorySize, fewer: HistorySize, steps: number): StepCost => ({
+  events: (more.events - fewer.events) / steps,
+  protoBytes: (more.protoBytes - fewer.protoBytes) / steps,
+  jsonBytes: (more.jsonBytes - fewer.jsonBytes) / steps,
+});
+
+async function completedTurn(system: SystemUnderTest, steps: number, history?: Parameters<SystemUnderTest['startTurn']>[1]): Promise<HistorySize> {
+  const handle = await system.startTurn(steps, history);
+  await system.finishTurn(handle, steps);
+  return historySize(handle);
+}
+
+async function measureSide(system: SystemUnderTest, park: boolean): Promise<HistorySide> {
   const bySteps: Record<number, HistorySize> = {};
-  for (const steps of STEPS) {
-    const handle = await system.startTurn(steps);
-    await system.finishTurn(handle, steps);
-    bySteps[steps] = await historySize(handle);
-  }
+  for (const steps of STEPS) bySteps[steps] = await completedTurn(system, steps);
+  const side: HistorySide = { bySteps, perStep: perStepBetween(bySteps[10], bySteps[1], 9) };
+  if (!park) return side;
   const parked = await system.startParkedTurn();
   const approvalId = await waitFor(`${system.name} turn to park`, () => system.approvalIdOf(parked), 30_000, 100);
   await system.approve(parked, approvalId);
   await system.finishTurn(parked, 2);
   const approvalTurn = await historySize(parked);
-  const first = bySteps[1];
-  const last = bySteps[10];
   return {
-    bySteps,
+    ...side,
     approvalTurn,
-    perStep: {
-      events: (last.events - first.events) / 9,
-      protoBytes: (last.protoBytes - first.protoBytes) / 9,
-      jsonBytes: (last.jsonBytes - first.jsonBytes) / 9,
-    },
     perPark: { events: approvalTurn.events - bySteps[2].events, protoBytes: approvalTurn.protoBytes - bySteps[2].protoBytes },
   };
 }
 
-export async function measureHistory(_context: BenchContext, systems: Systems): Promise<HistoryFigures> {
-  const turnpike = await measureSide(systems.turnpike);
-  const floor = await measureSide(systems.floor);
-  return {
+async function measureConversation(system: SystemUnderTest, lengths: number[]): Promise<ConversationHistory[]> {
+  const rows: ConversationHistory[] = [];
+  for (const messages of lengths) {
+    const history = buildConversation(messages);
+    const oneStep = await completedTurn(system, 1, history);
+    const threeSteps = await completedTurn(system, 3, history);
+    rows.push({ messages, oneStep, threeSteps, perStep: perStepBetween(threeSteps, oneStep, 2) });
+  }
+  return rows;
+}
+
+export async function measureHistory(context: BenchContext, systems: Systems): Promise<HistoryFigures> {
+  const turnpike = await measureSide(systems.turnpike, true);
+  const floor = await measureSide(systems.floor, true);
+  const figures: HistoryFigures = {
     turnpike,
     floor,
     ratio: {
       eventsPerStep: ratio(turnpike.perStep.events, floor.perStep.events),
       bytesPerStep: ratio(turnpike.perStep.protoBytes, floor.perStep.protoBytes),
-      eventsPerPark: ratio(turnpike.perPark.events, floor.perPark.events),
+      eventsPerPark: ratio(turnpike.perPark!.events, floor.perPark!.events),
     },
+    byConversation: {},
   };
+  if (systems.aiSdk) {
+    const openai = await measureSide(systems.aiSdk.turnpike, false);
+    const aiSdk = await measureSide(systems.aiSdk.aiSdk, false);
+    figures.aiSdk = {
+      turnpike: openai,
+      aiSdk,
+      ratio: { eventsPerStep: ratio(openai.perStep.events, aiSdk.perStep.events), bytesPerStep: ratio(openai.perStep.protoBytes, aiSdk.perStep.protoBytes) },
+    };
+  }
+  for (const system of [...systems.both, ...(systems.aiSdk?.both ?? [])]) {
+    figures.byConversation[system.name] = await measureConversation(system, context.options.conversationLengths);
+    context.log(`  history: ${system.name} over ${context.options.conversationLengths.join(' / ')} prior messages done`);
+  }
+  return figures;
 }

@@ -5,6 +5,8 @@
  * The turns are run in four rounds, turnpike–floor–floor–turnpike, each system's figure
  * summed over its two rounds: on a shared machine the background load drifts over a run, and
  * this order cancels a linear drift instead of charging it to whichever system went second.
+ * Where `@temporalio/ai-sdk` is measured, four more rounds follow in the same order:
+ * turnpike (openai provider)–ai-sdk–ai-sdk–turnpike (openai provider).
  */
 import { performance } from 'node:perf_hooks';
 import type { BenchContext, Systems } from '../context.js';
@@ -32,6 +34,8 @@ export interface ThroughputFigures {
   turnpike: ThroughputSide;
   floor: ThroughputSide;
   ratio: number;
+  /** turnpike (openai provider) and ai-sdk, both against the fake OpenAI server; ratio turnpike / ai-sdk. */
+  aiSdk?: { turnpike: ThroughputSide; aiSdk: ThroughputSide; ratio: number };
 }
 
 interface Round {
@@ -78,7 +82,7 @@ function combine(rounds: Round[]): ThroughputSide {
 export async function measureThroughput(context: BenchContext, systems: Systems): Promise<ThroughputFigures> {
   const { throughputTurns, throughputConcurrency, throughputSteps } = context.options;
   // Warm-up, not measured: JIT, workflow contexts, connection pools.
-  for (const system of systems.both) {
+  for (const system of [...systems.both, ...(systems.aiSdk?.both ?? [])]) {
     await runPool(Math.min(throughputConcurrency, 50), throughputConcurrency, async () => {
       await system.finishTurn(await system.startTurn(throughputSteps), throughputSteps);
     });
@@ -90,5 +94,14 @@ export async function measureThroughput(context: BenchContext, systems: Systems)
   }
   const turnpike = combine(rounds.get(systems.turnpike)!);
   const floor = combine(rounds.get(systems.floor)!);
-  return { turns: half * 2, concurrency: throughputConcurrency, steps: throughputSteps, turnpike, floor, ratio: ratio(turnpike.turnsPerSecond, floor.turnsPerSecond) };
+  const figures: ThroughputFigures = { turns: half * 2, concurrency: throughputConcurrency, steps: throughputSteps, turnpike, floor, ratio: ratio(turnpike.turnsPerSecond, floor.turnsPerSecond) };
+  if (systems.aiSdk) {
+    const { turnpike: openai, aiSdk } = systems.aiSdk;
+    const aiSdkRounds = new Map<SystemUnderTest, Round[]>([[openai, []], [aiSdk, []]]);
+    for (const system of [openai, aiSdk, aiSdk, openai]) aiSdkRounds.get(system)!.push(await runRound(context, system, half));
+    const turnpikeSide = combine(aiSdkRounds.get(openai)!);
+    const aiSdkSide = combine(aiSdkRounds.get(aiSdk)!);
+    figures.aiSdk = { turnpike: turnpikeSide, aiSdk: aiSdkSide, ratio: ratio(turnpikeSide.turnsPerSecond, aiSdkSide.turnsPerSecond) };
+  }
+  return figures;
 }

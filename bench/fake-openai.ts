@@ -1,0 +1,53 @@
+/**
+ * The fake OpenAI server the benchmark's HTTP-backed systems talk to: turnpike with its
+ * `openai` provider and `@temporalio/ai-sdk` with `@ai-sdk/openai`. It is the test suite's
+ * strict fake (test/fake-provider/server.ts: every request validated as the real API would),
+ * answering as turnpike's `scripted` model does, so that every system makes the same tool calls
+ * in the same steps from the same prompt (`scriptedPrompt` in bench-tools.ts):
+ *
+ *   - the latest user message is parsed with the scripted model's own parser;
+ *   - while fewer assistant messages follow it than the prompt has steps, the next step's tool
+ *     calls are answered;
+ *   - then a text answer summarising the tool results (`Done. bench_tool: {"i":1}; …`).
+ */
+import { parseScriptedRequests } from '../activities/providers/scripted.js';
+import { startFakeProviderServer, type FakeProviderServer, type Json } from '../test/fake-provider/server.js';
+
+function text(content: Json): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((part: Json) => (typeof part?.text === 'string' ? part.text : '')).join('');
+  return '';
+}
+
+export interface FakeOpenAI {
+  baseURL: string;
+  /** Requests the fake rejected since the last call (the real API would have too), then forgets all requests. */
+  takeRejected(): string[];
+  close(): Promise<void>;
+}
+
+export async function startFakeOpenAI(): Promise<FakeOpenAI> {
+  const server: FakeProviderServer = await startFakeProviderServer();
+  server.setDefault('openai', (body) => {
+    const messages: Json[] = body.messages;
+    const lastUser = messages.findLastIndex((message) => message.role === 'user');
+    const since = messages.slice(lastUser + 1);
+    const steps = parseScriptedRequests(text(messages[lastUser]?.content));
+    const taken = since.filter((message) => message.role === 'assistant').length;
+    if (taken < steps.length) return { toolCalls: steps[taken].map((call) => ({ name: call.toolName, input: call.input })) };
+    const names = new Map<string, string>();
+    for (const message of since) for (const call of message.tool_calls ?? []) names.set(call.id, call.function.name);
+    const results = since.filter((message) => message.role === 'tool').map((message) => `${names.get(message.tool_call_id) ?? 'tool'}: ${text(message.content)}`);
+    return { text: results.length > 0 ? `Done. ${results.join('; ')}` : 'ok' };
+  });
+  return {
+    baseURL: server.openaiBaseURL,
+    takeRejected() {
+      const rejected = server.requests.filter((request) => request.errors.length > 0).map((request) => `${request.status}: ${request.errors.join('; ')}`);
+      // Recorded bodies hold whole conversations: do not keep thousands of them.
+      server.requests.length = 0;
+      return rejected;
+    },
+    close: () => server.close(),
+  };
+}
