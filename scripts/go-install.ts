@@ -1,8 +1,8 @@
 /**
  * Builds Go programs from the Go module proxy into turnpike's cache, for the parts of a
  * Temporal cluster that `npm run cluster` and the cluster test run without Docker: the
- * Temporal server, its SQL schema tool and the Web UI server. (scripts/temporal-cli.ts does
- * the same for the Temporal CLI.)
+ * Temporal CLI (scripts/temporal-cli.ts), and the Temporal server, its SQL schema tool and the
+ * Web UI server (scripts/temporal-server.ts).
  *
  * Only `go install module/cmd@version` and `go mod download` are used: both fetch from the
  * module proxy (GOPROXY), never from a release page, and `go install` at a version refuses a
@@ -30,13 +30,21 @@ export function isExecutable(file: string): boolean {
 /** Where Go's official installer puts it, for shells whose PATH lacks it. */
 const WELL_KNOWN_GO = ['/usr/local/go/bin/go'];
 
-/** `GO`, then `go` on PATH, then Go's default install location; undefined when there is none. */
-export function findGo(): string | undefined {
-  if (process.env.GO) return isExecutable(process.env.GO) ? process.env.GO : undefined;
+/** The first executable called `command` on PATH. */
+export function findOnPath(command: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (dir && isExecutable(path.join(dir, 'go'))) return path.join(dir, 'go');
+    if (dir && isExecutable(path.join(dir, command))) return path.join(dir, command);
   }
-  return WELL_KNOWN_GO.find(isExecutable);
+  return undefined;
+}
+
+/**
+ * `GO`, then `go` on PATH, then Go's default install location (or `candidates`); undefined
+ * when there is none.
+ */
+export function findGo(candidates: string[] = WELL_KNOWN_GO): string | undefined {
+  if (process.env.GO) return isExecutable(process.env.GO) ? process.env.GO : undefined;
+  return findOnPath('go') ?? candidates.find(isExecutable);
 }
 
 /** turnpike's cache root, shared with scripts/temporal-cli.ts: outside the clone, so clones share it. */
@@ -94,11 +102,13 @@ export interface GoInstallOptions {
   /** The oldest Go the modules accept (their go.mod `go` line), for the error message. */
   minimumGo: string;
   log: (line: string) => void;
+  /** Paths tried for `go` after `GO` and PATH; Go's default install location unless given. */
+  goCandidates?: string[];
 }
 
 /** Runs `go install` for the packages; throws GoBuildError with the tail of Go's output. */
 export async function goInstall(options: GoInstallOptions): Promise<void> {
-  const go = findGo();
+  const go = findGo(options.goCandidates);
   if (!go) {
     throw new GoBuildError(
       `turnpike needs Go ${options.minimumGo} or newer to build ${options.what} and found none${process.env.GO ? ` (GO=${process.env.GO} is not an executable)` : ''}: install it (https://go.dev/dl/) or set GO=/path/to/go.`,

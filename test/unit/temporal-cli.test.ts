@@ -34,10 +34,10 @@ describe('finding or building the Temporal CLI', () => {
     chmodSync(fakeGo, 0o755);
     process.env.GO = fakeGo;
     const attempt = ensureTemporalCli({ log: () => {} });
-    await expect(attempt).rejects.toThrow(/could not build the Temporal CLI v1\.5\.1 \(go install exited with 1\):\n.*connection refused/);
+    await expect(attempt).rejects.toThrow(/could not build the Temporal CLI v1\.5\.1 with .*: go: github.com\/temporalio\/cli@v1\.5\.1: connection refused\n/);
     // The next run tries again rather than finding a half-built binary.
     process.env.GO = path.join(directory, 'missing-go');
-    await expect(ensureTemporalCli({ log: () => {}, goCandidates: [] })).rejects.toThrow(/could not build/);
+    await expect(ensureTemporalCli({ log: () => {}, goCandidates: [] })).rejects.toThrow(/GO=.*missing-go is not an executable file/);
   });
 
   it('uses TEMPORAL_CLI when set, and refuses one that is not executable', async () => {
@@ -58,7 +58,7 @@ describe('finding or building the Temporal CLI', () => {
       (error: { code: number; stderr: string }) => error,
     );
     expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toMatch(/could not build the Temporal CLI/);
+    expect(failure?.stderr).toMatch(/needs the Temporal CLI and could not find one \(GO=.*missing-go is not an executable file\)/);
     expect(failure?.stderr).not.toMatch(/\n\s+at /);
   });
 });
