@@ -24,6 +24,8 @@ export interface BenchContext {
   plainClient: Client;
   address: string;
   namespace: string;
+  /** The dev server process (for the scale figure's server RSS and CPU). */
+  serverPid?: number;
   options: BenchOptions;
   /** Workflow bundles written once per run, shared by every worker process. */
   bundlePaths: BundlePaths;

@@ -2,13 +2,15 @@
  * `npm run bench -- [flags]`: what to run and how much of it.
  *
  *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
- *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload
+ *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale
  *   --reps N                   measured turns per (system, step count) in the latency figure
  *   --parked N                 turns parked at once while resume latency is measured (default 1000)
  *   --resume-sample N          parked turns resumed and timed, one at a time, per system
  *   --throughput-turns N       turns per system in the throughput figure
  *   --concurrency N            concurrent starters in the throughput figure (default 200)
  *   --capacity N               turns parked at once for the memory / idle CPU figure (default 5000)
+ *   --scale-stages a,b,c       parked turns per system at each stage of the scale figure (default 1000,5000,20000)
+ *   --scale-sample N           parked turns resumed (cache misses) per system at the last scale stage (default 200)
  *   --idle-seconds N           idle window over which worker CPU is measured (default 10)
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
@@ -18,7 +20,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload'] as const;
+export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /**
@@ -48,6 +50,9 @@ export interface BenchOptions {
   /** Model steps of each throughput turn (2 tool steps + answer: the typical short agent turn). */
   throughputSteps: number;
   capacity: number;
+  /** Parked turns per system after each stage of the scale figure, ascending. */
+  scaleStages: number[];
+  scaleSample: number;
   idleSeconds: number;
   /** Conversation lengths (messages) for the resume-payload figure. */
   conversationLengths: number[];
@@ -76,6 +81,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       concurrency: { type: 'string' },
       capacity: { type: 'string' },
       'idle-seconds': { type: 'string' },
+      'scale-stages': { type: 'string' },
+      'scale-sample': { type: 'string' },
       'max-cached': { type: 'string' },
       'max-wft': { type: 'string' },
       name: { type: 'string' },
@@ -89,6 +96,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`--only: unknown scenario "${name}"; expected ${SCENARIOS.join(', ')}`);
   }
   const parked = positiveInteger('parked', values.parked, quick ? 100 : 1000);
+  const scaleStages = (values['scale-stages'] ?? (quick ? '100,300,600' : '1000,5000,20000')).split(',').map((value) => positiveInteger('scale-stages', value.trim(), 0));
+  if (scaleStages.some((stage, index) => index > 0 && stage <= scaleStages[index - 1])) throw new Error(`--scale-stages must ascend (got ${scaleStages.join(',')})`);
   return {
     quick,
     serverDynamicConfig: values['stock-server'] ? {} : { ...SERVER_DYNAMIC_CONFIG },
@@ -102,6 +111,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     throughputConcurrency: positiveInteger('concurrency', values.concurrency, quick ? 100 : 200),
     throughputSteps: 3,
     capacity: positiveInteger('capacity', values.capacity, quick ? 500 : 5000),
+    scaleStages,
+    scaleSample: positiveInteger('scale-sample', values['scale-sample'], quick ? 150 : 200),
     idleSeconds: positiveInteger('idle-seconds', values['idle-seconds'], quick ? 5 : 10),
     conversationLengths: [10, 100, 1000],
     ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),

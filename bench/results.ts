@@ -5,6 +5,7 @@ import type { CapacityFigures } from './scenarios/parked-capacity.js';
 import type { HistoryFigures } from './scenarios/history.js';
 import type { ResumeLatencyFigures } from './scenarios/resume-latency.js';
 import type { ResumePayloadFigures } from './scenarios/resume-payload.js';
+import type { ScaleFigures } from './scenarios/scale.js';
 import type { ThroughputFigures } from './scenarios/throughput.js';
 import type { TurnLatencyFigures } from './scenarios/turn-latency.js';
 import type { WorkerSettings } from './worker-protocol.js';
@@ -16,6 +17,7 @@ export interface Figures {
   capacity?: CapacityFigures;
   history?: HistoryFigures;
   payload?: ResumePayloadFigures;
+  scale?: ScaleFigures;
 }
 
 /** One line of the report: a figure for every system, and the target it is held to if any. */

@@ -26,6 +26,7 @@ import { measureHistory } from './scenarios/history.js';
 import { measureParkedCapacity } from './scenarios/parked-capacity.js';
 import { measureResumeLatency } from './scenarios/resume-latency.js';
 import { measureResumePayload } from './scenarios/resume-payload.js';
+import { measureScale } from './scenarios/scale.js';
 import { measureThroughput } from './scenarios/throughput.js';
 import { measureTurnLatency } from './scenarios/turn-latency.js';
 import { reportRows } from './targets.js';
@@ -41,6 +42,7 @@ const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
   capacity: measureParkedCapacity,
   history: measureHistory,
   payload: measureResumePayload,
+  scale: measureScale,
 };
 
 async function main(): Promise<void> {
@@ -69,6 +71,7 @@ async function main(): Promise<void> {
     plainClient,
     address: server.address,
     namespace: server.namespace,
+    ...(server.pid !== undefined ? { serverPid: server.pid } : {}),
     options,
     bundlePaths: bundles,
     openaiBaseURL: fakeOpenAI.baseURL,

@@ -5,7 +5,8 @@
  *   - per-step overhead within 1.3× the floor's;
  *   - resume latency p50 ≤ 50 ms and p99 ≤ 200 ms with 1,000 turns parked;
  *   - throughput ≥ 0.7× the floor's;
- *   - 5,000 turns parked with worker RSS ≤ 300 MB and near-zero idle CPU;
+ *   - 5,000 turns parked with worker RSS ≤ 1.1× the floor's and near-zero idle CPU;
+ *   - 20,000 turns parked: worker RSS ≤ 1.1× that at 5,000, resume p99 ≤ 100 ms (cache misses);
  *   - a resume payload ≤ 300 bytes at any conversation length.
  *
  * A target is only judged at the size it names (a `--quick` run parks fewer turns); a smaller
@@ -13,6 +14,7 @@
  */
 import type { Figures, ReportRow } from './results.js';
 import type { HistorySide } from './scenarios/history.js';
+import type { ScaleFigures } from './scenarios/scale.js';
 import type { ThroughputSide } from './scenarios/throughput.js';
 import type { Summary } from './stats.js';
 
@@ -23,7 +25,10 @@ export const TARGETS = {
   resumeParked: 1000,
   throughputRatio: 0.7,
   capacityParked: 5000,
-  capacityRssMB: 300,
+  capacityRssRatio: 1.1,
+  scaleParked: 20000,
+  scaleGrowthRatio: 1.1,
+  scaleResumeP99Ms: 100,
   /**
    * "Near-zero" idle CPU, made concrete: at most 1% of one core, i.e. 0.1 CPU-seconds in a
    * 10 s window (scaled to the window's length).
@@ -42,7 +47,7 @@ const bytes = (value: number) => `${value.toFixed(0)} B`;
 
 export function reportRows(figures: Figures): ReportRow[] {
   const rows: ReportRow[] = [];
-  const { latency, resume, throughput, capacity, history, payload } = figures;
+  const { latency, resume, throughput, capacity, history, payload, scale } = figures;
 
   if (latency) {
     for (const step of latency.bySteps) {
@@ -126,8 +131,8 @@ export function reportRows(figures: Figures): ReportRow[] {
       turnpike: `${capacity.turnpike.rssMB.toFixed(0)} MB`,
       floor: `${capacity.floor.rssMB.toFixed(0)} MB`,
       ratio: x(capacity.ratio.rss),
-      target: `≤ ${TARGETS.capacityRssMB} MB at ${TARGETS.capacityParked} parked`,
-      met: judged(applies, capacity.turnpike.rssMB <= TARGETS.capacityRssMB),
+      target: `≤ ${TARGETS.capacityRssRatio}× floor at ${TARGETS.capacityParked} parked`,
+      met: judged(applies, capacity.ratio.rss <= TARGETS.capacityRssRatio),
       ...(applies ? {} : { note: `only ${capacity.capacity} parked` }),
     });
     const live = (side: typeof capacity.turnpike) => side.heapsMB.reduce((sum, heap) => sum + heap.usedAfterGc, 0);
@@ -225,6 +230,63 @@ export function reportRows(figures: Figures): ReportRow[] {
       turnpike: payload.turnpike.map((row) => `${row.updateRequestBytes} B`).join(' / '),
       floor: `${payload.floor.updateRequestBytes} B`,
       ratio: x(payload.maxUpdateRequestBytes / payload.floor.updateRequestBytes),
+      target: '—',
+      met: null,
+    });
+  }
+  if (scale) rows.push(...scaleRows(scale));
+  return rows;
+}
+
+function scaleRows(scale: ScaleFigures): ReportRow[] {
+  const last = scale.stages.at(-1)!;
+  const applies = last.parked >= TARGETS.scaleParked;
+  const note = applies ? {} : { note: `only ${last.parked} parked` };
+  const stages = scale.stages.map((stage) => stage.parked).join(' / ');
+  const mb = (values: number[]) => values.map((value) => value.toFixed(0)).join(' / ') + ' MB';
+  const serverRss = scale.stages.map((stage) => stage.serverRssMB).filter((value) => value !== undefined);
+  const rows: ReportRow[] = [
+    {
+      figure: `Worker RSS at ${stages} parked (growth to the last stage from ${scale.stages.find((stage) => stage.parked === TARGETS.capacityParked)?.parked ?? 'the one before'})`,
+      turnpike: `${mb(scale.stages.map((stage) => stage.turnpike.rssMB))} (${x(scale.ratio.turnpikeGrowth)})`,
+      floor: `${mb(scale.stages.map((stage) => stage.floor.rssMB))} (${x(scale.ratio.floorGrowth)})`,
+      ratio: x(last.ratio.rss),
+      target: `at ${TARGETS.scaleParked} ≤ ${TARGETS.scaleGrowthRatio}× at ${TARGETS.capacityParked}`,
+      met: judged(applies, scale.ratio.turnpikeGrowth <= TARGETS.scaleGrowthRatio),
+      ...note,
+    },
+    {
+      figure: `Time to park ${last.parked} turns (both systems at once, in stages)`,
+      turnpike: `${scale.turnpike.parkSeconds.toFixed(0)} s`,
+      floor: `${scale.floor.parkSeconds.toFixed(0)} s`,
+      ratio: x(scale.turnpike.parkSeconds / scale.floor.parkSeconds),
+      target: '—',
+      met: null,
+    },
+    {
+      figure: `Worker idle CPU, ${last.parked} parked, over ${scale.idleSeconds} s`,
+      turnpike: `${scale.turnpike.idleCpuSeconds.toFixed(3)} CPU-s`,
+      floor: `${scale.floor.idleCpuSeconds.toFixed(3)} CPU-s`,
+      ratio: x(scale.turnpike.idleCpuSeconds / scale.floor.idleCpuSeconds),
+      target: '—',
+      met: null,
+    },
+    {
+      figure: `Resume latency, ${last.parked} parked, every resume a cache miss (p50 / p99, n=${scale.sample})`,
+      turnpike: pair(scale.turnpike.resume),
+      floor: pair(scale.floor.resume),
+      ratio: ratioPair(scale.ratio.resumeMedian, scale.ratio.resumeP99),
+      target: `p99 ≤ ${TARGETS.scaleResumeP99Ms} ms at ${TARGETS.scaleParked} parked`,
+      met: judged(applies, scale.turnpike.resume.p99 <= TARGETS.scaleResumeP99Ms),
+      ...note,
+    },
+  ];
+  if (serverRss.length > 0) {
+    rows.push({
+      figure: `Dev server RSS at ${stages} parked per system (one server holds both systems' turns)`,
+      turnpike: mb(serverRss as number[]) + (scale.serverIdleCpuSeconds !== undefined ? `; idle ${scale.serverIdleCpuSeconds.toFixed(2)} CPU-s over ${scale.idleSeconds} s` : ''),
+      floor: '(same server)',
+      ratio: '—',
       target: '—',
       met: null,
     });

@@ -31,6 +31,8 @@ export interface DevServer {
   namespace: string;
   uiUrl?: string;
   cli: string;
+  /** The server process, for its memory and CPU (the benchmark reads them from /proc). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -115,5 +117,5 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     throw error;
   }
   const uiUrl = headless ? undefined : `http://127.0.0.1:${options.uiPort ?? port + 1000}`;
-  return { address, namespace, uiUrl, cli, stop };
+  return { address, namespace, uiUrl, cli, pid: child.pid, stop };
 }
