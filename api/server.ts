@@ -52,7 +52,7 @@ const LISTING_TTL_MS = 500;
 /** Parked turns one listing reads at most (each costs a `turnState` query). */
 const DEFAULT_LISTING_LIMIT = 5_000;
 
-const modelSchema = z.looseObject({ provider: z.enum(['openai', 'anthropic', 'scripted']), model: z.string().min(1) });
+const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted']), model: z.string().min(1) });
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
 
 const startTurnBody = z.object({

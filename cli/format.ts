@@ -208,7 +208,7 @@ function reasoningLine(part: ReasoningPart): string {
 export function messageLines(message: Message, colors: Colors): string[] {
   switch (message.role) {
     case 'user':
-      return [typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('')];
+      return [typeof message.content === 'string' ? message.content : message.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('')];
     case 'assistant':
       return message.content.map((part) =>
         part.type === 'text' ? part.text
