@@ -147,14 +147,16 @@ function convertAssistantMessage(message: AssistantMessage): ResponseInputItem[]
     if (text.length > 0) items.push({ role: 'assistant', content: text });
     text = '';
   };
-  for (const part of message.content) {
+  // The API refuses a reasoning item that nothing follows (e.g. a reply cut off while reasoning).
+  const lastOutput = message.content.findLastIndex((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.length > 0));
+  for (const [index, part] of message.content.entries()) {
     if (part.type === 'text') {
       text += part.text;
       continue;
     }
     flushText();
     if (part.type === 'reasoning') {
-      const item = reasoningItem(part);
+      const item = index < lastOutput ? reasoningItem(part) : undefined;
       if (item) items.push(item);
     } else {
       items.push({
