@@ -200,6 +200,8 @@ export function usageText(usage: Usage): string {
 /** Reasoning is shown apart from the reply, shortened: it can run to thousands of words. */
 function reasoningLine(part: ReasoningPart): string {
   if (part.redactedData !== undefined) return `(${part.provider} reasoning, redacted)`;
+  // An OpenAI reasoning item without a summary is only its encrypted content.
+  if (part.text === '' && part.encryptedContent !== undefined) return `(${part.provider} reasoning, encrypted)`;
   const text = part.text.replace(/\s+/g, ' ').trim();
   return `(${part.provider} reasoning) ${text.length > 160 ? `${text.slice(0, 159)}…` : text}`;
 }
