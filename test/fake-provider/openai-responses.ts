@@ -127,10 +127,7 @@ export function validateResponsesRequest(body: unknown, state: ResponsesState): 
       else if (summary != null && !['auto', 'concise', 'detailed'].includes(summary)) errors.push(`Invalid value: '${String(summary)}'. Supported values are: 'auto', 'concise', and 'detailed'. (param: reasoning.summary)`);
     }
   }
-  if (body.service_tier != null && !SERVICE_TIERS.includes(body.service_tier)) {
-    errors.push(`Invalid value: '${String(body.service_tier)}'. Supported values are: ${SERVICE_TIERS.map((v) => `'${v}'`).join(', ')}. (param: service_tier)`);
-  }
-  errors.push(...validateMetadata(body.metadata));
+  errors.push(...validateServiceTierAndMetadata(body));
   errors.push(...validateTools(body.tools));
   if (typeof body.input === 'string') {
     if (body.input.length === 0) errors.push("Invalid 'input': string too short. Expected a string with minimum length 1.");
@@ -142,6 +139,15 @@ export function validateResponsesRequest(body: unknown, state: ResponsesState): 
     if (structural.length === 0) errors.push(...validateItemSequence(body.input, body, state, reasoningModel));
   }
   return errors;
+}
+
+/** `service_tier` and `metadata`, which Chat Completions and the Responses API check alike. */
+export function validateServiceTierAndMetadata(body: Record<string, Json>): string[] {
+  const errors: string[] = [];
+  if (body.service_tier != null && !SERVICE_TIERS.includes(body.service_tier)) {
+    errors.push(`Invalid value: '${String(body.service_tier)}'. Supported values are: ${SERVICE_TIERS.map((v) => `'${v}'`).join(', ')}. (param: service_tier)`);
+  }
+  return [...errors, ...validateMetadata(body.metadata)];
 }
 
 function validateMetadata(metadata: unknown): string[] {

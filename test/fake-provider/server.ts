@@ -43,6 +43,7 @@ import {
   ResponsesState,
   responsesReply,
   validateResponsesRequest,
+  validateServiceTierAndMetadata,
 } from './openai-responses.js';
 
 /** `openai-responses` is OpenAI's `POST /v1/responses` (see openai-responses.ts), scripted apart from Chat Completions. */
@@ -553,6 +554,7 @@ export function validateOpenAIRequest(body: unknown): string[] {
   if (body.temperature != null && !(typeof body.temperature === 'number' && body.temperature >= 0 && body.temperature <= 2)) {
     errors.push("Invalid 'temperature': expected a number between 0 and 2.");
   }
+  errors.push(...validateServiceTierAndMetadata(body));
   return errors;
 }
 
