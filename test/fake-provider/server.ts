@@ -84,7 +84,9 @@ export interface ScriptedReply extends ScriptedBase {
   /**
    * The provider's own value, one the real API sends (see FINISH_REASONS): OpenAI `finish_reason`
    * (`stop`, `tool_calls`, `length`, `content_filter`) or Anthropic `stop_reason` (`end_turn`,
-   * `tool_use`, `max_tokens`, `refusal`, `model_context_window_exceeded`, …). Defaults to the
+   * `tool_use`, `max_tokens`, `refusal`, `model_context_window_exceeded`, …); for openai-responses the
+   * response `status` or incomplete reason (`completed`, `max_output_tokens`, `content_filter`,
+   * `failed`, `cancelled`). Defaults to the
    * tool-call or stop value, depending on whether there are tool calls. A cut-off reply's tool
    * call is scripted as the API returns it: OpenAI `arguments` cut mid-JSON, Anthropic a partial
    * `input` object.

@@ -104,6 +104,21 @@ describe('OpenAI Responses API', () => {
       { type: 'function_call_output', call_id: call.toolCallId, output: expect.any(String) },
     ]);
     expect(requests.every((request) => !('max_tokens' in request.body))).toBe(true);
+
+    // The next turn takes that history to Anthropic: the OpenAI reasoning is left out, and the fake accepts it.
+    fake.script('anthropic', [{ text: 'It ran once, approved by alice.' }]);
+    const next = await turnpike.startTurn({
+      model: { provider: 'anthropic', model: 'claude-sonnet-4-6', maxTokens: 512 },
+      messages: [{ role: 'user', content: 'Run the guarded action on prod-db.' }, ...result.messages, { role: 'user', content: 'What happened?' }],
+      modelCallOptions: fastRetries,
+    });
+    expect(await next.result()).toMatchObject({ status: 'completed', text: 'It ran once, approved by alice.' });
+    const [anthropicRequest] = requestsOf('anthropic');
+    expect(anthropicRequest.errors).toEqual([]);
+    const sent = JSON.stringify(anthropicRequest.body);
+    expect(sent).toContain('guarded_action');
+    expect(sent).not.toContain(reasoning.encryptedContent);
+    expect(sent).not.toContain('requires approval');
   });
 
   it('ends the turn as max-tokens when the response is incomplete for max_output_tokens', async () => {
