@@ -25,5 +25,12 @@ export {
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './client/errors.js';
 export { AGENT_CONVERSATION_WORKFLOW, AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/definitions.js';
 export type * from './workflows/types.js';
+export {
+  DOCUMENT_MEDIA_TYPES,
+  IMAGE_MEDIA_TYPES,
+  MAX_INLINE_PART_BYTES,
+  MAX_INLINE_TOTAL_BASE64_CHARS,
+  MAX_URL_LENGTH,
+} from './workflows/binary-parts.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './workflows/rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './workflows/turn-statuses.js';

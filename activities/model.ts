@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { callAnthropic } from './providers/anthropic.js';
 import type { ProviderCallOptions } from './providers/errors.js';
 import { callOpenAI } from './providers/openai.js';
+import { callOpenAIResponses } from './providers/openai-responses.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { recordModelCall } from './telemetry.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types.js';
@@ -13,6 +14,7 @@ type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Pro
 const providers: Record<ModelProvider, ProviderCall> = {
   scripted: async (input) => scriptedModelStep(input),
   openai: callOpenAI,
+  'openai-responses': callOpenAIResponses,
   anthropic: callAnthropic,
 };
 

@@ -49,10 +49,12 @@ export interface ApiOptions {
 }
 
 const LISTING_TTL_MS = 500;
+/** The largest request body the API reads. */
+const API_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 /** Parked turns one listing reads at most (each costs a `turnState` query). */
 const DEFAULT_LISTING_LIMIT = 5_000;
 
-const modelSchema = z.looseObject({ provider: z.enum(['openai', 'anthropic', 'scripted']), model: z.string().min(1) });
+const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted']), model: z.string().min(1) });
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
 
 const startTurnBody = z.object({
@@ -129,7 +131,9 @@ async function answer<T>(reply: FastifyReply, work: () => Promise<T>, status = 2
 }
 
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
-  const app = Fastify({ logger: options.logger ?? false }).withTypeProvider<ZodTypeProvider>();
+  // 2 MiB rather than fastify's 1 MiB: a turn may carry inline images and documents up to the
+  // limits the workflow enforces (1.5 million base64 characters together; workflows/binary-parts.ts).
+  const app = Fastify({ logger: options.logger ?? false, bodyLimit: API_BODY_LIMIT_BYTES }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   const dashboardDirectory = fileURLToPath(new URL('./dashboard/', import.meta.url));

@@ -7,7 +7,7 @@ import { modelFromEnvironment } from './default-model.js';
 import type { ModelSettings } from '../workflows/types.js';
 
 /**
- * `provider[:model]`: `openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-6`, `scripted:demo`;
+ * `provider[:model]`: `openai:gpt-4.1-mini`, `openai-responses:gpt-5-mini`, `anthropic:claude-sonnet-4-6`, `scripted:demo`;
  * without `:model`, the provider's default model (the same defaults as `npm start`).
  */
 export function parseModel(value: string): ModelSettings {
@@ -15,7 +15,7 @@ export function parseModel(value: string): ModelSettings {
   try {
     return modelFromEnvironment({ TURNPIKE_PROVIDER: provider, ...(model.length > 0 ? { TURNPIKE_MODEL: model.join(':') } : {}) });
   } catch {
-    throw new InvalidArgumentError('expected openai, anthropic or scripted, optionally with :<model>, e.g. openai:gpt-4.1-mini');
+    throw new InvalidArgumentError('expected openai, openai-responses, anthropic or scripted, optionally with :<model>, e.g. openai:gpt-4.1-mini');
   }
 }
 

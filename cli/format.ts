@@ -200,6 +200,8 @@ export function usageText(usage: Usage): string {
 /** Reasoning is shown apart from the reply, shortened: it can run to thousands of words. */
 function reasoningLine(part: ReasoningPart): string {
   if (part.redactedData !== undefined) return `(${part.provider} reasoning, redacted)`;
+  // An OpenAI reasoning item without a summary is only its encrypted content.
+  if (part.text === '' && part.encryptedContent !== undefined) return `(${part.provider} reasoning, encrypted)`;
   const text = part.text.replace(/\s+/g, ' ').trim();
   return `(${part.provider} reasoning) ${text.length > 160 ? `${text.slice(0, 159)}…` : text}`;
 }
@@ -208,7 +210,7 @@ function reasoningLine(part: ReasoningPart): string {
 export function messageLines(message: Message, colors: Colors): string[] {
   switch (message.role) {
     case 'user':
-      return [typeof message.content === 'string' ? message.content : message.content.map((part) => part.text).join('')];
+      return [typeof message.content === 'string' ? message.content : message.content.map((part) => (part.type === 'text' ? part.text : `[${part.type}]`)).join('')];
     case 'assistant':
       return message.content.map((part) =>
         part.type === 'text' ? part.text

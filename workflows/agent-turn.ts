@@ -27,6 +27,7 @@ import {
 } from './definitions.js';
 import { inputHash } from './input-hash.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
+import { binaryPartsProblem } from './binary-parts.js';
 import { modelSettingsProblem } from './model-settings.js';
 import { recordDecision, startPark, type ParkOutcome } from './park-telemetry.js';
 import { INVALID_TURN_INPUT } from './rejection-types.js';
@@ -240,6 +241,9 @@ class Turn {
     if (!Array.isArray(input.messages) || input.messages.length === 0) {
       invalidInput('agentTurn input.messages must be a non-empty list ending with the new user message');
     }
+    // Histories recorded before images and documents existed hold none, so this passes for them.
+    const binaryProblem = binaryPartsProblem(input.messages, input.model.provider);
+    if (binaryProblem) invalidInput(`agentTurn input.${binaryProblem}`);
     if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
       invalidInput('agentTurn input.maxSteps must be a positive integer');
     }

@@ -6,7 +6,7 @@
  * the field. Pure and deterministic (workflow code); only fields that are present are checked,
  * so inputs without them are accepted exactly as before.
  */
-import type { AnthropicThinking, ModelSettings, OpenAIReasoningEffort } from './types.js';
+import type { AnthropicThinking, ModelSettings, OpenAIReasoningEffort, OpenAIReasoningSummary, OpenAIServiceTier } from './types.js';
 
 /** What Anthropic gets as `max_tokens` when the turn does not say: the Messages API requires one. */
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
@@ -29,10 +29,63 @@ export function modelSettingsProblem(model: ModelSettings): string | undefined {
     if (problem) return problem;
   }
   if (model.reasoningEffort !== undefined) {
-    if (model.provider !== 'openai') return `model.reasoningEffort is an OpenAI option; provider "${model.provider}" does not take it`;
+    if (!isOpenAI(model)) return `model.reasoningEffort is an OpenAI option; provider "${model.provider}" does not take it`;
     if (!OPENAI_REASONING_EFFORTS.includes(model.reasoningEffort)) {
       return `model.reasoningEffort must be one of ${OPENAI_REASONING_EFFORTS.join(', ')} (got ${JSON.stringify(model.reasoningEffort)})`;
     }
+  }
+  return openAIOptionsProblem(model);
+}
+
+const isOpenAI = (model: ModelSettings) => model.provider === 'openai' || model.provider === 'openai-responses';
+
+/** The Responses API's floor for `max_output_tokens`. */
+export const MIN_RESPONSES_MAX_OUTPUT_TOKENS = 16;
+
+export const OPENAI_REASONING_SUMMARIES: readonly OpenAIReasoningSummary[] = ['auto', 'concise', 'detailed'];
+
+export const OPENAI_SERVICE_TIERS: readonly OpenAIServiceTier[] = ['auto', 'default', 'flex', 'scale', 'priority'];
+
+/** Options only the OpenAI providers take: service tier, metadata, and the Responses API's own. */
+function openAIOptionsProblem(model: ModelSettings): string | undefined {
+  const responsesOnly = (field: string) => `model.${field} is an option of provider "openai-responses"; provider "${model.provider}" does not take it`;
+  if (model.reasoningSummary !== undefined) {
+    if (model.provider !== 'openai-responses') return responsesOnly('reasoningSummary');
+    if (!OPENAI_REASONING_SUMMARIES.includes(model.reasoningSummary)) {
+      return `model.reasoningSummary must be one of ${OPENAI_REASONING_SUMMARIES.join(', ')} (got ${JSON.stringify(model.reasoningSummary)})`;
+    }
+  }
+  if (model.store !== undefined) {
+    if (model.provider !== 'openai-responses') return responsesOnly('store');
+    if (typeof model.store !== 'boolean') return `model.store must be true or false (got ${JSON.stringify(model.store)})`;
+  }
+  if (model.provider === 'openai-responses' && model.maxTokens !== undefined) {
+    if (!Number.isInteger(model.maxTokens) || model.maxTokens < MIN_RESPONSES_MAX_OUTPUT_TOKENS) {
+      return `model.maxTokens must be an integer of at least ${MIN_RESPONSES_MAX_OUTPUT_TOKENS} for the Responses API, which sends it as max_output_tokens (got ${JSON.stringify(model.maxTokens)})`;
+    }
+  }
+  if (model.serviceTier !== undefined) {
+    if (!isOpenAI(model)) return `model.serviceTier is an OpenAI option; provider "${model.provider}" does not take it`;
+    if (!OPENAI_SERVICE_TIERS.includes(model.serviceTier)) {
+      return `model.serviceTier must be one of ${OPENAI_SERVICE_TIERS.join(', ')} (got ${JSON.stringify(model.serviceTier)})`;
+    }
+  }
+  if (model.metadata !== undefined) {
+    if (!isOpenAI(model)) return `model.metadata is an OpenAI option; provider "${model.provider}" does not take it`;
+    return metadataProblem(model.metadata);
+  }
+  return undefined;
+}
+
+/** OpenAI's rules for `metadata`: up to 16 pairs, keys up to 64 characters, string values up to 512. */
+function metadataProblem(metadata: unknown): string | undefined {
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return 'model.metadata must be an object of string values';
+  const entries = Object.entries(metadata);
+  if (entries.length > 16) return `model.metadata has ${entries.length} keys; OpenAI allows at most 16`;
+  for (const [key, value] of entries) {
+    if (key.length === 0 || key.length > 64) return `model.metadata key ${JSON.stringify(key.slice(0, 80))} must be 1 to 64 characters`;
+    if (typeof value !== 'string') return `model.metadata.${key} must be a string (got ${JSON.stringify(value)})`;
+    if (value.length > 512) return `model.metadata.${key} is ${value.length} characters; OpenAI allows at most 512`;
   }
   return undefined;
 }

@@ -52,17 +52,75 @@ export interface ReasoningPart {
   signature?: string;
   /** Anthropic `redacted_thinking.data`: encrypted reasoning with no readable text, sent back verbatim. */
   redactedData?: string;
+  /** OpenAI Responses: the reasoning item's id (`rs_…`), sent back with it. */
+  itemId?: string;
+  /**
+   * OpenAI Responses: the reasoning item's `encrypted_content`, opaque, sent back verbatim. With
+   * `store: false` (turnpike's default) OpenAI keeps nothing between calls, so this is the only
+   * copy of the model's reasoning, and a continuation after a tool call needs it.
+   */
+  encryptedContent?: string;
+  /** OpenAI Responses: the item's summary texts, in order (`text` is them joined by a blank line). */
+  summary?: string[];
 }
 
 /**
- * Providers whose reasoning a {@link ReasoningPart} can carry. Today only Anthropic returns any;
- * OpenAI Chat Completions does not return reasoning, so `openai` is for a later Responses API.
+ * Providers whose reasoning a {@link ReasoningPart} can carry: `anthropic` (thinking blocks) and
+ * `openai` (reasoning items of the Responses API, provider `openai-responses`; Chat Completions
+ * returns no reasoning and takes none back).
  */
 export type ReasoningProvider = 'anthropic' | 'openai';
 
+/**
+ * Where an image's or a document's bytes are: inline as base64 (checked against the size limits
+ * in `workflows/binary-parts.ts` when the turn starts, because they travel in workflow history),
+ * or a URL the provider fetches itself.
+ */
+export type BinarySource =
+  | {
+      type: 'base64';
+      /** e.g. `image/png`, `application/pdf`. */
+      mediaType: string;
+      /** The bytes, base64-encoded (no `data:` prefix). */
+      data: string;
+    }
+  | {
+      type: 'url';
+      /** An `https://` (or `http://`) URL the provider can fetch. */
+      url: string;
+      /** Optional; the provider infers it from the response when absent. */
+      mediaType?: string;
+    };
+
+/**
+ * An image in a user message: PNG, JPEG, GIF or WebP. Sent to OpenAI Chat Completions as an
+ * `image_url` part, to the Responses API as `input_image`, to Anthropic as an `image` block.
+ */
+export interface ImagePart {
+  type: 'image';
+  source: BinarySource;
+  /** OpenAI only (ignored by Anthropic): how closely the model looks. Default `auto`. */
+  detail?: 'low' | 'high' | 'auto';
+}
+
+/**
+ * A PDF document in a user message. Sent to OpenAI Chat Completions as a `file` part (base64
+ * only: Chat Completions takes no file URL), to the Responses API as `input_file`, to Anthropic
+ * as a `document` block.
+ */
+export interface DocumentPart {
+  type: 'document';
+  source: BinarySource;
+  /** The name the model sees; OpenAI requires one and gets `document.pdf` when it is left out. */
+  filename?: string;
+}
+
+/** What a user message may hold besides plain text. */
+export type UserContentPart = TextPart | ImagePart | DocumentPart;
+
 export interface UserMessage {
   role: 'user';
-  content: string | TextPart[];
+  content: string | UserContentPart[];
 }
 
 export interface AssistantMessage {
@@ -78,7 +136,13 @@ export interface ToolMessage {
 
 export type Message = UserMessage | AssistantMessage | ToolMessage;
 
-export type ModelProvider = 'openai' | 'anthropic' | 'scripted';
+/**
+ * `openai` is Chat Completions (and any OpenAI-compatible server); `openai-responses` is OpenAI's
+ * Responses API, with reasoning items carried across steps. They are separate providers, as
+ * `openai.chat(model)` and `openai.responses(model)` are separate models in the AI SDK, because
+ * their wire formats and what they keep in history differ.
+ */
+export type ModelProvider = 'openai' | 'openai-responses' | 'anthropic' | 'scripted';
 
 /**
  * Anthropic extended thinking (Messages API `thinking`). `enabled` gives the model a budget of
@@ -93,6 +157,12 @@ export type AnthropicThinking =
 /** OpenAI `reasoning_effort`, for reasoning models (o-series, gpt-5 family). */
 export type OpenAIReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
 
+/** OpenAI Responses `reasoning.summary`: ask for readable summaries of the reasoning. */
+export type OpenAIReasoningSummary = 'auto' | 'concise' | 'detailed';
+
+/** OpenAI `service_tier`. */
+export type OpenAIServiceTier = 'auto' | 'default' | 'flex' | 'scale' | 'priority';
+
 /**
  * Which model runs a turn. Never holds secrets: keys come from the worker's environment.
  *
@@ -106,14 +176,25 @@ export interface ModelSettings {
   /**
    * The output token limit of each model call (reasoning included). Anthropic requires one and
    * gets 4096 when it is left out. OpenAI gets it as `max_completion_tokens` for reasoning models,
-   * else as `max_tokens`.
+   * else as `max_tokens`; the Responses API as `max_output_tokens` (at least 16).
    */
   maxTokens?: number;
   temperature?: number;
   /** Anthropic only: extended thinking. */
   thinking?: AnthropicThinking;
-  /** OpenAI only: sent as `reasoning_effort`. */
+  /** OpenAI only: sent as `reasoning_effort` (Chat Completions) or `reasoning.effort` (Responses). */
   reasoningEffort?: OpenAIReasoningEffort;
+  /** `openai-responses` only: sent as `reasoning.summary`, so reasoning parts carry readable text. */
+  reasoningSummary?: OpenAIReasoningSummary;
+  /** OpenAI only (both APIs): `service_tier`. */
+  serviceTier?: OpenAIServiceTier;
+  /** OpenAI only (both APIs): `metadata`, at most 16 string pairs (keys ≤ 64, values ≤ 512 characters). */
+  metadata?: Record<string, string>;
+  /**
+   * `openai-responses` only: whether OpenAI stores the response. Default `false`: nothing is kept
+   * at OpenAI, and reasoning travels back encrypted in the turn's history.
+   */
+  store?: boolean;
   [option: string]: unknown;
 }
 

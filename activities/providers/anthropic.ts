@@ -8,7 +8,10 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import type {
+  Base64ImageSource,
   ContentBlockParam,
+  DocumentBlockParam,
+  ImageBlockParam,
   Message as AnthropicMessage,
   MessageCreateParamsNonStreaming,
   MessageParam,
@@ -21,6 +24,7 @@ import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../../workflows/model-settings.js'
 import type {
   AnthropicThinking,
   AssistantMessage,
+  BinarySource,
   FinishReason,
   Message,
   ModelStepInput,
@@ -30,6 +34,7 @@ import type {
   TextPart,
   ToolMessage,
   Usage,
+  UserContentPart,
   UserMessage,
 } from '../../workflows/types.js';
 import {
@@ -122,8 +127,28 @@ function convertMessage(message: Message): { role: 'user' | 'assistant'; blocks:
 }
 
 function userBlocks(message: UserMessage): ContentBlockParam[] {
-  const parts: TextPart[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
-  return parts.filter(hasVisibleText).map((part) => ({ type: 'text', text: part.text }));
+  const parts: UserContentPart[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : message.content;
+  return parts.flatMap((part): ContentBlockParam[] => {
+    switch (part.type) {
+      case 'text':
+        return hasVisibleText(part) ? [{ type: 'text', text: part.text }] : [];
+      case 'image':
+        return [{ type: 'image', source: imageSource(part.source) }];
+      case 'document':
+        return [{ type: 'document', source: documentSource(part.source), ...(part.filename ? { title: part.filename } : {}) }];
+    }
+  });
+}
+
+/** The workflow checked the media type when the turn started (see workflows/binary-parts.ts). */
+function imageSource(source: BinarySource): ImageBlockParam['source'] {
+  if (source.type === 'url') return { type: 'url', url: source.url };
+  return { type: 'base64', media_type: source.mediaType as Base64ImageSource['media_type'], data: source.data };
+}
+
+function documentSource(source: BinarySource): DocumentBlockParam['source'] {
+  if (source.type === 'url') return { type: 'url', url: source.url };
+  return { type: 'base64', media_type: 'application/pdf', data: source.data };
 }
 
 function assistantBlocks(message: AssistantMessage): ContentBlockParam[] {

@@ -4,10 +4,12 @@
  * Vendor types stop here: the workflow sends neutral messages in and gets a neutral
  * `ModelStepResult` back, so a parked turn's history never depends on one provider's wire format.
  */
+import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import type {
   ChatCompletion,
   ChatCompletionAssistantMessageParam,
+  ChatCompletionContentPart,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageFunctionToolCall,
   ChatCompletionMessageParam,
@@ -24,7 +26,9 @@ import type {
   TextPart,
   ToolCallPart,
   Usage,
+  UserContentPart,
 } from '../../workflows/types.js';
+import { dataUrl, DEFAULT_DOCUMENT_FILENAME } from './binary-sources.js';
 import {
   cachedClient,
   resolveClientSettings,
@@ -56,7 +60,7 @@ export async function callOpenAI(input: ModelStepInput, options: ProviderCallOpt
 
 /** The Chat Completions request for one step. Exported for tests and for inspecting what is sent. */
 export function convertToOpenAIRequest(input: ModelStepInput): ChatCompletionCreateParamsNonStreaming {
-  const { model, maxTokens, temperature, reasoningEffort } = input.model;
+  const { model, maxTokens, temperature, reasoningEffort, serviceTier, metadata } = input.model;
   return {
     model,
     messages: convertToOpenAIMessages(input.system, input.messages),
@@ -71,6 +75,8 @@ export function convertToOpenAIRequest(input: ModelStepInput): ChatCompletionCre
     // Sent whenever the turn gives it, reasoning model or not: a compatible server may serve a
     // reasoning model under a name of its own (the turn validated the value when it started).
     ...(reasoningEffort !== undefined ? { reasoning_effort: reasoningEffort } : {}),
+    ...(serviceTier !== undefined ? { service_tier: serviceTier } : {}),
+    ...(metadata !== undefined ? { metadata } : {}),
   };
 }
 
@@ -91,7 +97,7 @@ export function convertToOpenAIMessages(system: string | undefined, messages: Me
   for (const message of messages) {
     switch (message.role) {
       case 'user':
-        converted.push({ role: 'user', content: userText(message.content) });
+        converted.push({ role: 'user', content: convertUserContent(message.content) });
         break;
       case 'assistant':
         converted.push(convertAssistantMessage(message));
@@ -107,8 +113,28 @@ export function convertToOpenAIMessages(system: string | undefined, messages: Me
   return converted;
 }
 
-function userText(content: string | TextPart[]): string {
-  return typeof content === 'string' ? content : content.map((part) => part.text).join('\n');
+/**
+ * Text alone stays a string, joined as before; with an image or a document the message becomes
+ * a list of parts in the order given (`image_url` with a URL or a `data:` URL, `file` with
+ * `file_data`: the workflow refused document URLs, which Chat Completions cannot fetch).
+ */
+function convertUserContent(content: string | UserContentPart[]): string | ChatCompletionContentPart[] {
+  if (typeof content === 'string') return content;
+  if (content.every((part): part is TextPart => part.type === 'text')) return content.map((part) => part.text).join('\n');
+  return content.map((part): ChatCompletionContentPart => {
+    switch (part.type) {
+      case 'text':
+        return { type: 'text', text: part.text };
+      case 'image':
+        return { type: 'image_url', image_url: { url: part.source.type === 'url' ? part.source.url : dataUrl(part.source), ...(part.detail ? { detail: part.detail } : {}) } };
+      case 'document':
+        // The turn refused this when it started; a step input built some other way is refused here.
+        if (part.source.type === 'url') {
+          throw ApplicationFailure.nonRetryable('openai: Chat Completions takes documents inline (base64) only, not by URL', 'InvalidModelInput');
+        }
+        return { type: 'file', file: { file_data: dataUrl(part.source), filename: part.filename ?? DEFAULT_DOCUMENT_FILENAME } };
+    }
+  });
 }
 
 /**

@@ -21,7 +21,7 @@ export interface ScriptedToolCall {
 function messageText(message: Message): string {
   if (message.role === 'tool') return '';
   if (typeof message.content === 'string') return message.content;
-  return (message.content as Array<TextPart | ToolCallPart>)
+  return (message.content as Array<{ type: string }>)
     .filter((part): part is TextPart => part.type === 'text')
     .map((part) => part.text)
     .join('\n');

@@ -29,12 +29,25 @@
  * back with a changed text or signature gets the 400 the real API sends, and a request that has
  * thinking on and continues a tool use must start that assistant turn with exactly the thinking
  * blocks the fake issued with those tool uses. OpenAI reasoning models refuse `max_tokens`.
+ * Images and documents are checked as the APIs check them (binary-blocks.ts), and
+ * `POST /v1/responses` speaks OpenAI's Responses API (openai-responses.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
+import { validateAnthropicBinaryBlock, validateOpenAIBinaryPart } from './binary-blocks.js';
+import {
+  impossibleResponsesReply,
+  RESPONSES_EMPTY_FINISH_REASONS,
+  RESPONSES_FINISH_REASONS,
+  ResponsesState,
+  responsesReply,
+  validateResponsesRequest,
+  validateServiceTierAndMetadata,
+} from './openai-responses.js';
 
-export type FakeProvider = 'openai' | 'anthropic';
+/** `openai-responses` is OpenAI's `POST /v1/responses` (see openai-responses.ts), scripted apart from Chat Completions. */
+export type FakeProvider = 'openai' | 'anthropic' | 'openai-responses';
 
 /**
  * A request body: untrusted JSON of any shape. The validators check each field before relying
@@ -71,7 +84,9 @@ export interface ScriptedReply extends ScriptedBase {
   /**
    * The provider's own value, one the real API sends (see FINISH_REASONS): OpenAI `finish_reason`
    * (`stop`, `tool_calls`, `length`, `content_filter`) or Anthropic `stop_reason` (`end_turn`,
-   * `tool_use`, `max_tokens`, `refusal`, `model_context_window_exceeded`, …). Defaults to the
+   * `tool_use`, `max_tokens`, `refusal`, `model_context_window_exceeded`, …); for openai-responses the
+   * response `status` or incomplete reason (`completed`, `max_output_tokens`, `content_filter`,
+   * `failed`, `cancelled`). Defaults to the
    * tool-call or stop value, depending on whether there are tool calls. A cut-off reply's tool
    * call is scripted as the API returns it: OpenAI `arguments` cut mid-JSON, Anthropic a partial
    * `input` object.
@@ -83,6 +98,15 @@ export interface ScriptedReply extends ScriptedBase {
    * thinking; scripting it for one that did not is answered with a 500 naming the mistake.
    */
   thinking?: Array<{ text: string } | { redacted: true }>;
+  /**
+   * openai-responses only: the reasoning items a reasoning model returns before its output (one
+   * empty item when left out), with their summary texts (sent only when the request asked for
+   * `reasoning.summary`) and, when it included `reasoning.encrypted_content`, content this fake
+   * signs and later verifies.
+   */
+  reasoning?: Array<{ summary?: string[] }>;
+  /** openai-responses only: the model declines, with a `refusal` content part instead of text. */
+  refusal?: string;
   /** Defaults to 10 input and 5 output tokens, none cached, none reasoning. */
   usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number; reasoningTokens?: number };
 }
@@ -150,12 +174,14 @@ const DEFAULT_USAGE = { inputTokens: 10, outputTokens: 5, cachedInputTokens: 0, 
 export const FINISH_REASONS: Record<FakeProvider, readonly string[]> = {
   openai: ['stop', 'length', 'tool_calls', 'content_filter', 'function_call'],
   anthropic: ['end_turn', 'max_tokens', 'stop_sequence', 'tool_use', 'pause_turn', 'refusal', 'model_context_window_exceeded'],
+  'openai-responses': RESPONSES_FINISH_REASONS,
 };
 
 /** Finish reasons with which a real API returns no content at all: a filter or refusal stopped it first. */
 const EMPTY_FINISH_REASONS: Record<FakeProvider, readonly string[]> = {
   openai: ['content_filter'],
   anthropic: ['refusal'],
+  'openai-responses': RESPONSES_EMPTY_FINISH_REASONS,
 };
 
 /**
@@ -173,6 +199,7 @@ export function impossibleReply(provider: FakeProvider, scripted: ScriptedRespon
     return `${provider} returns no content only with ${EMPTY_FINISH_REASONS[provider].join(', ')}`;
   }
   if (reply.thinking && provider !== 'anthropic') return 'only anthropic returns thinking blocks (Chat Completions returns no reasoning)';
+  if ((reply.reasoning || reply.refusal !== undefined) && provider !== 'openai-responses') return 'only openai-responses returns reasoning items and refusal parts';
   return undefined;
 }
 
@@ -217,12 +244,13 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   // forceCloseConnections: the SDKs keep connections alive, and `close()` must not wait for them.
   const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024, forceCloseConnections: true });
   const requests: RecordedRequest[] = [];
-  const queues: Record<FakeProvider, ScriptedEntry[]> = { openai: [], anthropic: [] };
+  const queues: Record<FakeProvider, ScriptedEntry[]> = { openai: [], anthropic: [], 'openai-responses': [] };
   const defaults: Partial<Record<FakeProvider, (body: Json) => ScriptedResponse>> = {};
   const delays = new Set<() => void>();
   const signer = new ThinkingSigner();
   /** The thinking blocks each Anthropic reply carried, by the ids of the tool uses it made. */
   const issuedThinking = new Map<string, Json[]>();
+  const responsesState = new ResponsesState();
   let counter = 0;
   const nextId = (prefix: string) => `${prefix}${(++counter).toString().padStart(4, '0')}${randomBytes(6).toString('hex')}`;
 
@@ -242,8 +270,9 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     const recorded: RecordedRequest = { provider, method: request.method, url: request.url, body, headers: request.headers, errors: [], status: 200 };
     requests.push(recorded);
 
-    const headerErrors = provider === 'openai' ? validateOpenAIHeaders(request.headers) : validateAnthropicHeaders(request.headers);
-    const bodyErrors = provider === 'openai' ? validateOpenAIRequest(body) : validateAnthropicRequest(body);
+    const headerErrors = provider === 'anthropic' ? validateAnthropicHeaders(request.headers) : validateOpenAIHeaders(request.headers);
+    const bodyErrors =
+      provider === 'openai' ? validateOpenAIRequest(body) : provider === 'anthropic' ? validateAnthropicRequest(body) : validateResponsesRequest(body, responsesState);
     // Signatures are checked only on a request whose shape is right, as the real API does.
     if (provider === 'anthropic' && bodyErrors.length === 0) bodyErrors.push(...validateAnthropicThinkingBlocks(body, signer, issuedThinking));
     recorded.errors = [...headerErrors.map((error) => error.message), ...bodyErrors];
@@ -274,12 +303,13 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     }
     let replyBody: Json;
     if (provider === 'openai') replyBody = openAICompletion(recorded.body, scripted as ScriptedReply, nextId);
+    else if (provider === 'openai-responses') replyBody = responsesReply(recorded.body, scripted as ScriptedReply, nextId, responsesState);
     else {
       replyBody = anthropicMessage(recorded.body, scripted as ScriptedReply, nextId, signer);
       const thinking = replyBody.content.filter((block: Json) => block.type === 'thinking' || block.type === 'redacted_thinking');
       for (const block of replyBody.content) if (block.type === 'tool_use') issuedThinking.set(block.id, thinking);
     }
-    reply.header(provider === 'openai' ? 'x-request-id' : 'request-id', nextId('req_'));
+    reply.header(provider === 'anthropic' ? 'request-id' : 'x-request-id', nextId('req_'));
     if ('malformed' in scripted) {
       const text = JSON.stringify(replyBody);
       return reply.type('application/json').send(text.slice(0, Math.floor(text.length / 2)));
@@ -292,13 +322,15 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     const scripted = entry !== undefined ? (typeof entry === 'function' ? entry(body) : entry) : (defaults[provider]?.(body) ?? { text: 'ok' });
     const impossible =
       impossibleReply(provider, scripted) ??
-      ((scripted as ScriptedReply).thinking && !thinkingOn(body) ? 'thinking blocks scripted for a request that did not enable thinking' : undefined);
+      ((scripted as ScriptedReply).thinking && !thinkingOn(body) ? 'thinking blocks scripted for a request that did not enable thinking' : undefined) ??
+      (provider === 'openai-responses' ? impossibleResponsesReply(body, scripted) : undefined);
     // Computed replies are only known now: answer a 500 the test will see, not a reply no API sends.
     return impossible ? { status: 500, message: `fake provider: impossible scripted reply: ${impossible}` } : scripted;
   }
 
   app.post('/v1/chat/completions', handle('openai'));
   app.post('/v1/messages', handle('anthropic'));
+  app.post('/v1/responses', handle('openai-responses'));
   // A wrong base URL is the commonest integration mistake: say so in a body both SDKs can read.
   app.setNotFoundHandler((request, reply) => {
     const message = `fake provider: no route ${request.method} ${request.url} (check the base URL)`;
@@ -329,10 +361,10 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     },
     reset() {
       requests.length = 0;
-      queues.openai.length = 0;
-      queues.anthropic.length = 0;
-      delete defaults.openai;
-      delete defaults.anthropic;
+      for (const provider of Object.keys(queues) as FakeProvider[]) {
+        queues[provider].length = 0;
+        delete defaults[provider];
+      }
     },
     async close() {
       for (const release of [...delays]) release();
@@ -417,7 +449,7 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
 }
 
 function sendError(reply: FastifyReply, provider: FakeProvider, status: number, message: string | undefined, body: Json) {
-  const errorBody = provider === 'openai' ? openAIErrorBody(status, message, body) : anthropicErrorBody(status, message, body);
+  const errorBody = provider === 'anthropic' ? anthropicErrorBody(status, message, body) : openAIErrorBody(status, message, body);
   return reply.code(status).send(errorBody);
 }
 
@@ -524,6 +556,7 @@ export function validateOpenAIRequest(body: unknown): string[] {
   if (body.temperature != null && !(typeof body.temperature === 'number' && body.temperature >= 0 && body.temperature <= 2)) {
     errors.push("Invalid 'temperature': expected a number between 0 and 2.");
   }
+  errors.push(...validateServiceTierAndMetadata(body));
   return errors;
 }
 
@@ -552,7 +585,7 @@ function validateOpenAIMessage(message: unknown, index: number): string[] {
     return content.flatMap((part: Json, partIndex: number) =>
       !isObject(part) || !allowed.includes(part.type) ? [`Invalid value for '${at}.content[${partIndex}].type'.`]
       : part.type === 'text' && typeof part.text !== 'string' ? [`Missing required parameter: '${at}.content[${partIndex}].text'.`]
-      : [],
+      : validateOpenAIBinaryPart(part, `${at}.content[${partIndex}]`),
     );
   };
   switch (message.role) {
@@ -792,7 +825,7 @@ function validateAnthropicBlock(block: unknown, at: string, role: 'user' | 'assi
       return [];
     case 'image':
     case 'document':
-      return isObject(block.source) ? [] : [`${at}.source: Field required`];
+      return validateAnthropicBinaryBlock(block, at, role);
     case 'thinking':
     case 'redacted_thinking':
       return role === 'assistant' ? [] : [`${at}: thinking blocks may only appear in assistant messages`];

@@ -80,6 +80,14 @@ describe('HTTP API', () => {
     expect(executionsOf(turnId)).toHaveLength(1);
   });
 
+  it('starts a turn whose inline image is as large as a turn allows, beyond fastify\'s default 1 MiB body', async () => {
+    const turnId = `http-image-${randomUUID()}`;
+    const image = { type: 'image', source: { type: 'base64', mediaType: 'image/png', data: 'A'.repeat(1_200_000) } };
+    const input = { model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, image] }] };
+    expect(await call({ method: 'POST', url: '/api/turns', body: { turnId, input } })).toEqual({ status: 201, body: { turnId } });
+    expect(await turnpike.client.workflow.getHandle(turnId).result()).toMatchObject({ status: 'completed' });
+  });
+
   it('answers malformed bodies with 400 and unknown turns with 404', async () => {
     expect((await call({ method: 'POST', url: '/api/turns', body: { turnId: 'x', input: { model: { provider: 'gemini', model: 'x' }, messages: [] } } })).status).toBe(400);
     expect((await call({ method: 'POST', url: '/api/turns', body: '{not json' })).status).toBe(400);

@@ -35,6 +35,32 @@ describe('modelSettingsProblem', () => {
   });
 });
 
+describe('modelSettingsProblem: OpenAI options', () => {
+  const responses = (extra: Record<string, unknown>): ModelSettings => ({ provider: 'openai-responses', model: 'o4-mini', ...extra });
+
+  it('accepts the Responses options, and service tier and metadata on both OpenAI providers', () => {
+    expect(modelSettingsProblem(responses({ maxTokens: 16, reasoningEffort: 'low', reasoningSummary: 'detailed', store: true, serviceTier: 'flex', metadata: { tenant: 'acme' } }))).toBeUndefined();
+    expect(modelSettingsProblem({ provider: 'openai', model: 'gpt-4.1', serviceTier: 'priority', metadata: { a: 'b' } })).toBeUndefined();
+  });
+
+  it.each([
+    [responses({ maxTokens: 8 }), 'model.maxTokens must be an integer of at least 16 for the Responses API, which sends it as max_output_tokens (got 8)'],
+    [responses({ reasoningSummary: 'short' }), 'model.reasoningSummary must be one of auto, concise, detailed (got "short")'],
+    [{ provider: 'openai', model: 'o4-mini', reasoningSummary: 'auto' }, 'model.reasoningSummary is an option of provider "openai-responses"; provider "openai" does not take it'],
+    [{ provider: 'openai', model: 'gpt-4.1', store: false }, 'model.store is an option of provider "openai-responses"; provider "openai" does not take it'],
+    [responses({ store: 'no' }), 'model.store must be true or false (got "no")'],
+    [responses({ serviceTier: 'fast' }), 'model.serviceTier must be one of auto, default, flex, scale, priority (got "fast")'],
+    [{ provider: 'anthropic', model: 'claude-sonnet-4-6', serviceTier: 'auto' }, 'model.serviceTier is an OpenAI option; provider "anthropic" does not take it'],
+    [responses({ metadata: { n: 1 } }), 'model.metadata.n must be a string (got 1)'],
+    [responses({ metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }), 'model.metadata has 17 keys; OpenAI allows at most 16'],
+    [responses({ metadata: { note: 'x'.repeat(513) } }), 'model.metadata.note is 513 characters; OpenAI allows at most 512'],
+    [responses({ metadata: ['a'] }), 'model.metadata must be an object of string values'],
+    [responses({ thinking: { type: 'adaptive' } }), 'model.thinking is an Anthropic option; provider "openai-responses" does not take it'],
+  ] as Array<[ModelSettings, string]>)('refuses %j, naming the field', (settings, message) => {
+    expect(modelSettingsProblem(settings)).toBe(message.startsWith('model.thinking') ? `${message} (OpenAI: use model.reasoningEffort)` : message);
+  });
+});
+
 describe('addUsage', () => {
   it('sums every count, and adds the optional ones only once a step reported them', () => {
     const total = { inputTokens: 0, outputTokens: 0 };
@@ -65,6 +91,22 @@ describe('the CLI', () => {
         plain,
       ),
     ).toEqual(['(anthropic reasoning) Look it up first.', '(anthropic reasoning, redacted)', 'Looking it up.']);
+  });
+
+  it('shows an OpenAI reasoning item by its summary, or as encrypted when it has none', () => {
+    const plainColors = picocolors.createColors(false);
+    expect(
+      messageLines(
+        {
+          role: 'assistant',
+          content: [
+            { type: 'reasoning', provider: 'openai', text: 'Check the order.', itemId: 'rs_1', encryptedContent: 'blob', summary: ['Check the order.'] },
+            { type: 'reasoning', provider: 'openai', text: '', itemId: 'rs_2', encryptedContent: 'blob', summary: [] },
+          ],
+        },
+        plainColors,
+      ),
+    ).toEqual(['(openai reasoning) Check the order.', '(openai reasoning, encrypted)']);
   });
 
   it('counts reasoning alone as no reply in a cut-off step', () => {

@@ -431,6 +431,18 @@ describe('callOpenAI', () => {
     }
   });
 
+  it('sends service_tier and metadata, which the fake checks as the API does', async () => {
+    const input = stepInput('openai', [{ role: 'user', content: 'Hi' }]);
+    input.model = { provider: 'openai', model: 'gpt-4.1-mini', serviceTier: 'priority', metadata: { tenant: 'acme' } };
+    await callOpenAI(input, providers.openai.options());
+    expect(lastRequest().errors).toEqual([]);
+    expect(lastRequest().body).toMatchObject({ service_tier: 'priority', metadata: { tenant: 'acme' } });
+    expect(validateOpenAIRequest({ ...lastRequest().body, service_tier: 'turbo', metadata: { n: 1 } })).toEqual([
+      "Invalid value: 'turbo'. Supported values are: 'auto', 'default', 'flex', 'scale', 'priority'. (param: service_tier)",
+      "Invalid type for 'metadata.n': expected a string.",
+    ]);
+  });
+
   it('is refused by the fake, as by the API, when max_tokens goes to a reasoning model', async () => {
     expect(validateOpenAIRequest({ model: 'o4-mini', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 10 })).toEqual([
       "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",

@@ -76,6 +76,7 @@ describe("npm start's demo model", () => {
     expect(modelFromEnvironment({ OPENAI_API_KEY: 'k' })).toEqual({ provider: 'openai', model: 'gpt-4.1-mini' });
     expect(modelFromEnvironment({ ANTHROPIC_API_KEY: 'k' })).toEqual({ provider: 'anthropic', model: 'claude-sonnet-4-6' });
     expect(modelFromEnvironment({ OPENAI_API_KEY: 'k', TURNPIKE_PROVIDER: 'anthropic', TURNPIKE_MODEL: 'claude-x' })).toEqual({ provider: 'anthropic', model: 'claude-x' });
-    expect(() => modelFromEnvironment({ TURNPIKE_PROVIDER: 'gemini' })).toThrow(/must be openai, anthropic or scripted/);
+    expect(modelFromEnvironment({ OPENAI_API_KEY: 'k', TURNPIKE_PROVIDER: 'openai-responses' })).toEqual({ provider: 'openai-responses', model: 'gpt-5-mini' });
+    expect(() => modelFromEnvironment({ TURNPIKE_PROVIDER: 'gemini' })).toThrow(/must be openai, openai-responses, anthropic or scripted/);
   });
 });

@@ -1,0 +1,279 @@
+/**
+ * OpenAI's Responses API behind turnpike's provider-neutral model step (provider
+ * `openai-responses`).
+ *
+ * What sets it apart from Chat Completions is reasoning: a reasoning model's reasoning items must
+ * come back with the function calls they led to, or the model continues blind (and the API
+ * rejects a continuation whose function call lost its reasoning item). turnpike asks for
+ * `store: false` by default, so OpenAI keeps nothing between calls; with
+ * `include: ['reasoning.encrypted_content']` each reasoning item comes back encrypted, is kept
+ * in the turn's history as a neutral reasoning part (provider `openai`), and is sent back
+ * verbatim on the next step — hours later, after a parked approval and a worker restart.
+ *
+ * Non-streaming today: one `responses.create` call and one conversion of the finished `Response`.
+ * Streaming is a small addition: `responses.stream(...)` forwards text deltas and its
+ * `finalResponse()` goes through the same `convertFromResponsesResponse`.
+ */
+import OpenAI from 'openai';
+import type {
+  FunctionTool,
+  Response as OpenAIResponse,
+  ResponseCreateParamsNonStreaming,
+  ResponseInputContent,
+  ResponseInputItem,
+  ResponseUsage,
+} from 'openai/resources/responses/responses';
+import type {
+  AssistantMessage,
+  FinishReason,
+  Message,
+  ModelStepInput,
+  ModelStepResult,
+  ModelToolSpec,
+  ReasoningPart,
+  Usage,
+  UserContentPart,
+} from '../../workflows/types.js';
+import { dataUrl, DEFAULT_DOCUMENT_FILENAME } from './binary-sources.js';
+import {
+  cachedClient,
+  resolveClientSettings,
+  toolResultText,
+  toProviderFailure,
+  unexpectedResponse,
+  type ProviderCallOptions,
+} from './errors.js';
+import { isOpenAIReasoningModel, parseToolArguments } from './openai.js';
+
+const clients = new Map<string, OpenAI>();
+
+/**
+ * Runs one model step on the OpenAI Responses API. Key and base URL as for Chat Completions
+ * (`OPENAI_API_KEY` / `OPENAI_BASE_URL`, read on every call); the SDK never retries, Temporal does.
+ */
+export async function callOpenAIResponses(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
+  const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
+  let response: OpenAIResponse;
+  try {
+    response = await client.responses.create(convertToResponsesRequest(input), { signal: options.signal });
+  } catch (error) {
+    throw toProviderFailure('openai', error, options);
+  }
+  return convertFromResponsesResponse(response);
+}
+
+/**
+ * Whether the step asks for reasoning items: a reasoning model by name, or any model given a
+ * reasoning effort (a compatible server may serve one under a name of its own).
+ */
+function wantsReasoning(input: ModelStepInput): boolean {
+  return isOpenAIReasoningModel(input.model.model) || input.model.reasoningEffort !== undefined || input.model.reasoningSummary !== undefined;
+}
+
+/** The Responses request for one step. Exported for tests and for inspecting what is sent. */
+export function convertToResponsesRequest(input: ModelStepInput): ResponseCreateParamsNonStreaming {
+  const { model, maxTokens, temperature, reasoningEffort, reasoningSummary, serviceTier, metadata, store } = input.model;
+  const reasoning = wantsReasoning(input);
+  return {
+    model,
+    input: convertToResponsesInput(input.messages),
+    // `instructions` rather than a system message: it applies to this call only, which is what a
+    // turn's system prompt is (it is re-sent on every step anyway).
+    ...(input.system ? { instructions: input.system } : {}),
+    ...(input.tools.length > 0 ? { tools: input.tools.map(convertToResponsesTool) } : {}),
+    // Nothing is kept at OpenAI unless the turn asks: the history is turnpike's, in Temporal.
+    store: store ?? false,
+    // Without it a `store: false` reasoning item comes back as a bare id that no later call can use.
+    ...(reasoning ? { include: ['reasoning.encrypted_content' as const] } : {}),
+    ...(maxTokens !== undefined ? { max_output_tokens: maxTokens } : {}),
+    ...(temperature !== undefined ? { temperature } : {}),
+    ...(reasoningEffort !== undefined || reasoningSummary !== undefined
+      ? { reasoning: { ...(reasoningEffort !== undefined ? { effort: reasoningEffort } : {}), ...(reasoningSummary !== undefined ? { summary: reasoningSummary } : {}) } }
+      : {}),
+    ...(serviceTier !== undefined ? { service_tier: serviceTier } : {}),
+    ...(metadata !== undefined ? { metadata } : {}),
+  };
+}
+
+/**
+ * Neutral history → Responses input items, in order: user and assistant text as messages, tool
+ * calls as `function_call` items, results as `function_call_output` items, and this provider's
+ * reasoning as `reasoning` items exactly where the model produced them (before the calls it led
+ * to). Reasoning from another provider, or without encrypted content, is dropped: OpenAI cannot
+ * read an Anthropic signature, and with `store: false` a bare reasoning id points at nothing.
+ */
+export function convertToResponsesInput(messages: Message[]): ResponseInputItem[] {
+  const items: ResponseInputItem[] = [];
+  for (const message of messages) {
+    switch (message.role) {
+      case 'user':
+        items.push({ role: 'user', content: convertUserContent(message.content) });
+        break;
+      case 'assistant':
+        items.push(...convertAssistantMessage(message));
+        break;
+      case 'tool':
+        for (const result of message.content) {
+          items.push({ type: 'function_call_output', call_id: result.toolCallId, output: toolResultText(result.output) });
+        }
+        break;
+    }
+  }
+  return items;
+}
+
+function convertUserContent(content: string | UserContentPart[]): string | ResponseInputContent[] {
+  if (typeof content === 'string') return content;
+  return content.map((part): ResponseInputContent => {
+    switch (part.type) {
+      case 'text':
+        return { type: 'input_text', text: part.text };
+      case 'image':
+        return { type: 'input_image', detail: part.detail ?? 'auto', image_url: part.source.type === 'url' ? part.source.url : dataUrl(part.source) };
+      case 'document':
+        return part.source.type === 'url'
+          ? { type: 'input_file', file_url: part.source.url }
+          : { type: 'input_file', file_data: dataUrl(part.source), filename: part.filename ?? DEFAULT_DOCUMENT_FILENAME };
+    }
+  });
+}
+
+function convertAssistantMessage(message: AssistantMessage): ResponseInputItem[] {
+  const items: ResponseInputItem[] = [];
+  let text = '';
+  const flushText = () => {
+    // A plain string: the API takes earlier assistant text back this way without the output
+    // message's id, which with `store: false` would point at nothing.
+    if (text.length > 0) items.push({ role: 'assistant', content: text });
+    text = '';
+  };
+  // The API refuses a reasoning item that nothing follows (e.g. a reply cut off while reasoning).
+  const lastOutput = message.content.findLastIndex((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.length > 0));
+  for (const [index, part] of message.content.entries()) {
+    if (part.type === 'text') {
+      text += part.text;
+      continue;
+    }
+    flushText();
+    if (part.type === 'reasoning') {
+      const item = index < lastOutput ? reasoningItem(part) : undefined;
+      if (item) items.push(item);
+    } else {
+      items.push({
+        type: 'function_call',
+        call_id: part.toolCallId,
+        name: part.toolName,
+        // Malformed arguments go back verbatim, next to the error result that explains them.
+        arguments: typeof part.input === 'string' ? part.input : JSON.stringify(part.input ?? {}),
+      });
+    }
+  }
+  flushText();
+  return items;
+}
+
+/** A reasoning part → the reasoning item it came from, or nothing when it cannot be sent here. */
+function reasoningItem(part: ReasoningPart): ResponseInputItem | undefined {
+  if (part.provider !== 'openai' || part.itemId === undefined || part.encryptedContent === undefined) return undefined;
+  return {
+    type: 'reasoning',
+    id: part.itemId,
+    summary: (part.summary ?? []).map((text) => ({ type: 'summary_text' as const, text })),
+    encrypted_content: part.encryptedContent,
+  };
+}
+
+/**
+ * `strict: false`, stated: the Responses API defaults to strict schemas, which require every
+ * property and `additionalProperties: false`; a tool's zod schema need not be written that way,
+ * and Chat Completions (non-strict by default) accepts the same schemas.
+ */
+function convertToResponsesTool(tool: ModelToolSpec): FunctionTool {
+  return { type: 'function', name: tool.name, description: tool.description, parameters: tool.inputSchema, strict: false };
+}
+
+/** A Responses `Response` → the neutral step result. */
+export function convertFromResponsesResponse(response: OpenAIResponse): ModelStepResult {
+  if (!Array.isArray(response?.output)) throw unexpectedResponse('openai', 'the response has no output');
+  const content: AssistantMessage['content'] = [];
+  let refused = false;
+  for (const item of response.output) {
+    switch (item.type) {
+      case 'reasoning': {
+        const summary = item.summary.map((part) => part.text);
+        content.push({
+          type: 'reasoning',
+          provider: 'openai',
+          text: summary.join('\n\n'),
+          itemId: item.id,
+          ...(item.encrypted_content ? { encryptedContent: item.encrypted_content } : {}),
+          summary,
+        });
+        break;
+      }
+      case 'message':
+        for (const part of item.content) {
+          if (part.type === 'output_text') content.push({ type: 'text', text: part.text });
+          else if (part.type === 'refusal') refused = true;
+        }
+        break;
+      case 'function_call':
+        content.push({ type: 'tool-call', toolCallId: item.call_id, toolName: item.name, input: parseToolArguments(item.arguments) });
+        break;
+      // Built-in tools are never offered, so no other item is expected.
+    }
+  }
+  const { finishReason, providerFinishReason } = mapResponsesStatus(response, content.some((part) => part.type === 'tool-call'), refused);
+  return {
+    message: { role: 'assistant', content: mergeTexts(content) },
+    finishReason,
+    providerFinishReason,
+    usage: convertResponsesUsage(response.usage),
+  };
+}
+
+/** Adjacent text parts (one message item may hold several `output_text` parts) become one. */
+function mergeTexts(content: AssistantMessage['content']): AssistantMessage['content'] {
+  const merged: AssistantMessage['content'] = [];
+  for (const part of content) {
+    const previous = merged.at(-1);
+    if (part.type === 'text' && previous?.type === 'text') merged[merged.length - 1] = { type: 'text', text: previous.text + part.text };
+    else merged.push(part);
+  }
+  return merged;
+}
+
+/**
+ * `status` (and `incomplete_details.reason`) → neutral finish reason. A completed response with a
+ * function call is `tool-calls`; a refusal part is `content-filter` (the model declined, as
+ * Anthropic's `refusal`); `incomplete` is `length` for `max_output_tokens` and `content-filter`
+ * for `content_filter`; `failed`, `cancelled` and the background states `queued`/`in_progress`
+ * are `other`. `providerFinishReason` is the incomplete reason when there is one, else the status.
+ */
+export function mapResponsesStatus(
+  response: Pick<OpenAIResponse, 'status' | 'incomplete_details'>,
+  hasToolCalls: boolean,
+  refused = false,
+): { finishReason: FinishReason; providerFinishReason: string } {
+  const status = response.status ?? 'completed';
+  if (status === 'incomplete') {
+    const reason = response.incomplete_details?.reason;
+    const finishReason: FinishReason = reason === 'max_output_tokens' ? 'length' : reason === 'content_filter' ? 'content-filter' : 'other';
+    return { finishReason, providerFinishReason: reason ?? 'incomplete' };
+  }
+  if (status !== 'completed') return { finishReason: 'other', providerFinishReason: status };
+  if (refused && !hasToolCalls) return { finishReason: 'content-filter', providerFinishReason: 'refusal' };
+  return { finishReason: hasToolCalls ? 'tool-calls' : 'stop', providerFinishReason: status };
+}
+
+/** Responses usage → neutral usage; optional counts only when the API reported them. */
+export function convertResponsesUsage(usage: ResponseUsage | null | undefined): Usage {
+  const cached = usage?.input_tokens_details?.cached_tokens;
+  const reasoning = usage?.output_tokens_details?.reasoning_tokens;
+  return {
+    inputTokens: usage?.input_tokens ?? 0,
+    outputTokens: usage?.output_tokens ?? 0,
+    ...(typeof cached === 'number' ? { cachedInputTokens: cached } : {}),
+    ...(typeof reasoning === 'number' ? { reasoningTokens: reasoning } : {}),
+  };
+}
