@@ -28,6 +28,9 @@ export function modelSettingsProblem(model: ModelSettings): string | undefined {
     const problem = thinkingProblem(model);
     if (problem) return problem;
   }
+  if (model.stream !== undefined && typeof model.stream !== 'boolean') {
+    return `model.stream must be true or false (got ${JSON.stringify(model.stream)})`;
+  }
   if (model.reasoningEffort !== undefined) {
     if (model.provider !== 'openai') return `model.reasoningEffort is an OpenAI option; provider "${model.provider}" does not take it`;
     if (!OPENAI_REASONING_EFFORTS.includes(model.reasoningEffort)) {

@@ -114,6 +114,12 @@ export interface ModelSettings {
   thinking?: AnthropicThinking;
   /** OpenAI only: sent as `reasoning_effort`. */
   reasoningEffort?: OpenAIReasoningEffort;
+  /**
+   * Whether each model call streams (default true): the turn's listeners then see text, reasoning
+   * and tool-call input as the model writes them. `false` makes one plain request per call, for an
+   * OpenAI-compatible server that cannot stream; the step's result is the same either way.
+   */
+  stream?: boolean;
   [option: string]: unknown;
 }
 

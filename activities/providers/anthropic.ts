@@ -37,9 +37,12 @@ import {
   resolveClientSettings,
   toolResultText,
   toProviderFailure,
+  toStreamFailure,
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
+
+import { streamAnthropicMessage } from './anthropic-stream.js';
 
 export { DEFAULT_ANTHROPIC_MAX_TOKENS };
 
@@ -56,13 +59,17 @@ export async function callAnthropic(input: ModelStepInput, options: ProviderCall
   // Passing `apiKey` explicitly also keeps the SDK from consulting its credential chain
   // (ANTHROPIC_AUTH_TOKEN, profiles): the worker's key is the only credential used.
   const client = cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic(settings));
-  let response: AnthropicMessage;
-  try {
-    response = await client.messages.create(convertToAnthropicRequest(input), { signal: options.signal });
-  } catch (error) {
-    throw toProviderFailure('anthropic', error, options);
-  }
+  const response = await requestMessage(client, convertToAnthropicRequest(input), input.model.stream !== false, options);
   return convertFromAnthropicResponse(response);
+}
+
+/** One Messages API request, streamed unless the turn said `stream: false`, with its failure classified. */
+async function requestMessage(client: Anthropic, params: MessageCreateParamsNonStreaming, stream: boolean, options: ProviderCallOptions): Promise<AnthropicMessage> {
+  try {
+    return stream ? await streamAnthropicMessage(client, params, options) : await client.messages.create(params, { signal: options.signal });
+  } catch (error) {
+    throw stream ? toStreamFailure('anthropic', error, options) : toProviderFailure('anthropic', error, options);
+  }
 }
 
 /** The Messages API request for one step. Exported for tests and for inspecting what is sent. */

@@ -29,10 +29,21 @@
  * back with a changed text or signature gets the 400 the real API sends, and a request that has
  * thinking on and continues a tool use must start that assistant turn with exactly the thinking
  * blocks the fake issued with those tool uses. OpenAI reasoning models refuse `max_tokens`.
+ *
+ * A request with `stream: true` gets the same reply as the real API streams it (openai-stream.ts,
+ * anthropic-stream.ts): Chat Completions chunks ending in `data: [DONE]`, the final usage chunk
+ * when `stream_options.include_usage` asks for it; Messages API events from `message_start` to
+ * `message_stop`. A scripted reply's `stream` control pauses it part-way until the test releases
+ * it, drops the connection, sends the API's mid-stream error, or ends it early (sse.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
+import { ANTHROPIC_STREAM_ERROR, anthropicStreamFrames } from './anthropic-stream.js';
+import { OPENAI_STREAM_ERROR, openAIStreamFrames } from './openai-stream.js';
+import { writeEventStream, type ScriptedStreamControl, type StreamEnd } from './sse.js';
+
+export type { ScriptedStreamControl } from './sse.js';
 
 export type FakeProvider = 'openai' | 'anthropic';
 
@@ -83,6 +94,11 @@ export interface ScriptedReply extends ScriptedBase {
    * thinking; scripting it for one that did not is answered with a 500 naming the mistake.
    */
   thinking?: Array<{ text: string } | { redacted: true }>;
+  /**
+   * How the reply is delivered when the request asked for `stream: true` (ignored otherwise):
+   * pause part-way until the test says so, drop the connection, or fail with the API's mid-stream error.
+   */
+  stream?: ScriptedStreamControl;
   /** Defaults to 10 input and 5 output tokens, none cached, none reasoning. */
   usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number; reasoningTokens?: number };
 }
@@ -122,6 +138,8 @@ export interface RecordedRequest {
   errors: string[];
   /** The status answered, or `'reset'` when the socket was destroyed. */
   status: number | 'reset';
+  /** For a streamed reply (`stream: true`): how the stream ended. */
+  stream?: StreamEnd;
 }
 
 export interface FakeProviderServer {
@@ -221,6 +239,8 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   const defaults: Partial<Record<FakeProvider, (body: Json) => ScriptedResponse>> = {};
   const delays = new Set<() => void>();
   const signer = new ThinkingSigner();
+  let releaseStreams!: () => void;
+  const closing = new Promise<void>((resolve) => (releaseStreams = resolve));
   /** The thinking blocks each Anthropic reply carried, by the ids of the tool uses it made. */
   const issuedThinking = new Map<string, Json[]>();
   let counter = 0;
@@ -279,12 +299,22 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       const thinking = replyBody.content.filter((block: Json) => block.type === 'thinking' || block.type === 'redacted_thinking');
       for (const block of replyBody.content) if (block.type === 'tool_use') issuedThinking.set(block.id, thinking);
     }
-    reply.header(provider === 'openai' ? 'x-request-id' : 'request-id', nextId('req_'));
+    const requestIdHeader = { [provider === 'openai' ? 'x-request-id' : 'request-id']: nextId('req_') };
+    if (recorded.body.stream === true) return stream(provider, replyBody, scripted, request, reply, recorded, requestIdHeader);
+    reply.headers(requestIdHeader);
     if ('malformed' in scripted) {
       const text = JSON.stringify(replyBody);
       return reply.type('application/json').send(text.slice(0, Math.floor(text.length / 2)));
     }
     return reply.send(replyBody);
+  }
+
+  async function stream(provider: FakeProvider, replyBody: Json, scripted: ScriptedResponse, request: FastifyRequest, reply: FastifyReply, recorded: RecordedRequest, headers: Record<string, string>) {
+    const frames = provider === 'openai' ? openAIStreamFrames(replyBody, recorded.body) : anthropicStreamFrames(replyBody);
+    const control = { ...(scripted as ScriptedReply).stream, ...('malformed' in scripted ? { truncate: true } : {}) };
+    const errorFrame = provider === 'openai' ? OPENAI_STREAM_ERROR : ANTHROPIC_STREAM_ERROR;
+    recorded.stream = await writeEventStream(request, reply, frames, { headers, control, errorFrame, closing });
+    return reply;
   }
 
   function nextResponse(provider: FakeProvider, body: Json): ScriptedResponse {
@@ -336,6 +366,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     },
     async close() {
       for (const release of [...delays]) release();
+      releaseStreams();
       await app.close();
     },
   };
@@ -498,7 +529,7 @@ export function validateOpenAIRequest(body: unknown): string[] {
   if (!isObject(body)) return ['request body must be a JSON object'];
   const errors: string[] = [];
   if (!isNonEmptyString(body.model)) errors.push('you must provide a model parameter');
-  if (body.stream) errors.push("fake provider: 'stream' is not supported");
+  errors.push(...validateOpenAIStreamOptions(body));
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     errors.push("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.");
   } else {
@@ -523,6 +554,20 @@ export function validateOpenAIRequest(body: unknown): string[] {
   }
   if (body.temperature != null && !(typeof body.temperature === 'number' && body.temperature >= 0 && body.temperature <= 2)) {
     errors.push("Invalid 'temperature': expected a number between 0 and 2.");
+  }
+  return errors;
+}
+
+/** `stream` is a boolean; `stream_options` ({ include_usage }) only with `stream: true`. */
+function validateOpenAIStreamOptions(body: Record<string, Json>): string[] {
+  const errors: string[] = [];
+  if (body.stream != null && typeof body.stream !== 'boolean') errors.push("Invalid type for 'stream': expected a boolean.");
+  if (body.stream_options != null) {
+    if (body.stream !== true) errors.push("The 'stream_options' parameter is only allowed when 'stream' is enabled.");
+    else if (!isObject(body.stream_options)) errors.push("Invalid type for 'stream_options': expected an object.");
+    else if (body.stream_options.include_usage != null && typeof body.stream_options.include_usage !== 'boolean') {
+      errors.push("Invalid type for 'stream_options.include_usage': expected a boolean.");
+    }
   }
   return errors;
 }
@@ -667,7 +712,7 @@ export function validateAnthropicRequest(body: unknown): string[] {
   if (!isNonEmptyString(body.model)) errors.push('model: Field required');
   if (body.max_tokens === undefined) errors.push('max_tokens: Field required');
   else if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) errors.push('max_tokens: Input should be a valid integer greater than or equal to 1');
-  if (body.stream) errors.push('fake provider: stream is not supported');
+  if (body.stream !== undefined && typeof body.stream !== 'boolean') errors.push('stream: Input should be a valid boolean');
   if (body.temperature != null && !(typeof body.temperature === 'number' && body.temperature >= 0 && body.temperature <= 1)) {
     errors.push('temperature: Input should be less than or equal to 1');
   }
