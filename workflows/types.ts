@@ -120,6 +120,11 @@ export interface ModelSettings {
    * OpenAI-compatible server that cannot stream; the step's result is the same either way.
    */
   stream?: boolean;
+  /**
+   * Anthropic only: prompt caching of the stable prefix (tools, system prompt, earlier messages),
+   * on unless this is `false`. Cache reads show in `usage.cachedInputTokens`.
+   */
+  promptCaching?: boolean;
   [option: string]: unknown;
 }
 

@@ -39,6 +39,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
+import { PromptCache, validateCacheControl, type PromptCacheUsage } from './anthropic-cache.js';
 import { ANTHROPIC_STREAM_ERROR, anthropicStreamFrames } from './anthropic-stream.js';
 import { OPENAI_STREAM_ERROR, openAIStreamFrames } from './openai-stream.js';
 import { writeEventStream, type ScriptedStreamControl, type StreamEnd } from './sse.js';
@@ -190,6 +191,7 @@ export function impossibleReply(provider: FakeProvider, scripted: ScriptedRespon
   if (reply.noContent && !EMPTY_FINISH_REASONS[provider].includes(reply.finishReason ?? '')) {
     return `${provider} returns no content only with ${EMPTY_FINISH_REASONS[provider].join(', ')}`;
   }
+  if (reply.finishReason === 'pause_turn' && (reply.toolCalls?.length ?? 0) > 0) return 'anthropic pauses a turn for its own server tools, never with client tool calls pending';
   if (reply.thinking && provider !== 'anthropic') return 'only anthropic returns thinking blocks (Chat Completions returns no reasoning)';
   return undefined;
 }
@@ -239,6 +241,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   const defaults: Partial<Record<FakeProvider, (body: Json) => ScriptedResponse>> = {};
   const delays = new Set<() => void>();
   const signer = new ThinkingSigner();
+  const promptCache = new PromptCache();
   let releaseStreams!: () => void;
   const closing = new Promise<void>((resolve) => (releaseStreams = resolve));
   /** The thinking blocks each Anthropic reply carried, by the ids of the tool uses it made. */
@@ -295,7 +298,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     let replyBody: Json;
     if (provider === 'openai') replyBody = openAICompletion(recorded.body, scripted as ScriptedReply, nextId);
     else {
-      replyBody = anthropicMessage(recorded.body, scripted as ScriptedReply, nextId, signer);
+      replyBody = anthropicMessage(recorded.body, scripted as ScriptedReply, nextId, signer, promptCache.use(recorded.body));
       const thinking = replyBody.content.filter((block: Json) => block.type === 'thinking' || block.type === 'redacted_thinking');
       for (const block of replyBody.content) if (block.type === 'tool_use') issuedThinking.set(block.id, thinking);
     }
@@ -363,6 +366,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       queues.anthropic.length = 0;
       delete defaults.openai;
       delete defaults.anthropic;
+      promptCache.clear();
     },
     async close() {
       for (const release of [...delays]) release();
@@ -415,7 +419,11 @@ function openAICompletion(body: Json, scripted: ScriptedReply, nextId: (prefix: 
   };
 }
 
-function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string, signer: ThinkingSigner) {
+/**
+ * `cache` is what the fake's prompt cache counted for the request; a reply whose usage scripts
+ * input or cached tokens reports those instead (no cache write).
+ */
+function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string, signer: ThinkingSigner, cache: PromptCacheUsage) {
   const thinking = (scripted.thinking ?? []).map((block) =>
     'redacted' in block ? { type: 'redacted_thinking' as const, data: signer.redactedData() } : { type: 'thinking' as const, thinking: block.text, signature: signer.sign(block.text) },
   );
@@ -427,6 +435,7 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
   }));
   const text = scripted.noContent ? undefined : (scripted.text ?? (toolUses.length > 0 ? undefined : 'ok'));
   const usage = { ...DEFAULT_USAGE, ...scripted.usage };
+  const scriptedInput = scripted.usage?.inputTokens !== undefined || scripted.usage?.cachedInputTokens !== undefined;
   return {
     id: nextId('msg_'),
     type: 'message',
@@ -436,11 +445,11 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
     stop_reason: scripted.finishReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     usage: {
-      // Anthropic's input_tokens leaves out cache reads; the scripted figure is the whole input.
-      input_tokens: usage.inputTokens - usage.cachedInputTokens,
+      // Anthropic's input_tokens leaves out cache reads and writes; the scripted figure is the whole input.
+      ...(scriptedInput
+        ? { input_tokens: usage.inputTokens - usage.cachedInputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cachedInputTokens }
+        : cache),
       output_tokens: usage.outputTokens,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: usage.cachedInputTokens,
       output_tokens_details: scripted.usage?.reasoningTokens !== undefined || thinking.length > 0 ? { thinking_tokens: usage.reasoningTokens } : null,
       service_tier: 'standard',
     },
@@ -725,12 +734,27 @@ export function validateAnthropicRequest(body: unknown): string[] {
     errors.push(...structural);
     // Pairing rules assume well-formed messages; skip them rather than report noise.
     if (structural.length === 0) {
-      errors.push(...validateAnthropicTurns(body.messages), ...validateAnthropicToolPairing(body.messages));
+      errors.push(...validateAnthropicTurns(body.messages), ...validateAnthropicToolPairing(body.messages), ...validateFinalAssistantMessage(body.messages));
       if (thinkingOn(body)) errors.push(...validateThinkingLeadsToolContinuation(body.messages));
     }
   }
   errors.push(...validateAnthropicTools(body.tools));
+  if (errors.length === 0) errors.push(...validateCacheControl(body));
   return errors;
+}
+
+/**
+ * A request may end with an assistant message (a prefill, or the content of a `pause_turn` sent
+ * back to continue), but its content may not end in whitespace.
+ */
+function validateFinalAssistantMessage(messages: Array<Record<string, Json>>): string[] {
+  const last = messages.at(-1)!;
+  if (last.role !== 'assistant') return [];
+  const lastBlock = typeof last.content === 'string' ? { type: 'text', text: last.content } : blocksOf(last).at(-1);
+  if (lastBlock?.type === 'text' && typeof lastBlock.text === 'string' && /\s$/.test(lastBlock.text)) {
+    return ['final assistant content cannot end with trailing whitespace'];
+  }
+  return [];
 }
 
 /** `thinking`: a known type; `enabled` with 1024 ≤ budget_tokens < max_tokens; temperature 1 or unset while thinking. */

@@ -494,7 +494,8 @@ describe('callAnthropic', () => {
   const options = () => providers.anthropic.options();
 
   it('converts the history to alternating turns: system on top, tool results first in one user turn', async () => {
-    await callAnthropic(stepInput('anthropic', fullHistory), options());
+    // Caching off: the breakpoints it adds are checked in anthropic-caching.test.ts.
+    await callAnthropic(stepInput('anthropic', fullHistory, { model: { provider: 'anthropic', model: 'claude-test', promptCaching: false } }), options());
 
     const { body, headers } = lastRequest();
     expect(headers['anthropic-version']).toBeTruthy();
@@ -536,7 +537,7 @@ describe('callAnthropic', () => {
       { role: 'assistant', content: [{ type: 'text', text: '' }] },
       { role: 'user', content: 'Hello?' },
     ]);
-    input.model = { ...input.model, maxTokens: 300, temperature: 0.5 };
+    input.model = { ...input.model, maxTokens: 300, temperature: 0.5, promptCaching: false };
 
     await callAnthropic(input, options());
 
@@ -551,7 +552,6 @@ describe('callAnthropic', () => {
     ['max_tokens', 'length'],
     ['model_context_window_exceeded', 'length'],
     ['refusal', 'content-filter'],
-    ['pause_turn', 'other'],
   ] as const)('maps stop_reason %s to %s, keeping the provider\'s value', async (wire, neutral) => {
     server.script('anthropic', [{ text: 'partial', finishReason: wire }]);
     const result = await callAnthropic(stepInput('anthropic', [{ role: 'user', content: 'Hi' }]), options());
