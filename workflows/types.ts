@@ -161,6 +161,11 @@ export interface Usage {
    */
   cachedInputTokens?: number;
   /**
+   * Of `inputTokens`, how many were written to the provider's prompt cache (Anthropic
+   * `cache_creation_input_tokens`, billed above plain input). Present when a step wrote any.
+   */
+  cacheWriteInputTokens?: number;
+  /**
    * Of `outputTokens`, how many were reasoning (OpenAI `completion_tokens_details.reasoning_tokens`,
    * Anthropic `output_tokens_details.thinking_tokens`). Present when the provider reported it.
    */

@@ -278,6 +278,7 @@ export function convertFromAnthropicResponse(response: AnthropicMessage): ModelS
 /** Messages API usage → neutral usage; optional counts only when the API reported them. */
 export function convertAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefined): Usage {
   const cacheRead = usage?.cache_read_input_tokens;
+  const cacheWrite = usage?.cache_creation_input_tokens;
   const thinking = usage?.output_tokens_details?.thinking_tokens;
   return {
     // `input_tokens` excludes prompt-cache reads and writes; adding them makes the figure
@@ -285,6 +286,8 @@ export function convertAnthropicUsage(usage: Partial<AnthropicUsage> | null | un
     inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (cacheRead ?? 0),
     outputTokens: usage?.output_tokens ?? 0,
     ...(typeof cacheRead === 'number' ? { cachedInputTokens: cacheRead } : {}),
+    // Only when the step wrote to the cache: most steps of a short prompt write nothing.
+    ...(typeof cacheWrite === 'number' && cacheWrite > 0 ? { cacheWriteInputTokens: cacheWrite } : {}),
     ...(typeof thinking === 'number' ? { reasoningTokens: thinking } : {}),
   };
 }

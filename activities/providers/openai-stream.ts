@@ -18,7 +18,7 @@ export async function streamChatCompletion(client: OpenAI, params: ChatCompletio
   const emit = deltaEmitter(options.onDelta);
   const tracker = new ToolCallTracker(emit);
   stream.on('chunk', (chunk: ChatCompletionChunk) => {
-    const delta = chunk.choices.find((choice) => choice.index === 0)?.delta;
+    const delta = chunk.choices?.find((choice) => choice.index === 0)?.delta;
     if (!delta) return;
     if (delta.content) emit({ type: 'text-delta', text: delta.content });
     for (const call of delta.tool_calls ?? []) tracker.add(call);

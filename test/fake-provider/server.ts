@@ -35,6 +35,11 @@
  * when `stream_options.include_usage` asks for it; Messages API events from `message_start` to
  * `message_stop`. A scripted reply's `stream` control pauses it part-way until the test releases
  * it, drops the connection, sends the API's mid-stream error, or ends it early (sse.ts).
+ *
+ * The fake Anthropic also checks `cache_control` as the API does (at most 4 breakpoints, none on
+ * thinking blocks, …) and keeps a prompt cache, so usage shows cache writes and reads the way the
+ * API counts them (anthropic-cache.ts). A request may end with an assistant message (how a
+ * `pause_turn` reply is continued), which, as for the API, may not end in whitespace.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -100,7 +105,11 @@ export interface ScriptedReply extends ScriptedBase {
    * pause part-way until the test says so, drop the connection, or fail with the API's mid-stream error.
    */
   stream?: ScriptedStreamControl;
-  /** Defaults to 10 input and 5 output tokens, none cached, none reasoning. */
+  /**
+   * Defaults to 5 output tokens, none reasoning, and 10 input tokens, none cached (OpenAI) or the
+   * input the fake's prompt cache counted, reads and writes included (Anthropic; see
+   * anthropic-cache.ts). Scripting `inputTokens` or `cachedInputTokens` reports those instead.
+   */
   usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number; reasoningTokens?: number };
 }
 

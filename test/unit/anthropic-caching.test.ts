@@ -4,6 +4,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_CACHE_BREAKPOINTS } from '../../activities/providers/anthropic-cache.js';
+import { usageText } from '../../cli/format.js';
+import { addUsage } from '../../workflows/usage.js';
 import { callAnthropic, convertToAnthropicRequest, MAX_PAUSE_TURN_CONTINUATIONS } from '../../activities/providers/anthropic.js';
 import type { ProviderCallOptions } from '../../activities/providers/errors.js';
 import type { ModelStreamDelta } from '../../activities/providers/stream-delta.js';
@@ -87,6 +89,18 @@ describe('prompt caching breakpoints', () => {
   });
 });
 
+describe('cache writes in usage', () => {
+  it('are summed over a turn once a step reports them, and shown by the CLI', () => {
+    const total: Usage = { inputTokens: 0, outputTokens: 0 };
+    addUsage(total, { inputTokens: 10, outputTokens: 1, cachedInputTokens: 0 });
+    expect(total).toEqual({ inputTokens: 10, outputTokens: 1, cachedInputTokens: 0 });
+    addUsage(total, { inputTokens: 1500, outputTokens: 5, cachedInputTokens: 0, cacheWriteInputTokens: 1500 });
+    addUsage(total, { inputTokens: 1600, outputTokens: 5, cachedInputTokens: 1500, cacheWriteInputTokens: 100 });
+    expect(total).toEqual({ inputTokens: 3110, outputTokens: 11, cachedInputTokens: 1500, cacheWriteInputTokens: 1600 });
+    expect(usageText(total)).toBe('3110 in (1500 cached, 1600 written to cache) / 11 out tokens');
+  });
+});
+
 describe("the fake's cache_control checks", () => {
   const base = (overrides: Json = {}) => ({ model: 'claude-test', max_tokens: 100, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }], ...overrides });
   const marked = (text: string, cacheControl: Json = { type: 'ephemeral' }) => ({ type: 'text', text, cache_control: cacheControl });
@@ -136,17 +150,25 @@ describe.each([true, false])('a 20-step tool loop (stream: %s)', (stream) => {
 
     expect(usages[0]!.inputTokens).toBeGreaterThan(MIN_CACHEABLE_TOKENS);
     expect(usages[0]!.cachedInputTokens).toBe(0);
+    // The first step writes its whole prompt: tools, system and message all end at a breakpoint.
+    expect(usages[0]!.cacheWriteInputTokens).toBe(usages[0]!.inputTokens);
     for (let step = 2; step <= 20; step++) {
-      // The whole prompt of the step before (its last breakpoint ends it) is read back.
-      expect(usages[step - 1]!.cachedInputTokens, `step ${step}`).toBe(usages[step - 2]!.inputTokens);
-      expect(usages[step - 1]!.inputTokens).toBeGreaterThan(usages[step - 1]!.cachedInputTokens!);
+      const usage = usages[step - 1]!;
+      // The whole prompt of the step before (its last breakpoint ends it) is read back, and what
+      // the step added is written for the next one: nothing is processed uncached.
+      expect(usage.cachedInputTokens, `step ${step}`).toBe(usages[step - 2]!.inputTokens);
+      expect(usage.cacheWriteInputTokens, `step ${step}`).toBe(usage.inputTokens - usage.cachedInputTokens!);
     }
   });
 
   it('reads nothing from the cache when the turn turns prompt caching off', async () => {
     const usages = await toolLoop(3, { promptCaching: false });
 
-    expect(usages.map((usage) => usage.cachedInputTokens)).toEqual([0, 0, 0]);
+    expect(usages.map((usage) => [usage.cachedInputTokens, usage.cacheWriteInputTokens])).toEqual([
+      [0, undefined],
+      [0, undefined],
+      [0, undefined],
+    ]);
     expect(server.requests.every((request) => breakpoints(request.body).length === 0)).toBe(true);
   });
 });

@@ -644,10 +644,11 @@ describe('callAnthropic', () => {
     });
   });
 
-  it('reports cache reads as cached input tokens and thinking tokens as reasoning tokens', () => {
+  it('reports cache reads as cached input tokens, cache writes when there are any, and thinking tokens as reasoning tokens', () => {
     expect(
       convertAnthropicUsage({ input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 100, output_tokens: 40, output_tokens_details: { thinking_tokens: 30 } }),
-    ).toEqual({ inputTokens: 115, outputTokens: 40, cachedInputTokens: 100, reasoningTokens: 30 });
+    ).toEqual({ inputTokens: 115, outputTokens: 40, cachedInputTokens: 100, cacheWriteInputTokens: 5, reasoningTokens: 30 });
+    expect(convertAnthropicUsage({ input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 4 })).toEqual({ inputTokens: 10, outputTokens: 4, cachedInputTokens: 0 });
     expect(convertAnthropicUsage({ input_tokens: 10, output_tokens: 4 })).toEqual({ inputTokens: 10, outputTokens: 4 });
   });
 
