@@ -6,7 +6,8 @@
  * `tool_result` block at the start of the very next user message. The conversion below
  * produces exactly that from neutral history.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, { AnthropicError, APIError } from '@anthropic-ai/sdk';
+import { ApplicationFailure } from '@temporalio/common';
 import type {
   ContentBlockParam,
   Message as AnthropicMessage,
@@ -34,6 +35,7 @@ import type {
 } from '../../workflows/types.js';
 import {
   cachedClient,
+  ProviderErrorType,
   resolveClientSettings,
   toolResultText,
   toProviderFailure,
@@ -131,6 +133,16 @@ async function requestMessage(client: Anthropic, params: MessageCreateParamsNonS
   try {
     return stream ? await streamAnthropicMessage(client, params, options) : await client.messages.create(params, { signal: options.signal });
   } catch (error) {
+    // The SDK refuses, before sending anything, a plain request it expects to run past 10 minutes
+    // (a large max_tokens). Retrying cannot change that; streaming, the default, has no such limit.
+    if (!stream && error instanceof AnthropicError && !(error instanceof APIError) && error.message.startsWith('Streaming is required')) {
+      throw ApplicationFailure.create({
+        message: `anthropic: max_tokens ${params.max_tokens} needs a streamed request (the SDK refuses plain requests that may run past 10 minutes); leave model.stream on or lower model.maxTokens`,
+        type: ProviderErrorType.badRequest,
+        nonRetryable: true,
+        cause: error,
+      });
+    }
     throw stream ? toStreamFailure('anthropic', error, options) : toProviderFailure('anthropic', error, options);
   }
 }

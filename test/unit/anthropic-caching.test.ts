@@ -173,6 +173,19 @@ describe.each([true, false])('a 20-step tool loop (stream: %s)', (stream) => {
   });
 });
 
+describe('a large maxTokens', () => {
+  it('streams by default, and without streaming fails at once, not retried, with what to change', async () => {
+    server.script('anthropic', [{ text: 'A long essay.' }]);
+    const streamed = await callAnthropic(stepInput([{ role: 'user', content: 'Write.' }], { maxTokens: 64_000 }), options());
+    expect(streamed.message.content).toEqual([{ type: 'text', text: 'A long essay.' }]);
+
+    const failure = await callAnthropic(stepInput([{ role: 'user', content: 'Write.' }], { maxTokens: 64_000, stream: false }), options()).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ nonRetryable: true, type: 'ProviderBadRequestError' });
+    expect((failure as Error).message).toMatch(/^anthropic: max_tokens 64000 needs a streamed request/);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
 describe.each([true, false])('pause_turn (stream: %s)', (stream) => {
   it('continues the step with the paused content sent back, and returns both parts as one message', async () => {
     server.script('anthropic', [
