@@ -43,7 +43,6 @@ import {
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
-
 import { withCacheBreakpoints } from './anthropic-cache.js';
 import { streamAnthropicMessage } from './anthropic-stream.js';
 
