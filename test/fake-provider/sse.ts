@@ -24,7 +24,7 @@ export interface ScriptedStreamControl {
 }
 
 /** How a streamed reply ended: all of it, or cut short as `ScriptedStreamControl` asked. */
-export type StreamEnd = 'complete' | 'dropped' | 'error' | 'ended' | 'truncated';
+export type StreamEnd = 'complete' | 'dropped' | 'error' | 'ended' | 'truncated' | 'client-closed';
 
 /** One SSE frame: `event:` (Anthropic names every event; OpenAI names none) and the JSON or raw data. */
 export interface SSEFrame {
@@ -55,6 +55,8 @@ export async function writeEventStream(
   const cutAt = control.truncate ? Math.floor(frames.length / 2) : undefined;
   for (let index = 0; index <= frames.length; index++) {
     if (index === control.pauseAfterEvents && control.resume) await Promise.race([control.resume, closing]);
+    // The client went away (a cancelled call): nothing more to send.
+    if (raw.destroyed) return 'client-closed';
     if (index === control.dropAfterEvents) {
       request.raw.socket.destroy();
       return 'dropped';

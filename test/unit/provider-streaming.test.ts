@@ -202,6 +202,20 @@ describe.each(['openai', 'anthropic'] as const)('%s streaming', (provider) => {
     expect(failure.message).toMatch(new RegExp(`^${provider}: unexpected response — the stream ended before the reply was complete`));
   });
 
+  it('rethrows the abort reason when the activity is cancelled mid-stream', async () => {
+    // The stream stops after its first word until the test lets it go on, after the call ended.
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    server.script(provider, [{ text: 'Order 1001 has shipped.', stream: { pauseAfterEvents: provider === 'openai' ? 2 : 4, resume: resumed } }]);
+    const controller = new AbortController();
+    const reason = new Error('activity cancelled');
+
+    const call = callers[provider](stepInput(provider), options(provider, { signal: controller.signal, onDelta: () => controller.abort(reason) }));
+
+    await expect(call).rejects.toBe(reason);
+    resume();
+  });
+
   it('is not failed by a listener that throws', async () => {
     server.script(provider, [{ text: 'Fine.' }]);
 
