@@ -1,12 +1,14 @@
 /**
- * Whole Anthropic turns on the real dev server with streaming and prompt caching on (both by
- * default), through the real SDK against the strict fake: a 20-step tool loop reads the prefix
- * each step wrote from the cache at every later step, and a `pause_turn` continues its step.
+ * Whole turns on the real dev server with streaming and Anthropic prompt caching on (both by
+ * default), through the real SDKs against the strict fake: a 20-step tool loop reads the prefix
+ * each step wrote from the cache at every later step, a `pause_turn` continues its step, and the
+ * `stream` / `promptCaching` options turn either off (or fail the turn at once when malformed).
  */
-import { defaultPayloadConverter, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure, defaultPayloadConverter, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../client/payload-codec.js';
-import type { ModelStepResult, Usage } from '../../workflows/types.js';
+import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';
+import type { ModelSettings, ModelStepResult, Usage } from '../../workflows/types.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -92,5 +94,42 @@ describe('an Anthropic turn with streaming and prompt caching', () => {
     expect(fake.requests.map((request) => request.errors)).toEqual([[], []]);
     expect(fake.requests[1]!.body.messages.at(-1)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'Looking through the archive.' }] });
     expect(await modelSteps(handle)).toHaveLength(1);
+  });
+});
+
+describe('the stream and promptCaching model options', () => {
+  it('run turns without streaming and without cache breakpoints when the turn says so', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'record_action', input: { action: 'plain' } }] }, { text: 'Done without streaming.' }]);
+    fake.script('anthropic', [{ text: 'Done without caching.' }]);
+
+    const plain = await turnpike.startTurn({ model: { provider: 'openai', model: 'gpt-4.1-mini', stream: false }, text: 'Record a plain action.', tools: ['record_action'] });
+    const uncached = await turnpike.startTurn({ model: { provider: 'anthropic', model: 'claude-sonnet-4-6', promptCaching: false }, system: longSystem, text: 'Say done.' });
+
+    expect(await plain.result()).toMatchObject({ status: 'completed', text: 'Done without streaming.' });
+    expect(await uncached.result()).toMatchObject({ status: 'completed', text: 'Done without caching.', usage: { cachedInputTokens: 0 } });
+    const openai = fake.requests.filter((request) => request.provider === 'openai');
+    expect(openai.map((request) => [request.body.stream, request.stream, request.errors])).toEqual([
+      [undefined, undefined, []],
+      [undefined, undefined, []],
+    ]);
+    const anthropic = fake.requests.find((request) => request.provider === 'anthropic')!;
+    expect(anthropic.errors).toEqual([]);
+    expect(anthropic.body.stream).toBe(true);
+    expect(JSON.stringify(anthropic.body)).not.toContain('cache_control');
+  });
+
+  it.each([
+    [{ provider: 'openai', model: 'gpt-4.1-mini', stream: 'no' }, 'model.stream must be true or false'],
+    [{ provider: 'openai', model: 'gpt-4.1-mini', promptCaching: true }, 'model.promptCaching is an Anthropic option'],
+  ])('fails a turn whose options are malformed at once, before any model call (%j)', async (model, message) => {
+    const handle = await turnpike.startTurn({ model: model as unknown as ModelSettings, text: 'Hi' });
+
+    const error = await handle.result().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe(INVALID_TURN_INPUT);
+    expect(cause!.message).toContain(message);
+    expect(fake.requests).toEqual([]);
   });
 });
