@@ -190,9 +190,13 @@ export function turnResultText(turnId: string, result: AgentTurnResult, colors: 
   return lines.join('\n');
 }
 
-/** `120 in (80 cached) / 40 out (30 reasoning) tokens`: the optional counts only when reported. */
+/** `120 in (80 cached, 20 written to cache) / 40 out (30 reasoning) tokens`: the optional counts only when reported. */
 export function usageText(usage: Usage): string {
-  const cached = usage.cachedInputTokens ? ` (${usage.cachedInputTokens} cached)` : '';
+  const cacheCounts = [
+    ...(usage.cachedInputTokens ? [`${usage.cachedInputTokens} cached`] : []),
+    ...(usage.cacheWriteInputTokens ? [`${usage.cacheWriteInputTokens} written to cache`] : []),
+  ];
+  const cached = cacheCounts.length > 0 ? ` (${cacheCounts.join(', ')})` : '';
   const reasoning = usage.reasoningTokens ? ` (${usage.reasoningTokens} reasoning)` : '';
   return `${usage.inputTokens} in${cached} / ${usage.outputTokens} out${reasoning} tokens`;
 }

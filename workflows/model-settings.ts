@@ -28,6 +28,13 @@ export function modelSettingsProblem(model: ModelSettings): string | undefined {
     const problem = thinkingProblem(model);
     if (problem) return problem;
   }
+  if (model.stream !== undefined && typeof model.stream !== 'boolean') {
+    return `model.stream must be true or false (got ${JSON.stringify(model.stream)})`;
+  }
+  if (model.promptCaching !== undefined) {
+    if (model.provider !== 'anthropic') return `model.promptCaching is an Anthropic option; provider "${model.provider}" does not take it (OpenAI caches long prompts on its own)`;
+    if (typeof model.promptCaching !== 'boolean') return `model.promptCaching must be true or false (got ${JSON.stringify(model.promptCaching)})`;
+  }
   if (model.reasoningEffort !== undefined) {
     if (!isOpenAI(model)) return `model.reasoningEffort is an OpenAI option; provider "${model.provider}" does not take it`;
     if (!OPENAI_REASONING_EFFORTS.includes(model.reasoningEffort)) {

@@ -195,6 +195,17 @@ export interface ModelSettings {
    * at OpenAI, and reasoning travels back encrypted in the turn's history.
    */
   store?: boolean;
+  /**
+   * Whether each model call streams (default true): the turn's listeners then see text, reasoning
+   * and tool-call input as the model writes them. `false` makes one plain request per call, for an
+   * OpenAI-compatible server that cannot stream; the step's result is the same either way.
+   */
+  stream?: boolean;
+  /**
+   * Anthropic only: prompt caching of the stable prefix (tools, system prompt, earlier messages),
+   * on unless this is `false`. Cache reads show in `usage.cachedInputTokens`.
+   */
+  promptCaching?: boolean;
   [option: string]: unknown;
 }
 
@@ -230,6 +241,11 @@ export interface Usage {
    * provider reported it.
    */
   cachedInputTokens?: number;
+  /**
+   * Of `inputTokens`, how many were written to the provider's prompt cache (Anthropic
+   * `cache_creation_input_tokens`, billed above plain input). Present when a step wrote any.
+   */
+  cacheWriteInputTokens?: number;
   /**
    * Of `outputTokens`, how many were reasoning (OpenAI `completion_tokens_details.reasoning_tokens`,
    * Anthropic `output_tokens_details.thinking_tokens`). Present when the provider reported it.

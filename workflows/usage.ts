@@ -10,5 +10,6 @@ export function addUsage(total: Usage, step: Usage): void {
   total.inputTokens += step.inputTokens;
   total.outputTokens += step.outputTokens;
   if (step.cachedInputTokens !== undefined) total.cachedInputTokens = (total.cachedInputTokens ?? 0) + step.cachedInputTokens;
+  if (step.cacheWriteInputTokens !== undefined) total.cacheWriteInputTokens = (total.cacheWriteInputTokens ?? 0) + step.cacheWriteInputTokens;
   if (step.reasoningTokens !== undefined) total.reasoningTokens = (total.reasoningTokens ?? 0) + step.reasoningTokens;
 }

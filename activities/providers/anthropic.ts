@@ -6,7 +6,8 @@
  * `tool_result` block at the start of the very next user message. The conversion below
  * produces exactly that from neutral history.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import Anthropic, { AnthropicError, APIError } from '@anthropic-ai/sdk';
+import { ApplicationFailure } from '@temporalio/common';
 import type {
   Base64ImageSource,
   ContentBlockParam,
@@ -39,12 +40,16 @@ import type {
 } from '../../workflows/types.js';
 import {
   cachedClient,
+  ProviderErrorType,
   resolveClientSettings,
   toolResultText,
   toProviderFailure,
+  toStreamFailure,
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
+import { withCacheBreakpoints } from './anthropic-cache.js';
+import { streamAnthropicMessage } from './anthropic-stream.js';
 
 export { DEFAULT_ANTHROPIC_MAX_TOKENS };
 
@@ -61,19 +66,95 @@ export async function callAnthropic(input: ModelStepInput, options: ProviderCall
   // Passing `apiKey` explicitly also keeps the SDK from consulting its credential chain
   // (ANTHROPIC_AUTH_TOKEN, profiles): the worker's key is the only credential used.
   const client = cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic(settings));
-  let response: AnthropicMessage;
-  try {
-    response = await client.messages.create(convertToAnthropicRequest(input), { signal: options.signal });
-  } catch (error) {
-    throw toProviderFailure('anthropic', error, options);
+  const params = convertToAnthropicRequest(input);
+  const stream = input.model.stream !== false;
+  let response = await requestMessage(client, params, stream, options);
+  // `pause_turn`: the API paused a long turn (server-side tool work) and wants it sent back to go
+  // on. The step continues here rather than ending: the paused content goes back as the final
+  // assistant message, and the continuation's blocks are appended to it, usage added up.
+  let content = response.content;
+  let usage = response.usage;
+  for (let continuation = 0; response.stop_reason === 'pause_turn' && continuation < MAX_PAUSE_TURN_CONTINUATIONS; continuation++) {
+    const paused: MessageParam = { role: 'assistant', content: pausedContentParams(content) };
+    response = await requestMessage(client, { ...params, messages: [...params.messages, paused] }, stream, options);
+    content = [...content, ...response.content];
+    usage = addAnthropicUsage(usage, response.usage);
   }
-  return convertFromAnthropicResponse(response);
+  return convertFromAnthropicResponse({ ...response, content, usage });
+}
+
+/**
+ * How many times one step continues a paused turn. A model that keeps pausing past this ends the
+ * step with what it has (finish reason `other`, provider value `pause_turn`) rather than loop.
+ */
+export const MAX_PAUSE_TURN_CONTINUATIONS = 8;
+
+/**
+ * Paused content as request blocks, exactly as received (thinking signatures included). The
+ * API refuses a final assistant message that ends in whitespace, so only that is trimmed.
+ */
+function pausedContentParams(content: AnthropicMessage['content']): ContentBlockParam[] {
+  const blocks = content.map((block): ContentBlockParam => {
+    switch (block.type) {
+      case 'text':
+        return { type: 'text', text: block.text };
+      case 'thinking':
+        return { type: 'thinking', thinking: block.thinking, signature: block.signature };
+      case 'redacted_thinking':
+        return { type: 'redacted_thinking', data: block.data };
+      case 'tool_use':
+        return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
+      default:
+        // Server-tool blocks (server_tool_use, web_search_tool_result, …) go back as they came.
+        return block as ContentBlockParam;
+    }
+  });
+  const last = blocks.at(-1);
+  if (last?.type === 'text') {
+    const text = last.text.trimEnd();
+    if (text) blocks[blocks.length - 1] = { type: 'text', text };
+    else blocks.pop();
+  }
+  return blocks;
+}
+
+/** Two calls' usage as one: each count added, the optional ones when either call reported them. */
+export function addAnthropicUsage(a: AnthropicUsage, b: AnthropicUsage): AnthropicUsage {
+  const sum = (x: number | null | undefined, y: number | null | undefined) => (x == null && y == null ? null : (x ?? 0) + (y ?? 0));
+  const thinking = sum(a.output_tokens_details?.thinking_tokens, b.output_tokens_details?.thinking_tokens);
+  return {
+    ...b,
+    input_tokens: a.input_tokens + b.input_tokens,
+    output_tokens: a.output_tokens + b.output_tokens,
+    cache_creation_input_tokens: sum(a.cache_creation_input_tokens, b.cache_creation_input_tokens),
+    cache_read_input_tokens: sum(a.cache_read_input_tokens, b.cache_read_input_tokens),
+    output_tokens_details: thinking === null ? (b.output_tokens_details ?? null) : { ...b.output_tokens_details, thinking_tokens: thinking },
+  } as AnthropicUsage;
+}
+
+/** One Messages API request, streamed unless the turn said `stream: false`, with its failure classified. */
+async function requestMessage(client: Anthropic, params: MessageCreateParamsNonStreaming, stream: boolean, options: ProviderCallOptions): Promise<AnthropicMessage> {
+  try {
+    return stream ? await streamAnthropicMessage(client, params, options) : await client.messages.create(params, { signal: options.signal });
+  } catch (error) {
+    // The SDK refuses, before sending anything, a plain request it expects to run past 10 minutes
+    // (a large max_tokens). Retrying cannot change that; streaming, the default, has no such limit.
+    if (!stream && error instanceof AnthropicError && !(error instanceof APIError) && error.message.startsWith('Streaming is required')) {
+      throw ApplicationFailure.create({
+        message: `anthropic: max_tokens ${params.max_tokens} needs a streamed request (the SDK refuses plain requests that may run past 10 minutes); leave model.stream on or lower model.maxTokens`,
+        type: ProviderErrorType.badRequest,
+        nonRetryable: true,
+        cause: error,
+      });
+    }
+    throw stream ? toStreamFailure('anthropic', error, options) : toProviderFailure('anthropic', error, options);
+  }
 }
 
 /** The Messages API request for one step. Exported for tests and for inspecting what is sent. */
 export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateParamsNonStreaming {
-  const { model, maxTokens, temperature, thinking } = input.model;
-  return {
+  const { model, maxTokens, temperature, thinking, promptCaching } = input.model;
+  const params: MessageCreateParamsNonStreaming = {
     model,
     max_tokens: maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
     messages: convertToAnthropicMessages(input.messages),
@@ -82,6 +163,7 @@ export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateP
     ...(temperature !== undefined ? { temperature } : {}),
     ...(thinking !== undefined ? { thinking: convertThinking(thinking) } : {}),
   };
+  return promptCaching === false ? params : withCacheBreakpoints(params);
 }
 
 /** turnpike's camelCase thinking setting → the Messages API's (validated when the turn started). */
@@ -232,6 +314,7 @@ export function convertFromAnthropicResponse(response: AnthropicMessage): ModelS
 /** Messages API usage → neutral usage; optional counts only when the API reported them. */
 export function convertAnthropicUsage(usage: Partial<AnthropicUsage> | null | undefined): Usage {
   const cacheRead = usage?.cache_read_input_tokens;
+  const cacheWrite = usage?.cache_creation_input_tokens;
   const thinking = usage?.output_tokens_details?.thinking_tokens;
   return {
     // `input_tokens` excludes prompt-cache reads and writes; adding them makes the figure
@@ -239,6 +322,8 @@ export function convertAnthropicUsage(usage: Partial<AnthropicUsage> | null | un
     inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (cacheRead ?? 0),
     outputTokens: usage?.output_tokens ?? 0,
     ...(typeof cacheRead === 'number' ? { cachedInputTokens: cacheRead } : {}),
+    // Only when the step wrote to the cache: most steps of a short prompt write nothing.
+    ...(typeof cacheWrite === 'number' && cacheWrite > 0 ? { cacheWriteInputTokens: cacheWrite } : {}),
     ...(typeof thinking === 'number' ? { reasoningTokens: thinking } : {}),
   };
 }

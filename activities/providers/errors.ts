@@ -15,13 +15,16 @@ import {
   APIConnectionTimeoutError as AnthropicTimeoutError,
   APIError as AnthropicAPIError,
   APIUserAbortError as AnthropicUserAbortError,
+  AnthropicError,
 } from '@anthropic-ai/sdk';
 import {
   APIConnectionError as OpenAIConnectionError,
   APIConnectionTimeoutError as OpenAITimeoutError,
   APIError as OpenAIAPIError,
   APIUserAbortError as OpenAIUserAbortError,
+  OpenAIError,
 } from 'openai';
+import type { ModelStreamListener } from './stream-delta.js';
 
 /** The providers that talk HTTP; used in error messages and env-var names. */
 export type ProviderName = 'openai' | 'anthropic';
@@ -41,6 +44,8 @@ export interface ProviderCallOptions {
    * provider's `retry-after` is fitted to them; see {@link nextRetryDelayFor}.
    */
   retry?: ActivityRetryInfo;
+  /** Receives text, reasoning and tool-input deltas as the provider streams them. */
+  onDelta?: ModelStreamListener;
 }
 
 /** What an activity knows about its own retries, from `Context.current().info`. */
@@ -154,11 +159,43 @@ export function toProviderFailure(provider: ProviderName, error: unknown, option
 }
 
 /**
+ * {@link toProviderFailure} for a streamed call, which can also fail after the response began:
+ *
+ * - an error the API sends mid-stream (Anthropic's `event: error`, e.g. `overloaded_error`;
+ *   OpenAI's `{"error": …}` chunk) reaches the SDK as an API error without a status. The request
+ *   had been accepted, so it is the server's trouble: retryable.
+ * - a stream that ends before its end (no `message_stop`, a choice without `finish_reason`, no
+ *   events at all) is reported by the SDK as its base error: retryable, as a body lacking what the
+ *   API promises is ({@link unexpectedResponse}).
+ * - a connection dropped part-way surfaces from fetch as a bare error ("terminated"): retryable.
+ *
+ * Cancellation still wins: when the activity's signal fired, its reason is returned.
+ */
+export function toStreamFailure(provider: ProviderName, error: unknown, options: Pick<ProviderCallOptions, 'signal' | 'retry'> = {}): unknown {
+  const failure = toProviderFailure(provider, error, options);
+  if (failure !== error || options.signal?.aborted || error instanceof ApplicationFailure) return failure;
+  // The SDKs' stream helpers rethrow anything that is not their own error (a SyntaxError from a
+  // garbled event, fetch's "terminated") wrapped in their base error, with the original as cause.
+  const sdkBaseError = (error instanceof OpenAIError && !(error instanceof OpenAIAPIError)) || (error instanceof AnthropicError && !(error instanceof AnthropicAPIError));
+  if (sdkBaseError && error.cause instanceof Error) return toStreamFailure(provider, error.cause, options);
+  if ((error instanceof OpenAIAPIError || error instanceof AnthropicAPIError) && error.status === undefined) {
+    const label = (error instanceof AnthropicAPIError ? error.type : undefined) ?? 'error';
+    const detail = apiMessage(error) ?? error.message;
+    return retryable(`${provider}: the API reported an error mid-stream (${label}) — ${detail}`, error);
+  }
+  if (error instanceof OpenAIError || error instanceof AnthropicError) {
+    return unexpectedResponse(provider, `the stream ended before the reply was complete (${error.message})`, error);
+  }
+  if (error instanceof Error) return retryable(`${provider}: stream interrupted — ${connectionCause(error)}`, error);
+  return error;
+}
+
+/**
  * The failure for a 200 response whose body lacks what the API promises (e.g. no `choices`):
  * typically a misbehaving proxy or compatible endpoint, so it is retryable.
  */
-export function unexpectedResponse(provider: ProviderName, what: string): ApplicationFailure {
-  return retryable(`${provider}: unexpected response — ${what}`);
+export function unexpectedResponse(provider: ProviderName, what: string, cause?: Error): ApplicationFailure {
+  return retryable(`${provider}: unexpected response — ${what}`, cause);
 }
 
 function fromHttpError(provider: ProviderName, error: SdkApiError, status: number, retry: ActivityRetryInfo | undefined): ApplicationFailure {

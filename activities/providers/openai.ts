@@ -34,9 +34,11 @@ import {
   resolveClientSettings,
   toolResultText,
   toProviderFailure,
+  toStreamFailure,
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
+import { streamChatCompletion } from './openai-stream.js';
 
 const clients = new Map<string, OpenAI>();
 
@@ -46,14 +48,27 @@ const clients = new Map<string, OpenAI>();
  * The key and base URL come from `options`, else `OPENAI_API_KEY` / `OPENAI_BASE_URL`, read
  * on every call. The SDK never retries (`maxRetries: 0`): failures are thrown as Temporal
  * `ApplicationFailure`s (see `errors.ts`) and the activity retry policy decides.
+ *
+ * The step is streamed, and `options.onDelta` hears its text and tool-call arguments as they
+ * arrive, unless the turn sets `model.stream: false` (for an OpenAI-compatible server that cannot
+ * stream). Either way the result is the same: the complete message, usage and finish reason.
  */
 export async function callOpenAI(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
   const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
+  const request = convertToOpenAIRequest(input);
   let completion: ChatCompletion;
-  try {
-    completion = await client.chat.completions.create(convertToOpenAIRequest(input), { signal: options.signal });
-  } catch (error) {
-    throw toProviderFailure('openai', error, options);
+  if (input.model.stream === false) {
+    try {
+      completion = await client.chat.completions.create(request, { signal: options.signal });
+    } catch (error) {
+      throw toProviderFailure('openai', error, options);
+    }
+  } else {
+    try {
+      completion = await streamChatCompletion(client, request, options);
+    } catch (error) {
+      throw toStreamFailure('openai', error, options);
+    }
   }
   return convertFromOpenAIResponse(completion);
 }

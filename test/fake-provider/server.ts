@@ -31,6 +31,17 @@
  * blocks the fake issued with those tool uses. OpenAI reasoning models refuse `max_tokens`.
  * Images and documents are checked as the APIs check them (binary-blocks.ts), and
  * `POST /v1/responses` speaks OpenAI's Responses API (openai-responses.ts).
+ *
+ * A request with `stream: true` gets the same reply as the real API streams it (openai-stream.ts,
+ * anthropic-stream.ts): Chat Completions chunks ending in `data: [DONE]`, the final usage chunk
+ * when `stream_options.include_usage` asks for it; Messages API events from `message_start` to
+ * `message_stop`. A scripted reply's `stream` control pauses it part-way until the test releases
+ * it, drops the connection, sends the API's mid-stream error, or ends it early (sse.ts).
+ *
+ * The fake Anthropic also checks `cache_control` as the API does (at most 4 breakpoints, none on
+ * thinking blocks, …) and keeps a prompt cache, so usage shows cache writes and reads the way the
+ * API counts them (anthropic-cache.ts). A request may end with an assistant message (how a
+ * `pause_turn` reply is continued), which, as for the API, may not end in whitespace.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -45,6 +56,12 @@ import {
   validateResponsesRequest,
   validateServiceTierAndMetadata,
 } from './openai-responses.js';
+import { PromptCache, validateCacheControl, type PromptCacheUsage } from './anthropic-cache.js';
+import { ANTHROPIC_STREAM_ERROR, anthropicStreamFrames } from './anthropic-stream.js';
+import { OPENAI_STREAM_ERROR, openAIStreamFrames } from './openai-stream.js';
+import { writeEventStream, type ScriptedStreamControl, type StreamEnd } from './sse.js';
+
+export type { ScriptedStreamControl } from './sse.js';
 
 /** `openai-responses` is OpenAI's `POST /v1/responses` (see openai-responses.ts), scripted apart from Chat Completions. */
 export type FakeProvider = 'openai' | 'anthropic' | 'openai-responses';
@@ -107,7 +124,16 @@ export interface ScriptedReply extends ScriptedBase {
   reasoning?: Array<{ summary?: string[] }>;
   /** openai-responses only: the model declines, with a `refusal` content part instead of text. */
   refusal?: string;
-  /** Defaults to 10 input and 5 output tokens, none cached, none reasoning. */
+  /**
+   * How the reply is delivered when the request asked for `stream: true` (ignored otherwise):
+   * pause part-way until the test says so, drop the connection, or fail with the API's mid-stream error.
+   */
+  stream?: ScriptedStreamControl;
+  /**
+   * Defaults to 5 output tokens, none reasoning, and 10 input tokens, none cached (OpenAI) or the
+   * input the fake's prompt cache counted, reads and writes included (Anthropic; see
+   * anthropic-cache.ts). Scripting `inputTokens` or `cachedInputTokens` reports those instead.
+   */
   usage?: { inputTokens?: number; outputTokens?: number; cachedInputTokens?: number; reasoningTokens?: number };
 }
 
@@ -146,6 +172,8 @@ export interface RecordedRequest {
   errors: string[];
   /** The status answered, or `'reset'` when the socket was destroyed. */
   status: number | 'reset';
+  /** For a streamed reply (`stream: true`): how the stream ended. */
+  stream?: StreamEnd;
 }
 
 export interface FakeProviderServer {
@@ -198,6 +226,7 @@ export function impossibleReply(provider: FakeProvider, scripted: ScriptedRespon
   if (reply.noContent && !EMPTY_FINISH_REASONS[provider].includes(reply.finishReason ?? '')) {
     return `${provider} returns no content only with ${EMPTY_FINISH_REASONS[provider].join(', ')}`;
   }
+  if (reply.finishReason === 'pause_turn' && (reply.toolCalls?.length ?? 0) > 0) return 'anthropic pauses a turn for its own server tools, never with client tool calls pending';
   if (reply.thinking && provider !== 'anthropic') return 'only anthropic returns thinking blocks (Chat Completions returns no reasoning)';
   if ((reply.reasoning || reply.refusal !== undefined) && provider !== 'openai-responses') return 'only openai-responses returns reasoning items and refusal parts';
   return undefined;
@@ -248,6 +277,9 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   const defaults: Partial<Record<FakeProvider, (body: Json) => ScriptedResponse>> = {};
   const delays = new Set<() => void>();
   const signer = new ThinkingSigner();
+  const promptCache = new PromptCache();
+  let releaseStreams!: () => void;
+  const closing = new Promise<void>((resolve) => (releaseStreams = resolve));
   /** The thinking blocks each Anthropic reply carried, by the ids of the tool uses it made. */
   const issuedThinking = new Map<string, Json[]>();
   const responsesState = new ResponsesState();
@@ -305,16 +337,28 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     if (provider === 'openai') replyBody = openAICompletion(recorded.body, scripted as ScriptedReply, nextId);
     else if (provider === 'openai-responses') replyBody = responsesReply(recorded.body, scripted as ScriptedReply, nextId, responsesState);
     else {
-      replyBody = anthropicMessage(recorded.body, scripted as ScriptedReply, nextId, signer);
+      replyBody = anthropicMessage(recorded.body, scripted as ScriptedReply, nextId, signer, promptCache.use(recorded.body));
       const thinking = replyBody.content.filter((block: Json) => block.type === 'thinking' || block.type === 'redacted_thinking');
       for (const block of replyBody.content) if (block.type === 'tool_use') issuedThinking.set(block.id, thinking);
     }
-    reply.header(provider === 'anthropic' ? 'request-id' : 'x-request-id', nextId('req_'));
+    const requestIdHeader = { [provider === 'anthropic' ? 'request-id' : 'x-request-id']: nextId('req_') };
+    if (recorded.body.stream === true) return stream(provider, replyBody, scripted, request, reply, recorded, requestIdHeader);
+    reply.headers(requestIdHeader);
     if ('malformed' in scripted) {
       const text = JSON.stringify(replyBody);
       return reply.type('application/json').send(text.slice(0, Math.floor(text.length / 2)));
     }
     return reply.send(replyBody);
+  }
+
+  async function stream(provider: FakeProvider, replyBody: Json, scripted: ScriptedResponse, request: FastifyRequest, reply: FastifyReply, recorded: RecordedRequest, headers: Record<string, string>) {
+    // turnpike's Responses provider does not stream yet; a test that streams it should fail loudly.
+    if (provider === 'openai-responses') return reply.code(500).send({ error: { message: 'fake provider: streaming of the Responses API is not implemented', type: 'server_error' } });
+    const frames = provider === 'openai' ? openAIStreamFrames(replyBody, recorded.body) : anthropicStreamFrames(replyBody);
+    const control = { ...(scripted as ScriptedReply).stream, ...('malformed' in scripted ? { truncate: true } : {}) };
+    const errorFrame = provider === 'openai' ? OPENAI_STREAM_ERROR : ANTHROPIC_STREAM_ERROR;
+    recorded.stream = await writeEventStream(request, reply, frames, { headers, control, errorFrame, closing });
+    return reply;
   }
 
   function nextResponse(provider: FakeProvider, body: Json): ScriptedResponse {
@@ -365,9 +409,11 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
         queues[provider].length = 0;
         delete defaults[provider];
       }
+      promptCache.clear();
     },
     async close() {
       for (const release of [...delays]) release();
+      releaseStreams();
       await app.close();
     },
   };
@@ -416,7 +462,11 @@ function openAICompletion(body: Json, scripted: ScriptedReply, nextId: (prefix: 
   };
 }
 
-function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string, signer: ThinkingSigner) {
+/**
+ * `cache` is what the fake's prompt cache counted for the request; a reply whose usage scripts
+ * input or cached tokens reports those instead (no cache write).
+ */
+function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string, signer: ThinkingSigner, cache: PromptCacheUsage) {
   const thinking = (scripted.thinking ?? []).map((block) =>
     'redacted' in block ? { type: 'redacted_thinking' as const, data: signer.redactedData() } : { type: 'thinking' as const, thinking: block.text, signature: signer.sign(block.text) },
   );
@@ -428,6 +478,7 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
   }));
   const text = scripted.noContent ? undefined : (scripted.text ?? (toolUses.length > 0 ? undefined : 'ok'));
   const usage = { ...DEFAULT_USAGE, ...scripted.usage };
+  const scriptedInput = scripted.usage?.inputTokens !== undefined || scripted.usage?.cachedInputTokens !== undefined;
   return {
     id: nextId('msg_'),
     type: 'message',
@@ -437,11 +488,11 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
     stop_reason: scripted.finishReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     usage: {
-      // Anthropic's input_tokens leaves out cache reads; the scripted figure is the whole input.
-      input_tokens: usage.inputTokens - usage.cachedInputTokens,
+      // Anthropic's input_tokens leaves out cache reads and writes; the scripted figure is the whole input.
+      ...(scriptedInput
+        ? { input_tokens: usage.inputTokens - usage.cachedInputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: usage.cachedInputTokens }
+        : cache),
       output_tokens: usage.outputTokens,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: usage.cachedInputTokens,
       output_tokens_details: scripted.usage?.reasoningTokens !== undefined || thinking.length > 0 ? { thinking_tokens: usage.reasoningTokens } : null,
       service_tier: 'standard',
     },
@@ -530,7 +581,7 @@ export function validateOpenAIRequest(body: unknown): string[] {
   if (!isObject(body)) return ['request body must be a JSON object'];
   const errors: string[] = [];
   if (!isNonEmptyString(body.model)) errors.push('you must provide a model parameter');
-  if (body.stream) errors.push("fake provider: 'stream' is not supported");
+  errors.push(...validateOpenAIStreamOptions(body));
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     errors.push("Invalid 'messages': empty array. Expected an array with minimum length 1, but got an empty array instead.");
   } else {
@@ -557,6 +608,20 @@ export function validateOpenAIRequest(body: unknown): string[] {
     errors.push("Invalid 'temperature': expected a number between 0 and 2.");
   }
   errors.push(...validateServiceTierAndMetadata(body));
+  return errors;
+}
+
+/** `stream` is a boolean; `stream_options` ({ include_usage }) only with `stream: true`. */
+function validateOpenAIStreamOptions(body: Record<string, Json>): string[] {
+  const errors: string[] = [];
+  if (body.stream != null && typeof body.stream !== 'boolean') errors.push("Invalid type for 'stream': expected a boolean.");
+  if (body.stream_options != null) {
+    if (body.stream !== true) errors.push("The 'stream_options' parameter is only allowed when 'stream' is enabled.");
+    else if (!isObject(body.stream_options)) errors.push("Invalid type for 'stream_options': expected an object.");
+    else if (body.stream_options.include_usage != null && typeof body.stream_options.include_usage !== 'boolean') {
+      errors.push("Invalid type for 'stream_options.include_usage': expected a boolean.");
+    }
+  }
   return errors;
 }
 
@@ -700,7 +765,7 @@ export function validateAnthropicRequest(body: unknown): string[] {
   if (!isNonEmptyString(body.model)) errors.push('model: Field required');
   if (body.max_tokens === undefined) errors.push('max_tokens: Field required');
   else if (!Number.isInteger(body.max_tokens) || body.max_tokens < 1) errors.push('max_tokens: Input should be a valid integer greater than or equal to 1');
-  if (body.stream) errors.push('fake provider: stream is not supported');
+  if (body.stream !== undefined && typeof body.stream !== 'boolean') errors.push('stream: Input should be a valid boolean');
   if (body.temperature != null && !(typeof body.temperature === 'number' && body.temperature >= 0 && body.temperature <= 1)) {
     errors.push('temperature: Input should be less than or equal to 1');
   }
@@ -713,12 +778,27 @@ export function validateAnthropicRequest(body: unknown): string[] {
     errors.push(...structural);
     // Pairing rules assume well-formed messages; skip them rather than report noise.
     if (structural.length === 0) {
-      errors.push(...validateAnthropicTurns(body.messages), ...validateAnthropicToolPairing(body.messages));
+      errors.push(...validateAnthropicTurns(body.messages), ...validateAnthropicToolPairing(body.messages), ...validateFinalAssistantMessage(body.messages));
       if (thinkingOn(body)) errors.push(...validateThinkingLeadsToolContinuation(body.messages));
     }
   }
   errors.push(...validateAnthropicTools(body.tools));
+  if (errors.length === 0) errors.push(...validateCacheControl(body));
   return errors;
+}
+
+/**
+ * A request may end with an assistant message (a prefill, or the content of a `pause_turn` sent
+ * back to continue), but its content may not end in whitespace.
+ */
+function validateFinalAssistantMessage(messages: Array<Record<string, Json>>): string[] {
+  const last = messages.at(-1)!;
+  if (last.role !== 'assistant') return [];
+  const lastBlock = typeof last.content === 'string' ? { type: 'text', text: last.content } : blocksOf(last).at(-1);
+  if (lastBlock?.type === 'text' && typeof lastBlock.text === 'string' && /\s$/.test(lastBlock.text)) {
+    return ['final assistant content cannot end with trailing whitespace'];
+  }
+  return [];
 }
 
 /** `thinking`: a known type; `enabled` with 1024 ≤ budget_tokens < max_tokens; temperature 1 or unset while thinking. */

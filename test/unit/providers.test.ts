@@ -506,7 +506,8 @@ describe('callAnthropic', () => {
   const options = () => providers.anthropic.options();
 
   it('converts the history to alternating turns: system on top, tool results first in one user turn', async () => {
-    await callAnthropic(stepInput('anthropic', fullHistory), options());
+    // Caching off: the breakpoints it adds are checked in anthropic-caching.test.ts.
+    await callAnthropic(stepInput('anthropic', fullHistory, { model: { provider: 'anthropic', model: 'claude-test', promptCaching: false } }), options());
 
     const { body, headers } = lastRequest();
     expect(headers['anthropic-version']).toBeTruthy();
@@ -548,7 +549,7 @@ describe('callAnthropic', () => {
       { role: 'assistant', content: [{ type: 'text', text: '' }] },
       { role: 'user', content: 'Hello?' },
     ]);
-    input.model = { ...input.model, maxTokens: 300, temperature: 0.5 };
+    input.model = { ...input.model, maxTokens: 300, temperature: 0.5, promptCaching: false };
 
     await callAnthropic(input, options());
 
@@ -563,7 +564,6 @@ describe('callAnthropic', () => {
     ['max_tokens', 'length'],
     ['model_context_window_exceeded', 'length'],
     ['refusal', 'content-filter'],
-    ['pause_turn', 'other'],
   ] as const)('maps stop_reason %s to %s, keeping the provider\'s value', async (wire, neutral) => {
     server.script('anthropic', [{ text: 'partial', finishReason: wire }]);
     const result = await callAnthropic(stepInput('anthropic', [{ role: 'user', content: 'Hi' }]), options());
@@ -656,10 +656,11 @@ describe('callAnthropic', () => {
     });
   });
 
-  it('reports cache reads as cached input tokens and thinking tokens as reasoning tokens', () => {
+  it('reports cache reads as cached input tokens, cache writes when there are any, and thinking tokens as reasoning tokens', () => {
     expect(
       convertAnthropicUsage({ input_tokens: 10, cache_creation_input_tokens: 5, cache_read_input_tokens: 100, output_tokens: 40, output_tokens_details: { thinking_tokens: 30 } }),
-    ).toEqual({ inputTokens: 115, outputTokens: 40, cachedInputTokens: 100, reasoningTokens: 30 });
+    ).toEqual({ inputTokens: 115, outputTokens: 40, cachedInputTokens: 100, cacheWriteInputTokens: 5, reasoningTokens: 30 });
+    expect(convertAnthropicUsage({ input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 4 })).toEqual({ inputTokens: 10, outputTokens: 4, cachedInputTokens: 0 });
     expect(convertAnthropicUsage({ input_tokens: 10, output_tokens: 4 })).toEqual({ inputTokens: 10, outputTokens: 4 });
   });
 
