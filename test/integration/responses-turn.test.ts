@@ -146,7 +146,8 @@ describe('images in user messages', () => {
   const models: Record<FakeProvider, ModelSettings> = {
     openai: { provider: 'openai', model: 'gpt-4.1-mini' },
     'openai-responses': { provider: 'openai-responses', model: 'gpt-4.1-mini' },
-    anthropic: { provider: 'anthropic', model: 'claude-sonnet-4-6' },
+    // Without the default prompt-caching breakpoint, which would otherwise sit on the image block.
+    anthropic: { provider: 'anthropic', model: 'claude-sonnet-4-6', promptCaching: false },
   };
   /** Where each API carries the image in the first request. */
   const wireImage: Record<FakeProvider, (body: { messages?: Array<{ content: unknown[] }>; input?: Array<{ content: unknown[] }> }) => unknown> = {

@@ -117,7 +117,8 @@ describe('images and documents on the wire', () => {
       { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } },
       { type: 'image', source: { type: 'url', url: 'https://example.com/receipt.jpg' } },
       { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: PDF_BASE64 }, title: 'invoice.pdf' },
-      { type: 'document', source: { type: 'url', url: 'https://example.com/terms.pdf' } },
+      // The last block of the last user turn also carries the default prompt-caching breakpoint.
+      { type: 'document', source: { type: 'url', url: 'https://example.com/terms.pdf' }, cache_control: { type: 'ephemeral' } },
     ]);
   });
 

@@ -12,7 +12,10 @@ import { callOpenAI } from '../../activities/providers/openai.js';
 import type { ModelStreamDelta } from '../../activities/providers/stream-delta.js';
 import { modelSettingsProblem } from '../../workflows/model-settings.js';
 import type { Message, ModelStepInput, ModelStepResult } from '../../workflows/types.js';
-import { startFakeProviderServer, validateOpenAIRequest, type FakeProvider, type FakeProviderServer, type ScriptedReply } from '../fake-provider/server.js';
+import { startFakeProviderServer, validateOpenAIRequest, type FakeProvider as AnyFakeProvider, type FakeProviderServer, type ScriptedReply } from '../fake-provider/server.js';
+
+/** The providers that stream (the Responses provider does not yet). */
+type FakeProvider = Exclude<AnyFakeProvider, 'openai-responses'>;
 
 let server: FakeProviderServer;
 
