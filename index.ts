@@ -25,5 +25,6 @@ export {
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './client/errors.js';
 export { AGENT_CONVERSATION_WORKFLOW, AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/definitions.js';
 export type * from './workflows/types.js';
+export type { ConversationEvent, DeltaOrigin, TurnEvent, TurnEventRecord } from './workflows/turn-events.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './workflows/rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './workflows/turn-statuses.js';

@@ -22,6 +22,7 @@ import {
   APIError as OpenAIAPIError,
   APIUserAbortError as OpenAIUserAbortError,
 } from 'openai';
+import type { ModelStreamListener } from './stream-delta.js';
 
 /** The providers that talk HTTP; used in error messages and env-var names. */
 export type ProviderName = 'openai' | 'anthropic';
@@ -41,6 +42,8 @@ export interface ProviderCallOptions {
    * provider's `retry-after` is fitted to them; see {@link nextRetryDelayFor}.
    */
   retry?: ActivityRetryInfo;
+  /** Receives text, reasoning and tool-input deltas as the provider streams them. */
+  onDelta?: ModelStreamListener;
 }
 
 /** What an activity knows about its own retries, from `Context.current().info`. */
