@@ -20,6 +20,7 @@ export interface StreamReadOptions<E> {
 }
 
 const NOT_STARTED_RETRY_MS = 200;
+const POLL_COOLDOWN = '50 milliseconds';
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -48,7 +49,10 @@ export async function* readEventStream<E>(
     if (signal?.aborted) return;
     // Long polls while the workflow runs.
     const stream = WorkflowStreamClient.create(client, workflowId);
-    const polls = stream.subscribe<E>(TURN_EVENTS_TOPIC, offset, { resultType: true, pollCooldown: 0 });
+    // A short cooldown: it only spaces out polls that came back with nothing more ready (and the
+    // retries while a workflow drains its polls for continue-as-new), adding at most that much latency.
+    const polls = stream.subscribe<E>(TURN_EVENTS_TOPIC, offset, { resultType: true, pollCooldown: POLL_COOLDOWN });
+    let pollError: unknown;
     const aborted = () => void polls.return(undefined);
     signal?.addEventListener('abort', aborted, { once: true });
     try {
@@ -60,11 +64,8 @@ export async function* readEventStream<E>(
         if (signal?.aborted) return;
       }
     } catch (error) {
-      if (!(error instanceof WorkflowNotFoundError)) throw error;
-      // Not started yet: wait for it, within reason.
-      if (Date.now() > waitUntil) throw error;
-      await sleep(NOT_STARTED_RETRY_MS, signal);
-      continue;
+      // The workflow ended between two polls, or does not exist (yet): the query below tells.
+      pollError = error;
     } finally {
       signal?.removeEventListener('abort', aborted);
     }
@@ -75,8 +76,9 @@ export async function* readEventStream<E>(
       try {
         page = await handle.query(query, { fromOffset: offset });
       } catch (error) {
+        // Not started yet (a conversation's next turn): wait for it, within reason.
         if (error instanceof WorkflowNotFoundError && Date.now() <= waitUntil) break;
-        throw error;
+        throw pollError ?? error;
       }
       for (const { offset: at, event } of page.events) {
         if (at < offset) continue;
@@ -84,7 +86,11 @@ export async function* readEventStream<E>(
         yield { offset: at, event };
         if (isLast(event)) return;
       }
-      if (page.events.length === 0) return;
+      if (page.events.length > 0) continue;
+      // Nothing more: the end, unless the workflow still runs (a poll failed on the way), in
+      // which case the polls take over again.
+      if ((await handle.describe()).status.name !== 'RUNNING') return;
+      break;
     }
     await sleep(NOT_STARTED_RETRY_MS, signal);
   }
