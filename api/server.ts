@@ -22,6 +22,7 @@ import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-type
 import { isTurnEnded } from '../workflows/turn-statuses.js';
 import type { AgentTurnInput } from '../workflows/types.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
+import { registerUiChatRoute } from './ui-chat-route.js';
 import { StreamTokens } from './stream-token.js';
 import { anyOf, oidcAuthenticator, signDecision, staticTokenAuthenticator, verifyDecision, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 
@@ -317,6 +318,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     authenticate,
     tokens: new StreamTokens(options.streamSecret),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token for it (POST …/stream-token) or Authorization: Bearer <token>'),
+    invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
+  });
+  registerUiChatRoute(app, {
+    client: options.client,
+    rejected: (reply, error) => sendError(reply, error.type, error.message),
     invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
   });
 
