@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { ConversationStreamEvent } from '../../client/conversation-events.js';
 import type { TurnEvent, TurnEventRecord } from '../../workflows/turn-events.js';
+import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -141,5 +142,35 @@ describe('conversation events', () => {
     const cut = all.findIndex((event) => event.turnId === turns[3] && event.event.type === 'tool-call');
     const rest = await readConversation(conversationId, all.length - cut - 1, all[cut].cursor);
     expect([...all.slice(0, cut + 1), ...rest]).toEqual(all);
+  });
+});
+
+describe('a retried model step', () => {
+  let fake: Awaited<ReturnType<typeof useFakeProviders>>;
+  beforeAll(async () => {
+    fake = await useFakeProviders();
+  });
+  afterAll(async () => fake?.restore());
+
+  it('is marked step-retry with its attempt, and the turn returns what an uninterrupted run returns', async () => {
+    fake.reset();
+    fake.script('openai', [{ status: 500 }, { text: 'Second time lucky.' }]);
+    const handle = await turnpike.startTurn({
+      model: { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 256 },
+      text: 'Go.',
+      modelCallOptions: { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumAttempts: 3 } },
+    });
+    const events = await readUntil(client.turnEvents(handle.workflowId), (event) => event.type === 'turn-finished');
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Second time lucky.' });
+    const retry = events.find(({ event }) => event.type === 'step-retry');
+    expect(retry?.event).toEqual({ type: 'step-retry', step: 1, attempt: 2 });
+    // Any deltas of the step come from the attempt that succeeded, after the mark.
+    const deltas = events.filter(({ event }) => event.type === 'text-delta');
+    for (const delta of deltas) {
+      expect(delta.offset).toBeGreaterThan(retry!.offset);
+      expect(delta.event).toMatchObject({ step: 1, attempt: 2 });
+    }
+    expect(events.at(-1)!.event).toMatchObject({ type: 'turn-finished', text: result.text });
   });
 });
