@@ -34,6 +34,34 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
+const ABORTED = Symbol('aborted');
+
+/** `promise`, or ABORTED as soon as `signal` aborts (the promise's later failure is ignored). */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof ABORTED> {
+  if (!signal) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.resolve(ABORTED);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      promise.catch(() => undefined);
+      resolve(ABORTED);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
 export async function* readEventStream<E>(
   client: Client,
   workflowId: string,
@@ -53,10 +81,15 @@ export async function* readEventStream<E>(
     // retries while a workflow drains its polls for continue-as-new), adding at most that much latency.
     const polls = stream.subscribe<E>(TURN_EVENTS_TOPIC, offset, { resultType: true, pollCooldown: POLL_COOLDOWN });
     let pollError: unknown;
-    const aborted = () => void polls.return(undefined);
-    signal?.addEventListener('abort', aborted, { once: true });
+    const iterator = polls[Symbol.asyncIterator]();
     try {
-      for await (const item of polls) {
+      for (;;) {
+        // A reader that goes away (a closed SSE connection) must not wait for the next event of
+        // a turn parked for days: the wait is raced against the signal, and the long poll's RPC
+        // is made under it, so it is cancelled too.
+        const next = await untilAborted(signal ? client.withAbortSignal(signal, () => iterator.next()) : iterator.next(), signal);
+        if (next === ABORTED || next.done) break;
+        const item = next.value;
         if (item.offset < offset) continue;
         offset = item.offset + 1;
         yield { offset: item.offset, event: item.data };
@@ -67,7 +100,7 @@ export async function* readEventStream<E>(
       // The workflow ended between two polls, or does not exist (yet): the query below tells.
       pollError = error;
     } finally {
-      signal?.removeEventListener('abort', aborted);
+      void iterator.return?.(undefined).catch(() => undefined);
     }
     if (signal?.aborted) return;
     // The polls ended: the workflow has ended (or closed its stream). The query still reads it.

@@ -76,6 +76,22 @@ describe('turn events', () => {
     await handle.result();
   });
 
+  it('stops a reader that aborts while the turn is parked, without waiting for another event', async () => {
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'abort', count: 1 }) });
+    const abort = new AbortController();
+    const iterator = client.turnEvents(handle.workflowId, { signal: abort.signal })[Symbol.asyncIterator]();
+    let next = await iterator.next();
+    while (!next.done && next.value.event.type !== 'approval-requested') next = await iterator.next();
+    // The reader now long-polls a turn that will publish nothing until someone decides.
+    const waiting = iterator.next();
+    abort.abort();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const [pending] = await waitForPending(handle);
+    await client.approveToolCall(handle.workflowId, { approvalId: pending.approvalId!, approved: true, approver: 'alice' });
+    await handle.result();
+  });
+
   it('resumes from an offset with every later event exactly once, also after the turn ended', async () => {
     const handle = await turnpike.startTurn({ text: `${use('record_action', { action: 'one' })} then ${use('record_action', { action: 'two' })}` });
     const all = await readUntil(client.turnEvents(handle.workflowId), (event) => event.type === 'turn-finished');
