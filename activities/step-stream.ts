@@ -22,21 +22,32 @@ import { TURN_EVENTS_TOPIC, type DeltaOrigin, type TurnEvent } from '../workflow
 export const STEP_STREAM_FLUSH_INTERVAL_MS = 200;
 
 export class StepStream {
-  private readonly client: WorkflowStreamClient;
   private readonly topic: TopicHandle<TurnEvent>;
   private pending: TurnEvent[] = [];
   private timer?: NodeJS.Timeout;
   private sentFirst = false;
   private flushing: Promise<void> = Promise.resolve();
 
-  /** Opens the stream of the workflow that scheduled the current activity. */
-  static open(step: number): StepStream {
-    return new StepStream({ step, attempt: Context.current().info.attempt });
+  /** Opens the stream of the workflow that scheduled the current activity (none for a standalone activity). */
+  static open(step: number): StepStream | undefined {
+    const context = Context.current();
+    const workflowId = context.info.workflowExecution?.workflowId;
+    if (workflowId === undefined) return undefined;
+    // turnpike's own activity context, not the library's `fromWithinActivity`: the library pins
+    // its own @temporalio/activity, which an application's install may keep as a second copy.
+    const client = WorkflowStreamClient.create(context.client, workflowId, {
+      // This class decides when to flush (after merging); the library's timer only has to be
+      // short, because it is still pending for that long after the stream is closed.
+      batchInterval: `${STEP_STREAM_FLUSH_INTERVAL_MS} milliseconds`,
+      maxRetryDuration: '30 seconds',
+    });
+    return new StepStream(client, { step, attempt: context.info.attempt });
   }
 
-  private constructor(private readonly origin: DeltaOrigin) {
-    // The library's own timer is not used: this class decides when to flush, after merging.
-    this.client = WorkflowStreamClient.fromWithinActivity({ batchInterval: '1 hour', maxRetryDuration: '30 seconds' });
+  private constructor(
+    private readonly client: WorkflowStreamClient,
+    private readonly origin: DeltaOrigin,
+  ) {
     this.topic = this.client.topic<TurnEvent>(TURN_EVENTS_TOPIC);
     if (origin.attempt > 1) {
       // Subscribers drop what earlier attempts of this step streamed before they show this one's.
@@ -60,6 +71,10 @@ export class StepStream {
   async close(): Promise<void> {
     this.flush();
     await this.flushing;
+    // Stops the library's background flusher, which would otherwise keep the process alive.
+    await this.client[Symbol.asyncDispose]().catch((error: unknown) => {
+      log.warn('Could not close the stream publisher; the step result is unaffected', { error: String(error) });
+    });
   }
 
   private flush(): void {
