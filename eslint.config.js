@@ -40,6 +40,7 @@ export default tseslint.config(
             { name: '@temporalio/activity', message: 'Activity code does not run in workflows.' },
             { name: '@temporalio/client', message: 'Workflows talk to Temporal through @temporalio/workflow.' },
             { name: '@temporalio/worker', message: 'Workflows talk to Temporal through @temporalio/workflow.' },
+            { name: '@temporalio/workflow-streams/client', message: 'Workflows use @temporalio/workflow-streams/workflow.' },
           ],
           patterns: [
             { group: ['openai/*', '@anthropic-ai/sdk/*'], message: 'Model SDKs belong in activities/providers/.' },

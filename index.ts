@@ -32,5 +32,6 @@ export {
   MAX_INLINE_TOTAL_BASE64_CHARS,
   MAX_URL_LENGTH,
 } from './workflows/binary-parts.js';
+export type { ConversationEvent, DeltaOrigin, TurnEvent, TurnEventRecord } from './workflows/turn-events.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './workflows/rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './workflows/turn-statuses.js';

@@ -6,13 +6,14 @@ import type { ProviderCallOptions } from './providers/errors.js';
 import { callOpenAI } from './providers/openai.js';
 import { callOpenAIResponses } from './providers/openai-responses.js';
 import { scriptedModelStep } from './providers/scripted.js';
+import { StepStream } from './step-stream.js';
 import { recordModelCall } from './telemetry.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types.js';
 
 type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Promise<ModelStepResult>;
 
 const providers: Record<ModelProvider, ProviderCall> = {
-  scripted: async (input) => scriptedModelStep(input),
+  scripted: async (input, options) => scriptedModelStep(input, options.onDelta),
   openai: callOpenAI,
   'openai-responses': callOpenAIResponses,
   anthropic: callAnthropic,
@@ -23,9 +24,9 @@ const providers: Record<ModelProvider, ProviderCall> = {
  * request instead of waiting for it; its attempt and retry policy, so a provider's `retry-after`
  * is fitted to the policy instead of overriding it (see `nextRetryDelayFor`).
  */
-function providerCallOptions(context: Context): ProviderCallOptions {
+function providerCallOptions(context: Context, stream: StepStream | undefined): ProviderCallOptions {
   const { attempt, retryPolicy } = context.info;
-  return { signal: context.cancellationSignal, retry: { attempt, retryPolicy } };
+  return { signal: context.cancellationSignal, retry: { attempt, retryPolicy }, ...(stream ? { onDelta: stream.listener } : {}) };
 }
 
 export async function callModel(input: ModelStepInput): Promise<ModelStepResult> {
@@ -37,7 +38,15 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
     );
   }
   const context = Context.current();
-  const result = await provider(input, providerCallOptions(context));
+  // A turn that streams asks for the deltas on its event stream (workflows/turn-events.ts).
+  const stream = input.stream ? StepStream.open(input.stream.step) : undefined;
+  let result: ModelStepResult;
+  try {
+    result = await provider(input, providerCallOptions(context, stream));
+  } finally {
+    // Every delta reaches the turn before the step's result does, so `step-finished` follows them.
+    await stream?.close();
+  }
   // Reasoning alone is empty too: the model thought but neither answered nor called a tool.
   const empty = !result.message.content.some((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.trim() !== ''));
   // A refusal or a content filter often comes back empty, and asking again would only be refused

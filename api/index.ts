@@ -8,3 +8,4 @@
 export { buildApi, type ApiOptions } from './server.js';
 export { anyOf, oidcAuthenticator, oidcOptionsFromEnvironment, parseTokenMap, staticTokenAuthenticator, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 export { buildCodecServer, type CodecServerOptions } from './codec-server.js';
+export { STREAM_TOKEN_TTL_SECONDS, StreamTokens, type StreamScope, type StreamTokenClaims } from './stream-token.js';

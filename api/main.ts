@@ -2,7 +2,8 @@
  * `npm run api`: the HTTP API and approval dashboard against the cluster the environment
  * names. Callers: TURNPIKE_OIDC_* (JWTs from an identity provider) and/or TURNPIKE_API_TOKENS="token:identity,...";
  * TURNPIKE_API_PORT (default 3000),
- * TURNPIKE_DECISION_SECRET (optional: require signed decision tokens), TEMPORAL_UI_URL (links).
+ * TURNPIKE_DECISION_SECRET (optional: require signed decision tokens), TURNPIKE_STREAM_SECRET (stream
+ * tokens; set one for every instance behind a load balancer), TEMPORAL_UI_URL (links).
  */
 import { TurnpikeClient } from '../client/turnpike-client.js';
 import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
@@ -21,6 +22,7 @@ async function main(): Promise<void> {
     tokens,
     ...(oidc ? { oidc } : {}),
     decisionSecret: process.env.TURNPIKE_DECISION_SECRET,
+    ...(process.env.TURNPIKE_STREAM_SECRET ? { streamSecret: process.env.TURNPIKE_STREAM_SECRET } : {}),
     temporalUiUrl: process.env.TEMPORAL_UI_URL,
     namespace: client.client.options.namespace,
     logger: true,

@@ -21,6 +21,9 @@ import { mayDecide } from '../workflows/call-checks.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
 import { isTurnEnded } from '../workflows/turn-statuses.js';
 import type { AgentTurnInput } from '../workflows/types.js';
+import { registerEventStreamRoutes } from './event-stream-routes.js';
+import { registerUiChatRoute } from './ui-chat-route.js';
+import { StreamTokens } from './stream-token.js';
 import { anyOf, oidcAuthenticator, signDecision, staticTokenAuthenticator, verifyDecision, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 
 declare module 'fastify' {
@@ -40,6 +43,12 @@ export interface ApiOptions {
   authenticate?: Authenticator;
   /** Parked turns a listing reads at most. Default 5,000. */
   listingLimit?: number;
+  /**
+   * Signs the stream tokens an `EventSource` opens an event stream with (at least 32
+   * characters; `TURNPIKE_STREAM_SECRET`). Set the same one on every API instance behind a load
+   * balancer; when omitted, each process makes a random one.
+   */
+  streamSecret?: string;
   /** When set, every decision must carry the signed token the approval was listed with. */
   decisionSecret?: string;
   /** Shown by the dashboard as links, e.g. http://127.0.0.1:8233. */
@@ -156,6 +165,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // Every /api/ route but the public configuration needs a caller; the page and its files do not.
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
+    // Event streams check a bearer token or their own stream token (EventSource sends no headers).
+    if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url)) return;
     request.caller = await authenticate(request.headers.authorization);
     if (!request.caller) return sendError(reply, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server accepts');
   });
@@ -305,6 +316,19 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       return answer(reply, () => options.client.history(request.params.conversationId, request.query));
     },
   );
+
+  registerEventStreamRoutes(app, {
+    client: options.client,
+    authenticate,
+    tokens: new StreamTokens(options.streamSecret),
+    unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token for it (POST …/stream-token) or Authorization: Bearer <token>'),
+    invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
+  });
+  registerUiChatRoute(app, {
+    client: options.client,
+    rejected: (reply, error) => sendError(reply, error.type, error.message),
+    invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
+  });
 
   return app;
 }

@@ -76,7 +76,32 @@ export class CliContext {
    * script can act on each as it comes.
    */
   event(value: Record<string, unknown>, text: () => string): void {
+    this.endText();
     this.io.stdout.write(`${this.json ? JSON.stringify(value) : text()}\n`);
+  }
+
+  /** True while streamed text is being written on a line that has not ended yet. */
+  private textOpen = false;
+
+  /**
+   * Streamed text as it arrives (`watch`): for people, written as is on one open line that
+   * the next event or `endText` ends; with `--json`, one `{"type":"text", ...}` line per piece.
+   */
+  text(value: Record<string, unknown> & { text: string }, prefix: () => string): void {
+    if (this.json) {
+      this.io.stdout.write(`${JSON.stringify({ type: 'text', ...value })}\n`);
+      return;
+    }
+    if (!this.textOpen) this.io.stdout.write(prefix());
+    this.textOpen = true;
+    this.io.stdout.write(value.text);
+  }
+
+  /** Ends the line of streamed text, if one is open. */
+  endText(): void {
+    if (!this.textOpen) return;
+    this.textOpen = false;
+    this.io.stdout.write('\n');
   }
 
   /** One JSON object on one line, with or without `--json`: for exports (`decisions --jsonl`). */

@@ -26,8 +26,12 @@ import {
   historyQuery,
   sendMessageUpdate,
   submitToolResultUpdate,
+  turnEventsQuery,
   turnStateQuery,
 } from '../workflows/definitions.js';
+import type { TurnEventRecord } from '../workflows/turn-events.js';
+import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
+import { readEventStream } from './event-subscription.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import { isRejectionType } from '../workflows/rejection-types.js';
 import type {
@@ -176,6 +180,16 @@ export class TurnpikeClient {
     }
   }
 
+  /**
+   * The turn's events as they happen — text deltas, tool calls, approval requests, results,
+   * step and turn ends (see `TurnEvent`) — from `fromOffset` (default 0) to `turn-finished`.
+   * Resume after a disconnect with `fromOffset: last.offset + 1`: every later event arrives
+   * exactly once. Works while the turn runs, while it is parked, and after it ended.
+   */
+  turnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<TurnEventRecord, void, undefined> {
+    return readEventStream(this.client, turnId, turnEventsQuery, { ...options, isLast: (event) => event.type === 'turn-finished' });
+  }
+
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
     return rejections(this.turn(turnId).executeUpdate(approveToolCallUpdate, { args: [decision] }));
@@ -274,6 +288,15 @@ export class TurnpikeClient {
 
   async conversationState(conversationId: string): Promise<ConversationState> {
     return rejections(this.conversation(conversationId).query(conversationStateQuery));
+  }
+
+  /**
+   * The conversation's events, turn after turn (`turn-started`, the turn's own events,
+   * `turn-ended`), across its continue-as-new; it never ends by itself — stop with `signal` or
+   * `break`. Resume after a disconnect with `after: last.cursor`.
+   */
+  conversationEvents(conversationId: string, options: { after?: string; signal?: AbortSignal } = {}): AsyncGenerator<ConversationStreamEvent, void, undefined> {
+    return readConversationEvents(this.client, conversationId, options);
   }
 
   /** The parked calls of a conversation's running turn: what its approvers must decide now. */

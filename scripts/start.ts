@@ -94,6 +94,7 @@ async function main(): Promise<void> {
       client: new TurnpikeClient({ client, taskQueue: worker.options.taskQueue }),
       tokens,
       decisionSecret: process.env.TURNPIKE_DECISION_SECRET,
+      ...(process.env.TURNPIKE_STREAM_SECRET ? { streamSecret: process.env.TURNPIKE_STREAM_SECRET } : {}),
       temporalUiUrl: server?.uiUrl ?? process.env.TEMPORAL_UI_URL,
       namespace,
     });

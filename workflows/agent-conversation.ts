@@ -9,6 +9,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import {
+  conversationEventsQuery,
   conversationStateQuery,
   historyQuery,
   sendMessageUpdate,
@@ -16,6 +17,8 @@ import {
   turnFinishedSignal,
 } from './definitions.js';
 import { agentTurn } from './agent-turn.js';
+import { EventStream } from './event-stream.js';
+import type { ConversationEvent } from './turn-events.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey } from './search-attributes.js';
@@ -36,6 +39,14 @@ import type {
 /** Replies remembered for idempotent sendMessage; older message ids may start a turn again. */
 const REMEMBERED_MESSAGE_IDS = 1_000;
 const DEFAULT_PAGE = 100;
+/**
+ * Events of the conversation's stream handed to the next run at continue-as-new; older ones
+ * are dropped, so the carried state stays small. A subscriber further behind resumes at the
+ * oldest one kept.
+ */
+const CARRIED_STREAM_EVENTS = 200;
+/** See agent-turn.ts: conversations recorded before streaming replay without a stream. */
+const STREAMING_PATCH = 'conversation-event-stream';
 
 export async function agentConversation(input: AgentConversationInput): Promise<never> {
   const conversation = new Conversation(input);
@@ -46,6 +57,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
 class Conversation {
   private readonly conversationId: string;
   private readonly state: ConversationCarryOver;
+  private stream?: EventStream<ConversationEvent>;
 
   constructor(private readonly input: AgentConversationInput) {
     this.conversationId = input.conversationId ?? wf.workflowInfo().workflowId;
@@ -54,6 +66,7 @@ class Conversation {
   }
 
   installHandlers(): void {
+    if (wf.patched(STREAMING_PATCH)) this.stream = new EventStream<ConversationEvent>(conversationEventsQuery, this.state.stream);
     wf.setHandler(sendMessageUpdate, async (request) => this.sendMessage(request), {
       validator: (request) => {
         const shape = sendMessageInputSchema.safeParse(request);
@@ -81,9 +94,12 @@ class Conversation {
       this.absorbFinishedTurn();
       if (!this.state.current && this.state.queue.length > 0) await this.startNextTurn();
       if (wf.workflowInfo().continueAsNewSuggested) {
-        // Every handler done first, so no accepted message is lost between runs.
+        // Every handler done first, so no accepted message is lost between runs; the stream's
+        // long polls are ended first, and its subscribers follow to the next run.
+        this.stream?.close();
         await wf.condition(wf.allHandlersFinished);
-        await wf.continueAsNew<typeof agentConversation>({ ...this.input, conversationId: this.conversationId, carried: this.state });
+        const carried: ConversationCarryOver = { ...this.state, ...(this.stream ? { stream: this.stream.state(CARRIED_STREAM_EVENTS) } : {}) };
+        await wf.continueAsNew<typeof agentConversation>({ ...this.input, conversationId: this.conversationId, carried });
       }
     }
   }
@@ -143,6 +159,7 @@ class Conversation {
     // Reports of turns that are not current (a stale duplicate) are dropped with it.
     this.state.finished = this.state.finished.filter((entry) => entry.turnWorkflowId !== current.turnWorkflowId);
     this.state.current = undefined;
+    this.stream?.publish({ type: 'turn-ended', turnId: current.turnWorkflowId, turnNumber: current.turnNumber, failed: !finished.result });
   }
 
   /** Starts the first queued message's turn; `current` is set before the first await, so it never starts twice. */
@@ -161,6 +178,7 @@ class Conversation {
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
     };
     this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text };
+    this.stream?.publish({ type: 'turn-started', turnId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId });
     await wf.startChild(agentTurn, {
       workflowId: next.turnWorkflowId,
       args: [turnInput],

@@ -23,8 +23,10 @@ import {
   supersedeTurnSignal,
   turnFinishedSignal,
   callContextQuery,
+  turnEventsQuery,
   turnStateQuery,
 } from './definitions.js';
+import { EventStream } from './event-stream.js';
 import { inputHash } from './input-hash.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
 import { binaryPartsProblem } from './binary-parts.js';
@@ -35,6 +37,7 @@ import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
+import type { TurnEvent } from './turn-events.js';
 import { addUsage } from './usage.js';
 import type {
   ActivityCallOptions,
@@ -71,6 +74,14 @@ const DEFAULT_PARK_TIMEOUT = '24h';
  * replays, and continues, as it did.
  */
 const CUT_OFF_STEP_PATCH = 'cut-off-step-ends-turn';
+
+/**
+ * Marks turns that publish their events on a workflow stream and ask the model activity to
+ * stream its deltas there. Checked once, at the start: a turn recorded before streaming existed
+ * replays without a stream (its model activities' input stays as it was), and its subscribers
+ * see nothing rather than a partial story.
+ */
+const STREAMING_PATCH = 'turn-event-stream';
 
 /** Webhook nudges: a receiver that is down is retried with backoff for about a quarter of an hour. */
 const { notifyApprovers } = wf.proxyActivities<TurnpikeActivities>({
@@ -164,10 +175,13 @@ class Turn {
   private superseded?: { reason: string; messageId?: string };
   /** Set when a cut-off step ended the turn. */
   private cutOff?: CutOffStep;
+  /** The turn's event stream; absent in turns recorded before streaming. */
+  private stream?: EventStream<TurnEvent>;
 
   constructor(private readonly input: AgentTurnInput) {}
 
   installHandlers(): void {
+    if (wf.patched(STREAMING_PATCH)) this.stream = new EventStream<TurnEvent>(turnEventsQuery);
     wf.setHandler(turnStateQuery, () => this.state());
     wf.setHandler(callContextQuery, (request) => this.callContext(request));
     wf.setHandler(approveToolCallUpdate, (request) => this.ledger.applyDecision(acceptedDecision(this.ledger, request), now()), {
@@ -212,9 +226,17 @@ class Turn {
         ...(this.input.system !== undefined ? { system: this.input.system } : {}),
         messages: [...this.input.messages, ...this.appended],
         tools: modelTools,
+        ...(this.stream ? { stream: { step: this.step } } : {}),
       });
       addUsage(this.usage, response.usage);
       const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
+      this.publish({
+        type: 'step-finished',
+        step: this.step,
+        finishReason: response.finishReason,
+        usage: response.usage,
+        toolCalls: message.content.filter((part) => part.type === 'tool-call').length,
+      });
       const cutOff = cutOffStatus(response.finishReason);
       if (cutOff && wf.patched(CUT_OFF_STEP_PATCH)) return this.finishCutOff(cutOff, message, response);
       this.appended.push(message);
@@ -263,7 +285,16 @@ class Turn {
         const disposition = byCall.get(call);
         const kind: CallKind = disposition?.kind === 'client' ? 'client' : disposition ? 'server' : 'other';
         const entry = this.ledger.add(call, kind, disposition && 'input' in disposition ? disposition.input : undefined);
+        this.publish({
+          type: 'tool-call',
+          step: this.step,
+          toolCallId: call.toolCallId,
+          toolName: call.toolName,
+          input: disposition && 'input' in disposition ? disposition.input : call.input,
+          ...(disposition?.kind === 'invalid' ? { invalid: disposition.error } : {}),
+        });
         entry.settlement = await this.settleCall(entry, disposition);
+        this.publishResult(call, entry.settlement);
       }),
     );
     this.openStep = undefined;
@@ -417,6 +448,18 @@ class Turn {
     const approvalId = this.newApprovalId();
     const view = this.pendingView('approval', call, input, timeout, approvalId, policyReason);
     this.nudge(view, 'parked');
+    this.publish({
+      type: 'approval-requested',
+      step: this.step,
+      approvalId,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      input,
+      inputHash: view.inputHash,
+      requestedAt: view.requestedAt,
+      expiresAt: view.expiresAt,
+      ...(policyReason !== undefined ? { reason: policyReason } : {}),
+    });
     const arrived = await this.park(entry, view, spec, timeout);
     const decision = { approvalId, toolCallId: call.toolCallId, toolName: call.toolName, inputHash: view.inputHash };
     if (entry.resolution?.kind === 'superseded') {
@@ -463,7 +506,18 @@ class Turn {
   private async awaitClientResult(entry: CallEntry, spec: ToolSpec, input: unknown): Promise<Settlement> {
     const { call } = entry;
     const timeout = this.input.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT;
-    const arrived = await this.park(entry, this.pendingView('client-tool', call, input, timeout), spec, timeout);
+    const view = this.pendingView('client-tool', call, input, timeout);
+    this.publish({
+      type: 'client-tool-requested',
+      step: this.step,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      input,
+      inputHash: view.inputHash,
+      requestedAt: view.requestedAt,
+      expiresAt: view.expiresAt,
+    });
+    const arrived = await this.park(entry, view, spec, timeout);
     if (entry.resolution?.kind === 'superseded') return this.supersededSettlement(entry);
     if (!arrived || entry.resolution?.kind !== 'result') {
       this.ledger.settle(entry, 'expired');
@@ -545,6 +599,24 @@ class Turn {
     ]);
   }
 
+  /** Appends an event to the turn's stream (a no-op in turns recorded before streaming). */
+  private publish(event: TurnEvent): void {
+    this.stream?.publish(event);
+  }
+
+  private publishResult(call: ToolCallPart, settlement: Settlement): void {
+    this.publish({
+      type: 'tool-result',
+      step: this.step,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      outcome: settlement.outcome,
+      output: settlement.output,
+      isError: settlement.isError,
+      ...(settlement.approval ? { approval: settlement.approval } : {}),
+    });
+  }
+
   /** Records a person's decision, or the end of a wait without one, and nudges about it. */
   private noteDecision(view: PendingToolCall, decision: DecisionRecord): void {
     this.decisions.push(decision);
@@ -555,6 +627,9 @@ class Turn {
     this.setStatus(status);
     // Nudges still being delivered (a receiver that was down) are retried before the turn ends.
     await Promise.all(this.nudgesInFlight);
+    this.publish({ type: 'turn-finished', status, text, steps: this.step, usage: this.usage });
+    // Long polls would keep the handlers below from finishing; late readers use the query.
+    this.stream?.close();
     // Handlers are synchronous today; waiting keeps that true if one ever awaits.
     await wf.condition(wf.allHandlersFinished);
     return {
@@ -582,6 +657,7 @@ class Turn {
       const entry = this.ledger.add(call, this.specs.get(call.toolName)?.kind ?? 'other');
       this.ledger.settle(entry, 'cut-off');
       entry.settlement = cutOffSettlement(status, call);
+      this.publishResult(call, entry.settlement);
     }
     if (calls.length > 0) {
       this.records.push(...calls.map((call) => this.ledger.record(call.toolCallId)));
@@ -615,6 +691,7 @@ class Turn {
             ? `The turn was cancelled while "${call.toolName}" waited for ${parked.view.kind === 'approval' ? 'approval' : 'the client'}; the tool did not run.`
             : `The turn was cancelled while "${call.toolName}" was running; it may or may not have taken effect.`,
         );
+        this.publishResult(call, entry.settlement);
       }
       this.ledger.unparkAll();
       this.records.push(...calls.map((call) => this.ledger.record(call.toolCallId)));

@@ -20,6 +20,7 @@ import type {
   TurnFinishedInput,
   TurnState,
 } from './types.js';
+import type { ConversationEvent, StreamEventsPage, StreamEventsRequest, TurnEvent } from './turn-events.js';
 
 /** Workflow type names, as operators see them in the Temporal CLI and Web UI. */
 export const AGENT_TURN_WORKFLOW = 'agentTurn';
@@ -38,6 +39,13 @@ export const submitToolResultUpdate = defineUpdate<SubmitToolResultResult, [Subm
 export const submitToolResultSignal = defineSignal<[SubmitToolResultInput]>('submitToolResult');
 
 export const turnStateQuery = defineQuery<TurnState>('turnState');
+
+/**
+ * A page of the turn's event stream from an offset. Subscribers long-poll the stream by update
+ * (`@temporalio/workflow-streams`); this query reads it without adding history, and still works
+ * once the turn has ended.
+ */
+export const turnEventsQuery = defineQuery<StreamEventsPage<TurnEvent>, [StreamEventsRequest?]>('turnEvents');
 
 /**
  * What an approver needs to decide a parked call: the user's request, what the model wrote
@@ -65,5 +73,8 @@ export const turnFinishedSignal = defineSignal<[TurnFinishedInput]>('turnFinishe
 
 /** The conversation's messages, paged: `{ offset, limit }` (default 0, 100). */
 export const historyQuery = defineQuery<HistoryPage, [HistoryPageRequest?]>('history');
+
+/** A page of the conversation's event stream (turn starts and ends), as `turnEvents` is for a turn. */
+export const conversationEventsQuery = defineQuery<StreamEventsPage<ConversationEvent>, [StreamEventsRequest?]>('conversationEvents');
 
 export const conversationStateQuery = defineQuery<ConversationState>('conversationState');

@@ -2,6 +2,7 @@
  * Provider-neutral types shared by the workflows, the activities and the client.
  * Pure types: nothing here runs. Shapes follow the contract in shared/design/contract.md.
  */
+import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
 
 export type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
@@ -221,6 +222,11 @@ export interface ModelStepInput {
   system?: string;
   messages: Message[];
   tools: ModelToolSpec[];
+  /**
+   * Set by turns that stream: the activity publishes the provider's deltas, marked with this
+   * step and its attempt, to the calling workflow's event stream while the model writes.
+   */
+  stream?: { step: number };
 }
 
 /**
@@ -588,6 +594,8 @@ export interface ConversationCarryOver {
   seen: Array<[string, SendMessageResult]>;
   failedTurns: string[];
   runs: number;
+  /** The conversation's event stream (its recent part), handed to the next run. */
+  stream?: WorkflowStreamState;
 }
 
 export interface ConversationState {

@@ -11,6 +11,7 @@
  * Requests joined by `and` (or `;`) are called in parallel in one step; `then` starts the next
  * step. When every step has run, it answers with a summary of the tool results.
  */
+import type { ModelStreamListener } from './stream-delta.js';
 import type { AssistantMessage, Message, ModelStepInput, ModelStepResult, TextPart, ToolCallPart, ToolResultPart } from '../../workflows/types.js';
 
 export interface ScriptedToolCall {
@@ -114,7 +115,22 @@ function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-export function scriptedModelStep(input: ModelStepInput): ModelStepResult {
+/**
+ * Streams what the step says the way a provider would: each call's input as one piece, the
+ * text word by word.
+ */
+function streamStep(content: Array<TextPart | ToolCallPart>, onDelta: ModelStreamListener): void {
+  for (const part of content) {
+    if (part.type === 'tool-call') {
+      onDelta({ type: 'tool-input-start', toolCallId: part.toolCallId, toolName: part.toolName });
+      onDelta({ type: 'tool-input-delta', toolCallId: part.toolCallId, inputTextDelta: JSON.stringify(part.input) });
+    } else {
+      for (const word of part.text.match(/\S+\s*|\s+/g) ?? []) onDelta({ type: 'text-delta', text: word });
+    }
+  }
+}
+
+export function scriptedModelStep(input: ModelStepInput, onDelta?: ModelStreamListener): ModelStepResult {
   const lastUser = input.messages.findLastIndex((message) => message.role === 'user');
   const request = lastUser >= 0 ? messageText(input.messages[lastUser]) : '';
   const since = input.messages.slice(lastUser + 1);
@@ -132,6 +148,7 @@ export function scriptedModelStep(input: ModelStepInput): ModelStepResult {
       input: call.input,
     }));
     usage.outputTokens = estimateTokens(JSON.stringify(content));
+    if (onDelta) streamStep(content, onDelta);
     return { message: { role: 'assistant', content }, finishReason: 'tool-calls', usage };
   }
 
@@ -142,5 +159,6 @@ export function scriptedModelStep(input: ModelStepInput): ModelStepResult {
       : `(scripted demo model) You said: "${request.slice(0, 200)}". Try: "look up order 1001 then refund $250 on order 1001".`;
   usage.outputTokens = estimateTokens(text);
   const message: AssistantMessage = { role: 'assistant', content: [{ type: 'text', text }] };
+  if (onDelta) streamStep(message.content as TextPart[], onDelta);
   return { message, finishReason: 'stop', usage };
 }

@@ -108,6 +108,9 @@ export async function watchTurn(
   const { colors } = context;
   const parked = new Set<string>();
   let lastStatus = '';
+  // The text as the model writes it, from the turn's event stream; a turn recorded before
+  // streaming has none, and is watched by polling alone.
+  const streaming = streamText(context, turnpike, turnId, stop.signal).catch(() => undefined);
   try {
     while (!outcome) {
       const state = await turnpike.turnState(turnId).catch((error: unknown) => {
@@ -126,12 +129,30 @@ export async function watchTurn(
       }
       await Promise.race([ended, sleep(options.intervalMs, undefined, { ref: false })]);
     }
+    // Text streamed before the end is printed before the result.
+    await Promise.race([streaming, sleep(2_000, undefined, { ref: false })]);
   } finally {
     stop.abort();
   }
+  context.endText();
   if ('error' in outcome) throw outcome.error;
   const { result } = outcome;
   context.event({ type: 'result', turnId, result }, () => turnResultText(turnId, result, colors));
+}
+
+/** Prints a turn's text deltas as they arrive; a retried step's text starts again on a new line. */
+async function streamText(context: CliContext, turnpike: TurnpikeClient, turnId: string, signal: AbortSignal): Promise<void> {
+  const { colors } = context;
+  for await (const { event } of turnpike.turnEvents(turnId, { signal })) {
+    if (signal.aborted) return;
+    if (event.type === 'text-delta') {
+      context.text({ turnId, step: event.step, attempt: event.attempt, text: event.text }, () => colors.dim(`  step ${event.step}: `));
+    } else if (event.type === 'step-retry') {
+      context.event({ type: 'step-retry', turnId, step: event.step, attempt: event.attempt }, () => colors.yellow(`  step ${event.step} is being retried (attempt ${event.attempt}); its text starts again`));
+    } else if (event.type === 'step-finished') {
+      context.endText();
+    }
+  }
 }
 
 function statusLine(turnId: string, state: TurnState, colors: Colors): string {

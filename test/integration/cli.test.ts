@@ -240,6 +240,26 @@ describe('turnpike CLI', () => {
     expect(watched.stdout).toMatch(new RegExp(`awaiting-input[\\s\\S]*${call.approvalId}[\\s\\S]*turnpike approve ${turnId}[\\s\\S]*completed[\\s\\S]*approved`));
   });
 
+  it('watch streams the text as the model writes it, before the result, and --json gives it as text events', async () => {
+    const { turnId, call } = await startParked();
+    const watching = launch(['watch', turnId, '--interval', '100']);
+    const jsonWatching = launch(['watch', turnId, '--interval', '100', '--json']);
+    await until(async () => watching.output().stdout, (stdout) => stdout.includes(call.approvalId!), 'watch printing the parked call');
+    await client.approveToolCall(turnId, { approvalId: call.approvalId!, approved: true, approver: 'alice' });
+    const [watched, jsonWatched] = await Promise.all([watching.done, jsonWatching.done]);
+    const result = await client.turnResult(turnId);
+    expect(watched).toMatchObject({ code: 0, stderr: '' });
+    // The streamed line (step 2's text, on one line) comes before the result block.
+    const streamedAt = watched.stdout.indexOf(`step 2: ${result.text}\n`);
+    expect(streamedAt).toBeGreaterThan(watched.stdout.indexOf(call.approvalId!));
+    expect(watched.stdout.lastIndexOf('completed')).toBeGreaterThan(streamedAt);
+    const lines = jsonWatched.stdout.trim().split('\n').map((line) => JSON.parse(line) as { type: string; text?: string; step?: number });
+    const texts = lines.filter((line) => line.type === 'text');
+    expect(texts.length).toBeGreaterThan(0);
+    expect(texts.map((line) => line.text).join('')).toBe(result.text);
+    expect(lines.findIndex((line) => line.type === 'result')).toBeGreaterThan(lines.findIndex((line) => line.type === 'text'));
+  });
+
   it('start --wait, watch and show report a reply cut off by the token limit: status max-tokens, the step and why', async () => {
     const fake = await useFakeProviders();
     try {

@@ -1,0 +1,126 @@
+/**
+ * Server-Sent Events for a turn's and a conversation's event streams, and the stream tokens
+ * a browser opens them with (see stream-token.ts).
+ *
+ *   POST /api/turns/:turnId/stream-token                → { token, expiresAt, url }
+ *   GET  /api/turns/:turnId/events?token=…              → text/event-stream, `id:` = offset
+ *   POST /api/conversations/:id/stream-token            → { token, expiresAt, url }
+ *   GET  /api/conversations/:id/events?token=…          → text/event-stream, `id:` = cursor
+ *
+ * Each SSE message is `id: <offset or cursor>` and `data: {"offset"…,"event":{…}}` (JSON on one
+ * line). `Last-Event-ID` (sent by EventSource when it reconnects), or `?lastEventId=`, resumes
+ * after that event: every later event arrives exactly once. A turn's stream ends with an
+ * `event: end` message after `turn-finished`; a client closes then rather than reconnecting.
+ * The events routes accept `Authorization: Bearer` as well, for clients that can send headers.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { parseConversationCursor } from '../client/conversation-events.js';
+import type { TurnpikeClient } from '../client/turnpike-client.js';
+import type { Authenticator } from './auth.js';
+import type { StreamScope, StreamTokens } from './stream-token.js';
+
+/** A comment line this often keeps proxies from closing an idle stream (a turn parked for hours). */
+const KEEP_ALIVE_MS = 15_000;
+
+type Api = FastifyInstance<never, never, never, never, ZodTypeProvider> | FastifyInstance;
+
+export interface EventStreamRouteOptions {
+  client: TurnpikeClient;
+  authenticate: Authenticator;
+  tokens: StreamTokens;
+  /** Writes `{ error: { type, message } }` with the type's status. */
+  unauthorized: (reply: FastifyReply) => FastifyReply;
+  invalid: (reply: FastifyReply, message: string) => FastifyReply;
+}
+
+const eventsQuery = z.object({ token: z.string().max(2_000).optional(), lastEventId: z.string().max(100).optional() });
+
+/** The stream's caller: a bearer token, else a stream token for exactly this stream. */
+async function streamCaller(request: FastifyRequest, options: EventStreamRouteOptions, scope: StreamScope, target: string, token: string | undefined): Promise<string | undefined> {
+  if (request.headers.authorization) return (await options.authenticate(request.headers.authorization))?.identity;
+  return token ? options.tokens.verify(token, scope, target) : undefined;
+}
+
+function lastEventId(request: FastifyRequest, fromQuery: string | undefined): string | undefined {
+  const header = request.headers['last-event-id'];
+  const value = (Array.isArray(header) ? header[0] : header) ?? fromQuery;
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** Streams `events` as SSE until they end or the client goes away. */
+async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: AbortController, events: AsyncIterable<{ id: string; data: unknown }>, endMessage: boolean): Promise<void> {
+  reply.hijack();
+  const response = reply.raw;
+  response.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+  });
+  response.flushHeaders();
+  request.raw.on('close', () => abort.abort());
+  const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+  try {
+    // Ask EventSource to come back quickly after a dropped connection.
+    response.write('retry: 1000\n\n');
+    for await (const { id, data } of events) {
+      if (abort.signal.aborted) break;
+      response.write(`id: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+    }
+    if (endMessage && !abort.signal.aborted) response.write('event: end\ndata: {}\n\n');
+  } catch (error) {
+    if (!abort.signal.aborted) response.write(`event: error\ndata: ${JSON.stringify({ message: error instanceof Error ? error.message : String(error) })}\n\n`);
+  } finally {
+    clearInterval(keepAlive);
+    response.end();
+  }
+}
+
+export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOptions): void {
+  const typed = app as FastifyInstance & { withTypeProvider: FastifyInstance['withTypeProvider'] };
+  const api = typed.withTypeProvider<ZodTypeProvider>();
+
+  api.post('/api/turns/:turnId/stream-token', { schema: { params: z.object({ turnId: z.string().min(1) }) } }, async (request) => {
+    const { turnId } = request.params;
+    const issued = await options.tokens.issue({ scope: 'turn', target: turnId, identity: request.caller!.identity });
+    return { ...issued, url: `/api/turns/${encodeURIComponent(turnId)}/events?token=${issued.token}` };
+  });
+
+  api.post('/api/conversations/:conversationId/stream-token', { schema: { params: z.object({ conversationId: z.string().min(1) }) } }, async (request) => {
+    const { conversationId } = request.params;
+    const issued = await options.tokens.issue({ scope: 'conversation', target: conversationId, identity: request.caller!.identity });
+    return { ...issued, url: `/api/conversations/${encodeURIComponent(conversationId)}/events?token=${issued.token}` };
+  });
+
+  api.get('/api/turns/:turnId/events', { schema: { params: z.object({ turnId: z.string().min(1) }), querystring: eventsQuery } }, async (request, reply) => {
+    const { turnId } = request.params;
+    if (!(await streamCaller(request, options, 'turn', turnId, request.query.token))) return options.unauthorized(reply);
+    const after = lastEventId(request, request.query.lastEventId);
+    if (after !== undefined && !/^\d{1,15}$/.test(after)) return options.invalid(reply, `Last-Event-ID "${after}" is not an offset of this turn's stream`);
+    const abort = new AbortController();
+    const records = options.client.turnEvents(turnId, { fromOffset: after === undefined ? 0 : Number(after) + 1, signal: abort.signal });
+    await sendEvents(request, reply, abort, mapRecords(records, (record) => ({ id: String(record.offset), data: record })), true);
+  });
+
+  api.get('/api/conversations/:conversationId/events', { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: eventsQuery } }, async (request, reply) => {
+    const { conversationId } = request.params;
+    if (!(await streamCaller(request, options, 'conversation', conversationId, request.query.token))) return options.unauthorized(reply);
+    const after = lastEventId(request, request.query.lastEventId);
+    if (after !== undefined) {
+      try {
+        parseConversationCursor(after);
+      } catch (error) {
+        return options.invalid(reply, (error as Error).message);
+      }
+    }
+    const abort = new AbortController();
+    const events = options.client.conversationEvents(conversationId, { ...(after !== undefined ? { after } : {}), signal: abort.signal });
+    await sendEvents(request, reply, abort, mapRecords(events, (event) => ({ id: event.cursor, data: event })), false);
+  });
+}
+
+async function* mapRecords<T, U>(source: AsyncIterable<T>, map: (item: T) => U): AsyncGenerator<U> {
+  for await (const item of source) yield map(item);
+}

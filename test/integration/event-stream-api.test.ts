@@ -1,0 +1,153 @@
+/**
+ * The HTTP API's Server-Sent Events on a real dev server, over a real socket: stream tokens
+ * (EventSource sends no headers), `Last-Event-ID` resume, and 401 for every token that does
+ * not fit the stream.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTokenMap } from '../../api/auth.js';
+import { buildApi } from '../../api/server.js';
+import { StreamTokens, STREAM_TOKEN_TTL_SECONDS } from '../../api/stream-token.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import type { TurnEvent } from '../../workflows/turn-events.js';
+import { testTools, use } from '../support/test-tools.js';
+import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+const SECRET = 'a-stream-secret-of-at-least-32-characters';
+let turnpike: TurnpikeHarness;
+let api: FastifyInstance;
+let base: string;
+
+beforeAll(async () => {
+  turnpike = await startTurnpike({ tools: testTools });
+  const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice'), streamSecret: SECRET });
+  base = await api.listen({ host: '127.0.0.1', port: 0 });
+});
+afterAll(async () => {
+  await api?.close();
+  await turnpike?.stop();
+});
+
+interface SseMessage {
+  event: string;
+  id?: string;
+  data: string;
+}
+
+/** Reads SSE messages from a real HTTP response until `until` holds for one (inclusive), then disconnects. */
+async function readSse(url: string, headers: Record<string, string>, until: (message: SseMessage) => boolean): Promise<{ status: number; messages: SseMessage[] }> {
+  const abort = new AbortController();
+  const response = await fetch(`${base}${url}`, { headers, signal: abort.signal });
+  if (response.status !== 200) return { status: response.status, messages: [] };
+  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+  const messages: SseMessage[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for await (const chunk of response.body!) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const message: SseMessage = { event: 'message', data: '' };
+        let hasData = false;
+        for (const line of block.split('\n')) {
+          const [field, ...rest] = line.split(':');
+          const value = rest.join(':').replace(/^ /, '');
+          if (field === 'event') message.event = value;
+          else if (field === 'id') message.id = value;
+          else if (field === 'data') {
+            message.data += value;
+            hasData = true;
+          }
+        }
+        if (!hasData) continue;
+        messages.push(message);
+        if (until(message)) return { status: 200, messages };
+      }
+    }
+  } finally {
+    abort.abort();
+  }
+  return { status: 200, messages };
+}
+
+const isType = (type: TurnEvent['type']) => (message: SseMessage) => message.event === 'message' && (JSON.parse(message.data) as { event: TurnEvent }).event.type === type;
+
+async function streamToken(path: string): Promise<{ token: string; url: string; expiresAt: string }> {
+  const response = await fetch(`${base}${path}/stream-token`, { method: 'POST', headers: { authorization: 'Bearer alice-token' } });
+  expect(response.status).toBe(200);
+  return (await response.json()) as { token: string; url: string; expiresAt: string };
+}
+
+describe('turn events over SSE', () => {
+  it('streams a parked turn with a stream token and resumes after Last-Event-ID exactly once', async () => {
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'sse', count: 3 }) });
+    const turnPath = `/api/turns/${encodeURIComponent(handle.workflowId)}`;
+    const issued = await streamToken(turnPath);
+    expect(Date.parse(issued.expiresAt) - Date.now()).toBeLessThanOrEqual(STREAM_TOKEN_TTL_SECONDS * 1000);
+    const first = await readSse(issued.url, {}, isType('approval-requested'));
+    expect(first.status).toBe(200);
+    expect(first.messages.map((message) => message.id)).toEqual(first.messages.map((_, index) => String(index)));
+    const [pending] = await waitForPending(handle);
+    expect(JSON.parse(first.messages.at(-1)!.data).event).toMatchObject({ approvalId: pending.approvalId, inputHash: pending.inputHash });
+
+    const decided = await fetch(`${base}${turnPath}/approvals/${pending.approvalId}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ approved: true }),
+    });
+    expect(decided.status).toBe(200);
+    // EventSource reconnects to the same URL with Last-Event-ID.
+    const rest = await readSse(issued.url, { 'last-event-id': first.messages.at(-1)!.id! }, (message) => message.event === 'end');
+    const events = rest.messages.filter((message) => message.event === 'message');
+    expect(events.map((message) => Number(message.id))).toEqual(events.map((_, index) => first.messages.length + index));
+    expect(rest.messages.at(-1)!.event).toBe('end');
+    const result = await handle.result();
+    const text = events.map((message) => JSON.parse(message.data).event as TurnEvent).map((event) => (event.type === 'text-delta' ? event.text : '')).join('');
+    expect(text).toBe(result.text);
+    expect(JSON.parse(events.at(-1)!.data).event).toMatchObject({ type: 'turn-finished', status: 'completed' });
+  });
+
+  it('refuses a missing, forged, expired or other stream\'s token with 401, and takes a bearer token', async () => {
+    const handle = await turnpike.startTurn({ text: use('record_action', { action: 'sse-auth' }) });
+    const turnPath = `/api/turns/${encodeURIComponent(handle.workflowId)}`;
+    const other = await streamToken(`/api/turns/${encodeURIComponent(`turn-${randomUUID()}`)}`);
+    const forged = await new StreamTokens('another-secret-that-is-32-characters-long').issue({ scope: 'turn', target: handle.workflowId, identity: 'alice' });
+    const expired = await new StreamTokens(SECRET).issue({ scope: 'turn', target: handle.workflowId, identity: 'alice' }, Date.now() - (STREAM_TOKEN_TTL_SECONDS + 60) * 1000);
+    const conversationScoped = await new StreamTokens(SECRET).issue({ scope: 'conversation', target: handle.workflowId, identity: 'alice' });
+    for (const token of [undefined, 'not-a-jwt', other.token, forged.token, expired.token, conversationScoped.token]) {
+      const response = await fetch(`${base}${turnPath}/events${token ? `?token=${token}` : ''}`);
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { error: { type: string } }).error.type).toBe('Unauthorized');
+    }
+    expect((await fetch(`${base}${turnPath}/events`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${base}${turnPath}/stream-token`, { method: 'POST' })).status).toBe(401);
+    const withBearer = await readSse(`${turnPath}/events`, { authorization: 'Bearer alice-token' }, (message) => message.event === 'end');
+    expect(withBearer.status).toBe(200);
+    expect(JSON.parse(withBearer.messages.at(-2)!.data).event.type).toBe('turn-finished');
+    expect((await fetch(`${base}${turnPath}/events`, { headers: { authorization: 'Bearer alice-token', 'last-event-id': 'x1' } })).status).toBe(400);
+  });
+});
+
+describe('conversation events over SSE', () => {
+  it('streams a conversation with its cursor ids and resumes after Last-Event-ID', async () => {
+    const conversationId = `conv-${randomUUID()}`;
+    const sent = await fetch(`${base}/api/conversations/${conversationId}/messages`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ text: use('record_action', { action: 'sse-conversation' }) }),
+    });
+    expect(sent.status).toBe(202);
+    const issued = await streamToken(`/api/conversations/${conversationId}`);
+    const all = await readSse(issued.url, {}, isType('turn-finished'));
+    expect(all.messages[0].id).toBe('0');
+    expect(JSON.parse(all.messages[0].data).event.type).toBe('turn-started');
+    const cut = 2;
+    const rest = await readSse(issued.url, { 'last-event-id': all.messages[cut].id! }, isType('turn-finished'));
+    expect([...all.messages.slice(0, cut + 1), ...rest.messages]).toEqual(all.messages);
+  });
+});
