@@ -40,6 +40,7 @@ import type {
   ApproveToolCallResult,
   CallContext,
   ConversationState,
+  DecisionRecord,
   HistoryPage,
   HistoryPageRequest,
   PendingToolCall,
@@ -190,21 +191,28 @@ export class TurnpikeClient {
 
   /**
    * Approval decisions on this task queue, newest first: people's, policies', and waits that
-   * ended without one (see client/decisions.ts). Reads up to 2,000 turns.
+   * ended without one (see client/decisions.ts). Reads up to 2,000 turns: a parked turn from its
+   * memo (as of visibility, which lags by moments), any other running turn with a `turnState`
+   * query, an ended one from its result.
    */
   async listDecisions(query: DecisionQuery = {}): Promise<TurnDecision[]> {
     // Turns still running, and turns that ended since `since`: a turn started earlier may decide later.
     const closedSince = query.since ? ` AND (ExecutionStatus="Running" OR CloseTime >= "${new Date(query.since).toISOString()}")` : '';
     const visibility = `WorkflowType="${AGENT_TURN_WORKFLOW}" AND TaskQueue="${this.taskQueue}"${closedSince}`;
-    const turns: Array<{ id: string; running: boolean }> = [];
-    for await (const execution of this.client.workflow.list({ query: visibility, pageSize: 200 })) {
-      if (execution.status.name === 'RUNNING' || execution.status.name === 'COMPLETED') turns.push({ id: execution.workflowId, running: execution.status.name === 'RUNNING' });
+    const turns: Array<{ id: string; running: boolean; decisions?: DecisionRecord[] }> = [];
+    for await (const execution of this.client.workflow.list({ query: visibility, pageSize: 1_000 })) {
+      const running = execution.status.name === 'RUNNING';
+      if (!running && execution.status.name !== 'COMPLETED') continue;
+      // A parked turn's memo holds its decisions as of its last change: no query for it.
+      const parked = running && execution.typedSearchAttributes.get(agentTurnStatusKey) === 'awaiting-input';
+      const decisions = parked ? readPendingMemo(execution.memo?.[PENDING_MEMO_KEY])?.decisions : undefined;
+      turns.push({ id: execution.workflowId, running, ...(decisions ? { decisions } : {}) });
       if (turns.length >= 2_000) break;
     }
-    // A bounded number at a time: each is one query (a replay, for a turn out of the cache) or one result read.
-    const found = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, running }) => {
+    // The rest a bounded number at a time: each is one query (a replay, for a turn out of the cache) or one result read.
+    const found = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, running, decisions: fromMemo }) => {
       try {
-        const decisions = running ? ((await this.turnState(id)).decisions ?? []) : decisionsOfResult(await this.turn(id).result());
+        const decisions = fromMemo ?? (running ? ((await this.turnState(id)).decisions ?? []) : decisionsOfResult(await this.turn(id).result()));
         return decisions.map((decision) => ({ ...decision, turnWorkflowId: id }));
       } catch {
         return []; // It ended between the listing and the read, or is not a turn of ours.

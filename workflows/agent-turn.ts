@@ -541,14 +541,25 @@ class Turn {
   private setStatus(status: TurnStatus): void {
     this.status = status;
     if (!this.parkMemo) return this.publishSearchAttributes();
-    // Once per workflow task: the calls of a step park (and wake) together, and each upsert is
-    // an event. Microtasks run before the task's commands are sent, so nothing is delayed.
+    this.publishSoon();
+  }
+
+  /**
+   * Publishes once the code this workflow task runs has settled: the calls of a step park (and
+   * wake) together, and a woken call notes its decision just after its park returns; each upsert
+   * is an event. Two microtask hops let that continuation run first; a decision noted later
+   * still asks for its own publish. Microtasks run before the task's commands are sent, so
+   * nothing is delayed.
+   */
+  private publishSoon(): void {
     if (this.publishQueued) return;
     this.publishQueued = true;
-    void Promise.resolve().then(() => {
-      this.publishQueued = false;
-      this.publishSearchAttributes();
-    });
+    void Promise.resolve()
+      .then(() => undefined)
+      .then(() => {
+        this.publishQueued = false;
+        this.publishSearchAttributes();
+      });
   }
 
   /** Upserts only on change: every upsert is an event in history. */
@@ -567,13 +578,14 @@ class Turn {
   }
 
   /**
-   * The parked calls for listings (see `pending-memo.ts`), while the turn is `awaiting-input`
-   * and they changed. Not rewritten when the turn leaves `awaiting-input`: readers trust the
+   * The parked calls and decisions for listings (see `pending-memo.ts`), while the turn is
+   * `awaiting-input` and they changed (a decision comes with a change of parked calls, or in the
+   * same workflow task as one). Not rewritten when the turn leaves `awaiting-input`: readers trust the
    * memo only with that status, and the status upsert already records the change.
    */
   private publishMemo(): void {
     if (this.status !== 'awaiting-input') return;
-    const memo = pendingMemo(this.ledger.pending());
+    const memo = pendingMemo(this.ledger.pending(), this.decisions);
     const snapshot = JSON.stringify(memo);
     if (snapshot === this.lastMemo) return;
     this.lastMemo = snapshot;
@@ -583,6 +595,7 @@ class Turn {
   /** Records a person's decision, or the end of a wait without one, and nudges about it. */
   private noteDecision(view: PendingToolCall, decision: DecisionRecord): void {
     this.decisions.push(decision);
+    if (this.parkMemo) this.publishSoon();
     this.nudge(view, 'decided', decision);
   }
 

@@ -1,7 +1,8 @@
 /**
- * The parked calls of a turn, as its workflow memo carries them: what an approvals listing
- * reads from visibility (`client.workflow.list` returns each turn's memo), so that listing
- * thousands of parked calls costs visibility pages, not a `turnState` query (a replay) per turn.
+ * The parked calls of a turn, and its decisions so far, as its workflow memo carries them: what
+ * approval and decision listings read from visibility (`client.workflow.list` returns each
+ * turn's memo), so that listing thousands of parked turns costs visibility pages, not a
+ * `turnState` query (a replay) per turn.
  *
  * The turn writes it in the same workflow task as the `AgentTurnStatus` upsert at each park,
  * and whenever its parked calls change while it stays `awaiting-input`. It is not rewritten
@@ -10,7 +11,7 @@
  *
  * Pure and side-effect free: imported by the workflow and the client.
  */
-import type { PendingToolCall } from './types.js';
+import type { DecisionRecord, PendingToolCall } from './types.js';
 
 /** The memo field that holds the summary. */
 export const PENDING_MEMO_KEY = 'turnpikePending';
@@ -23,6 +24,12 @@ export const PENDING_MEMO_KEY = 'turnpikePending';
  */
 export const PENDING_MEMO_INPUT_CAP = 1_024;
 
+/**
+ * The turn's decisions are copied while their JSON stays within this many characters (edited
+ * inputs can be large); beyond it they are left out (`decisionsOmitted`) and read with `turnState`.
+ */
+export const PENDING_MEMO_DECISIONS_CAP = 4_096;
+
 /** One parked call; `input` is absent when it was larger than the cap. */
 export type PendingMemoCall = Omit<PendingToolCall, 'input'> & { input?: unknown; inputOmitted?: true };
 
@@ -30,17 +37,19 @@ export interface PendingMemo {
   /** The shape's version, for readers of memos written by other versions. */
   v: 1;
   calls: PendingMemoCall[];
+  /** Every decision of the turn when the memo was written (`turnState().decisions`), unless `decisionsOmitted`. */
+  decisions?: DecisionRecord[];
+  decisionsOmitted?: true;
 }
 
-/** The memo for these parked calls (the turn's `turnState().pending`). */
-export function pendingMemo(pending: readonly PendingToolCall[]): PendingMemo {
-  return {
-    v: 1,
-    calls: pending.map(({ input, ...call }) => {
-      const json = JSON.stringify(input);
-      return json !== undefined && json.length > PENDING_MEMO_INPUT_CAP ? { ...call, inputOmitted: true } : { ...call, input };
-    }),
-  };
+/** The memo for these parked calls and decisions (the turn's `turnState().pending` and `.decisions`). */
+export function pendingMemo(pending: readonly PendingToolCall[], decisions: readonly DecisionRecord[] = []): PendingMemo {
+  const calls = pending.map(({ input, ...call }): PendingMemoCall => {
+    const json = JSON.stringify(input);
+    return json !== undefined && json.length > PENDING_MEMO_INPUT_CAP ? { ...call, inputOmitted: true } : { ...call, input };
+  });
+  const fits = JSON.stringify(decisions).length <= PENDING_MEMO_DECISIONS_CAP;
+  return { v: 1, calls, ...(fits ? { decisions: [...decisions] } : { decisionsOmitted: true }) };
 }
 
 /** The summary in a memo value read from visibility, or undefined when there is none or it is not one this version reads. */
@@ -48,6 +57,7 @@ export function readPendingMemo(value: unknown): PendingMemo | undefined {
   if (!value || typeof value !== 'object') return undefined;
   const memo = value as Partial<PendingMemo>;
   if (memo.v !== 1 || !Array.isArray(memo.calls)) return undefined;
+  if (memo.decisions !== undefined && !Array.isArray(memo.decisions)) return undefined;
   const wellFormed = memo.calls.every(
     (call) =>
       call !== null &&

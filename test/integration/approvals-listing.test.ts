@@ -1,7 +1,7 @@
 /**
  * Approval listings from visibility alone: each parked turn keeps its parked calls in its memo
  * (workflows/pending-memo.ts), and `listParkedCalls` / `GET /api/approvals` read them from the
- * visibility listing without querying any turn. Proven with the worker stopped (a query would
+ * visibility listing without querying any turn; so does `listDecisions` for parked turns. Proven with the worker stopped (a query would
  * find no worker), against each turn's exact `turnState`; with rights, counts, filters and the
  * expiry sort through the HTTP API; and for the cases that still need a query: inputs too large
  * for the memo, and turns that parked under workflow code from before memos.
@@ -151,6 +151,28 @@ describe('listing parked calls from the memo', () => {
     expect(listed).toEqual(await exactly([guardedLater, finance, pair, client_]));
     expect(listed.filter((call) => call.turnWorkflowId === pair.workflowId).map((call) => call.toolName)).toEqual(['finance_transfer']);
     expect((await approvals('alice-token')).counts).toEqual({ guarded_action: 1 });
+
+    // The audit trail: the parked turn's decision from its memo, the ended turn's from its result.
+    await guardedSoon.result();
+    for (let attempt = 0; attempt < 300; attempt++) {
+      const { count } = await turnpike.client.workflow.count(`WorkflowId="${guardedSoon.workflowId}" AND ExecutionStatus="Completed"`);
+      if (count === 1) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const ofTurns = async (...handles: WorkflowHandle[]) =>
+      (await Promise.all(handles.map(async (handle) => ((await client.turnState(handle.workflowId)).decisions ?? []).map((decision) => ({ ...decision, turnWorkflowId: handle.workflowId }))))).flat();
+    const expected = await ofTurns(pair, guardedSoon);
+    expect(expected.map((decision) => [decision.toolName, decision.outcome, decision.approver])).toEqual([
+      ['guarded_action', 'denied', 'bob'],
+      ['guarded_action', 'approved', 'alice'],
+    ]);
+    await turnpike.stopWorker();
+    try {
+      const decisions = await client.listDecisions();
+      expect(decisions.sort((a, b) => a.turnWorkflowId.localeCompare(b.turnWorkflowId))).toEqual(expected.sort((a, b) => a.turnWorkflowId.localeCompare(b.turnWorkflowId)));
+    } finally {
+      await turnpike.startWorker();
+    }
   });
 
   it('reads an input too large for the memo with turnState, and lists it whole', async () => {

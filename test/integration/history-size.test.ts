@@ -82,6 +82,8 @@ describe('history size', () => {
     await plain.result();
     const parked = await turnpike.startTurn({ text: use('guarded_action', { target: 'park', count: 1 }) });
     const [pending] = await waitForPending(parked);
+    // The update then finds no workflow task in flight (one arriving during one can cost a task more).
+    while (!countTypes(await parked.fetchHistory()).has('TIMER_STARTED')) await new Promise((resolve) => setTimeout(resolve, 50));
     await parked.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
     expect(await parked.result()).toMatchObject({ status: 'completed', steps: 2 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PENDING_MEMO_INPUT_CAP, pendingMemo, readPendingMemo } from '../../workflows/pending-memo.js';
-import type { PendingToolCall } from '../../workflows/types.js';
+import { PENDING_MEMO_DECISIONS_CAP, PENDING_MEMO_INPUT_CAP, pendingMemo, readPendingMemo } from '../../workflows/pending-memo.js';
+import type { DecisionRecord, PendingToolCall } from '../../workflows/types.js';
 
 const call = (input: unknown, toolCallId = 'call_1'): PendingToolCall => ({
   kind: 'approval',
@@ -19,7 +19,7 @@ const call = (input: unknown, toolCallId = 'call_1'): PendingToolCall => ({
 describe('pendingMemo', () => {
   it('carries every field of a parked call, its input too while it is small', () => {
     const small = call({ amount: 250 });
-    expect(pendingMemo([small])).toEqual({ v: 1, calls: [small] });
+    expect(pendingMemo([small])).toEqual({ v: 1, calls: [small], decisions: [] });
   });
 
   it('leaves out an input over the cap and says so, keeping the rest', () => {
@@ -31,6 +31,29 @@ describe('pendingMemo', () => {
     const { input: _input, ...rest } = call(large, 'call_2');
     expect(memo.calls[1]).toEqual({ ...rest, inputOmitted: true });
     expect('input' in memo.calls[1]).toBe(false);
+  });
+});
+
+describe('pendingMemo decisions', () => {
+  const decision = (reason: string): DecisionRecord => ({
+    approvalId: 'apr_1',
+    toolCallId: 'call_1',
+    toolName: 'issue_refund',
+    outcome: 'denied',
+    approved: false,
+    automatic: false,
+    approver: 'bob',
+    reason,
+    decidedAt: '2026-11-23T10:00:00.000Z',
+    inputHash: 'sha256:abc',
+  });
+
+  it('carries the decisions so far while they fit, and says when they do not', () => {
+    expect(pendingMemo([], [decision('no')]).decisions).toEqual([decision('no')]);
+    const large = pendingMemo([], [decision('x'.repeat(PENDING_MEMO_DECISIONS_CAP))]);
+    expect(large.decisions).toBeUndefined();
+    expect(large.decisionsOmitted).toBe(true);
+    expect(readPendingMemo({ v: 1, calls: [], decisions: 'all' })).toBeUndefined();
   });
 });
 
