@@ -142,10 +142,13 @@ describe('listing parked calls from the memo', () => {
 
   it('drops a decided call, and keeps the other call of a turn that still waits', async () => {
     const [soon] = await client.turnState(guardedSoon.workflowId).then((state) => state.pending);
-    await client.approveToolCall(guardedSoon.workflowId, { approvalId: soon.approvalId!, approved: true, approver: 'alice' });
     const pairCalls = (await client.turnState(pair.workflowId)).pending;
     const guardedOfPair = pairCalls.find((call) => call.toolName === 'guarded_action')!;
-    await client.approveToolCall(pair.workflowId, { approvalId: guardedOfPair.approvalId!, approved: false, approver: 'bob', reason: 'no' });
+    // Through the API, which also drops the listing it shares between pollers.
+    const decide = (turnId: string, approvalId: string, body: object) =>
+      api.inject({ method: 'POST', url: `/api/turns/${encodeURIComponent(turnId)}/approvals/${approvalId}`, headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    expect((await decide(guardedSoon.workflowId, soon.approvalId!, { approved: true })).statusCode).toBe(200);
+    expect((await decide(pair.workflowId, guardedOfPair.approvalId!, { approved: false, reason: 'no' })).statusCode).toBe(200);
 
     const listed = await listingOf(4);
     expect(listed).toEqual(await exactly([guardedLater, finance, pair, client_]));
@@ -163,7 +166,7 @@ describe('listing parked calls from the memo', () => {
       (await Promise.all(handles.map(async (handle) => ((await client.turnState(handle.workflowId)).decisions ?? []).map((decision) => ({ ...decision, turnWorkflowId: handle.workflowId }))))).flat();
     const expected = await ofTurns(pair, guardedSoon);
     expect(expected.map((decision) => [decision.toolName, decision.outcome, decision.approver])).toEqual([
-      ['guarded_action', 'denied', 'bob'],
+      ['guarded_action', 'denied', 'alice'],
       ['guarded_action', 'approved', 'alice'],
     ]);
     await turnpike.stopWorker();
