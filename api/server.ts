@@ -60,7 +60,7 @@ export interface ApiOptions {
 const LISTING_TTL_MS = 500;
 /** The largest request body the API reads. */
 const API_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
-/** Parked turns one listing reads at most (each costs a `turnState` query). */
+/** Parked turns one listing reads at most (from visibility; see `TurnpikeClient.listParkedCalls`). */
 const DEFAULT_LISTING_LIMIT = 5_000;
 
 const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted']), model: z.string().min(1) });
@@ -184,8 +184,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   /**
    * Parked calls, shared by every request within LISTING_TTL_MS: each open dashboard polls
-   * every second, and a listing costs a visibility query plus one turnState query per parked
-   * turn, so concurrent pollers share one listing instead of multiplying that load.
+   * every second, and a listing costs visibility pages (plus a `turnState` query for the few
+   * turns whose memo cannot answer), so concurrent pollers share one listing instead of
+   * multiplying that load.
    */
   let listing: { at: number; calls: Promise<ParkedCall[]> } | undefined;
   const parkedCalls = (): Promise<ParkedCall[]> => {

@@ -1,9 +1,9 @@
 /**
  * The audit trail of approval decisions, built from what Temporal already keeps: each turn's
- * `decisions` (in `turnState` while it runs, in its result once it ends), found through
- * visibility. Turns recorded before turns carried `decisions` are read from their tool calls'
- * approval records. No second database: a listing costs one visibility page plus one query or
- * result read per turn.
+ * `decisions` (in a parked turn's memo, in `turnState` while it runs, in its result once it
+ * ends), found through visibility. Turns recorded before turns carried `decisions` are read from
+ * their tool calls' approval records. No second database: a listing costs visibility pages plus
+ * one query per running turn that is not parked and one result read per ended turn.
  */
 import { inputHash } from '../workflows/input-hash.js';
 import type { AgentTurnResult, DecisionRecord, ToolCallRecord } from '../workflows/types.js';

@@ -33,7 +33,9 @@ import type { TurnEventRecord } from '../workflows/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import { readEventStream } from './event-subscription.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
+import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
 import { isRejectionType } from '../workflows/rejection-types.js';
+import { agentConversationIdKey, agentTurnStatusKey } from '../workflows/search-attributes.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
@@ -42,6 +44,7 @@ import type {
   ApproveToolCallResult,
   CallContext,
   ConversationState,
+  DecisionRecord,
   HistoryPage,
   HistoryPageRequest,
   PendingToolCall,
@@ -202,21 +205,28 @@ export class TurnpikeClient {
 
   /**
    * Approval decisions on this task queue, newest first: people's, policies', and waits that
-   * ended without one (see client/decisions.ts). Reads up to 2,000 turns.
+   * ended without one (see client/decisions.ts). Reads up to 2,000 turns: a parked turn from its
+   * memo (as of visibility, which lags by moments), any other running turn with a `turnState`
+   * query, an ended one from its result.
    */
   async listDecisions(query: DecisionQuery = {}): Promise<TurnDecision[]> {
     // Turns still running, and turns that ended since `since`: a turn started earlier may decide later.
     const closedSince = query.since ? ` AND (ExecutionStatus="Running" OR CloseTime >= "${new Date(query.since).toISOString()}")` : '';
     const visibility = `WorkflowType="${AGENT_TURN_WORKFLOW}" AND TaskQueue="${this.taskQueue}"${closedSince}`;
-    const turns: Array<{ id: string; running: boolean }> = [];
-    for await (const execution of this.client.workflow.list({ query: visibility, pageSize: 200 })) {
-      if (execution.status.name === 'RUNNING' || execution.status.name === 'COMPLETED') turns.push({ id: execution.workflowId, running: execution.status.name === 'RUNNING' });
+    const turns: Array<{ id: string; running: boolean; decisions?: DecisionRecord[] }> = [];
+    for await (const execution of this.client.workflow.list({ query: visibility, pageSize: 1_000 })) {
+      const running = execution.status.name === 'RUNNING';
+      if (!running && execution.status.name !== 'COMPLETED') continue;
+      // A parked turn's memo holds its decisions as of its last change: no query for it.
+      const parked = running && execution.typedSearchAttributes.get(agentTurnStatusKey) === 'awaiting-input';
+      const decisions = parked ? readPendingMemo(execution.memo?.[PENDING_MEMO_KEY])?.decisions : undefined;
+      turns.push({ id: execution.workflowId, running, ...(decisions ? { decisions } : {}) });
       if (turns.length >= 2_000) break;
     }
-    // A bounded number at a time: each is one query (a replay, for a turn out of the cache) or one result read.
-    const found = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, running }) => {
+    // The rest a bounded number at a time: each is one query (a replay, for a turn out of the cache) or one result read.
+    const found = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, running, decisions: fromMemo }) => {
       try {
-        const decisions = running ? ((await this.turnState(id)).decisions ?? []) : decisionsOfResult(await this.turn(id).result());
+        const decisions = fromMemo ?? (running ? ((await this.turnState(id)).decisions ?? []) : decisionsOfResult(await this.turn(id).result()));
         return decisions.map((decision) => ({ ...decision, turnWorkflowId: id }));
       } catch {
         return []; // It ended between the listing and the read, or is not a turn of ours.
@@ -226,29 +236,44 @@ export class TurnpikeClient {
   }
 
   /**
-   * Every parked call on this task queue (or matching `query`), from the search attributes
-   * (find) and `turnState` (exact state). Visibility lags by moments; `turnState` does not.
+   * Every parked call on this task queue (or matching `query`), from visibility alone: each
+   * parked turn keeps its parked calls in its memo (workflows/pending-memo.ts), which the
+   * visibility listing returns, so no turn is queried. Visibility lags the turns by moments: a
+   * call decided a moment ago may still be listed (its decision is then refused as already
+   * decided), and one parked a moment ago may not be yet; `turnState` is exact for one turn.
+   * Turns that parked before memos existed, and calls whose input is too large for the memo,
+   * are read with a `turnState` query.
    */
   async listParkedCalls(options: { query?: string; limit?: number } = {}): Promise<ParkedCall[]> {
     const query = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${this.taskQueue}"`;
-    const ids: string[] = [];
-    for await (const execution of this.client.workflow.list({ query, pageSize: 100 })) {
-      ids.push(execution.workflowId);
-      if (ids.length >= (options.limit ?? 500)) break;
+    const turns: Array<{ id: string; calls?: ParkedCall[] }> = [];
+    for await (const execution of this.client.workflow.list({ query, pageSize: 1_000 })) {
+      const status = execution.typedSearchAttributes.get(agentTurnStatusKey);
+      // Nothing is parked in a turn in any other status (a custom query may return those).
+      if (status !== undefined && status !== 'awaiting-input') continue;
+      const memo = status === undefined ? undefined : readPendingMemo(execution.memo?.[PENDING_MEMO_KEY]);
+      const conversationId = execution.typedSearchAttributes.get(agentConversationIdKey);
+      const complete = memo && memo.calls.every((call) => !call.inputOmitted);
+      turns.push({
+        id: execution.workflowId,
+        ...(complete
+          ? { calls: memo.calls.map(({ inputOmitted: _omitted, ...call }) => ({ ...call, input: call.input, turnWorkflowId: execution.workflowId, ...(conversationId ? { conversationId } : {}) })) }
+          : {}),
+      });
+      if (turns.length >= (options.limit ?? 500)) break;
     }
-    // A bounded number of queries at a time: a parked turn is usually out of the worker's cache,
-    // so each query replays it, and thousands at once would time out instead of finishing sooner.
-    const states = await mapWithConcurrency(ids, LISTING_CONCURRENCY, (id) =>
-      this.turnState(id).then(
-        (state) => ({ id, state }),
-        () => undefined, // It finished between the listing and the query.
-      ),
-    );
-    return states.flatMap((entry) =>
-      entry
-        ? entry.state.pending.map((call) => ({ ...call, turnWorkflowId: entry.id, ...(entry.state.conversationId ? { conversationId: entry.state.conversationId } : {}) }))
-        : [],
-    );
+    // The rest are queried, a bounded number at a time: a parked turn is usually out of the
+    // worker's cache, so each query replays it, and thousands at once would time out.
+    const calls = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, calls: fromMemo }) => {
+      if (fromMemo) return fromMemo;
+      try {
+        const state = await this.turnState(id);
+        return state.pending.map((call) => ({ ...call, turnWorkflowId: id, ...(state.conversationId ? { conversationId: state.conversationId } : {}) }));
+      } catch {
+        return []; // It finished between the listing and the query.
+      }
+    });
+    return calls.flat();
   }
 
   // ---- conversations -------------------------------------------------------------------------

@@ -31,6 +31,7 @@ import { inputHash } from './input-hash.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
 import { binaryPartsProblem } from './binary-parts.js';
 import { modelSettingsProblem } from './model-settings.js';
+import { PENDING_MEMO_KEY, pendingMemo } from './pending-memo.js';
 import { recordDecision, startPark, type ParkOutcome } from './park-telemetry.js';
 import { INVALID_TURN_INPUT } from './rejection-types.js';
 import { rejection } from './rejection.js';
@@ -82,6 +83,14 @@ const CUT_OFF_STEP_PATCH = 'cut-off-step-ends-turn';
  * see nothing rather than a partial story.
  */
 const STREAMING_PATCH = 'turn-event-stream';
+
+/**
+ * Marks turns that keep their parked calls in the workflow memo (see `pending-memo.ts`), publish
+ * visibility once per workflow task, and leave a park's expiry timer running once the call is
+ * resolved instead of cancelling it. Checked at a turn's first park, so turns that never park
+ * replay unchanged, and a turn that parked before this change keeps the commands it had.
+ */
+const PARK_MEMO_PATCH = 'park-memo';
 
 /** Webhook nudges: a receiver that is down is retried with backoff for about a quarter of an hour. */
 const { notifyApprovers } = wf.proxyActivities<TurnpikeActivities>({
@@ -171,6 +180,10 @@ class Turn {
   /** The calls of the step in progress, so a cancellation can settle whatever is still open. */
   private openStep?: ToolCallPart[];
   private lastSearchAttributes = '';
+  private lastMemo = '';
+  /** Whether this turn runs the park path of PARK_MEMO_PATCH; decided at its first park. */
+  private parkMemo?: boolean;
+  private publishQueued = false;
   /** Set by supersedeTurn: no further tool runs or parks, and the turn ends after this step. */
   private superseded?: { reason: string; messageId?: string };
   /** Set when a cut-off step ended the turn. */
@@ -399,13 +412,16 @@ class Turn {
   private async waitForResolution(entry: CallEntry, view: PendingToolCall, timeout: string): Promise<boolean> {
     const timeoutMs = msToNumber(timeout);
     const before = this.nudges && view.approvalId ? this.nudges.expiringBeforeMs : 0;
-    if (before <= 0 || before >= timeoutMs) return wf.condition(() => entry.resolution !== undefined, timeout);
-    if (await wf.condition(() => entry.resolution !== undefined, timeoutMs - before)) return true;
+    const resolved = () => entry.resolution !== undefined;
+    const wait = this.parkMemo ? conditionWithinTimer : (fn: () => boolean, ms: number) => wf.condition(fn, ms);
+    if (before <= 0 || before >= timeoutMs) return wait(resolved, timeoutMs);
+    if (await wait(resolved, timeoutMs - before)) return true;
     this.nudge(view, 'expiring');
-    return wf.condition(() => entry.resolution !== undefined, before);
+    return wait(resolved, before);
   }
 
   private async park(entry: CallEntry, view: PendingToolCall, spec: ToolSpec, timeout: string): Promise<boolean> {
+    this.parkMemo ??= wf.patched(PARK_MEMO_PATCH);
     this.ledger.park(entry, view, spec);
     this.setStatus('awaiting-input');
     const telemetry = startPark(view);
@@ -582,11 +598,31 @@ class Turn {
 
   private setStatus(status: TurnStatus): void {
     this.status = status;
-    this.publishSearchAttributes();
+    if (!this.parkMemo) return this.publishSearchAttributes();
+    this.publishSoon();
+  }
+
+  /**
+   * Publishes once the code this workflow task runs has settled: the calls of a step park (and
+   * wake) together, and a woken call notes its decision just after its park returns; each upsert
+   * is an event. Two microtask hops let that continuation run first; a decision noted later
+   * still asks for its own publish. Microtasks run before the task's commands are sent, so
+   * nothing is delayed.
+   */
+  private publishSoon(): void {
+    if (this.publishQueued) return;
+    this.publishQueued = true;
+    void Promise.resolve()
+      .then(() => undefined)
+      .then(() => {
+        this.publishQueued = false;
+        this.publishSearchAttributes();
+      });
   }
 
   /** Upserts only on change: every upsert is an event in history. */
   private publishSearchAttributes(): void {
+    if (this.parkMemo) this.publishMemo();
     const pendingTools = this.ledger.parkedToolNames();
     const snapshot = JSON.stringify([this.status, pendingTools]);
     if (snapshot === this.lastSearchAttributes) return;
@@ -617,9 +653,25 @@ class Turn {
     });
   }
 
+  /**
+   * The parked calls and decisions for listings (see `pending-memo.ts`), while the turn is
+   * `awaiting-input` and they changed (a decision comes with a change of parked calls, or in the
+   * same workflow task as one). Not rewritten when the turn leaves `awaiting-input`: readers trust the
+   * memo only with that status, and the status upsert already records the change.
+   */
+  private publishMemo(): void {
+    if (this.status !== 'awaiting-input') return;
+    const memo = pendingMemo(this.ledger.pending(), this.decisions);
+    const snapshot = JSON.stringify(memo);
+    if (snapshot === this.lastMemo) return;
+    this.lastMemo = snapshot;
+    wf.upsertMemo({ [PENDING_MEMO_KEY]: memo });
+  }
+
   /** Records a person's decision, or the end of a wait without one, and nudges about it. */
   private noteDecision(view: PendingToolCall, decision: DecisionRecord): void {
     this.decisions.push(decision);
+    if (this.parkMemo) this.publishSoon();
     this.nudge(view, 'decided', decision);
   }
 
@@ -706,6 +758,16 @@ class Turn {
 /** Workflow time: the time of the current workflow task, the same on replay. */
 function now(): string {
   return new Date().toISOString();
+}
+
+/**
+ * `wf.condition(fn, ms)` without the timer's cancellation: the SDK cancels the timer when `fn`
+ * comes true first, one more event per park. The timer is left to run; if the turn is still
+ * running when it fires, that wakes it once for nothing. Cancelling the workflow still cancels
+ * both, and the race rejects as before.
+ */
+function conditionWithinTimer(fn: () => boolean, ms: number): Promise<boolean> {
+  return Promise.race([wf.condition(fn).then(() => true), wf.sleep(ms).then(() => false)]);
 }
 
 function parkOutcome(entry: CallEntry, arrived: boolean): ParkOutcome {

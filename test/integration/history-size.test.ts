@@ -7,6 +7,7 @@
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../client/payload-codec.js';
+import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
 import type { Message } from '../../workflows/types.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -74,4 +75,52 @@ describe('history size', () => {
     expect(storedBytes).toBeLessThan(plainBytes / 2.5);
     expect(largestPayload).toBeLessThan(2 * 1024 * 1024 / 4);
   });
+
+  it('adds these events, and no others, for one approval park', async () => {
+    // The same activities with and without the wait: a 2-step turn, and one whose tool call parks.
+    const plain = await turnpike.startTurn({ text: use('record_action', { action: 'plain' }) });
+    await plain.result();
+    const parked = await turnpike.startTurn({ text: use('guarded_action', { target: 'park', count: 1 }) });
+    // Watched through its history, not queries: a query that comes while the first workflow task
+    // waits on its local activity makes the worker end that task early, one task (3 events) more
+    // that has nothing to do with the park.
+    while (!countTypes(await parked.fetchHistory()).has('TIMER_STARTED')) await new Promise((resolve) => setTimeout(resolve, 50));
+    const [pending] = (await parked.query(turnStateQuery)).pending;
+    await parked.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+    expect(await parked.result()).toMatchObject({ status: 'completed', steps: 2 });
+
+    const added = countTypes(await parked.fetchHistory());
+    for (const [type, count] of countTypes(await plain.fetchHistory())) added.set(type, (added.get(type) ?? 0) - count);
+    const park = Object.fromEntries([...added].filter(([, count]) => count !== 0));
+    console.log(`history-size: one approval park adds ${Object.values(park).reduce((sum, count) => sum + count, 0)} events: ${JSON.stringify(park)}`);
+    expect(park).toEqual({
+      // What a hand-written workflow's park costs too: the task that takes the update, and the update.
+      WORKFLOW_TASK_SCHEDULED: 1,
+      WORKFLOW_TASK_STARTED: 1,
+      WORKFLOW_TASK_COMPLETED: 1,
+      WORKFLOW_EXECUTION_UPDATE_ACCEPTED: 1,
+      WORKFLOW_EXECUTION_UPDATE_COMPLETED: 1,
+      // AgentTurnStatus/AgentPendingTools at the park and at the resume, and the parked calls
+      // for listings (the memo), in the same workflow tasks.
+      UPSERT_WORKFLOW_SEARCH_ATTRIBUTES: 2 + 1,
+      WORKFLOW_PROPERTIES_MODIFIED: 1,
+      // The expiry timer; it is not cancelled when the decision comes first.
+      TIMER_STARTED: 1,
+      // The park-memo patch, once per turn that parks, until it is deprecated: its marker, and
+      // the TemporalChangeVersion upsert the SDK adds to it (the + 1 above).
+      MARKER_RECORDED: 1,
+    });
+  });
 });
+
+/** The history's event types, without the EVENT_TYPE_ prefix. */
+function names(history: proto.temporal.api.history.v1.IHistory): string[] {
+  return (history.events ?? []).map((event) => temporal.api.enums.v1.EventType[event.eventType!].replace(/^EVENT_TYPE_/, ''));
+}
+
+/** How many events of each type a history has. */
+function countTypes(history: proto.temporal.api.history.v1.IHistory): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const type of names(history)) counts.set(type, (counts.get(type) ?? 0) + 1);
+  return counts;
+}
