@@ -23,6 +23,7 @@ import {
   supersedeTurnSignal,
   turnFinishedSignal,
   callContextQuery,
+  transcriptQuery,
   turnStateQuery,
 } from './definitions.js';
 import { inputHash } from './input-hash.js';
@@ -33,6 +34,7 @@ import { INVALID_TURN_INPUT } from './rejection-types.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
+import { Transcript } from './transcript.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import { addUsage } from './usage.js';
 import type {
@@ -47,6 +49,7 @@ import type {
   AssistantMessage,
   CutOffStep,
   Message,
+  ModelStepRequest,
   ModelStepResult,
   PendingToolCall,
   ToolCallDisposition,
@@ -70,6 +73,13 @@ const DEFAULT_PARK_TIMEOUT = '24h';
  * replays, and continues, as it did.
  */
 const CUT_OFF_STEP_PATCH = 'cut-off-step-ends-turn';
+
+/**
+ * Marks histories whose model steps carry the transcript by reference (`transcript.ts`) instead
+ * of the whole conversation. Asked at every step: a turn recorded before replays with its full
+ * inputs, and, if it goes on live (it was parked), its next steps go by reference.
+ */
+const HISTORY_BY_REFERENCE_PATCH = 'history-by-reference';
 
 /** Webhook nudges: a receiver that is down is retried with backoff for about a quarter of an hour. */
 const { notifyApprovers } = wf.proxyActivities<TurnpikeActivities>({
@@ -146,6 +156,8 @@ class Turn {
   /** Every tool call of this turn: kind, parked or not, resolution, result. */
   private readonly ledger = new CallLedger();
   private readonly appended: Message[] = [];
+  /** The given history and `appended`, as the model activity reads it (by reference). */
+  private readonly transcript: Transcript;
   private readonly records: ToolCallRecord[] = [];
   /** Set when the worker sends approval nudges (webhooks); read once, at the turn's start. */
   private nudges?: { expiringBeforeMs: number };
@@ -164,11 +176,14 @@ class Turn {
   /** Set when a cut-off step ended the turn. */
   private cutOff?: CutOffStep;
 
-  constructor(private readonly input: AgentTurnInput) {}
+  constructor(private readonly input: AgentTurnInput) {
+    this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
+  }
 
   installHandlers(): void {
     wf.setHandler(turnStateQuery, () => this.state());
     wf.setHandler(callContextQuery, (request) => this.callContext(request));
+    wf.setHandler(transcriptQuery, (request) => this.transcript.page(request));
     wf.setHandler(approveToolCallUpdate, (request) => this.ledger.applyDecision(acceptedDecision(this.ledger, request), now()), {
       validator: (request) => {
         checkDecision(this.ledger, request, this.schemas);
@@ -206,12 +221,15 @@ class Turn {
     const seenToolCallIds = toolCallIdsIn(this.input.messages);
     while (this.step < maxSteps) {
       this.step++;
-      const response: ModelStepResult = await callModel({
+      const request: ModelStepRequest = {
         model: this.input.model,
         ...(this.input.system !== undefined ? { system: this.input.system } : {}),
-        messages: [...this.input.messages, ...this.appended],
+        ...(wf.patched(HISTORY_BY_REFERENCE_PATCH)
+          ? { transcript: this.transcript.nextStep() }
+          : { messages: [...this.input.messages, ...this.appended] }),
         tools: modelTools,
-      });
+      };
+      const response: ModelStepResult = await callModel(request);
       addUsage(this.usage, response.usage);
       const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
       const cutOff = cutOffStatus(response.finishReason);

@@ -124,10 +124,42 @@ export interface ModelToolSpec {
   inputSchema: JsonSchema;
 }
 
+/** One model step, as providers receive it: the whole transcript. */
 export interface ModelStepInput {
   model: ModelSettings;
   system?: string;
   messages: Message[];
+  tools: ModelToolSpec[];
+}
+
+/**
+ * The transcript of a model step by reference (see `workflows/transcript.ts`): the activity
+ * already has, or fetches from the turn with the `transcript` query, the messages before `from`,
+ * and checks the whole against `hash` before the model sees it.
+ */
+export interface TranscriptReference {
+  /** Messages in the transcript the model is sent. */
+  length: number;
+  /** Chain hash of all `length` messages (`workflows/transcript-hash.ts`). */
+  hash: string;
+  /** Index of the first message in `added`: usually the length the previous step sent. */
+  from: number;
+  /** The messages from `from` to `length`. */
+  added: Message[];
+}
+
+/**
+ * What a turn sends its `callModel` activity. Turns recorded before history-by-reference send
+ * `messages`, the whole transcript; later ones send `transcript` and no `messages`, so a step's
+ * history no longer grows with the conversation. (A worker from before this change that picks up
+ * a by-reference step fails it for want of `messages`, and Temporal retries it on another worker,
+ * rather than call the model with part of the conversation.)
+ */
+export interface ModelStepRequest {
+  model: ModelSettings;
+  system?: string;
+  messages?: Message[];
+  transcript?: TranscriptReference;
   tools: ModelToolSpec[];
 }
 
