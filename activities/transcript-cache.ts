@@ -117,6 +117,8 @@ export class TranscriptCache {
   }
 
   private keep(key: string, entry: Entry): Entry {
+    // Larger than the whole cache: served, not kept, so it does not empty the cache for nothing.
+    if (entry.size > this.limits.maxSize) return entry;
     this.entries.set(key, entry);
     this.size += entry.size;
     for (const [oldest, { size }] of this.entries) {
