@@ -76,8 +76,11 @@ const CUT_OFF_STEP_PATCH = 'cut-off-step-ends-turn';
 
 /**
  * Marks histories whose model steps carry the transcript by reference (`transcript.ts`) instead
- * of the whole conversation. Asked at every step: a turn recorded before replays with its full
- * inputs, and, if it goes on live (it was parked), its next steps go by reference.
+ * of the whole conversation. Asked once, as the turn starts: a turn recorded before replays, and
+ * goes on, with the whole transcript in every step. Not asked at the first model step: that
+ * follows a local activity, and a workflow task can end between the two; on replay the local
+ * activity's result is applied before the SDK learns of a marker in the next task, so
+ * `patched()` would answer false there and the replay would fail.
  */
 const HISTORY_BY_REFERENCE_PATCH = 'history-by-reference';
 
@@ -158,6 +161,8 @@ class Turn {
   private readonly appended: Message[] = [];
   /** The given history and `appended`, as the model activity reads it (by reference). */
   private readonly transcript: Transcript;
+  /** Set as the turn starts: whether model steps go by reference (`HISTORY_BY_REFERENCE_PATCH`). */
+  private byReference = false;
   private readonly records: ToolCallRecord[] = [];
   /** Set when the worker sends approval nudges (webhooks); read once, at the turn's start. */
   private nudges?: { expiringBeforeMs: number };
@@ -206,6 +211,7 @@ class Turn {
   }
 
   async run(): Promise<AgentTurnResult> {
+    this.byReference = wf.patched(HISTORY_BY_REFERENCE_PATCH);
     this.validateInput();
     this.publishSearchAttributes();
     const described = await describeTools({ names: this.input.tools });
@@ -224,7 +230,7 @@ class Turn {
       const request: ModelStepRequest = {
         model: this.input.model,
         ...(this.input.system !== undefined ? { system: this.input.system } : {}),
-        ...(wf.patched(HISTORY_BY_REFERENCE_PATCH)
+        ...(this.byReference
           ? { transcript: this.transcript.nextStep() }
           : { messages: [...this.input.messages, ...this.appended] }),
         tools: modelTools,

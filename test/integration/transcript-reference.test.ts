@@ -17,6 +17,7 @@ import { TurnpikePlugin } from '../../worker/index.js';
 import { approveToolCallUpdate } from '../../workflows/definitions.js';
 import type { Message } from '../../workflows/types.js';
 import { useFakeProviders } from '../support/fake-providers.js';
+import { noteStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import type { transcriptStep } from '../support/transcript-workflows.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -111,6 +112,8 @@ describe('history by reference', () => {
     const texts = [1, 2, 3].map((turn) => `question ${turn}: ${'please check the order status and the invoice '.repeat(60)}`);
     for (const [index, text] of texts.entries()) {
       const reply = await conversations.sendMessage({ conversationId, text, conversation: { model: { provider: 'openai', model: 'gpt-4.1-mini' } } });
+      if (index === 0) noteStarted(conversations.conversation(conversationId));
+      noteStarted(conversations.turn(reply.turnWorkflowId));
       const result = await conversations.turnResult(reply.turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 });
       expect(result.text).toBe(`I have read ${2 * index + 1} messages.`);
       if (index > 0) expect((await modelStepInputs(reply.turnWorkflowId)).join('')).not.toContain('question 1');
