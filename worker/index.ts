@@ -16,3 +16,4 @@ export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/errors.js';
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
 export type { TurnpikeActivities } from '../activities/index.js';
+export { DEFAULT_TRANSCRIPT_CACHE, TRANSCRIPT_MISMATCH, type TranscriptCacheOptions } from '../activities/transcript-cache.js';
