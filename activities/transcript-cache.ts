@@ -23,11 +23,15 @@ export const TRANSCRIPT_MISMATCH = 'TranscriptMismatch';
 export interface TranscriptCacheOptions {
   /** Turns whose transcript is kept. Default 1,000. */
   maxEntries?: number;
-  /** Total size of the kept transcripts, as canonical JSON (UTF-16 code units). Default 64 Mi. */
+  /**
+   * Total size of the kept transcripts, as canonical JSON (UTF-16 code units). Default 16 Mi: as
+   * parsed objects they take a few times that on the worker's heap, which a deployment bounds
+   * (README, "Memory").
+   */
   maxSize?: number;
 }
 
-export const DEFAULT_TRANSCRIPT_CACHE: Required<TranscriptCacheOptions> = { maxEntries: 1_000, maxSize: 64 * 1024 * 1024 };
+export const DEFAULT_TRANSCRIPT_CACHE: Required<TranscriptCacheOptions> = { maxEntries: 1_000, maxSize: 16 * 1024 * 1024 };
 
 /** Reads the messages from `offset` up to (not including) `to` from the turn. */
 export type TranscriptSource = (offset: number, to: number) => Promise<Message[]>;

@@ -45,7 +45,7 @@ export interface TurnpikePluginOptions {
   notifications?: NotificationOptions;
   /**
    * Limits of the worker's cache of turn transcripts, which lets each model step's activity input
-   * carry only the messages new since the previous step (default: 1,000 turns, 64 Mi of JSON).
+   * carry only the messages new since the previous step (default: 1,000 turns, 16 Mi of JSON).
    * A step whose transcript is not cached reads it from its turn, so a smaller cache costs a
    * query per step, never correctness.
    */
