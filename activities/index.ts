@@ -10,16 +10,22 @@ import { sendNotification, type NotificationOptions } from './notify.js';
 import { prepareToolCalls, type PrepareToolCallsInput } from './prepare-tool-calls.js';
 import { createToolRegistry } from './tool-registry.js';
 import type { Tool } from './tools.js';
-import type { ApprovalNotification, DescribedTools, ExecuteToolInput, ModelStepInput, ToolSpec } from '../workflows/types.js';
+import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
+import { resolveModelStep } from './transcript-source.js';
+import type { ApprovalNotification, DescribedTools, ExecuteToolInput, ModelStepRequest, ToolSpec } from '../workflows/types.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];
   /** Webhook nudges for approvals (parked, expiring, decided); none when absent. */
   notifications?: NotificationOptions;
+  /** Limits of the worker-side cache of turn transcripts (see activities/transcript-cache.ts). */
+  transcriptCache?: TranscriptCacheOptions;
 }
 
-export function createActivities({ tools, notifications }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache }: CreateActivitiesOptions) {
   const registry = createToolRegistry(tools);
+  // One per worker (per plugin): a second worker in the same process has a cache of its own.
+  const transcripts = new TranscriptCache(transcriptCache);
   const expiringBeforeMs = notifications ? msToNumber((notifications.expiringBefore ?? '1h') as Parameters<typeof msToNumber>[0]) : 0;
   return {
     /**
@@ -42,9 +48,9 @@ export function createActivities({ tools, notifications }: CreateActivitiesOptio
     async executeTool(input: ExecuteToolInput) {
       return executeTool(registry, input);
     },
-    async callModel(input: ModelStepInput) {
-      if (!input?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');
-      return callModel(input);
+    async callModel(request: ModelStepRequest) {
+      if (!request?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');
+      return resolveModelStep(request, transcripts, Context.current(), callModel);
     },
   };
 }

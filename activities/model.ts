@@ -1,10 +1,7 @@
 /** One model step, routed to the provider the turn names. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { callAnthropic } from './providers/anthropic.js';
 import type { ProviderCallOptions } from './providers/errors.js';
-import { callOpenAI } from './providers/openai.js';
-import { callOpenAIResponses } from './providers/openai-responses.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { StepStream } from './step-stream.js';
 import { recordModelCall } from './telemetry.js';
@@ -12,11 +9,15 @@ import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflow
 
 type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Promise<ModelStepResult>;
 
+/**
+ * The SDKs are loaded when a provider is first called, not when the worker starts: together they
+ * hold ~20 MB of RSS that a worker which never calls them (or calls only one) should not carry.
+ */
 const providers: Record<ModelProvider, ProviderCall> = {
   scripted: async (input, options) => scriptedModelStep(input, options.onDelta),
-  openai: callOpenAI,
-  'openai-responses': callOpenAIResponses,
-  anthropic: callAnthropic,
+  openai: async (input, options) => (await import('./providers/openai.js')).callOpenAI(input, options),
+  'openai-responses': async (input, options) => (await import('./providers/openai-responses.js')).callOpenAIResponses(input, options),
+  anthropic: async (input, options) => (await import('./providers/anthropic.js')).callAnthropic(input, options),
 };
 
 /**

@@ -1,7 +1,8 @@
 /**
  * A payload codec that gzips large payloads, so a long turn over a long conversation stays
- * well inside Temporal's history limits: each model step's activity input carries the whole
- * conversation, and JSON text compresses several-fold.
+ * well inside Temporal's history limits: a turn's input and result carry the conversation and
+ * what the turn added to it (model steps carry only a reference to it, see
+ * workflows/transcript.ts), and JSON text compresses several-fold.
  *
  * Only payloads of `minimumBytes` or more are compressed. Decisions, results submitted by
  * clients, `turnState` and search attributes stay plain JSON, so operators keep reading and

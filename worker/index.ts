@@ -13,6 +13,7 @@ export {
 } from './create-worker.js';
 export { runWorker, type RunWorkerOptions } from './run-worker.js';
 export { connectionOptionsFromEnvironment } from './environment.js';
-export { ProviderErrorType, type ProviderName } from '../activities/providers/errors.js';
+export { ProviderErrorType, type ProviderName } from '../activities/providers/error-types.js';
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
 export type { TurnpikeActivities } from '../activities/index.js';
+export { DEFAULT_TRANSCRIPT_CACHE, TRANSCRIPT_MISMATCH, type TranscriptCacheOptions } from '../activities/transcript-cache.js';

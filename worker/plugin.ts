@@ -20,6 +20,7 @@ import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
 import type { Tool } from '../activities/tools.js';
+import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
 import { CompressionCodec } from '../client/payload-codec.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
@@ -42,6 +43,13 @@ export interface TurnpikePluginOptions {
    * when it is decided. Default: from `TURNPIKE_WEBHOOK_URL` (+ `_SECRET`, `_EXPIRING_BEFORE`).
    */
   notifications?: NotificationOptions;
+  /**
+   * Limits of the worker's cache of turn transcripts, which lets each model step's activity input
+   * carry only the messages new since the previous step (default: 1,000 turns, 16 Mi of JSON).
+   * A step whose transcript is not cached reads it from its turn, so a smaller cache costs a
+   * query per step, never correctness.
+   */
+  transcriptCache?: TranscriptCacheOptions;
 }
 
 /** Adds turnpike's compression in front of the user's own codecs (compress before encrypting). */
@@ -56,7 +64,11 @@ export class TurnpikePlugin extends SimplePlugin {
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
-    const activities = createActivities({ tools: options.tools ?? [], ...(notifications ? { notifications } : {}) });
+    const activities = createActivities({
+      tools: options.tools ?? [],
+      ...(notifications ? { notifications } : {}),
+      ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
+    });
     super({
       name: 'turnpike',
       activities,

@@ -24,6 +24,7 @@ import {
   turnFinishedSignal,
   callContextQuery,
   turnEventsQuery,
+  transcriptQuery,
   turnStateQuery,
 } from './definitions.js';
 import { EventStream } from './event-stream.js';
@@ -37,6 +38,7 @@ import { INVALID_TURN_INPUT } from './rejection-types.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
+import { Transcript } from './transcript.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import type { TurnEvent } from './turn-events.js';
 import { addUsage } from './usage.js';
@@ -52,6 +54,7 @@ import type {
   AssistantMessage,
   CutOffStep,
   Message,
+  ModelStepRequest,
   ModelStepResult,
   PendingToolCall,
   ToolCallDisposition,
@@ -91,6 +94,16 @@ const STREAMING_PATCH = 'turn-event-stream';
  * replay unchanged, and a turn that parked before this change keeps the commands it had.
  */
 const PARK_MEMO_PATCH = 'park-memo';
+
+/**
+ * Marks histories whose model steps carry the transcript by reference (`transcript.ts`) instead
+ * of the whole conversation. Asked once, as the turn starts: a turn recorded before replays, and
+ * goes on, with the whole transcript in every step. Not asked at the first model step: that
+ * follows a local activity, and a workflow task can end between the two; on replay the local
+ * activity's result is applied before the SDK learns of a marker in the next task, so
+ * `patched()` would answer false there and the replay would fail.
+ */
+const HISTORY_BY_REFERENCE_PATCH = 'history-by-reference';
 
 /** Webhook nudges: a receiver that is down is retried with backoff for about a quarter of an hour. */
 const { notifyApprovers } = wf.proxyActivities<TurnpikeActivities>({
@@ -167,6 +180,10 @@ class Turn {
   /** Every tool call of this turn: kind, parked or not, resolution, result. */
   private readonly ledger = new CallLedger();
   private readonly appended: Message[] = [];
+  /** The given history and `appended`, as the model activity reads it (by reference). */
+  private readonly transcript: Transcript;
+  /** Set as the turn starts: whether model steps go by reference (`HISTORY_BY_REFERENCE_PATCH`). */
+  private byReference = false;
   private readonly records: ToolCallRecord[] = [];
   /** Set when the worker sends approval nudges (webhooks); read once, at the turn's start. */
   private nudges?: { expiringBeforeMs: number };
@@ -191,12 +208,15 @@ class Turn {
   /** The turn's event stream; absent in turns recorded before streaming. */
   private stream?: EventStream<TurnEvent>;
 
-  constructor(private readonly input: AgentTurnInput) {}
+  constructor(private readonly input: AgentTurnInput) {
+    this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
+  }
 
   installHandlers(): void {
     if (wf.patched(STREAMING_PATCH)) this.stream = new EventStream<TurnEvent>(turnEventsQuery);
     wf.setHandler(turnStateQuery, () => this.state());
     wf.setHandler(callContextQuery, (request) => this.callContext(request));
+    wf.setHandler(transcriptQuery, (request) => this.transcript.page(request));
     wf.setHandler(approveToolCallUpdate, (request) => this.ledger.applyDecision(acceptedDecision(this.ledger, request), now()), {
       validator: (request) => {
         checkDecision(this.ledger, request, this.schemas);
@@ -219,6 +239,7 @@ class Turn {
   }
 
   async run(): Promise<AgentTurnResult> {
+    this.byReference = wf.patched(HISTORY_BY_REFERENCE_PATCH);
     this.validateInput();
     this.publishSearchAttributes();
     const described = await describeTools({ names: this.input.tools });
@@ -234,13 +255,16 @@ class Turn {
     const seenToolCallIds = toolCallIdsIn(this.input.messages);
     while (this.step < maxSteps) {
       this.step++;
-      const response: ModelStepResult = await callModel({
+      const request: ModelStepRequest = {
         model: this.input.model,
         ...(this.input.system !== undefined ? { system: this.input.system } : {}),
-        messages: [...this.input.messages, ...this.appended],
+        ...(this.byReference
+          ? { transcript: this.transcript.nextStep() }
+          : { messages: [...this.input.messages, ...this.appended] }),
         tools: modelTools,
         ...(this.stream ? { stream: { step: this.step } } : {}),
-      });
+      };
+      const response: ModelStepResult = await callModel(request);
       addUsage(this.usage, response.usage);
       const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
       this.publish({

@@ -55,6 +55,14 @@ export const turnEventsQuery = defineQuery<StreamEventsPage<TurnEvent>, [StreamE
 export const callContextQuery = defineQuery<CallContext, [CallContextRequest]>('callContext');
 
 /**
+ * The turn's transcript, paged: the history it was given, then the messages it appended. The
+ * model activity reads what its worker does not have cached with this query (served while the
+ * turn awaits the activity), so a model step's input carries the transcript by reference only.
+ * `{ offset, limit }` (default: from 0, as much as fits about 1 MiB).
+ */
+export const transcriptQuery = defineQuery<HistoryPage, [HistoryPageRequest?]>('transcript');
+
+/**
  * Sent by a conversation to its running turn when a newer user message supersedes it: every
  * parked call gets an error result with the reason, and the turn ends after its current step.
  */

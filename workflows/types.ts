@@ -217,6 +217,7 @@ export interface ModelToolSpec {
   inputSchema: JsonSchema;
 }
 
+/** One model step, as providers receive it: the whole transcript. */
 export interface ModelStepInput {
   model: ModelSettings;
   system?: string;
@@ -226,6 +227,39 @@ export interface ModelStepInput {
    * Set by turns that stream: the activity publishes the provider's deltas, marked with this
    * step and its attempt, to the calling workflow's event stream while the model writes.
    */
+  stream?: { step: number };
+}
+
+/**
+ * The transcript of a model step by reference (see `workflows/transcript.ts`): the activity
+ * already has, or fetches from the turn with the `transcript` query, the messages before `from`,
+ * and checks the whole against `hash` before the model sees it.
+ */
+export interface TranscriptReference {
+  /** Messages in the transcript the model is sent. */
+  length: number;
+  /** Chain hash of all `length` messages (`workflows/transcript-hash.ts`). */
+  hash: string;
+  /** Index of the first message in `added`: usually the length the previous step sent. */
+  from: number;
+  /** The messages from `from` to `length`. */
+  added: Message[];
+}
+
+/**
+ * What a turn sends its `callModel` activity. Turns recorded before history-by-reference send
+ * `messages`, the whole transcript; later ones send `transcript` and no `messages`, so a step's
+ * history no longer grows with the conversation. (A worker from before this change that picks up
+ * a by-reference step fails it for want of `messages`, and Temporal retries it on another worker,
+ * rather than call the model with part of the conversation.)
+ */
+export interface ModelStepRequest {
+  model: ModelSettings;
+  system?: string;
+  messages?: Message[];
+  transcript?: TranscriptReference;
+  tools: ModelToolSpec[];
+  /** As in {@link ModelStepInput}: set by turns that stream. */
   stream?: { step: number };
 }
 

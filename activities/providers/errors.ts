@@ -26,8 +26,9 @@ import {
 } from 'openai';
 import type { ModelStreamListener } from './stream-delta.js';
 
-/** The providers that talk HTTP; used in error messages and env-var names. */
-export type ProviderName = 'openai' | 'anthropic';
+import { ProviderErrorType, type ProviderName } from './error-types.js';
+
+export { ProviderErrorType, type ProviderName } from './error-types.js';
 
 /** Overrides for one model call; anything left out is read from the environment at call time. */
 export interface ProviderCallOptions {
@@ -55,14 +56,6 @@ export interface ActivityRetryInfo {
   /** The policy as the server resolved it (defaults filled in); undefined if the server did not send it. */
   retryPolicy?: RetryPolicy;
 }
-
-/** `ApplicationFailure.type` values the provider activities throw; usable in `nonRetryableErrorTypes`. */
-export const ProviderErrorType = {
-  retryable: 'ProviderRetryableError',
-  authentication: 'ProviderAuthenticationError',
-  badRequest: 'ProviderBadRequestError',
-  notFound: 'ProviderNotFoundError',
-} as const;
 
 const environmentVariables = {
   openai: { apiKey: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' },

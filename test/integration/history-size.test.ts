@@ -2,7 +2,8 @@
  * Bounded history: a 10-step turn over a long conversation, with the compressing payload codec
  * every turnpike worker and client uses. Reports history bytes per step as stored and as they
  * would be without compression, and checks the turn stays well inside Temporal's limits
- * (2 MiB per payload, 50 MiB per history).
+ * (2 MiB per payload, 50 MiB per history). Model steps carry the transcript by reference
+ * (workflows/transcript.ts), so what a step adds to history does not grow with the conversation.
  */
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,20 @@ function longConversation(messages: number): Message[] {
     const text = Array.from({ length: 60 }, () => word()).join(' ') + ` #${index} ${seed.toString(36)}`;
     return index % 2 === 0 ? { role: 'user', content: text } : { role: 'assistant', content: [{ type: 'text', text }] };
   });
+}
+
+/** The callModel activity inputs of a history, in order, decompressed: their JSON and its size. */
+async function modelStepInputs(history: proto.temporal.api.history.v1.IHistory): Promise<Array<{ bytes: number; json: string }>> {
+  const codec = new CompressionCodec();
+  const inputs: Array<{ bytes: number; json: string }> = [];
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== 'callModel') continue;
+    const [payload] = await codec.decode(scheduled.input?.payloads as never);
+    const json = Buffer.from((payload as { data: Uint8Array }).data).toString('utf8');
+    inputs.push({ bytes: json.length, json });
+  }
+  return inputs;
 }
 
 function historyBytes(history: proto.temporal.api.history.v1.IHistory): number {
@@ -71,9 +86,44 @@ describe('history size', () => {
         `${stored.events?.length} events; history ${storedBytes} bytes stored vs ${plainBytes} without compression ` +
         `(${Math.round(storedBytes / result.steps)} vs ${Math.round(plainBytes / result.steps)} bytes per step, ${(plainBytes / storedBytes).toFixed(1)}x); largest stored payload ${largestPayload} bytes`,
     );
-    expect(plainBytes).toBeGreaterThan(result.steps * conversationBytes);
-    expect(storedBytes).toBeLessThan(plainBytes / 2.5);
-    expect(largestPayload).toBeLessThan(2 * 1024 * 1024 / 4);
+    // The conversation is in history once (the start event), not once per step.
+    expect(plainBytes).toBeLessThan(conversationBytes + result.steps * 8 * 1024);
+    expect(storedBytes).toBeLessThan(plainBytes);
+    expect(largestPayload).toBeLessThan(conversationBytes);
+  });
+
+  it('adds the same history per model step after 10, 100 and 1,000 prior messages', async () => {
+    const prompt = [0, 1].map((index) => use('record_action', { action: `step-${index}` })).join(' then ');
+    const rows: Array<{ messages: number; conversationBytes: number; stepInputs: number[]; perStep: number }> = [];
+    for (const length of [10, 100, 1000]) {
+      const conversation = longConversation(length);
+      const sizes: Record<number, number> = {};
+      let stepInputs: number[] = [];
+      for (const steps of [1, 3]) {
+        const handle = await turnpike.startTurn({ messages: [...conversation, { role: 'user', content: steps === 1 ? 'hello' : prompt }] });
+        expect(await handle.result()).toMatchObject({ status: 'completed', steps });
+        const history = await handle.fetchHistory();
+        sizes[steps] = historyBytes(await uncompressed(history));
+        if (steps === 3) {
+          const inputs = await modelStepInputs(history);
+          stepInputs = inputs.map((input) => input.bytes);
+          // Not one message of the conversation is in any step's input (long ones go by reference from the first step).
+          if (length > 10) for (const input of inputs) expect(input.json).not.toContain(`#${length - 2} `);
+        }
+      }
+      rows.push({ messages: length, conversationBytes: JSON.stringify(conversation).length, stepInputs, perStep: (sizes[3] - sizes[1]) / 2 });
+    }
+    console.log(`history-size per model step: ${rows.map((row) => `${row.messages} messages (${row.conversationBytes} B): step inputs ${row.stepInputs.join(' / ')} B, ${row.perStep} B per step uncompressed`).join('; ')}`);
+    const [ten, , thousand] = rows;
+    // Every step carries only its own step's messages: the same size at every length (but for
+    // the digits of the transcript's length).
+    expect(thousand.stepInputs).toHaveLength(3);
+    thousand.stepInputs.forEach((bytes, step) => expect(Math.abs(bytes - ten.stepInputs[step])).toBeLessThanOrEqual(16));
+    for (const row of rows) expect(Math.max(...row.stepInputs)).toBeLessThan(4 * 1024);
+    // The target of issue #14: per step at 1,000 prior messages at most 1.2x that at 10 (here, uncompressed).
+    expect(thousand.perStep).toBeLessThanOrEqual(1.2 * ten.perStep);
+    // Before history-by-reference, every step copied the conversation (518 KB here).
+    expect(thousand.perStep).toBeLessThan(thousand.conversationBytes / 50);
   });
 
   it('adds these events, and no others, for one approval park', async () => {

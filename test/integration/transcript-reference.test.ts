@@ -1,0 +1,187 @@
+/**
+ * Model steps carry the transcript by reference (workflows/transcript.ts): a worker that does not
+ * have a turn's transcript reads it from the turn, and the model sees exactly the messages the
+ * turn holds; a transcript that does not match the turn's hash is refused, never used.
+ */
+import { randomUUID } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { ActivityFailure, ApplicationFailure, Client, Connection, WorkflowFailedError } from '@temporalio/client';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { convertToOpenAIMessages } from '../../activities/providers/openai.js';
+import { scriptedModelStep } from '../../activities/providers/scripted.js';
+import { TRANSCRIPT_MISMATCH } from '../../activities/transcript-cache.js';
+import { CompressionCodec } from '../../client/payload-codec.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { TurnpikePlugin } from '../../worker/index.js';
+import { approveToolCallUpdate } from '../../workflows/definitions.js';
+import type { Message } from '../../workflows/types.js';
+import { useFakeProviders } from '../support/fake-providers.js';
+import { noteStarted } from '../support/history-recorder.js';
+import { executionsOf, testTools, use } from '../support/test-tools.js';
+import type { transcriptStep } from '../support/transcript-workflows.js';
+import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+const TRANSCRIPT_WORKFLOWS = fileURLToPath(new URL('../support/transcript-workflows.ts', import.meta.url));
+
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
+let turnpike: TurnpikeHarness;
+
+beforeAll(async () => {
+  fake = await useFakeProviders();
+  turnpike = await startTurnpike({ tools: testTools });
+});
+
+afterAll(async () => {
+  await turnpike?.stop();
+  await fake?.restore();
+});
+
+beforeEach(() => fake.reset());
+
+/** A conversation of `count` messages, each different, about 300 bytes each. */
+function conversation(count: number): Message[] {
+  return Array.from({ length: count }, (_, index): Message => {
+    const text = `message ${index}: ${'order refund shipping invoice '.repeat(8)}${randomUUID()}`;
+    return index % 2 === 0 ? { role: 'user', content: text } : { role: 'assistant', content: [{ type: 'text', text }] };
+  });
+}
+
+/** The decompressed JSON of every callModel activity input in a turn's history. */
+async function modelStepInputs(workflowId: string): Promise<string[]> {
+  const history = await turnpike.client.workflow.getHandle(workflowId).fetchHistory();
+  const codec = new CompressionCodec();
+  const inputs: string[] = [];
+  for (const event of history.events ?? []) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name !== 'callModel') continue;
+    const [payload] = await codec.decode(scheduled.input?.payloads as never);
+    inputs.push(Buffer.from((payload as { data: Uint8Array }).data).toString('utf8'));
+  }
+  return inputs;
+}
+
+describe('history by reference', () => {
+  it('gives a model step on a freshly started worker exactly the messages the turn holds', async () => {
+    const history = conversation(60);
+    const system = 'You are a careful operations agent.';
+    const request = 'Please run the guarded action on prod-db.';
+    fake.script('openai', [
+      { text: 'I need approval for that.', toolCalls: [{ name: 'guarded_action', input: { target: 'prod-db', count: 2 } }] },
+      { text: 'Done: the guarded action ran.' },
+    ]);
+    const handle = await turnpike.startTurn({
+      model: { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 512 },
+      system,
+      messages: [...history, { role: 'user', content: request }],
+    });
+    const [pending] = await waitForPending(handle);
+
+    // The worker that ran the first step, and its cache, are gone; a new worker runs the next one.
+    await turnpike.stopWorker();
+    await turnpike.startWorker();
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Done: the guarded action ran.', steps: 2 });
+    expect(executionsOf(handle.workflowId)).toHaveLength(1);
+
+    const [first, second] = fake.requests;
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.requests.flatMap((recorded) => recorded.errors)).toEqual([]);
+    // Both steps saw the whole conversation, exactly; the second, the first step's messages plus its call and result.
+    const expectedFirst = convertToOpenAIMessages(system, [...history, { role: 'user', content: request }]);
+    expect(first.body.messages).toEqual(JSON.parse(JSON.stringify(expectedFirst)));
+    const expectedSecond = convertToOpenAIMessages(system, [...history, { role: 'user', content: request }, ...result.messages.slice(0, 2)]);
+    expect(second.body.messages).toEqual(JSON.parse(JSON.stringify(expectedSecond)));
+    expect(second.body.messages.slice(0, first.body.messages.length)).toEqual(first.body.messages);
+
+    // Neither step's input in history carried the conversation: the new worker read it from the turn.
+    const inputs = await modelStepInputs(handle.workflowId);
+    expect(inputs).toHaveLength(2);
+    for (const input of inputs) {
+      expect(input).not.toContain(history[30].role === 'user' ? history[30].content : 'unreachable');
+      expect(input.length).toBeLessThan(JSON.stringify(history).length / 5);
+    }
+  });
+
+  it('runs a conversation\'s child turns by reference, each seeing the whole conversation before it', async () => {
+    const conversations = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+    fake.setDefault('openai', (body) => ({ text: `I have read ${body.messages.length} messages.` }));
+    const conversationId = `conversation-${randomUUID()}`;
+    // Long messages: from the second turn on, even the first step's transcript goes by reference.
+    const texts = [1, 2, 3].map((turn) => `question ${turn}: ${'please check the order status and the invoice '.repeat(60)}`);
+    for (const [index, text] of texts.entries()) {
+      const reply = await conversations.sendMessage({ conversationId, text, conversation: { model: { provider: 'openai', model: 'gpt-4.1-mini' } } });
+      if (index === 0) noteStarted(conversations.conversation(conversationId));
+      noteStarted(conversations.turn(reply.turnWorkflowId));
+      const result = await conversations.turnResult(reply.turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 });
+      expect(result.text).toBe(`I have read ${2 * index + 1} messages.`);
+      if (index > 0) expect((await modelStepInputs(reply.turnWorkflowId)).join('')).not.toContain('question 1');
+    }
+    const last = fake.requests.at(-1)!;
+    expect(last.body.messages.map((message: { content: string }) => message.content)).toEqual([
+      texts[0], 'I have read 1 messages.', texts[1], 'I have read 3 messages.', texts[2],
+    ]);
+    expect(fake.requests.flatMap((recorded) => recorded.errors)).toEqual([]);
+  });
+});
+
+describe('a transcript that does not match the turn\'s hash', () => {
+  let worker: Worker;
+  let running: Promise<void>;
+  let nativeConnection: NativeConnection;
+  let connection: Connection;
+  let client: Client;
+  const taskQueue = `transcript-${randomUUID()}`;
+
+  beforeAll(async () => {
+    const address = inject('temporalAddress');
+    const namespace = inject('temporalNamespace');
+    nativeConnection = await NativeConnection.connect({ address });
+    connection = await Connection.connect({ address });
+    client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
+    worker = await Worker.create({
+      connection: nativeConnection,
+      namespace,
+      taskQueue,
+      workflowsPath: TRANSCRIPT_WORKFLOWS,
+      plugins: [new TurnpikePlugin({ tools: testTools })],
+    });
+    running = worker.run();
+  });
+
+  afterAll(async () => {
+    worker?.shutdown();
+    await running;
+    await nativeConnection?.close();
+    await connection?.close();
+  });
+
+  const messages: Message[] = [...conversation(20), { role: 'user', content: use('record_action', { action: 'audit' }) }];
+
+  function runStep(served: Message[]) {
+    return client.workflow.execute<typeof transcriptStep>('transcriptStep', { taskQueue, workflowId: `transcript-${randomUUID()}`, args: [{ messages, served }] });
+  }
+
+  it('calls the model with the transcript the turn serves when it matches', async () => {
+    const result = await runStep(messages);
+    expect(result).toEqual(JSON.parse(JSON.stringify(scriptedModelStep({ model: { provider: 'scripted', model: 'demo' }, tools: [], messages }))));
+    expect(result.message.content).toContainEqual(expect.objectContaining({ type: 'tool-call', toolName: 'record_action', input: { action: 'audit' } }));
+  });
+
+  it.each([
+    ['an altered message', messages.map((message, index) => (index === messages.length - 1 ? { role: 'user' as const, content: use('issue_refund', { amount: 9999 }) } : message))],
+    ['a missing message', messages.slice(1)],
+    ['an inserted message', [{ role: 'user' as const, content: 'and one more thing' }, ...messages]],
+  ])('refuses %s and fails the step without calling the model or retrying', async (_name, served) => {
+    const error = await runStep(served).then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const activity = (error as WorkflowFailedError).cause;
+    expect(activity).toBeInstanceOf(ActivityFailure);
+    const cause = (activity as ActivityFailure).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe(TRANSCRIPT_MISMATCH);
+    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+    expect((activity as ActivityFailure).retryState).toBe('NON_RETRYABLE_FAILURE');
+  });
+});
