@@ -9,6 +9,7 @@ import { callModel } from './model.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
 import { prepareToolCalls, type PrepareToolCallsInput } from './prepare-tool-calls.js';
 import { createToolRegistry } from './tool-registry.js';
+import { describeWithMcp, type McpToolSource } from './mcp/mcp-tool-source.js';
 import type { Tool } from './tools.js';
 import type { ApprovalNotification, DescribedTools, ExecuteToolInput, ModelStepInput, ToolSpec } from '../workflows/types.js';
 
@@ -16,10 +17,13 @@ export interface CreateActivitiesOptions {
   tools: readonly Tool[];
   /** Webhook nudges for approvals (parked, expiring, decided); none when absent. */
   notifications?: NotificationOptions;
+  /** Tools of MCP servers, offered next to `tools` under `<server>__<tool>` names. */
+  mcp?: McpToolSource;
 }
 
-export function createActivities({ tools, notifications }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, mcp }: CreateActivitiesOptions) {
   const registry = createToolRegistry(tools);
+  mcp?.checkLocalTools(tools.map((tool) => tool.name));
   const expiringBeforeMs = notifications ? msToNumber((notifications.expiringBefore ?? '1h') as Parameters<typeof msToNumber>[0]) : 0;
   return {
     /**
@@ -27,7 +31,8 @@ export function createActivities({ tools, notifications }: CreateActivitiesOptio
      * approvers: the turn reads this once, so a running turn keeps the setting it started with.
      */
     async describeTools({ names }: { names?: string[] }): Promise<ToolSpec[] | DescribedTools> {
-      const specs = registry.specs(names);
+      // The MCP servers' tools are listed here, so the turn records the set it offers and keeps it.
+      const specs = mcp ? await describeWithMcp(registry, mcp, names) : registry.specs(names);
       return notifications ? { specs, notifications: { expiringBeforeMs } } : specs;
     },
     /** One webhook nudge; retried with backoff by the turn's activity options while the receiver is down. */
@@ -37,10 +42,12 @@ export function createActivities({ tools, notifications }: CreateActivitiesOptio
     },
     /** Validation and approval policy for every call of a step (local activity). */
     async prepareToolCalls(input: PrepareToolCallsInput) {
-      return prepareToolCalls(registry, input);
+      if (!mcp || !input.calls.some((call) => mcp.owns(call.toolName))) return prepareToolCalls(registry, input);
+      const own = await prepareToolCalls(registry, { calls: input.calls.filter((call) => !mcp.owns(call.toolName)) });
+      return Promise.all(input.calls.map((call) => (mcp.owns(call.toolName) ? mcp.prepare(call) : own.shift()!)));
     },
     async executeTool(input: ExecuteToolInput) {
-      return executeTool(registry, input);
+      return mcp?.owns(input.toolName) ? mcp.execute(input) : executeTool(registry, input);
     },
     async callModel(input: ModelStepInput) {
       if (!input?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');

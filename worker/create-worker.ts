@@ -31,6 +31,8 @@ export interface CreateWorkerOptions {
   tools: readonly Tool[];
   /** Webhook nudges for approvals (see `TurnpikePluginOptions.notifications`). */
   notifications?: TurnpikePluginOptions['notifications'];
+  /** MCP servers whose tools turns may offer (see `TurnpikePluginOptions.mcpServers`). */
+  mcpServers?: TurnpikePluginOptions['mcpServers'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -80,6 +82,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     // finish before it is cancelled and retried elsewhere: a refund half-done is worse than a slow stop.
     shutdownGraceTime: process.env.TURNPIKE_SHUTDOWN_GRACE_TIME ?? DEFAULT_SHUTDOWN_GRACE_TIME,
     ...options.workerOptions,
-    plugins: [new TurnpikePlugin({ tools: options.tools, ...(options.notifications ? { notifications: options.notifications } : {}) }), ...(options.workerOptions?.plugins ?? [])],
+    plugins: [new TurnpikePlugin({
+      tools: options.tools,
+      ...(options.notifications ? { notifications: options.notifications } : {}),
+      ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+    }), ...(options.workerOptions?.plugins ?? [])],
   });
 }

@@ -16,3 +16,13 @@ export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/errors.js';
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
 export type { TurnpikeActivities } from '../activities/index.js';
+export type {
+  McpServerConfig,
+  McpStdioServerConfig,
+  McpHttpServerConfig,
+  McpToolOptions,
+  McpApprovalPolicy,
+  McpPolicyContext,
+  McpToolAnnotations,
+} from '../activities/mcp/mcp-servers.js';
+export { MCP_IDEMPOTENCY_KEY_META } from '../activities/mcp/mcp-tool-source.js';

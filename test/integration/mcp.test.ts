@@ -1,0 +1,212 @@
+/**
+ * MCP servers as tool sources, end to end: a real Temporal dev server, a real Worker, the real
+ * OpenAI SDK against the strict fake provider, and real MCP servers — the reference server
+ * `@modelcontextprotocol/server-everything` over stdio and over streamable HTTP, and a small
+ * server built with the official SDK (test/support/mcp-test-server.ts) where the server's side
+ * must be observed (a destructive tool, `_meta`, cancellation, a tool-list change).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
+import { MCP_IDEMPOTENCY_KEY_META } from '../../activities/mcp/mcp-tool-source.js';
+import { approveToolCallUpdate } from '../../workflows/definitions.js';
+import type { agentTurn } from '../../workflows/index.js';
+import { useFakeProviders } from '../support/fake-providers.js';
+import { startMcpTestServer, type McpTestServer } from '../support/mcp-test-server.js';
+import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+const require = createRequire(import.meta.url);
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
+let notes: McpTestServer;
+let httpEverything: ChildProcess;
+let httpEverythingUrl: string;
+const harnesses: TurnpikeHarness[] = [];
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function startHttpEverything(): Promise<void> {
+  const port = await freePort();
+  httpEverything = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // It says so on stderr once it listens.
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    httpEverything.stderr!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes('listening on port')) resolve();
+    });
+    httpEverything.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${seen}`)));
+  });
+  httpEverythingUrl = `http://127.0.0.1:${port}/mcp`;
+}
+
+const everythingOptions = {
+  tools: { 'trigger-long-running-operation': { activityOptions: { startToCloseTimeout: '5m', heartbeatTimeout: '5s' } } },
+} satisfies Partial<McpServerConfig>;
+
+beforeAll(async () => {
+  fake = await useFakeProviders();
+  notes = await startMcpTestServer();
+  await startHttpEverything();
+});
+
+afterAll(async () => {
+  for (const harness of harnesses) await harness.stop();
+  await notes?.close();
+  httpEverything?.kill();
+  await fake?.restore();
+});
+
+beforeEach(() => fake.reset());
+
+async function turnpikeWith(mcpServers: Record<string, McpServerConfig>): Promise<TurnpikeHarness> {
+  const harness = await startTurnpike({ tools: [], mcpServers });
+  harnesses.push(harness);
+  return harness;
+}
+
+function startOpenAITurn(harness: TurnpikeHarness, text: string, tools?: string[]): Promise<WorkflowHandle<typeof agentTurn>> {
+  return harness.startTurn({
+    model: { provider: 'openai', model: 'gpt-4.1-mini' },
+    text,
+    ...(tools ? { tools } : {}),
+    modelCallOptions: { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumAttempts: 3 } },
+  });
+}
+
+function openaiRequests() {
+  return fake.requests.filter((request) => request.provider === 'openai');
+}
+
+function offeredTools(index: number): string[] {
+  return (openaiRequests()[index].body.tools ?? []).map((tool: { function: { name: string } }) => tool.function.name);
+}
+
+describe.each([
+  ['stdio', () => ({ command: process.execPath, args: [EVERYTHING, 'stdio'], ...everythingOptions })],
+  ['streamable HTTP', () => ({ url: httpEverythingUrl, ...everythingOptions })],
+] as const)('server-everything over %s', (_transport, config) => {
+  let turnpike: TurnpikeHarness;
+  beforeAll(async () => {
+    turnpike = await turnpikeWith({ everything: config() });
+  });
+
+  it('offers its tools under the server prefix, runs echo and get-sum as activities, and the model gets their results', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'everything__echo', input: { message: 'hello mcp' } }, { name: 'everything__get-sum', input: { a: 2, b: 3 } }] },
+      { text: 'Echoed and added.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'echo and add');
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Echoed and added.', steps: 2 });
+    expect(result.toolCalls.map((call) => [call.toolName, call.outcome])).toEqual([
+      ['everything__echo', 'executed'],
+      ['everything__get-sum', 'executed'],
+    ]);
+    expect(offeredTools(0)).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-sum', 'everything__trigger-long-running-operation']));
+    expect(openaiRequests().flatMap((request) => request.errors)).toEqual([]);
+    const results = openaiRequests()[1].body.messages.filter((message: { role: string }) => message.role === 'tool').map((message: { content: string }) => message.content);
+    expect(results.join('\n')).toContain('Echo: hello mcp');
+    expect(results.join('\n')).toContain('The sum of 2 and 3 is 5.');
+  });
+
+  it('rejects input that fails the tool input schema before anything runs, and the model can correct it', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'everything__get-sum', input: { a: 'two', b: 3 } }] },
+      { toolCalls: [{ name: 'everything__get-sum', input: { a: 2, b: 3 } }] },
+      { text: 'Fixed.' },
+    ]);
+    const result = await (await startOpenAITurn(turnpike, 'add')).result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['error', 'executed']);
+    const firstResult = JSON.stringify(openaiRequests()[1].body.messages.at(-1));
+    expect(firstResult).toContain('Invalid input for tool \\"everything__get-sum\\"');
+    expect(firstResult).toContain('must be number');
+  });
+
+  it('turns progress notifications of a long-running tool into heartbeats, and cancelling the turn ends it', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-long-running-operation', input: { duration: 120, steps: 120 } }] }]);
+    const handle = await startOpenAITurn(turnpike, 'run the long operation');
+    let details: { progress: number; total: number } | undefined;
+    for (let attempt = 0; attempt < 300 && !(details && details.progress >= 2); attempt++) {
+      const { raw } = await handle.describe();
+      const payload = raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+      if (payload?.data) details = JSON.parse(Buffer.from(payload.data).toString()) as typeof details;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(details).toMatchObject({ total: 120 });
+    expect(details!.progress).toBeGreaterThanOrEqual(2);
+    await handle.cancel();
+    const result = await handle.result();
+    expect(result.status).toBe('cancelled');
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['cancelled']);
+    // That the cancellation reaches the server as notifications/cancelled is checked on the
+    // server's side below (server-everything does not show it).
+  });
+});
+
+describe('a server whose side the test observes (official SDK McpServer over streamable HTTP)', () => {
+  let turnpike: TurnpikeHarness;
+  beforeAll(async () => {
+    turnpike = await turnpikeWith({ notes: { url: notes.url } });
+  });
+
+  it('parks a destructive-annotated tool, and a denial reaches the model while the tool is never called; a read-only tool runs with the idempotency key in _meta', async () => {
+    notes.calls.length = 0;
+    fake.script('openai', [
+      { toolCalls: [{ name: 'notes__read_note', input: { id: 'n1' } }, { name: 'notes__delete_note', input: { id: 'n1' } }] },
+      { text: 'I could not delete it.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'read and delete note n1', ['notes__read_note', 'notes__delete_note']);
+    const [pending] = await waitForPending(handle, 1);
+    expect(pending).toMatchObject({ kind: 'approval', toolName: 'notes__delete_note', input: { id: 'n1' } });
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: false, approver: 'alice', reason: 'notes are kept for audit' }] });
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => [call.toolName, call.outcome])).toEqual([
+      ['notes__read_note', 'executed'],
+      ['notes__delete_note', 'denied'],
+    ]);
+    expect(JSON.stringify(openaiRequests()[1].body.messages)).toContain('notes are kept for audit');
+    expect(notes.calls.map((call) => call.tool)).toEqual(['read_note']);
+    expect(notes.notes.get('n1')).toBe('buy milk');
+    const readCall = result.toolCalls[0];
+    expect(notes.calls[0].meta?.[MCP_IDEMPOTENCY_KEY_META]).toBe(`${handle.workflowId}/${readCall.toolCallId}`);
+  });
+
+  it('cancelling the turn sends notifications/cancelled to the server', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'notes__wait_forever', input: {} }] }]);
+    const before = notes.cancelled.length;
+    const handle = await startOpenAITurn(turnpike, 'wait', ['notes__wait_forever']);
+    await waitForState(handle, () => notes.calls.some((call) => call.tool === 'wait_forever' && String(call.meta?.[MCP_IDEMPOTENCY_KEY_META]).startsWith(handle.workflowId)));
+    await handle.cancel();
+    expect((await handle.result()).status).toBe('cancelled');
+    for (let attempt = 0; attempt < 100 && notes.cancelled.length === before; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(notes.cancelled.length).toBe(before + 1);
+  });
+
+  it('a tool-list change is seen by the next turn, not by the turn already running', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'notes__delete_note', input: { id: 'n2' } }] }, { text: 'Turn one done.' }, { text: 'Turn two done.' }]);
+    const running = await startOpenAITurn(turnpike, 'delete note n2');
+    const [pending] = await waitForPending(running, 1);
+    expect(offeredTools(0)).not.toContain('notes__fresh_tool');
+    notes.addTool('fresh_tool');
+    // The next turn lists again and sees the new tool; started now, it runs while the first is parked.
+    const next = await startOpenAITurn(turnpike, 'what can you do?');
+    expect((await next.result()).text).toBe('Turn one done.');
+    expect(offeredTools(1)).toContain('notes__fresh_tool');
+    await running.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+    expect((await running.result()).text).toBe('Turn two done.');
+    // The running turn's second model call offered the tools it started with.
+    expect(offeredTools(2)).toEqual(offeredTools(0));
+    expect(offeredTools(2)).not.toContain('notes__fresh_tool');
+  });
+});
