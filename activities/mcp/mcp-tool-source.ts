@@ -18,6 +18,9 @@ import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
 /** The `_meta` key that carries the call's idempotency key (`<workflowId>/<toolCallId>`) to the server. */
 export const MCP_IDEMPOTENCY_KEY_META = 'turnpike/idempotencyKey';
 
+/** The heartbeat timeout of an MCP call's activity unless its `activityOptions` set one. */
+export const DEFAULT_MCP_HEARTBEAT_TIMEOUT = '30s';
+
 interface ResolvedTool {
   name: string;
   server: string;
@@ -227,7 +230,9 @@ function toSpec({ name, server, tool, config }: ResolvedTool): ToolSpec {
     approval,
     ...(approval !== 'never' && options.approvers ? { approvers: [...options.approvers] } : {}),
     ...(approval !== 'never' && options.approverGroups ? { approverGroups: [...options.approverGroups] } : {}),
-    ...(options.activityOptions ? { activityOptions: options.activityOptions } : {}),
+    // A heartbeat timeout by default: the call heartbeats by itself (see execute), so a worker
+    // that dies is noticed within it, and a cancellation reaches the call within about as long.
+    activityOptions: { heartbeatTimeout: DEFAULT_MCP_HEARTBEAT_TIMEOUT, ...options.activityOptions },
   };
 }
 

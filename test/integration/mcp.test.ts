@@ -157,7 +157,15 @@ describe.each([
 describe('a server whose side the test observes (official SDK McpServer over streamable HTTP)', () => {
   let turnpike: TurnpikeHarness;
   beforeAll(async () => {
-    turnpike = await turnpikeWith({ notes: { url: notes.url } });
+    turnpike = await turnpikeWith({
+      notes: {
+        url: notes.url,
+        tools: {
+          wait_forever: { activityOptions: { heartbeatTimeout: '2s' } },
+          count_stock: { approval: ({ item }) => (item === 'gold' ? { decision: 'denied', reason: 'gold is counted by hand' } : 'approved') },
+        },
+      },
+    });
   });
 
   it('parks a destructive-annotated tool, and a denial reaches the model while the tool is never called; a read-only tool runs with the idempotency key in _meta', async () => {
@@ -208,5 +216,30 @@ describe('a server whose side the test observes (official SDK McpServer over str
     // The running turn's second model call offered the tools it started with.
     expect(offeredTools(2)).toEqual(offeredTools(0));
     expect(offeredTools(2)).not.toContain('notes__fresh_tool');
+  });
+
+  it('applies a policy function to the validated input, returns structured content, and an isError result reaches the model as an error', async () => {
+    notes.calls.length = 0;
+    fake.script('openai', [
+      {
+        toolCalls: [
+          { name: 'notes__count_stock', input: { item: 'bolts' } },
+          { name: 'notes__count_stock', input: { item: 'gold' } },
+          { name: 'notes__reach_warehouse', input: {} },
+        ],
+      },
+      { text: 'Counted what I could.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'count stock', ['notes__count_stock', 'notes__reach_warehouse']);
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['approved', 'denied', 'error']);
+    expect(result.toolCalls[0]).toMatchObject({ output: { item: 'bolts', count: 5 } });
+    expect(notes.calls.map((call) => call.tool)).toEqual(['count_stock', 'reach_warehouse']);
+    const toolMessages = openaiRequests()[1].body.messages.filter((message: { role: string }) => message.role === 'tool');
+    expect(toolMessages.map((message: { content: string }) => message.content)).toEqual([
+      expect.stringContaining('"count":5'),
+      expect.stringContaining('gold is counted by hand'),
+      expect.stringContaining('the warehouse is offline'),
+    ]);
   });
 });

@@ -60,6 +60,23 @@ export async function startMcpTestServer(): Promise<McpTestServer> {
       return { content: [{ type: 'text', text: 'stopped' }] };
     },
   );
+  mcp.registerTool(
+    'count_stock',
+    { description: 'Counts an item in stock', inputSchema: { item: z.string() }, outputSchema: { item: z.string(), count: z.number() }, annotations: { readOnlyHint: true } },
+    async ({ item }, extra) => {
+      calls.push({ tool: 'count_stock', args: { item }, meta: extra._meta });
+      const structured = { item, count: item.length };
+      return { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
+    },
+  );
+  mcp.registerTool(
+    'reach_warehouse',
+    { description: 'Asks the warehouse', inputSchema: {}, annotations: { readOnlyHint: true } },
+    async (_args, extra) => {
+      calls.push({ tool: 'reach_warehouse', args: {}, meta: extra._meta });
+      return { content: [{ type: 'text', text: 'the warehouse is offline' }], isError: true };
+    },
+  );
 
   // One session: the worker keeps one connection per server.
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID() });
