@@ -20,6 +20,7 @@ import type {
   TurnFinishedInput,
   TurnState,
 } from './types.js';
+import type { ElicitationAnswerState, ParkElicitationInput, ParkElicitationResult } from './elicitations.js';
 
 /** Workflow type names, as operators see them in the Temporal CLI and Web UI. */
 export const AGENT_TURN_WORKFLOW = 'agentTurn';
@@ -67,3 +68,12 @@ export const turnFinishedSignal = defineSignal<[TurnFinishedInput]>('turnFinishe
 export const historyQuery = defineQuery<HistoryPage, [HistoryPageRequest?]>('history');
 
 export const conversationStateQuery = defineQuery<ConversationState>('conversationState');
+
+/**
+ * Internal, sent by the activity of an MCP tool call whose server asks the user for input
+ * (`elicitation/create`): the turn parks the question and answers it through `elicitationAnswer`.
+ */
+export const parkElicitationUpdate = defineUpdate<ParkElicitationResult, [ParkElicitationInput]>('parkElicitation');
+
+/** Internal: polled by the waiting MCP call's activity until the question is answered or gone. */
+export const elicitationAnswerQuery = defineQuery<ElicitationAnswerState, [string]>('elicitationAnswer');

@@ -8,10 +8,20 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ToolListChangedNotificationSchema, type CallToolResult, type Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type ElicitRequest,
+  type ElicitResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from './mcp-servers.js';
 
 export type { McpTool };
+
+/** Answers a server's question for the call that is running (see elicitations in mcp-tool-source.ts). */
+export type ElicitationHandler = (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
 const CLIENT_INFO = { name: 'turnpike', version: '0.1.0' };
 
@@ -21,6 +31,8 @@ export class McpConnection {
   /** Bumped by every list change, so a listing that was in flight when one arrived is not cached. */
   private generation = 0;
   private closed = false;
+  /** The calls in flight on this connection that can take a question, by request. */
+  private readonly asking = new Set<ElicitationHandler>();
 
   constructor(
     readonly server: string,
@@ -46,8 +58,16 @@ export class McpConnection {
   private connect(): Promise<Client> {
     if (this.closed) return Promise.reject(new Error(`MCP server "${this.server}": the worker is shutting down`));
     if (!this.client) {
-      const client = new Client(CLIENT_INFO, { capabilities: {} });
+      // Form elicitation only: a URL elicitation would send the user to a page turnpike cannot show.
+      const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.forgetTools());
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+        // MCP does not say which call a question belongs to: with one call in flight it is that
+        // one's; with several on one connection turnpike cannot tell, and declines to guess.
+        if (this.asking.size !== 1) return { action: 'cancel' };
+        const [handler] = this.asking;
+        return handler!(request.params, extra.signal);
+      });
       const connecting = client.connect(this.transport()).then(() => client);
       this.client = connecting;
       // A dropped connection (the child exited, the HTTP session ended) is reopened on next use.
@@ -99,12 +119,23 @@ export class McpConnection {
   }
 
   /** Calls a tool; `options` carries the abort signal, progress callback and timeout. */
-  async callTool(name: string, args: Record<string, unknown>, meta: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown>,
+    meta: Record<string, unknown>,
+    options: RequestOptions,
+    onElicitation?: ElicitationHandler,
+  ): Promise<CallToolResult> {
     // Listed on this connection first: the MCP client checks structured results against the
     // output schemas it saw in its own latest listing.
     await this.listTools();
     const client = await this.connect();
-    return (await client.callTool({ name, arguments: args, _meta: meta }, undefined, options)) as CallToolResult;
+    if (onElicitation) this.asking.add(onElicitation);
+    try {
+      return (await client.callTool({ name, arguments: args, _meta: meta }, undefined, options)) as CallToolResult;
+    } finally {
+      if (onElicitation) this.asking.delete(onElicitation);
+    }
   }
 
   async close(): Promise<void> {

@@ -5,7 +5,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/definitions.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolSpec } from '../../workflows/types.js';
@@ -20,6 +21,9 @@ export const MCP_IDEMPOTENCY_KEY_META = 'turnpike/idempotencyKey';
 
 /** The heartbeat timeout of an MCP call's activity unless its `activityOptions` set one. */
 export const DEFAULT_MCP_HEARTBEAT_TIMEOUT = '30s';
+
+/** How often a call waiting for an answer asks its turn: an answer reaches the server within this. */
+const ELICITATION_POLL_MS = 500;
 
 interface ResolvedTool {
   name: string;
@@ -168,6 +172,7 @@ export class McpToolSource {
           timeout: context.info.startToCloseTimeoutMs,
           resetTimeoutOnProgress: true,
         },
+        (params, signal) => this.elicit(context, request, params, signal),
       );
     } catch (error) {
       if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason instanceof CancelledFailure ? context.cancellationSignal.reason : new CancelledFailure('cancelled');
@@ -183,6 +188,31 @@ export class McpToolSource {
       clearInterval(keepAlive);
     }
     return { output: outputOf(result), isError: result.isError === true };
+  }
+
+  /**
+   * A question from the server while this call runs: parked in the turn (the `parkElicitation`
+   * update), then polled (`elicitationAnswer`) while the call keeps heartbeating. The MCP
+   * request stays open meanwhile; if this worker dies, so does the connection, and the retried
+   * call asks again (see workflows/elicitations.ts).
+   */
+  private async elicit(context: Context, request: ExecuteToolInput, params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    // `context` is this call's, passed in: the MCP client runs this handler in the async context
+    // of whichever activity opened the connection, so `Context.current()` here would be wrong.
+    const workflowId = context.info.workflowExecution?.workflowId;
+    if (!('requestedSchema' in params) || !workflowId) return { action: 'decline' };
+    const turn = context.client.workflow.getHandle(workflowId);
+    const parked = await turn.executeUpdate(parkElicitationUpdate, {
+      args: [{ toolCallId: request.toolCallId, attempt: context.info.attempt, message: params.message, requestedSchema: params.requestedSchema as JsonSchema }],
+    });
+    if (parked.answer) return parked.answer as ElicitResult;
+    for (;;) {
+      if (signal.aborted || context.cancellationSignal.aborted) return { action: 'cancel' };
+      const answer = await turn.query(elicitationAnswerQuery, parked.elicitationId);
+      if (answer.state === 'answered') return answer.answer as ElicitResult;
+      if (answer.state === 'gone') return { action: 'cancel' };
+      await context.sleep(ELICITATION_POLL_MS).catch(() => undefined);
+    }
   }
 
   async close(): Promise<void> {

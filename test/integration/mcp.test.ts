@@ -12,7 +12,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../activities/mcp/mcp-tool-source.js';
-import { approveToolCallUpdate } from '../../workflows/definitions.js';
+import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { startMcpTestServer, type McpTestServer } from '../support/mcp-test-server.js';
@@ -234,12 +234,55 @@ describe('a server whose side the test observes (official SDK McpServer over str
     const result = await handle.result();
     expect(result.toolCalls.map((call) => call.outcome)).toEqual(['approved', 'denied', 'error']);
     expect(result.toolCalls[0]).toMatchObject({ output: { item: 'bolts', count: 5 } });
-    expect(notes.calls.map((call) => call.tool)).toEqual(['count_stock', 'reach_warehouse']);
+    expect(notes.calls.map((call) => call.tool).sort()).toEqual(['count_stock', 'reach_warehouse']);
     const toolMessages = openaiRequests()[1].body.messages.filter((message: { role: string }) => message.role === 'tool');
     expect(toolMessages.map((message: { content: string }) => message.content)).toEqual([
       expect.stringContaining('"count":5'),
       expect.stringContaining('gold is counted by hand'),
       expect.stringContaining('the warehouse is offline'),
     ]);
+  });
+});
+
+describe('elicitation (server-everything over stdio)', () => {
+  let turnpike: TurnpikeHarness;
+  beforeAll(async () => {
+    turnpike = await turnpikeWith({
+      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], tools: { 'trigger-elicitation-request': { activityOptions: { heartbeatTimeout: '3s' } } } },
+    });
+  });
+
+  it('parks the server question in turnState, rejects an answer that fails the requested schema, and the call completes with a valid answer', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Thanks for the details.' }]);
+    const handle = await startOpenAITurn(turnpike, 'ask me for my details', ['everything__trigger-elicitation-request']);
+    const [pending] = await waitForPending(handle, 1);
+    expect(pending).toMatchObject({ kind: 'elicitation', toolName: 'everything__trigger-elicitation-request', message: 'Please provide inputs for the following fields:' });
+    expect(pending.requestedSchema).toMatchObject({ type: 'object', properties: { email: { type: 'string', format: 'email' } } });
+    expect((await handle.describe()).searchAttributes).toMatchObject({ AgentTurnStatus: ['awaiting-input'], AgentPendingTools: ['everything__trigger-elicitation-request'] });
+
+    const rejected = await handle
+      .executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending.toolCallId, output: { action: 'accept', content: { name: 'Ada', email: 'not an email' } } }] })
+      .then(() => undefined, (error: unknown) => (error as { cause?: Error }).cause);
+    expect(rejected).toMatchObject({ type: 'InvalidToolOutput' });
+    expect(rejected?.message).toContain('does not fit the requested schema');
+    expect(rejected?.message).toContain('email');
+    expect((await waitForPending(handle, 1))[0].elicitationId).toBe(pending.elicitationId);
+
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending.toolCallId, output: { action: 'accept', content: { name: 'Ada Lovelace', email: 'ada@example.com', check: true } } }] });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed']);
+    const output = JSON.stringify(result.toolCalls[0].output);
+    expect(output).toContain('Ada Lovelace');
+    expect(output).toContain('ada@example.com');
+  });
+
+  it('a declined question reaches the server as a decline', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Understood.' }]);
+    const handle = await startOpenAITurn(turnpike, 'ask me', ['everything__trigger-elicitation-request']);
+    const [pending] = await waitForPending(handle, 1);
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending.toolCallId, output: { action: 'decline' } }] });
+    const result = await handle.result();
+    expect(JSON.stringify(result.toolCalls[0].output).toLowerCase()).toContain('decline');
   });
 });
