@@ -207,10 +207,14 @@ export class McpToolSource {
     });
     if (parked.answer) return parked.answer as ElicitResult;
     for (;;) {
-      if (signal.aborted || context.cancellationSignal.aborted) return { action: 'cancel' };
-      const answer = await turn.query(elicitationAnswerQuery, parked.elicitationId);
-      if (answer.state === 'answered') return answer.answer as ElicitResult;
-      if (answer.state === 'gone') return { action: 'cancel' };
+      // This attempt is ending (the turn was cancelled, the worker shuts down): answer nothing.
+      // The server must not take "cancel" for the person's answer; a retried call asks again.
+      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+      if (signal.aborted) return { action: 'cancel' };
+      // A query that fails (the server is briefly unreachable) is asked again at the next poll.
+      const answer = await turn.query(elicitationAnswerQuery, parked.elicitationId).catch(() => undefined);
+      if (answer?.state === 'answered') return answer.answer as ElicitResult;
+      if (answer?.state === 'gone') return { action: 'cancel' };
       await context.sleep(ELICITATION_POLL_MS).catch(() => undefined);
     }
   }

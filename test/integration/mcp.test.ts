@@ -247,6 +247,8 @@ describe('a server whose side the test observes (official SDK McpServer over str
 describe('elicitation (server-everything over stdio)', () => {
   let turnpike: TurnpikeHarness;
   beforeAll(async () => {
+    // The restart test stops a worker whose call waits for an answer: it is cancelled after this.
+    process.env.TURNPIKE_SHUTDOWN_GRACE_TIME = '1s';
     turnpike = await turnpikeWith({
       everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], tools: { 'trigger-elicitation-request': { activityOptions: { heartbeatTimeout: '3s' } } } },
     });
@@ -284,5 +286,28 @@ describe('elicitation (server-everything over stdio)', () => {
     await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending.toolCallId, output: { action: 'decline' } }] });
     const result = await handle.result();
     expect(JSON.stringify(result.toolCalls[0].output).toLowerCase()).toContain('decline');
+  });
+
+  it('a question parked when the worker stops is asked again by the retried call on a new worker, and the answer completes it', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Got it after the restart.' }]);
+    const handle = await startOpenAITurn(turnpike, 'ask me', ['everything__trigger-elicitation-request']);
+    const [before] = await waitForPending(handle, 1);
+    // The worker stops: its MCP connection (and the stdio server with it) is gone, and the call's attempt is cancelled.
+    await turnpike.stopWorker();
+    // Answered while no worker runs: the turn takes it once a worker is back, whichever comes
+    // first, the answer or the retried call's question.
+    const answered = handle.executeUpdate(submitToolResultUpdate, {
+      args: [{ toolCallId: before.toolCallId, output: { action: 'accept', content: { name: 'Grace Hopper', email: 'grace@example.com' } } }],
+    });
+    await turnpike.startWorker();
+    await answered;
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Got it after the restart.' });
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed']);
+    expect(JSON.stringify(result.toolCalls[0].output)).toContain('Grace Hopper');
+    // Two attempts asked: the first on the stopped worker, the retry on the new one.
+    const history = await handle.fetchHistory();
+    const parks = history.events!.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'parkElicitation');
+    expect(parks).toHaveLength(2);
   });
 });
