@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../activities/mcp/mcp-tool-source.js';
 import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
@@ -261,6 +262,14 @@ describe('elicitation (server-everything over stdio)', () => {
     expect(pending).toMatchObject({ kind: 'elicitation', toolName: 'everything__trigger-elicitation-request', message: 'Please provide inputs for the following fields:' });
     expect(pending.requestedSchema).toMatchObject({ type: 'object', properties: { email: { type: 'string', format: 'email' } } });
     expect((await handle.describe()).searchAttributes).toMatchObject({ AgentTurnStatus: ['awaiting-input'], AgentPendingTools: ['everything__trigger-elicitation-request'] });
+    // Listed across turns like every parked call (what the CLI's `pending` and the HTTP API use); visibility is eventually consistent.
+    const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+    let listed: Awaited<ReturnType<TurnpikeClient['listParkedCalls']>> = [];
+    for (let attempt = 0; attempt < 100 && listed.length === 0; attempt++) {
+      listed = await client.listParkedCalls({ query: `WorkflowId="${handle.workflowId}" AND AgentTurnStatus="awaiting-input"` });
+      if (listed.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(listed).toMatchObject([{ kind: 'elicitation', toolCallId: pending.toolCallId, turnWorkflowId: handle.workflowId }]);
 
     const rejected = await handle
       .executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending.toolCallId, output: { action: 'accept', content: { name: 'Ada', email: 'not an email' } } }] })
