@@ -8,5 +8,5 @@ if [ -e "$target" ]; then echo "$target exists; choose a new set name" >&2; exit
 RECORD_HISTORIES="$name" npx vitest run --project integration \
   test/integration/agent-turn.test.ts test/integration/smoke.test.ts test/integration/temporal-cli.test.ts \
   test/integration/conversation.test.ts test/integration/providers-turn.test.ts test/integration/plugin.test.ts \
-  test/integration/oidc.test.ts test/integration/notifications.test.ts
+  test/integration/oidc.test.ts test/integration/notifications.test.ts test/integration/mcp.test.ts
 echo "recorded $(ls "$target" | wc -l) histories in $target"
