@@ -58,3 +58,14 @@ describe('mcp server options', () => {
     expect(() => checkMcpServers({ s: { command: 'x', tools: { t: { approval: 'yes' as never } } } })).toThrow(/approval must be/);
   });
 });
+
+describe('outputOf (what the model gets from an MCP result)', () => {
+  it('prefers structured content, then joined text, else the content blocks; an error result keeps its text', async () => {
+    const { outputOf } = await import('../../activities/mcp/mcp-tool-source.js');
+    expect(outputOf({ content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } })).toEqual({ n: 1 });
+    expect(outputOf({ content: [{ type: 'text', text: 'a' }, { type: 'text', text: 'b' }] })).toBe('a\nb');
+    const image = { type: 'image' as const, data: 'AAAA', mimeType: 'image/png' };
+    expect(outputOf({ content: [{ type: 'text', text: 'see' }, image] })).toEqual([{ type: 'text', text: 'see' }, image]);
+    expect(outputOf({ content: [{ type: 'text', text: 'offline' }], structuredContent: { n: 1 }, isError: true })).toBe('offline');
+  });
+});
