@@ -301,6 +301,21 @@ describe('elicitation (server-everything over stdio)', () => {
     expect(JSON.stringify(result.toolCalls[0].output).toLowerCase()).toContain('decline');
   });
 
+  it('a question nobody answers expires as cancel, and the call goes on to its result', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Nobody answered.' }]);
+    const handle = await turnpike.startTurn({
+      model: { provider: 'openai', model: 'gpt-4.1-mini' },
+      text: 'ask me',
+      tools: ['everything__trigger-elicitation-request'],
+      clientToolTimeout: '2s',
+    });
+    const [pending] = await waitForPending(handle, 1);
+    expect(Date.parse(pending.expiresAt) - Date.parse(pending.requestedAt)).toBe(2000);
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(JSON.stringify(result.toolCalls[0].output)).toContain('cancel');
+  });
+
   it('a question parked when the worker stops is asked again by the retried call on a new worker, and the answer completes it', async () => {
     fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Got it after the restart.' }]);
     const handle = await startOpenAITurn(turnpike, 'ask me', ['everything__trigger-elicitation-request']);
