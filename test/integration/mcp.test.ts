@@ -66,10 +66,14 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const harness of harnesses) await harness.stop();
-  await notes?.close();
+  // The child server first: a harness that fails to stop must not leave it running.
   httpEverything?.kill();
-  await fake?.restore();
+  try {
+    for (const harness of harnesses) await harness.stop();
+  } finally {
+    await notes?.close();
+    await fake?.restore();
+  }
 });
 
 beforeEach(() => fake.reset());
