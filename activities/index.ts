@@ -9,6 +9,7 @@ import { callModel } from './model.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
 import { prepareToolCalls, type PrepareToolCallsInput } from './prepare-tool-calls.js';
 import { createToolRegistry } from './tool-registry.js';
+import { describeWithMcp, type McpToolSource } from './mcp/mcp-tool-source.js';
 import type { Tool } from './tools.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
 import { resolveModelStep } from './transcript-source.js';
@@ -20,12 +21,16 @@ export interface CreateActivitiesOptions {
   notifications?: NotificationOptions;
   /** Limits of the worker-side cache of turn transcripts (see activities/transcript-cache.ts). */
   transcriptCache?: TranscriptCacheOptions;
+  /** Tools of MCP servers, offered next to `tools` under `<server>__<tool>` names. */
+  mcp?: McpToolSource;
 }
 
-export function createActivities({ tools, notifications, transcriptCache }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp }: CreateActivitiesOptions) {
   const registry = createToolRegistry(tools);
+  mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
   const transcripts = new TranscriptCache(transcriptCache);
+
   const expiringBeforeMs = notifications ? msToNumber((notifications.expiringBefore ?? '1h') as Parameters<typeof msToNumber>[0]) : 0;
   return {
     /**
@@ -33,7 +38,8 @@ export function createActivities({ tools, notifications, transcriptCache }: Crea
      * approvers: the turn reads this once, so a running turn keeps the setting it started with.
      */
     async describeTools({ names }: { names?: string[] }): Promise<ToolSpec[] | DescribedTools> {
-      const specs = registry.specs(names);
+      // The MCP servers' tools are listed here, so the turn records the set it offers and keeps it.
+      const specs = mcp ? await describeWithMcp(registry, mcp, names) : registry.specs(names);
       return notifications ? { specs, notifications: { expiringBeforeMs } } : specs;
     },
     /** One webhook nudge; retried with backoff by the turn's activity options while the receiver is down. */
@@ -43,10 +49,12 @@ export function createActivities({ tools, notifications, transcriptCache }: Crea
     },
     /** Validation and approval policy for every call of a step (local activity). */
     async prepareToolCalls(input: PrepareToolCallsInput) {
-      return prepareToolCalls(registry, input);
+      if (!mcp || !input.calls.some((call) => mcp.owns(call.toolName))) return prepareToolCalls(registry, input);
+      const own = await prepareToolCalls(registry, { calls: input.calls.filter((call) => !mcp.owns(call.toolName)) });
+      return Promise.all(input.calls.map((call) => (mcp.owns(call.toolName) ? mcp.prepare(call) : own.shift()!)));
     },
     async executeTool(input: ExecuteToolInput) {
-      return executeTool(registry, input);
+      return mcp?.owns(input.toolName) ? mcp.execute(input) : executeTool(registry, input);
     },
     async callModel(request: ModelStepRequest) {
       if (!request?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');

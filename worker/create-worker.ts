@@ -33,6 +33,8 @@ export interface CreateWorkerOptions {
   notifications?: TurnpikePluginOptions['notifications'];
   /** Limits of the worker's transcript cache (see `TurnpikePluginOptions.transcriptCache`). */
   transcriptCache?: TurnpikePluginOptions['transcriptCache'];
+  /** MCP servers whose tools turns may offer (see `TurnpikePluginOptions.mcpServers`). */
+  mcpServers?: TurnpikePluginOptions['mcpServers'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -87,6 +89,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         tools: options.tools,
         ...(options.notifications ? { notifications: options.notifications } : {}),
         ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
+        ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),
     ],

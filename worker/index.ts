@@ -17,3 +17,13 @@ export { ProviderErrorType, type ProviderName } from '../activities/providers/er
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
 export type { TurnpikeActivities } from '../activities/index.js';
 export { DEFAULT_TRANSCRIPT_CACHE, TRANSCRIPT_MISMATCH, type TranscriptCacheOptions } from '../activities/transcript-cache.js';
+export type {
+  McpServerConfig,
+  McpStdioServerConfig,
+  McpHttpServerConfig,
+  McpToolOptions,
+  McpApprovalPolicy,
+  McpPolicyContext,
+  McpToolAnnotations,
+} from '../activities/mcp/mcp-servers.js';
+export { MCP_IDEMPOTENCY_KEY_META } from '../activities/mcp/mcp-tool-source.js';

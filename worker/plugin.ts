@@ -16,8 +16,10 @@
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { BundleOptions, WorkerOptions } from '@temporalio/worker';
+import type { BundleOptions, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
+import { McpToolSource } from '../activities/mcp/mcp-tool-source.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
 import type { Tool } from '../activities/tools.js';
 import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
@@ -50,6 +52,13 @@ export interface TurnpikePluginOptions {
    * query per step, never correctness.
    */
   transcriptCache?: TranscriptCacheOptions;
+  /**
+   * MCP servers whose tools turns may offer, by a name that prefixes their tools
+   * (`<server>__<tool>`): `{ command, args?, env? }` for stdio, `{ url, headers? }` for streamable
+   * HTTP, each with optional approval and activity options per server and per tool. Connected
+   * on first use and kept open while the worker runs; closed when it stops.
+   */
+  mcpServers?: Record<string, McpServerConfig>;
 }
 
 /** Adds turnpike's compression in front of the user's own codecs (compress before encrypting). */
@@ -61,13 +70,16 @@ function withCompression(existing: DataConverter | undefined): DataConverter {
 
 export class TurnpikePlugin extends SimplePlugin {
   private readonly activityNames: string[];
+  private readonly mcp?: McpToolSource;
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
+    const mcp = options.mcpServers && Object.keys(options.mcpServers).length > 0 ? new McpToolSource(options.mcpServers) : undefined;
     const activities = createActivities({
       tools: options.tools ?? [],
       ...(notifications ? { notifications } : {}),
       ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
+      ...(mcp ? { mcp } : {}),
     });
     super({
       name: 'turnpike',
@@ -75,6 +87,16 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.compressPayloads === false ? {} : { dataConverter: withCompression }),
     });
     this.activityNames = Object.keys(activities);
+    this.mcp = mcp;
+  }
+
+  /** Closes the MCP connections (and stops stdio servers) once the worker has stopped. */
+  override async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    try {
+      await super.runWorker(worker, next);
+    } finally {
+      await this.mcp?.close();
+    }
   }
 
   override configureWorker(options: WorkerOptions): WorkerOptions {

@@ -18,6 +18,8 @@ import { cutOffSettlement, cutOffStatus, hasContent } from './cut-off-step.js';
 import {
   approveToolCallSignal,
   approveToolCallUpdate,
+  elicitationAnswerQuery,
+  parkElicitationUpdate,
   submitToolResultSignal,
   submitToolResultUpdate,
   supersedeTurnSignal,
@@ -28,6 +30,7 @@ import {
   turnStateQuery,
 } from './definitions.js';
 import { EventStream } from './event-stream.js';
+import { Elicitations, type ElicitationAnswer } from './elicitations.js';
 import { inputHash } from './input-hash.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
 import { binaryPartsProblem } from './binary-parts.js';
@@ -207,9 +210,34 @@ class Turn {
   private cutOff?: CutOffStep;
   /** The turn's event stream; absent in turns recorded before streaming. */
   private stream?: EventStream<TurnEvent>;
+  /** Questions MCP servers asked while a call ran (see elicitations.ts). */
+  private readonly elicitations: Elicitations;
 
   constructor(private readonly input: AgentTurnInput) {
     this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
+    this.elicitations = new Elicitations(input?.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT, () => this.setStatus(this.waiting() ? 'awaiting-input' : 'running'));
+  }
+
+  /** Whether anything waits for a person: a parked call, or a running call's question. */
+  private waiting(): boolean {
+    return this.ledger.hasParked() || this.elicitations.hasOpen();
+  }
+
+  /** A call whose tool is running now (not parked, not settled), which may ask a question. */
+  private runningCall(toolCallId: string): { toolName: string; input: unknown } | undefined {
+    const entry = this.ledger.get(toolCallId);
+    if (!entry || entry.kind !== 'server' || entry.parked || entry.settlement) return undefined;
+    return { toolName: entry.call.toolName, input: entry.validatedInput ?? entry.call.input };
+  }
+
+  /** `submitToolResult` for a call with an open question answers the question. */
+  private answerElicitation(request: { toolCallId?: unknown; output?: unknown }, check: boolean): { toolCallId: string; acceptedAt: string } | undefined {
+    const open = typeof request?.toolCallId === 'string' ? this.elicitations.openFor(request.toolCallId) : undefined;
+    if (!open) return undefined;
+    // The validator checked it; the handler trusts it, as handlers do here (validators do not run on replay).
+    const answer: ElicitationAnswer = check ? this.elicitations.checkAnswer(open, request.output) : trustedAnswer(request.output);
+    this.elicitations.answer(open, answer);
+    return { toolCallId: open.toolCallId, acceptedAt: now() };
   }
 
   installHandlers(): void {
@@ -222,18 +250,28 @@ class Turn {
         checkDecision(this.ledger, request, this.schemas);
       },
     });
-    wf.setHandler(submitToolResultUpdate, (request) => this.ledger.applyResult(acceptedResult(this.ledger, request), now()), {
-      validator: (request) => {
-        checkResult(this.ledger, request, this.schemas);
+    wf.setHandler(
+      submitToolResultUpdate,
+      (request) => this.answerElicitation(request, false) ?? this.ledger.applyResult(acceptedResult(this.ledger, request), now()),
+      {
+        validator: (request) => {
+          const open = typeof request?.toolCallId === 'string' ? this.elicitations.openFor(request.toolCallId) : undefined;
+          if (open) this.elicitations.checkAnswer(open, request.output);
+          else checkResult(this.ledger, request, this.schemas);
+        },
       },
+    );
+    wf.setHandler(parkElicitationUpdate, (request) => this.elicitations.park(request, this.runningCall(request.toolCallId)!), {
+      validator: (request) => this.elicitations.checkPark(request, (toolCallId) => this.runningCall(toolCallId)),
     });
+    wf.setHandler(elicitationAnswerQuery, (elicitationId) => this.elicitations.state(elicitationId));
     // Signals carry the same messages for the Temporal CLI. A bad one must never fail the
     // workflow task: it is logged and dropped.
     wf.setHandler(approveToolCallSignal, (request) => this.acceptSignal('approveToolCall', () => {
       this.ledger.applyDecision(checkDecision(this.ledger, request, this.schemas), now());
     }));
     wf.setHandler(submitToolResultSignal, (request) => this.acceptSignal('submitToolResult', () => {
-      this.ledger.applyResult(checkResult(this.ledger, request, this.schemas), now());
+      if (!this.answerElicitation(request, true)) this.ledger.applyResult(checkResult(this.ledger, request, this.schemas), now());
     }));
     wf.setHandler(supersedeTurnSignal, (request) => this.acceptSignal('supersedeTurn', () => this.supersede(request)));
   }
@@ -400,6 +438,9 @@ class Turn {
       // The tool failed after its retries: the model sees why and may try something else.
       const cause = error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
       return { ...errorSettlement('error', `Tool "${call.toolName}" failed: ${cause}`), input };
+    } finally {
+      // A question the call asked and nobody answered no longer waits once the call is over.
+      this.elicitations.endCall(call.toolCallId);
     }
   }
 
@@ -460,7 +501,7 @@ class Turn {
     }
     telemetry.end(parkOutcome(entry, arrived), entry.resolution?.kind === 'decision' ? entry.resolution.request.approver : undefined);
     this.ledger.unpark(entry);
-    this.setStatus(this.ledger.hasParked() ? 'awaiting-input' : 'running');
+    this.setStatus(this.waiting() ? 'awaiting-input' : 'running');
     return arrived;
   }
 
@@ -614,7 +655,7 @@ class Turn {
     return {
       status: this.status,
       step: this.step,
-      pending: this.ledger.pending(),
+      pending: [...this.ledger.pending(), ...this.elicitations.pending()],
       ...(this.input?.conversationId ? { conversationId: this.input.conversationId } : {}),
       ...(this.decisions.length > 0 ? { decisions: this.decisions } : {}),
     };
@@ -647,7 +688,8 @@ class Turn {
   /** Upserts only on change: every upsert is an event in history. */
   private publishSearchAttributes(): void {
     if (this.parkMemo) this.publishMemo();
-    const pendingTools = this.ledger.parkedToolNames();
+    const asking = this.elicitations.pending().map((view) => view.toolName);
+    const pendingTools = asking.length > 0 ? [...new Set([...this.ledger.parkedToolNames(), ...asking])].sort() : this.ledger.parkedToolNames();
     const snapshot = JSON.stringify([this.status, pendingTools]);
     if (snapshot === this.lastSearchAttributes) return;
     const first = this.lastSearchAttributes === '';
@@ -685,7 +727,7 @@ class Turn {
    */
   private publishMemo(): void {
     if (this.status !== 'awaiting-input') return;
-    const memo = pendingMemo(this.ledger.pending(), this.decisions);
+    const memo = pendingMemo([...this.ledger.pending(), ...this.elicitations.pending()], this.decisions);
     const snapshot = JSON.stringify(memo);
     if (snapshot === this.lastMemo) return;
     this.lastMemo = snapshot;
@@ -749,6 +791,7 @@ class Turn {
 
   /** Cancellation: every open call gets a cancelled result, so the history stays valid. */
   async finishCancelled(): Promise<AgentTurnResult> {
+    this.elicitations.endAll();
     const calls = this.openStep;
     if (calls) {
       for (const call of calls) {
@@ -777,6 +820,11 @@ class Turn {
     const last = [...this.appended].reverse().find((message) => message.role === 'assistant');
     return this.finish('cancelled', last && last.role === 'assistant' ? textOf(last.content) : '');
   }
+}
+
+function trustedAnswer(output: unknown): ElicitationAnswer {
+  const answer = output as { action: ElicitationAnswer['action']; content?: Record<string, unknown> };
+  return answer.action === 'accept' ? { action: 'accept', content: answer.content ?? {} } : { action: answer.action };
 }
 
 /** Workflow time: the time of the current workflow task, the same on replay. */

@@ -21,6 +21,7 @@ import type {
   TurnState,
 } from './types.js';
 import type { ConversationEvent, StreamEventsPage, StreamEventsRequest, TurnEvent } from './turn-events.js';
+import type { ElicitationAnswerState, ParkElicitationInput, ParkElicitationResult } from './elicitations.js';
 
 /** Workflow type names, as operators see them in the Temporal CLI and Web UI. */
 export const AGENT_TURN_WORKFLOW = 'agentTurn';
@@ -86,3 +87,12 @@ export const historyQuery = defineQuery<HistoryPage, [HistoryPageRequest?]>('his
 export const conversationEventsQuery = defineQuery<StreamEventsPage<ConversationEvent>, [StreamEventsRequest?]>('conversationEvents');
 
 export const conversationStateQuery = defineQuery<ConversationState>('conversationState');
+
+/**
+ * Internal, sent by the activity of an MCP tool call whose server asks the user for input
+ * (`elicitation/create`): the turn parks the question and answers it through `elicitationAnswer`.
+ */
+export const parkElicitationUpdate = defineUpdate<ParkElicitationResult, [ParkElicitationInput]>('parkElicitation');
+
+/** Internal: polled by the waiting MCP call's activity until the question is answered or gone. */
+export const elicitationAnswerQuery = defineQuery<ElicitationAnswerState, [string]>('elicitationAnswer');

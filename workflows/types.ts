@@ -423,8 +423,15 @@ export interface AgentTurnResult {
 }
 
 export interface PendingToolCall {
-  kind: 'approval' | 'client-tool';
+  /** `elicitation`: an MCP server asked the user for input while the call ran; answer it with `submitToolResult`. */
+  kind: 'approval' | 'client-tool' | 'elicitation';
   approvalId?: string;
+  /** For an elicitation: its id (a retried call's new question gets a new one, same toolCallId). */
+  elicitationId?: string;
+  /** For an elicitation: the server's question. */
+  message?: string;
+  /** For an elicitation: the JSON Schema (flat object) the accepted answer's `content` must fit. */
+  requestedSchema?: JsonSchema;
   toolCallId: string;
   toolName: string;
   input: unknown;

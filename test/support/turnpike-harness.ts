@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
+import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
 import type { Tool } from '../../activities/tools.js';
 import { turnpikeDataConverter } from '../../client/payload-codec.js';
 import { createWorker } from '../../worker/create-worker.js';
@@ -37,7 +38,15 @@ export interface TurnpikeHarness {
   stop(): Promise<void>;
 }
 
-export async function startTurnpike({ tools, maxCachedWorkflows }: { tools: readonly Tool[]; maxCachedWorkflows?: number }): Promise<TurnpikeHarness> {
+export async function startTurnpike({
+  tools,
+  maxCachedWorkflows,
+  mcpServers,
+}: {
+  tools: readonly Tool[];
+  maxCachedWorkflows?: number;
+  mcpServers?: Record<string, McpServerConfig>;
+}): Promise<TurnpikeHarness> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
   const taskQueue = `test-${randomUUID()}`;
@@ -65,6 +74,7 @@ export async function startTurnpike({ tools, maxCachedWorkflows }: { tools: read
       nativeConnection = await NativeConnection.connect({ address });
       worker = await createWorker({
         tools,
+        ...(mcpServers ? { mcpServers } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,

@@ -1,0 +1,292 @@
+/**
+ * MCP servers as a tool source next to the worker's own tools: their specs for `describeTools`,
+ * the validation and approval of a call for `prepareToolCalls`, and the call itself for
+ * `executeTool`. The workflow sees only data (`ToolSpec`, dispositions, results), never MCP types.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ErrorCode, McpError, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/definitions.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolSpec } from '../../workflows/types.js';
+import type { ToolRegistry } from '../tool-registry.js';
+import type { ApprovalVerdict } from '../tools.js';
+import { McpConnection, type McpTool } from './mcp-connection.js';
+import { checkMcpServers, defaultMcpApproval, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
+import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
+
+/** The `_meta` key that carries the call's idempotency key (`<workflowId>/<toolCallId>`) to the server. */
+export const MCP_IDEMPOTENCY_KEY_META = 'turnpike/idempotencyKey';
+
+/** The heartbeat timeout of an MCP call's activity unless its `activityOptions` set one. */
+export const DEFAULT_MCP_HEARTBEAT_TIMEOUT = '30s';
+
+/** How often a call waiting for an answer asks its turn: an answer reaches the server within this. */
+const ELICITATION_POLL_MS = 500;
+
+interface ResolvedTool {
+  name: string;
+  server: string;
+  tool: McpTool;
+  connection: McpConnection;
+  config: McpServerConfig;
+}
+
+export class McpToolSource {
+  private readonly connections = new Map<string, McpConnection>();
+  private readonly validator = new AjvJsonSchemaValidator();
+  private readonly validators = new WeakMap<object, JsonSchemaValidator<unknown>>();
+
+  constructor(private readonly servers: Record<string, McpServerConfig>) {
+    checkMcpServers(servers);
+    for (const [name, config] of Object.entries(servers)) this.connections.set(name, new McpConnection(name, config));
+  }
+
+  get serverNames(): string[] {
+    return [...this.connections.keys()];
+  }
+
+  /** A worker's own tool may not take a name of the form an MCP server's tools use. */
+  checkLocalTools(names: readonly string[]): void {
+    const clash = names.find((name) => this.owns(name));
+    if (clash) throw new Error(`The tool "${clash}" has the prefix of the MCP server "${mcpServerOf(clash)}" ("<server>__"); rename it`);
+  }
+
+  /** True when `name` is the model-facing name of a tool of one of these servers (listed or not). */
+  owns(name: string): boolean {
+    const server = mcpServerOf(name);
+    return server !== undefined && this.connections.has(server);
+  }
+
+  private async toolsOf(server: string): Promise<ResolvedTool[]> {
+    const connection = this.connections.get(server)!;
+    const config = this.servers[server]!;
+    const listed = await connection.listTools();
+    const offered = config.include ? listed.filter((tool) => config.include!.includes(tool.name)) : listed;
+    const names = mcpToolNames(server, offered.map((tool) => tool.name));
+    return offered.map((tool) => ({ name: names.get(tool.name)!, server, tool, connection, config }));
+  }
+
+  /** Every server's tools as specs, in declaration order; a server that cannot be listed fails the listing, retryably. */
+  async specs(): Promise<ToolSpec[]> {
+    const perServer = await Promise.all(
+      this.serverNames.map(async (server) => {
+        try {
+          return await this.toolsOf(server);
+        } catch (error) {
+          throw ApplicationFailure.retryable(`MCP server "${server}" could not list its tools: ${messageOf(error)}`, 'McpServerUnavailable');
+        }
+      }),
+    );
+    return perServer.flat().map(toSpec);
+  }
+
+  private async resolve(name: string): Promise<ResolvedTool | undefined> {
+    const server = mcpServerOf(name);
+    if (!server || !this.connections.has(server)) return undefined;
+    return (await this.toolsOf(server)).find((tool) => tool.name === name);
+  }
+
+  private validate(schema: object, input: unknown): string | undefined {
+    let check = this.validators.get(schema);
+    if (!check) {
+      // `$schema` names a dialect Ajv may not have loaded; the keywords MCP servers use are the same.
+      const { $schema: _dialect, ...rest } = schema as Record<string, unknown>;
+      check = this.validator.getValidator(rest as JsonSchemaType);
+      this.validators.set(schema, check);
+    }
+    const result = check(input);
+    return result.valid ? undefined : result.errorMessage;
+  }
+
+  /** Validation first, then the approval policy (configured, or from the annotations). */
+  async prepare(call: { toolCallId: string; toolName: string; input: unknown }): Promise<ToolCallDisposition> {
+    let resolved: ResolvedTool | undefined;
+    try {
+      resolved = await this.resolve(call.toolName);
+    } catch (error) {
+      return { kind: 'invalid', error: `The MCP server of "${call.toolName}" is unavailable: ${messageOf(error)}` };
+    }
+    if (!resolved) return { kind: 'invalid', error: `The MCP server no longer offers the tool "${call.toolName}".` };
+    if (typeof call.input === 'string') {
+      return { kind: 'invalid', error: `Invalid input for tool "${call.toolName}": the arguments are not valid JSON: ${call.input.slice(0, 500)}` };
+    }
+    const problem = this.validate(resolved.tool.inputSchema, call.input);
+    if (problem) return { kind: 'invalid', error: `Invalid input for tool "${call.toolName}": ${problem}` };
+    const input = call.input as Record<string, unknown>;
+    const { approval } = mcpToolOptions(resolved.config, resolved.tool.name);
+    if (approval === undefined) return defaultMcpApproval(annotationsOf(resolved.tool)) === 'always' ? { kind: 'needs-approval', input } : { kind: 'execute', input };
+    if (approval === false) return { kind: 'execute', input };
+    if (approval === true) return { kind: 'needs-approval', input };
+    let verdict: ApprovalVerdict;
+    try {
+      verdict = await approval(input, { toolCallId: call.toolCallId, server: resolved.server, tool: resolved.tool.name, ...withAnnotations(resolved.tool) });
+    } catch (error) {
+      // A failing policy must never let the call through.
+      return { kind: 'invalid', error: `The approval policy of "${call.toolName}" failed: ${messageOf(error)}` };
+    }
+    const { decision, reason } = typeof verdict === 'string' ? { decision: verdict, reason: undefined } : verdict;
+    switch (decision) {
+      case 'approved':
+        return { kind: 'decided', input, approved: true, ...(reason !== undefined ? { reason } : {}) };
+      case 'denied':
+        return { kind: 'decided', input, approved: false, ...(reason !== undefined ? { reason } : {}) };
+      case 'user-approval':
+        return { kind: 'needs-approval', input, ...(reason !== undefined ? { reason } : {}) };
+      default:
+        return { kind: 'invalid', error: `The approval policy of "${call.toolName}" returned ${JSON.stringify(decision)}; expected approved, denied or user-approval.` };
+    }
+  }
+
+  /**
+   * One call, in the `executeTool` activity: the idempotency key in `_meta`; the activity's
+   * cancellation aborts the request, which the MCP client turns into `notifications/cancelled`;
+   * each progress notification becomes a heartbeat (which is also how the cancellation reaches
+   * this activity).
+   */
+  async execute(request: ExecuteToolInput): Promise<ExecuteToolResult> {
+    const resolved = await this.resolve(request.toolName).catch((error: unknown) => {
+      throw ApplicationFailure.retryable(`The MCP server of "${request.toolName}" is unavailable: ${messageOf(error)}`, 'McpServerUnavailable');
+    });
+    if (!resolved) return { output: `The MCP server no longer offers the tool "${request.toolName}".`, isError: true };
+    const context = Context.current();
+    // Heartbeats also while the server sends no progress: a cancellation reaches an activity only
+    // through a heartbeat, and a worker that died is noticed by the missing ones.
+    const every = Math.max(200, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 15_000) / 3));
+    let lastProgress: { progress: number; total?: number; message?: string } | undefined;
+    const keepAlive = setInterval(() => context.heartbeat(lastProgress), every);
+    let result: CallToolResult;
+    try {
+      result = await resolved.connection.callTool(
+        resolved.tool.name,
+        (request.input ?? {}) as Record<string, unknown>,
+        { [MCP_IDEMPOTENCY_KEY_META]: request.idempotencyKey },
+        {
+          signal: context.cancellationSignal,
+          onprogress: ({ progress, total, message }) => {
+            lastProgress = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
+            context.heartbeat(lastProgress);
+          },
+          // Temporal's timeouts govern the call; the MCP client's own must not end it sooner.
+          timeout: context.info.startToCloseTimeoutMs,
+          resetTimeoutOnProgress: true,
+        },
+        (params, signal) => this.elicit(context, request, params, signal),
+      );
+    } catch (error) {
+      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason instanceof CancelledFailure ? context.cancellationSignal.reason : new CancelledFailure('cancelled');
+      // The server refused the call itself (unknown tool, bad arguments, a result that fails the
+      // tool's output schema): the model is told and may correct itself; retrying would not help.
+      if (error instanceof McpError && [ErrorCode.InvalidParams, ErrorCode.InvalidRequest, ErrorCode.MethodNotFound].includes(error.code)) {
+        return { output: `Tool "${request.toolName}" failed: ${error.message}`, isError: true };
+      }
+      // Anything else (the connection dropped, the server crashed) fails this attempt; the
+      // tool's retry policy decides whether another follows, on a fresh connection if need be.
+      throw ApplicationFailure.retryable(`MCP call to "${request.toolName}" failed: ${messageOf(error)}`, 'McpCallFailed');
+    } finally {
+      clearInterval(keepAlive);
+    }
+    return { output: outputOf(result), isError: result.isError === true };
+  }
+
+  /**
+   * A question from the server while this call runs: parked in the turn (the `parkElicitation`
+   * update), then polled (`elicitationAnswer`) while the call keeps heartbeating. The MCP
+   * request stays open meanwhile; if this worker dies, so does the connection, and the retried
+   * call asks again (see workflows/elicitations.ts).
+   */
+  private async elicit(context: Context, request: ExecuteToolInput, params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
+    // `context` is this call's, passed in: the MCP client runs this handler in the async context
+    // of whichever activity opened the connection, so `Context.current()` here would be wrong.
+    const workflowId = context.info.workflowExecution?.workflowId;
+    if (!('requestedSchema' in params) || !workflowId) return { action: 'decline' };
+    const turn = context.client.workflow.getHandle(workflowId);
+    const parked = await turn.executeUpdate(parkElicitationUpdate, {
+      args: [{ toolCallId: request.toolCallId, attempt: context.info.attempt, message: params.message, requestedSchema: params.requestedSchema as JsonSchema }],
+    });
+    if (parked.answer) return parked.answer as ElicitResult;
+    for (;;) {
+      // This attempt is ending (the turn was cancelled, the worker shuts down): answer nothing.
+      // The server must not take "cancel" for the person's answer; a retried call asks again.
+      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+      if (signal.aborted) return { action: 'cancel' };
+      // A query that fails (the server is briefly unreachable) is asked again at the next poll.
+      const answer = await turn.query(elicitationAnswerQuery, parked.elicitationId).catch(() => undefined);
+      if (answer?.state === 'answered') return answer.answer as ElicitResult;
+      if (answer?.state === 'gone') return { action: 'cancel' };
+      await context.sleep(ELICITATION_POLL_MS).catch(() => undefined);
+    }
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((connection) => connection.close()));
+  }
+}
+
+/** The turn's tools: the worker's own and the MCP servers', all of them or the named ones in the given order. */
+export async function describeWithMcp(registry: ToolRegistry, mcp: McpToolSource, names: string[] | undefined): Promise<ToolSpec[]> {
+  if (names === undefined) return [...registry.specs(), ...(await mcp.specs())];
+  if (!names.some((name) => mcp.owns(name))) return registry.specs(names);
+  const mcpSpecs = new Map((await mcp.specs()).map((spec) => [spec.name, spec]));
+  const unknown = names.filter((name) => mcp.owns(name) && !mcpSpecs.has(name));
+  if (unknown.length > 0) {
+    throw ApplicationFailure.nonRetryable(
+      `Unknown tool(s) requested for this turn: ${unknown.join(', ')}. The MCP servers offer: ${[...mcpSpecs.keys()].join(', ') || '(none)'}`,
+      'UnknownToolRequested',
+    );
+  }
+  const own = new Map(registry.specs(names.filter((name) => !mcp.owns(name))).map((spec) => [spec.name, spec]));
+  return names.map((name) => mcpSpecs.get(name) ?? own.get(name)!);
+}
+
+function annotationsOf(tool: McpTool): McpToolAnnotations | undefined {
+  return tool.annotations as McpToolAnnotations | undefined;
+}
+
+function withAnnotations(tool: McpTool): { annotations?: McpToolAnnotations } {
+  const annotations = annotationsOf(tool);
+  return annotations ? { annotations } : {};
+}
+
+function toSpec({ name, server, tool, config }: ResolvedTool): ToolSpec {
+  const options = mcpToolOptions(config, tool.name);
+  const approval =
+    options.approval === undefined ? defaultMcpApproval(annotationsOf(tool)) : options.approval === true ? 'always' : options.approval === false ? 'never' : 'policy';
+  const { $schema: _dialect, ...inputSchema } = tool.inputSchema as JsonSchema;
+  const title = tool.title ?? annotationsOf(tool)?.title;
+  return {
+    name,
+    description: tool.description || `${title ?? tool.name} (tool of the MCP server "${server}")`,
+    inputSchema,
+    ...(tool.outputSchema ? { outputSchema: stripDialect(tool.outputSchema as JsonSchema) } : {}),
+    kind: 'server',
+    approval,
+    ...(approval !== 'never' && options.approvers ? { approvers: [...options.approvers] } : {}),
+    ...(approval !== 'never' && options.approverGroups ? { approverGroups: [...options.approverGroups] } : {}),
+    // A heartbeat timeout by default: the call heartbeats by itself (see execute), so a worker
+    // that dies is noticed within it, and a cancellation reaches the call within about as long.
+    activityOptions: { heartbeatTimeout: DEFAULT_MCP_HEARTBEAT_TIMEOUT, ...options.activityOptions },
+  };
+}
+
+function stripDialect(schema: JsonSchema): JsonSchema {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
+}
+
+/**
+ * What the model gets back: the structured result when the tool declares one (already checked
+ * against its output schema by the MCP client), else the text of a text-only result, else the
+ * content blocks as MCP returned them.
+ */
+export function outputOf(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined && result.isError !== true) return result.structuredContent;
+  const content = result.content ?? [];
+  if (content.every((block) => block.type === 'text')) return content.map((block) => (block as { text: string }).text).join('\n');
+  return content;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,348 @@
+/**
+ * MCP servers as tool sources, end to end: a real Temporal dev server, a real Worker, the real
+ * OpenAI SDK against the strict fake provider, and real MCP servers — the reference server
+ * `@modelcontextprotocol/server-everything` over stdio and over streamable HTTP, and a small
+ * server built with the official SDK (test/support/mcp-test-server.ts) where the server's side
+ * must be observed (a destructive tool, `_meta`, cancellation, a tool-list change).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import type { WorkflowHandle } from '@temporalio/client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { MCP_IDEMPOTENCY_KEY_META } from '../../activities/mcp/mcp-tool-source.js';
+import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import type { agentTurn } from '../../workflows/index.js';
+import { useFakeProviders } from '../support/fake-providers.js';
+import { startMcpTestServer, type McpTestServer } from '../support/mcp-test-server.js';
+import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+const require = createRequire(import.meta.url);
+const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
+let notes: McpTestServer;
+let httpEverything: ChildProcess;
+let httpEverythingUrl: string;
+const harnesses: TurnpikeHarness[] = [];
+
+function decodeAttempt(data: Uint8Array): number {
+  return (JSON.parse(Buffer.from(data).toString()) as { attempt: number }).attempt;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function startHttpEverything(): Promise<void> {
+  const port = await freePort();
+  httpEverything = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  // It says so on stderr once it listens.
+  await new Promise<void>((resolve, reject) => {
+    let seen = '';
+    httpEverything.stderr!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (seen.includes('listening on port')) resolve();
+    });
+    httpEverything.once('exit', (code) => reject(new Error(`server-everything exited (${code}): ${seen}`)));
+  });
+  httpEverythingUrl = `http://127.0.0.1:${port}/mcp`;
+}
+
+const everythingOptions = {
+  tools: { 'trigger-long-running-operation': { activityOptions: { startToCloseTimeout: '5m', heartbeatTimeout: '5s' } } },
+} satisfies Partial<McpServerConfig>;
+
+beforeAll(async () => {
+  fake = await useFakeProviders();
+  notes = await startMcpTestServer();
+  await startHttpEverything();
+});
+
+afterAll(async () => {
+  // The child server first: a harness that fails to stop must not leave it running.
+  httpEverything?.kill();
+  try {
+    for (const harness of harnesses) await harness.stop();
+  } finally {
+    await notes?.close();
+    await fake?.restore();
+  }
+});
+
+beforeEach(() => fake.reset());
+
+async function turnpikeWith(mcpServers: Record<string, McpServerConfig>): Promise<TurnpikeHarness> {
+  const harness = await startTurnpike({ tools: [], mcpServers });
+  harnesses.push(harness);
+  return harness;
+}
+
+function startOpenAITurn(harness: TurnpikeHarness, text: string, tools?: string[]): Promise<WorkflowHandle<typeof agentTurn>> {
+  return harness.startTurn({
+    model: { provider: 'openai', model: 'gpt-4.1-mini' },
+    text,
+    ...(tools ? { tools } : {}),
+    modelCallOptions: { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumAttempts: 3 } },
+  });
+}
+
+function openaiRequests() {
+  return fake.requests.filter((request) => request.provider === 'openai');
+}
+
+function offeredTools(index: number): string[] {
+  return (openaiRequests()[index].body.tools ?? []).map((tool: { function: { name: string } }) => tool.function.name);
+}
+
+describe.each([
+  ['stdio', () => ({ command: process.execPath, args: [EVERYTHING, 'stdio'], ...everythingOptions })],
+  ['streamable HTTP', () => ({ url: httpEverythingUrl, ...everythingOptions })],
+] as const)('server-everything over %s', (_transport, config) => {
+  let turnpike: TurnpikeHarness;
+  beforeAll(async () => {
+    turnpike = await turnpikeWith({ everything: config() });
+  });
+
+  it('offers its tools under the server prefix, runs echo and get-sum as activities, and the model gets their results', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'everything__echo', input: { message: 'hello mcp' } }, { name: 'everything__get-sum', input: { a: 2, b: 3 } }] },
+      { text: 'Echoed and added.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'echo and add');
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Echoed and added.', steps: 2 });
+    expect(result.toolCalls.map((call) => [call.toolName, call.outcome])).toEqual([
+      ['everything__echo', 'executed'],
+      ['everything__get-sum', 'executed'],
+    ]);
+    expect(offeredTools(0)).toEqual(expect.arrayContaining(['everything__echo', 'everything__get-sum', 'everything__trigger-long-running-operation']));
+    expect(openaiRequests().flatMap((request) => request.errors)).toEqual([]);
+    const results = openaiRequests()[1].body.messages.filter((message: { role: string }) => message.role === 'tool').map((message: { content: string }) => message.content);
+    expect(results.join('\n')).toContain('Echo: hello mcp');
+    expect(results.join('\n')).toContain('The sum of 2 and 3 is 5.');
+  });
+
+  it('rejects input that fails the tool input schema before anything runs, and the model can correct it', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'everything__get-sum', input: { a: 'two', b: 3 } }] },
+      { toolCalls: [{ name: 'everything__get-sum', input: { a: 2, b: 3 } }] },
+      { text: 'Fixed.' },
+    ]);
+    const result = await (await startOpenAITurn(turnpike, 'add')).result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['error', 'executed']);
+    const firstResult = JSON.stringify(openaiRequests()[1].body.messages.at(-1));
+    expect(firstResult).toContain('Invalid input for tool \\"everything__get-sum\\"');
+    expect(firstResult).toContain('must be number');
+  });
+
+  it('turns progress notifications of a long-running tool into heartbeats, and cancelling the turn ends it', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-long-running-operation', input: { duration: 120, steps: 120 } }] }]);
+    const handle = await startOpenAITurn(turnpike, 'run the long operation');
+    let details: { progress: number; total: number } | undefined;
+    for (let attempt = 0; attempt < 300 && !(details && details.progress >= 2); attempt++) {
+      const { raw } = await handle.describe();
+      const payload = raw.pendingActivities?.[0]?.heartbeatDetails?.payloads?.[0];
+      if (payload?.data) details = JSON.parse(Buffer.from(payload.data).toString()) as typeof details;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(details).toMatchObject({ total: 120 });
+    expect(details!.progress).toBeGreaterThanOrEqual(2);
+    await handle.cancel();
+    const result = await handle.result();
+    expect(result.status).toBe('cancelled');
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['cancelled']);
+    // That the cancellation reaches the server as notifications/cancelled is checked on the
+    // server's side below (server-everything does not show it).
+  });
+});
+
+describe('a server whose side the test observes (official SDK McpServer over streamable HTTP)', () => {
+  let turnpike: TurnpikeHarness;
+  beforeAll(async () => {
+    turnpike = await turnpikeWith({
+      notes: {
+        url: notes.url,
+        tools: {
+          wait_forever: { activityOptions: { heartbeatTimeout: '2s' } },
+          count_stock: { approval: ({ item }) => (item === 'gold' ? { decision: 'denied', reason: 'gold is counted by hand' } : 'approved') },
+        },
+      },
+    });
+  });
+
+  it('parks a destructive-annotated tool, and a denial reaches the model while the tool is never called; a read-only tool runs with the idempotency key in _meta', async () => {
+    notes.calls.length = 0;
+    fake.script('openai', [
+      { toolCalls: [{ name: 'notes__read_note', input: { id: 'n1' } }, { name: 'notes__delete_note', input: { id: 'n1' } }] },
+      { text: 'I could not delete it.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'read and delete note n1', ['notes__read_note', 'notes__delete_note']);
+    const [pending] = await waitForPending(handle, 1);
+    expect(pending).toMatchObject({ kind: 'approval', toolName: 'notes__delete_note', input: { id: 'n1' } });
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: false, approver: 'alice', reason: 'notes are kept for audit' }] });
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => [call.toolName, call.outcome])).toEqual([
+      ['notes__read_note', 'executed'],
+      ['notes__delete_note', 'denied'],
+    ]);
+    expect(JSON.stringify(openaiRequests()[1].body.messages)).toContain('notes are kept for audit');
+    expect(notes.calls.map((call) => call.tool)).toEqual(['read_note']);
+    expect(notes.notes.get('n1')).toBe('buy milk');
+    const readCall = result.toolCalls[0];
+    expect(notes.calls[0].meta?.[MCP_IDEMPOTENCY_KEY_META]).toBe(`${handle.workflowId}/${readCall.toolCallId}`);
+  });
+
+  it('cancelling the turn sends notifications/cancelled to the server', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'notes__wait_forever', input: {} }] }]);
+    const before = notes.cancelled.length;
+    const handle = await startOpenAITurn(turnpike, 'wait', ['notes__wait_forever']);
+    await waitForState(handle, () => notes.calls.some((call) => call.tool === 'wait_forever' && String(call.meta?.[MCP_IDEMPOTENCY_KEY_META]).startsWith(handle.workflowId)));
+    await handle.cancel();
+    expect((await handle.result()).status).toBe('cancelled');
+    for (let attempt = 0; attempt < 100 && notes.cancelled.length === before; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(notes.cancelled.length).toBe(before + 1);
+  });
+
+  it('a tool-list change is seen by the next turn, not by the turn already running', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'notes__delete_note', input: { id: 'n2' } }] }, { text: 'Turn one done.' }, { text: 'Turn two done.' }]);
+    const running = await startOpenAITurn(turnpike, 'delete note n2');
+    const [pending] = await waitForPending(running, 1);
+    expect(offeredTools(0)).not.toContain('notes__fresh_tool');
+    notes.addTool('fresh_tool');
+    // The next turn lists again and sees the new tool; started now, it runs while the first is parked.
+    const next = await startOpenAITurn(turnpike, 'what can you do?');
+    expect((await next.result()).text).toBe('Turn one done.');
+    expect(offeredTools(1)).toContain('notes__fresh_tool');
+    await running.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+    expect((await running.result()).text).toBe('Turn two done.');
+    // The running turn's second model call offered the tools it started with.
+    expect(offeredTools(2)).toEqual(offeredTools(0));
+    expect(offeredTools(2)).not.toContain('notes__fresh_tool');
+  });
+
+  it('applies a policy function to the validated input, returns structured content, and an isError result reaches the model as an error', async () => {
+    notes.calls.length = 0;
+    fake.script('openai', [
+      {
+        toolCalls: [
+          { name: 'notes__count_stock', input: { item: 'bolts' } },
+          { name: 'notes__count_stock', input: { item: 'gold' } },
+          { name: 'notes__reach_warehouse', input: {} },
+        ],
+      },
+      { text: 'Counted what I could.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'count stock', ['notes__count_stock', 'notes__reach_warehouse']);
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['approved', 'denied', 'error']);
+    expect(result.toolCalls[0]).toMatchObject({ output: { item: 'bolts', count: 5 } });
+    expect(notes.calls.map((call) => call.tool).sort()).toEqual(['count_stock', 'reach_warehouse']);
+    const toolMessages = openaiRequests()[1].body.messages.filter((message: { role: string }) => message.role === 'tool');
+    expect(toolMessages.map((message: { content: string }) => message.content)).toEqual([
+      expect.stringContaining('"count":5'),
+      expect.stringContaining('gold is counted by hand'),
+      expect.stringContaining('the warehouse is offline'),
+    ]);
+  });
+});
+
+describe('elicitation (server-everything over stdio)', () => {
+  let turnpike: TurnpikeHarness;
+  beforeAll(async () => {
+    // The restart test stops a worker whose call waits for an answer: it is cancelled after this.
+    process.env.TURNPIKE_SHUTDOWN_GRACE_TIME = '1s';
+    turnpike = await turnpikeWith({
+      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], tools: { 'trigger-elicitation-request': { activityOptions: { heartbeatTimeout: '3s' } } } },
+    });
+  });
+
+  it('parks the server question in turnState, rejects an answer that fails the requested schema, and the call completes with a valid answer', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Thanks for the details.' }]);
+    const handle = await startOpenAITurn(turnpike, 'ask me for my details', ['everything__trigger-elicitation-request']);
+    const [pending] = await waitForPending(handle, 1);
+    expect(pending).toMatchObject({ kind: 'elicitation', toolName: 'everything__trigger-elicitation-request', message: 'Please provide inputs for the following fields:' });
+    expect(pending.requestedSchema).toMatchObject({ type: 'object', properties: { email: { type: 'string', format: 'email' } } });
+    expect((await handle.describe()).searchAttributes).toMatchObject({ AgentTurnStatus: ['awaiting-input'], AgentPendingTools: ['everything__trigger-elicitation-request'] });
+    // Listed across turns like every parked call (what the CLI's `pending` and the HTTP API use); visibility is eventually consistent.
+    const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+    let listed: Awaited<ReturnType<TurnpikeClient['listParkedCalls']>> = [];
+    for (let attempt = 0; attempt < 100 && listed.length === 0; attempt++) {
+      listed = await client.listParkedCalls({ query: `WorkflowId="${handle.workflowId}" AND AgentTurnStatus="awaiting-input"` });
+      if (listed.length === 0) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(listed).toMatchObject([{ kind: 'elicitation', toolCallId: pending.toolCallId, turnWorkflowId: handle.workflowId }]);
+
+    const rejected = await handle
+      .executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending.toolCallId, output: { action: 'accept', content: { name: 'Ada', email: 'not an email' } } }] })
+      .then(() => undefined, (error: unknown) => (error as { cause?: Error }).cause);
+    expect(rejected).toMatchObject({ type: 'InvalidToolOutput' });
+    expect(rejected?.message).toContain('does not fit the requested schema');
+    expect(rejected?.message).toContain('email');
+    expect((await waitForPending(handle, 1))[0].elicitationId).toBe(pending.elicitationId);
+
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending.toolCallId, output: { action: 'accept', content: { name: 'Ada Lovelace', email: 'ada@example.com', check: true } } }] });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed']);
+    const output = JSON.stringify(result.toolCalls[0].output);
+    expect(output).toContain('Ada Lovelace');
+    expect(output).toContain('ada@example.com');
+  });
+
+  it('a declined question reaches the server as a decline', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Understood.' }]);
+    const handle = await startOpenAITurn(turnpike, 'ask me', ['everything__trigger-elicitation-request']);
+    const [pending] = await waitForPending(handle, 1);
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: pending.toolCallId, output: { action: 'decline' } }] });
+    const result = await handle.result();
+    expect(JSON.stringify(result.toolCalls[0].output).toLowerCase()).toContain('decline');
+  });
+
+  it('a question nobody answers expires as cancel, and the call goes on to its result', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Nobody answered.' }]);
+    const handle = await turnpike.startTurn({
+      model: { provider: 'openai', model: 'gpt-4.1-mini' },
+      text: 'ask me',
+      tools: ['everything__trigger-elicitation-request'],
+      clientToolTimeout: '2s',
+    });
+    const [pending] = await waitForPending(handle, 1);
+    expect(Date.parse(pending.expiresAt) - Date.parse(pending.requestedAt)).toBe(2000);
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(JSON.stringify(result.toolCalls[0].output)).toContain('cancel');
+  });
+
+  it('a question parked when the worker stops is asked again by the retried call on a new worker, and the answer completes it', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Got it after the restart.' }]);
+    const handle = await startOpenAITurn(turnpike, 'ask me', ['everything__trigger-elicitation-request']);
+    const [before] = await waitForPending(handle, 1);
+    // The worker stops: its MCP connection (and the stdio server with it) is gone, and the call's attempt is cancelled.
+    await turnpike.stopWorker();
+    // Answered while no worker runs: the turn takes it once a worker is back, whichever comes
+    // first, the answer or the retried call's question.
+    const answered = handle.executeUpdate(submitToolResultUpdate, {
+      args: [{ toolCallId: before.toolCallId, output: { action: 'accept', content: { name: 'Grace Hopper', email: 'grace@example.com' } } }],
+    });
+    await turnpike.startWorker();
+    await answered;
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Got it after the restart.' });
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed']);
+    expect(JSON.stringify(result.toolCalls[0].output)).toContain('Grace Hopper');
+    // The first attempt asked on the stopped worker; a retry on the new worker asked again (each
+    // attempt that reaches the server asks once; how many attempts ran depends on timing).
+    const history = await handle.fetchHistory();
+    const parks = history.events!.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'parkElicitation');
+    expect(parks.length).toBeGreaterThanOrEqual(2);
+    const attempts = parks.map((event) => decodeAttempt(event.workflowExecutionUpdateAcceptedEventAttributes!.acceptedRequest!.input!.args!.payloads![0]!.data!));
+    expect(new Set(attempts).size).toBe(attempts.length);
+  });
+});
