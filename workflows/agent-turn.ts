@@ -93,8 +93,9 @@ const STREAMING_PATCH = 'turn-event-stream';
 /**
  * Marks turns that keep their parked calls in the workflow memo (see `pending-memo.ts`), publish
  * visibility once per workflow task, and leave a park's expiry timer running once the call is
- * resolved instead of cancelling it. Checked at a turn's first park, so turns that never park
- * replay unchanged, and a turn that parked before this change keeps the commands it had.
+ * resolved instead of cancelling it. Asked as a turn starts (see `run` for why not only at its
+ * first park, where it was first asked), so a turn recorded before this change keeps the
+ * commands it had.
  */
 const PARK_MEMO_PATCH = 'park-memo';
 
@@ -201,7 +202,7 @@ class Turn {
   private openStep?: ToolCallPart[];
   private lastSearchAttributes = '';
   private lastMemo = '';
-  /** Whether this turn runs the park path of PARK_MEMO_PATCH; decided at its first park. */
+  /** Whether this turn runs the park path of PARK_MEMO_PATCH; decided as it starts, or at its first park (see `run`). */
   private parkMemo?: boolean;
   private publishQueued = false;
   /** Set by supersedeTurn: no further tool runs or parks, and the turn ends after this step. */
@@ -278,6 +279,13 @@ class Turn {
 
   async run(): Promise<AgentTurnResult> {
     this.byReference = wf.patched(HISTORY_BY_REFERENCE_PATCH);
+    // Asked as the turn starts, and again at its first park if the answer here was no. Only the
+    // first matters for new turns. A first park follows the prepareToolCalls local activity, and
+    // when that activity outlasts a workflow task (a loaded worker), replay applies its result
+    // before the SDK learns of a marker recorded with it, so `patched()` there could answer
+    // differently on replay. Turns that parked before this question moved here recorded the
+    // marker at their first park, and the second question keeps them replaying.
+    if (wf.patched(PARK_MEMO_PATCH)) this.parkMemo = true;
     this.validateInput();
     this.publishSearchAttributes();
     const described = await describeTools({ names: this.input.tools });
