@@ -9,5 +9,5 @@ RECORD_HISTORIES="$name" npx vitest run --project integration \
   test/integration/agent-turn.test.ts test/integration/smoke.test.ts test/integration/temporal-cli.test.ts \
   test/integration/conversation.test.ts test/integration/providers-turn.test.ts test/integration/plugin.test.ts \
   test/integration/oidc.test.ts test/integration/notifications.test.ts test/integration/responses-turn.test.ts \
-  test/integration/provider-streaming-turn.test.ts
+  test/integration/provider-streaming-turn.test.ts test/integration/conversation-content.test.ts
 echo "recorded $(ls "$target" | wc -l) histories in $target"

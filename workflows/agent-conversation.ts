@@ -16,6 +16,7 @@ import {
   turnFinishedSignal,
 } from './definitions.js';
 import { agentTurn } from './agent-turn.js';
+import { binaryPartsProblem } from './binary-parts.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey } from './search-attributes.js';
@@ -31,11 +32,20 @@ import type {
   SendMessageInput,
   SendMessageResult,
   TurnFinishedInput,
+  UserContentPart,
 } from './types.js';
 
 /** Replies remembered for idempotent sendMessage; older message ids may start a turn again. */
 const REMEMBERED_MESSAGE_IDS = 1_000;
 const DEFAULT_PAGE = 100;
+
+/** Conversation messages carry their `content` parts into the turn; before, they carried text only. */
+const MESSAGE_CONTENT_PATCH = 'conversation-message-content';
+
+/** The user message a conversation message becomes: its text, then any parts sent with it. */
+function userMessage(message: { text: string; content?: UserContentPart[] }): Message {
+  return { role: 'user', content: message.content ? [{ type: 'text', text: message.text }, ...message.content] : message.text };
+}
 
 export async function agentConversation(input: AgentConversationInput): Promise<never> {
   const conversation = new Conversation(input);
@@ -58,6 +68,8 @@ class Conversation {
       validator: (request) => {
         const shape = sendMessageInputSchema.safeParse(request);
         if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
+        const problem = this.contentProblem(shape.data as SendMessageInput);
+        if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
     wf.setHandler(turnFinishedSignal, (finished) => {
@@ -98,7 +110,9 @@ class Conversation {
     const turnNumber = ++this.state.turnCount;
     const turnWorkflowId = `${this.conversationId}/turn-${turnNumber}`;
     const queued = this.state.current !== undefined || this.state.queue.length > 0;
-    this.state.queue.push({ messageId, text: request.text, ...(request.options ? { options: request.options } : {}), turnWorkflowId, turnNumber });
+    // Histories from before `content` existed ignored it: replaying them, it is ignored still.
+    const content = request.content !== undefined && wf.patched(MESSAGE_CONTENT_PATCH) ? request.content : undefined;
+    this.state.queue.push({ messageId, text: request.text, ...(content ? { content } : {}), ...(request.options ? { options: request.options } : {}), turnWorkflowId, turnNumber });
 
     const policy = request.policy ?? this.input.policy ?? 'queue';
     const current = this.state.current;
@@ -122,6 +136,20 @@ class Conversation {
     return result;
   }
 
+  /**
+   * Why a message's images and documents cannot go to its turn, or undefined: each part as a
+   * turn's parts are checked (for the model the turn will use), then all inline bytes together
+   * with the history's, which the turn receives as well.
+   */
+  private contentProblem(request: SendMessageInput): string | undefined {
+    if (!request.content) return undefined;
+    const provider = request.options?.model?.provider ?? this.input.model.provider;
+    const own = binaryPartsProblem([{ role: 'user', content: request.content }], provider);
+    if (own) return own.replace(/^messages\[0\]\./, '').replace(/^messages: /, 'content: ');
+    const withHistory = binaryPartsProblem([...this.state.history, userMessage(request)], provider);
+    return withHistory ? `content, with the conversation's history: ${withHistory}` : undefined;
+  }
+
   private remember(messageId: string, result: SendMessageResult): void {
     this.state.seen.push([messageId, result]);
     if (this.state.seen.length > REMEMBERED_MESSAGE_IDS) this.state.seen.splice(0, this.state.seen.length - REMEMBERED_MESSAGE_IDS);
@@ -137,7 +165,7 @@ class Conversation {
     const finished = this.finishedCurrent();
     const current = this.state.current;
     if (!finished || !current) return;
-    this.state.history.push({ role: 'user', content: current.text });
+    this.state.history.push(userMessage(current));
     if (finished.result) this.state.history.push(...finished.result.messages);
     else this.state.failedTurns.push(current.turnWorkflowId);
     // Reports of turns that are not current (a stale duplicate) are dropped with it.
@@ -152,7 +180,7 @@ class Conversation {
     const turnInput: AgentTurnInput = {
       conversationId: this.conversationId,
       model: options.model,
-      messages: [...this.state.history, { role: 'user', content: next.text }],
+      messages: [...this.state.history, userMessage(next)],
       ...(options.system !== undefined ? { system: options.system } : {}),
       ...(options.tools !== undefined ? { tools: options.tools } : {}),
       ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
@@ -160,7 +188,7 @@ class Conversation {
       ...(options.clientToolTimeout !== undefined ? { clientToolTimeout: options.clientToolTimeout } : {}),
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
     };
-    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text };
+    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
     await wf.startChild(agentTurn, {
       workflowId: next.turnWorkflowId,
       args: [turnInput],
