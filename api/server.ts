@@ -20,7 +20,7 @@ import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type Park
 import { mayDecide } from '../workflows/call-checks.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
 import { isTurnEnded } from '../workflows/turn-statuses.js';
-import type { AgentTurnInput } from '../workflows/types.js';
+import type { AgentTurnInput, UserContentPart } from '../workflows/types.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
 import { registerUiChatRoute } from './ui-chat-route.js';
 import { StreamTokens } from './stream-token.js';
@@ -94,6 +94,8 @@ const toolResultBody = z.strictObject({ output: z.unknown(), isError: z.boolean(
 
 const sendMessageBody = z.strictObject({
   text: z.string().min(1).max(32_000),
+  /** Images, documents and further text after `text`; the conversation checks them (see `SendMessageInput.content`). */
+  content: z.array(z.looseObject({ type: z.enum(['text', 'image', 'document']) })).min(1).max(100).optional(),
   messageId: z.string().min(1).max(200).optional(),
   policy: z.enum(['queue', 'supersede']).optional(),
   model: modelSchema.optional(),
@@ -304,9 +306,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     { schema: { params: z.object({ conversationId: z.string().min(1).max(200) }), body: sendMessageBody } },
     async (request, reply) => {
       const { conversationId } = request.params;
-      const { model, system, ...message } = request.body;
+      const { model, system, content, ...message } = request.body;
       const conversation = { model: model ?? { provider: 'scripted' as const, model: 'demo' }, ...(system ? { system } : {}) };
-      return answer(reply, () => options.client.sendMessage({ conversationId, conversation, ...message }), 202);
+      // The parts' details are the conversation's to check: it refuses a bad one before accepting the message.
+      const parts = content ? { content: content as unknown as UserContentPart[] } : {};
+      return answer(reply, () => options.client.sendMessage({ conversationId, conversation, ...message, ...parts }), 202);
     },
   );
 

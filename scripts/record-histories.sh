@@ -12,5 +12,6 @@ RECORD_HISTORIES="$name" npx vitest run --project integration \
   test/integration/provider-streaming-turn.test.ts test/integration/streaming.test.ts \
   test/integration/approvals-listing.test.ts \
   test/integration/transcript-reference.test.ts \
-  test/integration/mcp.test.ts
+  test/integration/mcp.test.ts \
+  test/integration/conversation-content.test.ts
 echo "recorded $(ls "$target" | wc -l) histories in $target"

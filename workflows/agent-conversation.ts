@@ -19,6 +19,7 @@ import {
 import { agentTurn } from './agent-turn.js';
 import { EventStream } from './event-stream.js';
 import type { ConversationEvent } from './turn-events.js';
+import { binaryPartsProblem } from './binary-parts.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey } from './search-attributes.js';
@@ -34,6 +35,7 @@ import type {
   SendMessageInput,
   SendMessageResult,
   TurnFinishedInput,
+  UserContentPart,
 } from './types.js';
 
 /** Replies remembered for idempotent sendMessage; older message ids may start a turn again. */
@@ -47,6 +49,14 @@ const DEFAULT_PAGE = 100;
 const CARRIED_STREAM_EVENTS = 200;
 /** See agent-turn.ts: conversations recorded before streaming replay without a stream. */
 const STREAMING_PATCH = 'conversation-event-stream';
+
+/** Conversation messages carry their `content` parts into the turn; before, they carried text only. */
+const MESSAGE_CONTENT_PATCH = 'conversation-message-content';
+
+/** The user message a conversation message becomes: its text, then any parts sent with it. */
+function userMessage(message: { text: string; content?: UserContentPart[] }): Message {
+  return { role: 'user', content: message.content ? [{ type: 'text', text: message.text }, ...message.content] : message.text };
+}
 
 export async function agentConversation(input: AgentConversationInput): Promise<never> {
   const conversation = new Conversation(input);
@@ -71,6 +81,8 @@ class Conversation {
       validator: (request) => {
         const shape = sendMessageInputSchema.safeParse(request);
         if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
+        const problem = this.contentProblem(shape.data as SendMessageInput);
+        if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
     wf.setHandler(turnFinishedSignal, (finished) => {
@@ -114,7 +126,9 @@ class Conversation {
     const turnNumber = ++this.state.turnCount;
     const turnWorkflowId = `${this.conversationId}/turn-${turnNumber}`;
     const queued = this.state.current !== undefined || this.state.queue.length > 0;
-    this.state.queue.push({ messageId, text: request.text, ...(request.options ? { options: request.options } : {}), turnWorkflowId, turnNumber });
+    // Histories from before `content` existed ignored it: replaying them, it is ignored still.
+    const content = request.content !== undefined && wf.patched(MESSAGE_CONTENT_PATCH) ? request.content : undefined;
+    this.state.queue.push({ messageId, text: request.text, ...(content ? { content } : {}), ...(request.options ? { options: request.options } : {}), turnWorkflowId, turnNumber });
 
     const policy = request.policy ?? this.input.policy ?? 'queue';
     const current = this.state.current;
@@ -138,6 +152,20 @@ class Conversation {
     return result;
   }
 
+  /**
+   * Why a message's images and documents cannot go to its turn, or undefined: each part as a
+   * turn's parts are checked (for the model the turn will use), then all inline bytes together
+   * with the history's, which the turn receives as well.
+   */
+  private contentProblem(request: SendMessageInput): string | undefined {
+    if (!request.content) return undefined;
+    const provider = request.options?.model?.provider ?? this.input.model.provider;
+    const own = binaryPartsProblem([{ role: 'user', content: request.content }], provider);
+    if (own) return own.replace(/^messages\[0\]\./, '').replace(/^messages: /, 'content: ');
+    const withHistory = binaryPartsProblem([...this.state.history, userMessage(request)], provider);
+    return withHistory ? `content, with the conversation's history: ${withHistory}` : undefined;
+  }
+
   private remember(messageId: string, result: SendMessageResult): void {
     this.state.seen.push([messageId, result]);
     if (this.state.seen.length > REMEMBERED_MESSAGE_IDS) this.state.seen.splice(0, this.state.seen.length - REMEMBERED_MESSAGE_IDS);
@@ -153,7 +181,7 @@ class Conversation {
     const finished = this.finishedCurrent();
     const current = this.state.current;
     if (!finished || !current) return;
-    this.state.history.push({ role: 'user', content: current.text });
+    this.state.history.push(userMessage(current));
     if (finished.result) this.state.history.push(...finished.result.messages);
     else this.state.failedTurns.push(current.turnWorkflowId);
     // Reports of turns that are not current (a stale duplicate) are dropped with it.
@@ -169,7 +197,7 @@ class Conversation {
     const turnInput: AgentTurnInput = {
       conversationId: this.conversationId,
       model: options.model,
-      messages: [...this.state.history, { role: 'user', content: next.text }],
+      messages: [...this.state.history, userMessage(next)],
       ...(options.system !== undefined ? { system: options.system } : {}),
       ...(options.tools !== undefined ? { tools: options.tools } : {}),
       ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
@@ -177,7 +205,7 @@ class Conversation {
       ...(options.clientToolTimeout !== undefined ? { clientToolTimeout: options.clientToolTimeout } : {}),
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
     };
-    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text };
+    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
     this.stream?.publish({ type: 'turn-started', turnId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId });
     await wf.startChild(agentTurn, {
       workflowId: next.turnWorkflowId,

@@ -42,8 +42,19 @@ export const supersedeTurnInputSchema = z.object({
   messageId: z.string().max(200).optional(),
 });
 
+/**
+ * Parts a conversation message may carry after its text: text, images and documents. Only their
+ * outline is checked here; what an image or document must hold is `binaryPartsProblem`'s to say.
+ */
+const userContentPartSchema = z.union([
+  z.object({ type: z.literal('text'), text: z.string().max(32_000) }),
+  z.looseObject({ type: z.literal('image'), source: z.unknown() }),
+  z.looseObject({ type: z.literal('document'), source: z.unknown() }),
+]);
+
 export const sendMessageInputSchema = z.object({
   text: z.string().min(1).max(32_000),
+  content: z.array(userContentPartSchema).min(1).max(100).optional(),
   messageId: z.string().min(1).max(200).optional(),
   policy: z.enum(['queue', 'supersede']).optional(),
   options: z

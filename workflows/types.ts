@@ -587,6 +587,13 @@ export interface AgentConversationInput extends TurnOptions {
 
 export interface SendMessageInput {
   text: string;
+  /**
+   * Images, documents and further text sent with `text`, in this order: the turn's user message
+   * is `[{ type: 'text', text }, ...content]`. Checked as a turn's images and documents are
+   * (`binaryPartsProblem`), together with the conversation's history; a message that fails is
+   * refused (`InvalidRequest`) and the conversation is left as it was.
+   */
+  content?: UserContentPart[];
   /** Caller-chosen id: a retried request with the same id starts no second turn. */
   messageId?: string;
   /** Overrides the conversation's policy for this message. */
@@ -608,6 +615,7 @@ export interface SendMessageResult {
 export interface QueuedMessage {
   messageId: string;
   text: string;
+  content?: UserContentPart[];
   options?: TurnOptions;
   turnWorkflowId: string;
   turnNumber: number;
@@ -629,7 +637,7 @@ export interface ConversationCarryOver {
   history: Message[];
   turnCount: number;
   queue: QueuedMessage[];
-  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string };
+  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string; content?: UserContentPart[] };
   finished: TurnFinishedInput[];
   /** Recent message ids and their replies, for idempotent sendMessage. */
   seen: Array<[string, SendMessageResult]>;

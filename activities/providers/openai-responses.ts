@@ -10,9 +10,8 @@
  * in the turn's history as a neutral reasoning part (provider `openai`), and is sent back
  * verbatim on the next step — hours later, after a parked approval and a worker restart.
  *
- * Non-streaming today: one `responses.create` call and one conversion of the finished `Response`.
- * Streaming is a small addition: `responses.stream(...)` forwards text deltas and its
- * `finalResponse()` goes through the same `convertFromResponsesResponse`.
+ * The step is streamed (openai-responses-stream.ts) unless the turn sets `model.stream: false`;
+ * either way the finished `Response` goes through the same `convertFromResponsesResponse`.
  */
 import OpenAI from 'openai';
 import type {
@@ -40,9 +39,11 @@ import {
   resolveClientSettings,
   toolResultText,
   toProviderFailure,
+  toStreamFailure,
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
+import { streamResponse } from './openai-responses-stream.js';
 import { isOpenAIReasoningModel, parseToolArguments } from './openai.js';
 
 const clients = new Map<string, OpenAI>();
@@ -50,14 +51,27 @@ const clients = new Map<string, OpenAI>();
 /**
  * Runs one model step on the OpenAI Responses API. Key and base URL as for Chat Completions
  * (`OPENAI_API_KEY` / `OPENAI_BASE_URL`, read on every call); the SDK never retries, Temporal does.
+ *
+ * Streamed, with `options.onDelta` hearing text, reasoning summaries and function-call arguments
+ * as they arrive, unless the turn sets `model.stream: false`; a stream that breaks part-way is a
+ * retryable failure. Either way the result is the same.
  */
 export async function callOpenAIResponses(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
   const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
+  const request = convertToResponsesRequest(input);
   let response: OpenAIResponse;
-  try {
-    response = await client.responses.create(convertToResponsesRequest(input), { signal: options.signal });
-  } catch (error) {
-    throw toProviderFailure('openai', error, options);
+  if (input.model.stream === false) {
+    try {
+      response = await client.responses.create(request, { signal: options.signal });
+    } catch (error) {
+      throw toProviderFailure('openai', error, options);
+    }
+  } else {
+    try {
+      response = await streamResponse(client, request, options);
+    } catch (error) {
+      throw toStreamFailure('openai', error, options);
+    }
   }
   return convertFromResponsesResponse(response);
 }

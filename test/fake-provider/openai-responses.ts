@@ -88,6 +88,7 @@ export function impossibleResponsesReply(body: Json, scripted: ScriptedResponse)
   const reply = scripted as ScriptedReply;
   if (reply.reasoning && !REASONING_MODEL.test(String(body?.model))) return `reasoning scripted for ${String(body?.model)}, which is not a reasoning model`;
   if (reply.refusal !== undefined && (reply.text !== undefined || reply.noContent)) return 'refusal excludes text and noContent';
+  if (reply.finishReason === 'cancelled' && body?.stream === true) return 'only background responses are cancelled, and those are retrieved, not streamed';
   return undefined;
 }
 
@@ -99,7 +100,7 @@ export function validateResponsesRequest(body: unknown, state: ResponsesState): 
   if (!isObject(body)) return ['request body must be a JSON object'];
   const errors: string[] = [];
   if (!isNonEmptyString(body.model)) errors.push("Missing required parameter: 'model'.");
-  if (body.stream) errors.push("fake provider: 'stream' is not supported on /v1/responses");
+  if (body.stream != null && typeof body.stream !== 'boolean') errors.push("Invalid type for 'stream': expected a boolean.");
   const moved: Record<string, string> = { max_tokens: 'max_output_tokens', max_completion_tokens: 'max_output_tokens', messages: 'input', reasoning_effort: 'reasoning.effort' };
   for (const [field, replacement] of Object.entries(moved)) {
     if (body[field] !== undefined) errors.push(`Unsupported parameter: '${field}'. In the Responses API, this parameter has moved to '${replacement}'.`);

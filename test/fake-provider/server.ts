@@ -33,9 +33,10 @@
  * `POST /v1/responses` speaks OpenAI's Responses API (openai-responses.ts).
  *
  * A request with `stream: true` gets the same reply as the real API streams it (openai-stream.ts,
- * anthropic-stream.ts): Chat Completions chunks ending in `data: [DONE]`, the final usage chunk
- * when `stream_options.include_usage` asks for it; Messages API events from `message_start` to
- * `message_stop`. A scripted reply's `stream` control pauses it part-way until the test releases
+ * anthropic-stream.ts, openai-responses-stream.ts): Chat Completions chunks ending in
+ * `data: [DONE]`, the final usage chunk when `stream_options.include_usage` asks for it; Messages
+ * API events from `message_start` to `message_stop`; Responses API events from `response.created`
+ * to `response.completed` / `response.incomplete`. A scripted reply's `stream` control pauses it part-way until the test releases
  * it, drops the connection, sends the API's mid-stream error, or ends it early (sse.ts).
  *
  * The fake Anthropic also checks `cache_control` as the API does (at most 4 breakpoints, none on
@@ -59,6 +60,7 @@ import {
 import { PromptCache, validateCacheControl, type PromptCacheUsage } from './anthropic-cache.js';
 import { ANTHROPIC_STREAM_ERROR, anthropicStreamFrames } from './anthropic-stream.js';
 import { OPENAI_STREAM_ERROR, openAIStreamFrames } from './openai-stream.js';
+import { responsesStreamError, responsesStreamFrames } from './openai-responses-stream.js';
 import { writeEventStream, type ScriptedStreamControl, type StreamEnd } from './sse.js';
 
 export type { ScriptedStreamControl } from './sse.js';
@@ -352,11 +354,15 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   }
 
   async function stream(provider: FakeProvider, replyBody: Json, scripted: ScriptedResponse, request: FastifyRequest, reply: FastifyReply, recorded: RecordedRequest, headers: Record<string, string>) {
-    // turnpike's Responses provider does not stream yet; a test that streams it should fail loudly.
-    if (provider === 'openai-responses') return reply.code(500).send({ error: { message: 'fake provider: streaming of the Responses API is not implemented', type: 'server_error' } });
-    const frames = provider === 'openai' ? openAIStreamFrames(replyBody, recorded.body) : anthropicStreamFrames(replyBody);
+    const frames =
+      provider === 'openai' ? openAIStreamFrames(replyBody, recorded.body)
+      : provider === 'anthropic' ? anthropicStreamFrames(replyBody)
+      : responsesStreamFrames(replyBody);
     const control = { ...(scripted as ScriptedReply).stream, ...('malformed' in scripted ? { truncate: true } : {}) };
-    const errorFrame = provider === 'openai' ? OPENAI_STREAM_ERROR : ANTHROPIC_STREAM_ERROR;
+    const errorFrame =
+      provider === 'openai' ? OPENAI_STREAM_ERROR
+      : provider === 'anthropic' ? ANTHROPIC_STREAM_ERROR
+      : responsesStreamError(control.errorAfterEvents ?? 0);
     recorded.stream = await writeEventStream(request, reply, frames, { headers, control, errorFrame, closing });
     return reply;
   }

@@ -14,7 +14,8 @@ export interface ScriptedStreamControl {
   dropAfterEvents?: number;
   /**
    * After this many events, send the provider's mid-stream error and end the response: Anthropic
-   * an `event: error` with `overloaded_error`, OpenAI a `data: {"error": …}` chunk.
+   * an `event: error` with `overloaded_error`, Chat Completions a `data: {"error": …}` chunk, the
+   * Responses API an `event: error` with `server_error`.
    */
   errorAfterEvents?: number;
   /** After this many events, end the response cleanly though the reply is unfinished, as a proxy that gives up does. */

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { MAX_INLINE_PART_BYTES } from '../../workflows/binary-parts.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -171,6 +172,33 @@ describe('HTTP API', () => {
       history = await call({ url: `/api/conversations/${conversationId}/history?limit=2` });
     }
     expect(history.body).toMatchObject({ offset: 0, total: 4, messages: [{ role: 'user', content: 'look up order 1003' }, { role: 'assistant' }] });
+  });
+
+  it('takes a conversation message with an image, and refuses one whose image is too large, changing nothing', async () => {
+    const conversationId = `http-conv-${randomUUID()}`;
+    const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+    const image = { type: 'image', source: { type: 'base64', mediaType: 'image/png', data: png } };
+    const url = `/api/conversations/${conversationId}/messages`;
+    const sent = await call({ method: 'POST', url, body: { text: 'look up order 1003', content: [image] } });
+    expect(sent.status).toBe(202);
+    await turnpike.client.workflow.getHandle(sent.body.turnWorkflowId).result();
+
+    const data = 'A'.repeat(Math.ceil(((MAX_INLINE_PART_BYTES + 16) * 4) / 3 / 4) * 4);
+    const refused = await call({ method: 'POST', url, body: { text: 'and this', content: [{ ...image, source: { ...image.source, data } }] } });
+    expect(refused).toMatchObject({ status: 400, body: { error: { type: 'InvalidRequest' } } });
+    expect(refused.body.error.message).toMatch(/^Invalid sendMessage: content\[0\] is \d+ bytes/);
+    const unknownPart = await call({ method: 'POST', url, body: { text: 'and this', content: [{ type: 'audio' }] } });
+    expect(unknownPart.status).toBe(400);
+
+    let history = await call({ url: `/api/conversations/${conversationId}/history` });
+    for (let tries = 0; history.body.total < 4 && tries < 50; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      history = await call({ url: `/api/conversations/${conversationId}/history` });
+    }
+    expect(history.body.messages[0]).toEqual({ role: 'user', content: [{ type: 'text', text: 'look up order 1003' }, image] });
+    // Only the first message became a turn: the refused ones left no trace.
+    expect(history.body.messages.filter((message: { role: string }) => message.role === 'user')).toHaveLength(1);
+    expect((await call({ url: turnPath(`${conversationId}/turn-2`) })).status).toBe(404);
   });
 });
 

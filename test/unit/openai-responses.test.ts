@@ -155,7 +155,9 @@ describe('openai-responses provider', () => {
     [{ text: 'Done.' }, 'stop', 'completed'],
   ])('maps a response %j to finish reason %s', async (scripted, finishReason, providerFinishReason) => {
     server.script('openai-responses', [scripted]);
-    const result = await callOpenAIResponses(stepInput([question]), options());
+    // Only a background response is cancelled, and it is retrieved rather than streamed.
+    const stream = 'finishReason' in scripted && scripted.finishReason === 'cancelled' ? false : undefined;
+    const result = await callOpenAIResponses(stepInput([question], { provider: 'openai-responses', model: 'gpt-4.1-mini', stream }), options());
     expect(result).toMatchObject({ finishReason, providerFinishReason });
     expect(lastRequest().errors).toEqual([]);
   });
