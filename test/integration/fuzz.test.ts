@@ -111,7 +111,9 @@ describe('fuzzing parked turns with hostile messages', () => {
     expect(after).toEqual({ ...before, pending: before.pending.filter((call) => call.toolCallId !== client.toolCallId) });
     const history = await handle.fetchHistory();
     expect(history.events!.filter((event) => event.workflowTaskFailedEventAttributes)).toEqual([]);
-    expect(history.events!.filter((event) => event.workflowExecutionSignaledEventAttributes)).toHaveLength(signals + 1);
+    // The model activity's streamed deltas arrive as signals too (how many depends on timing): not counted.
+    const sent = history.events!.filter((event) => event.workflowExecutionSignaledEventAttributes && event.workflowExecutionSignaledEventAttributes.signalName !== '__temporal_workflow_stream_publish');
+    expect(sent).toHaveLength(signals + 1);
     // Rejected updates leave no trace in history: only the one accepted decision does.
     expect(history.events!.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes)).toHaveLength(1);
     expect([...rejectionTypes.keys()].sort()).toEqual(
