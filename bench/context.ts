@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { AiSdkSystem } from './ai-sdk-system.js';
 import type { BundlePaths } from './bundles.js';
+import type { FakeOpenAI } from './fake-openai.js';
 import { FAKE_OPENAI_MODEL } from './fake-openai-settings.js';
 import { FloorSystem } from './floor-system.js';
 import type { BenchOptions } from './options.js';
@@ -31,6 +32,8 @@ export interface BenchContext {
   bundlePaths: BundlePaths;
   /** The fake OpenAI server (fake-openai.ts) behind `turnpike-openai` and `ai-sdk`. */
   openaiBaseURL: string;
+  /** The same server, for the streaming figure to pace and timestamp its streamed replies. */
+  fakeOpenAI: FakeOpenAI;
   /**
    * Why `@temporalio/ai-sdk` is not measured, for the whole run or (keyed by scenario) for one
    * scenario; the report prints it instead of leaving the comparison out silently.

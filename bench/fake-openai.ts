@@ -12,6 +12,7 @@
  */
 import { parseScriptedRequests } from '../activities/providers/scripted.js';
 import { startFakeProviderServer, type FakeProviderServer, type Json } from '../test/fake-provider/server.js';
+import type { ScriptedStreamControl } from '../test/fake-provider/sse.js';
 
 function text(content: Json): string {
   if (typeof content === 'string') return content;
@@ -23,22 +24,29 @@ export interface FakeOpenAI {
   baseURL: string;
   /** Requests the fake rejected since the last call (the real API would have too), then forgets all requests. */
   takeRejected(): string[];
+  /**
+   * How streamed replies (`stream: true`) are delivered from now on: paced and tapped for the
+   * streaming figure, or (undefined) as fast as the socket takes them.
+   */
+  setStreamControl(control: ScriptedStreamControl | undefined): void;
   close(): Promise<void>;
 }
 
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const server: FakeProviderServer = await startFakeProviderServer();
+  let streamControl: ScriptedStreamControl | undefined;
   server.setDefault('openai', (body) => {
+    const stream = streamControl && body.stream === true ? { stream: streamControl } : {};
     const messages: Json[] = body.messages;
     const lastUser = messages.findLastIndex((message) => message.role === 'user');
     const since = messages.slice(lastUser + 1);
     const steps = parseScriptedRequests(text(messages[lastUser]?.content));
     const taken = since.filter((message) => message.role === 'assistant').length;
-    if (taken < steps.length) return { toolCalls: steps[taken].map((call) => ({ name: call.toolName, input: call.input })) };
+    if (taken < steps.length) return { ...stream, toolCalls: steps[taken].map((call) => ({ name: call.toolName, input: call.input })) };
     const names = new Map<string, string>();
     for (const message of since) for (const call of message.tool_calls ?? []) names.set(call.id, call.function.name);
     const results = since.filter((message) => message.role === 'tool').map((message) => `${names.get(message.tool_call_id) ?? 'tool'}: ${text(message.content)}`);
-    return { text: results.length > 0 ? `Done. ${results.join('; ')}` : 'ok' };
+    return { ...stream, text: results.length > 0 ? `Done. ${results.join('; ')}` : 'ok' };
   });
   return {
     baseURL: server.openaiBaseURL,
@@ -47,6 +55,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
       // Recorded bodies hold whole conversations: do not keep thousands of them.
       server.requests.length = 0;
       return rejected;
+    },
+    setStreamControl(control) {
+      streamControl = control;
     },
     close: () => server.close(),
   };

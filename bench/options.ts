@@ -2,7 +2,7 @@
  * `npm run bench -- [flags]`: what to run and how much of it.
  *
  *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
- *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale
+ *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale, streaming
  *   --reps N                   measured turns per (system, step count) in the latency figure
  *   --parked N                 turns parked at once while resume latency is measured (default 1000)
  *   --resume-sample N          parked turns resumed and timed, one at a time, per system
@@ -20,7 +20,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale'] as const;
+export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /**

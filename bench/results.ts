@@ -6,6 +6,7 @@ import type { HistoryFigures } from './scenarios/history.js';
 import type { ResumeLatencyFigures } from './scenarios/resume-latency.js';
 import type { ResumePayloadFigures } from './scenarios/resume-payload.js';
 import type { ScaleFigures } from './scenarios/scale.js';
+import type { StreamingFigures } from './scenarios/streaming.js';
 import type { ThroughputFigures } from './scenarios/throughput.js';
 import type { TurnLatencyFigures } from './scenarios/turn-latency.js';
 import type { WorkerSettings } from './worker-protocol.js';
@@ -18,6 +19,7 @@ export interface Figures {
   history?: HistoryFigures;
   payload?: ResumePayloadFigures;
   scale?: ScaleFigures;
+  streaming?: StreamingFigures;
 }
 
 /** One line of the report: a figure for every system, and the target it is held to if any. */

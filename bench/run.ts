@@ -27,6 +27,7 @@ import { measureParkedCapacity } from './scenarios/parked-capacity.js';
 import { measureResumeLatency } from './scenarios/resume-latency.js';
 import { measureResumePayload } from './scenarios/resume-payload.js';
 import { measureScale } from './scenarios/scale.js';
+import { measureStreaming } from './scenarios/streaming.js';
 import { measureThroughput } from './scenarios/throughput.js';
 import { measureTurnLatency } from './scenarios/turn-latency.js';
 import { reportRows } from './targets.js';
@@ -43,6 +44,7 @@ const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
   history: measureHistory,
   payload: measureResumePayload,
   scale: measureScale,
+  streaming: measureStreaming,
 };
 
 async function main(): Promise<void> {
@@ -75,6 +77,7 @@ async function main(): Promise<void> {
     options,
     bundlePaths: bundles,
     openaiBaseURL: fakeOpenAI.baseURL,
+    fakeOpenAI,
     aiSdkNotMeasured,
     log,
   };

@@ -15,6 +15,7 @@
 import type { Figures, ReportRow } from './results.js';
 import type { HistorySide } from './scenarios/history.js';
 import type { ScaleFigures } from './scenarios/scale.js';
+import type { LatencyPercentiles, StreamingFigures, StreamingHistory } from './scenarios/streaming.js';
 import type { ThroughputSide } from './scenarios/throughput.js';
 import type { Summary } from './stats.js';
 
@@ -47,7 +48,7 @@ const bytes = (value: number) => `${value.toFixed(0)} B`;
 
 export function reportRows(figures: Figures): ReportRow[] {
   const rows: ReportRow[] = [];
-  const { latency, resume, throughput, capacity, history, payload, scale } = figures;
+  const { latency, resume, throughput, capacity, history, payload, scale, streaming } = figures;
 
   if (latency) {
     for (const step of latency.bySteps) {
@@ -235,7 +236,42 @@ export function reportRows(figures: Figures): ReportRow[] {
     });
   }
   if (scale) rows.push(...scaleRows(scale));
+  if (streaming) rows.push(...streamingRows(streaming));
   return rows;
+}
+
+/**
+ * Streaming has no floor: its figures compare a streamed turn with the same turn unstreamed
+ * (`model.stream: false`), both in the turnpike column, the unstreamed one first.
+ */
+function streamingRows(streaming: StreamingFigures): ReportRow[] {
+  const size = (side: StreamingHistory) => `${side.events} ev / ${bytes(side.protoBytes)}`;
+  const added = (cost: { events: number; protoBytes: number }) => `+${cost.events} ev / +${bytes(cost.protoBytes)}`;
+  const latencies = (value: LatencyPercentiles) => `${ms(value.p50)} / ${ms(value.p95)}`;
+  const turn = `${streaming.steps}-step openai turn, median of ${streaming.turns}`;
+  const none = { floor: '—', ratio: '—', target: '—', met: null } as const;
+  return [
+    {
+      figure: `History per turn, stream off → on, nobody subscribed (${turn}; events / protobuf bytes)`,
+      turnpike: `${size(streaming.off)} → ${size(streaming.on)} (${added(streaming.added.unwatched)}; ${streaming.on.signals} signals)`,
+      ...none,
+    },
+    {
+      figure: `History per turn, stream off → on with a turnEvents subscriber (${turn})`,
+      turnpike: `${size(streaming.off)} → ${size(streaming.onWithSubscriber)} (${added(streaming.added.watched)}; ${streaming.onWithSubscriber.signals} signals, ${streaming.onWithSubscriber.updates} updates)`,
+      ...none,
+    },
+    {
+      figure: `Token → subscriber, first token of a step (p50 / p95, n=${streaming.latency.firstToken.n}; tokens ${streaming.tokenIntervalMs} ms apart)`,
+      turnpike: latencies(streaming.latency.firstToken),
+      ...none,
+    },
+    {
+      figure: `Token → subscriber, every token (p50 / p95, n=${streaming.latency.everyToken.n}; after the first, batched ≤ 200 ms)`,
+      turnpike: latencies(streaming.latency.everyToken),
+      ...none,
+    },
+  ];
 }
 
 function scaleRows(scale: ScaleFigures): ReportRow[] {

@@ -22,6 +22,10 @@ export interface ScriptedStreamControl {
   endAfterEvents?: number;
   /** Send half the events, then one whose JSON is cut in half, then end: what a broken proxy sends. */
   truncate?: boolean;
+  /** Wait this long between events, as a model writes tokens at its own pace (the benchmark's streaming figure). */
+  eventIntervalMs?: number;
+  /** Called as each event has been written to the socket (the benchmark timestamps tokens leaving the provider). */
+  onEvent?: (frame: SSEFrame) => void;
 }
 
 /** How a streamed reply ended: all of it, or cut short as `ScriptedStreamControl` asked. */
@@ -76,8 +80,10 @@ export async function writeEventStream(
     }
     if (index === frames.length) break;
     raw.write(formatFrame(frames[index]!));
+    control.onEvent?.(frames[index]!);
     // Let each event leave as its own write, as a model's tokens do, rather than in one burst.
-    await new Promise((resolve) => setImmediate(resolve));
+    if (control.eventIntervalMs) await new Promise((resolve) => setTimeout(resolve, control.eventIntervalMs));
+    else await new Promise((resolve) => setImmediate(resolve));
   }
   raw.end();
   return 'complete';

@@ -2,11 +2,14 @@
  * Whole turns on the real dev server with streaming and Anthropic prompt caching on (both by
  * default), through the real SDKs against the strict fake: a 20-step tool loop reads the prefix
  * each step wrote from the cache at every later step, a `pause_turn` continues its step, and the
- * `stream` / `promptCaching` options turn either off (or fail the turn at once when malformed).
+ * `stream` / `promptCaching` options turn either off (or fail the turn at once when malformed);
+ * a `turnEvents` subscriber gets a step's first text delta while the provider still holds the rest.
  */
 import { ApplicationFailure, defaultPayloadConverter, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../client/payload-codec.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import type { TurnEventRecord } from '../../workflows/turn-events.js';
 import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';
 import type { ModelSettings, ModelStepResult, Usage } from '../../workflows/types.js';
 import { useFakeProviders } from '../support/fake-providers.js';
@@ -15,10 +18,12 @@ import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness
 
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
+let client: TurnpikeClient;
 
 beforeAll(async () => {
   fake = await useFakeProviders();
   turnpike = await startTurnpike({ tools: testTools });
+  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
 });
 
 afterAll(async () => {
@@ -131,5 +136,45 @@ describe('the stream and promptCaching model options', () => {
     expect((cause as ApplicationFailure).type).toBe(INVALID_TURN_INPUT);
     expect(cause!.message).toContain(message);
     expect(fake.requests).toEqual([]);
+  });
+});
+
+describe('a subscriber of a streaming turn', () => {
+  // Where each fake holds its stream: after the opening events and the first word of text
+  // (OpenAI: the role chunk, "The "; Anthropic: message_start, ping, content_block_start, "The ").
+  it.each([
+    ['openai', 'gpt-4.1-mini', 2],
+    ['anthropic', 'claude-sonnet-4-6', 4],
+  ] as const)('receives the first text delta of a step while its model activity is still running (%s)', async (provider, model, pauseAfterEvents) => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const text = 'The parcel left the depot at nine and arrives tomorrow.';
+    fake.script(provider, [{ text, stream: { pauseAfterEvents, resume: released } }]);
+
+    const handle = await turnpike.startTurn({ model: { provider, model, maxTokens: 256 }, text: 'Where is my parcel?' });
+    const iterator = client.turnEvents(handle.workflowId)[Symbol.asyncIterator]();
+    const first = await iterator.next();
+
+    // The fake still holds the rest of the reply, so the model activity cannot have completed.
+    expect(first.done).toBe(false);
+    expect(first.value!.event).toEqual({ type: 'text-delta', text: 'The ', step: 1, attempt: 1 });
+    const description = await handle.describe();
+    expect(description.status.name).toBe('RUNNING');
+    expect(description.raw.pendingActivities?.map((activity) => activity.activityType?.name)).toEqual(['callModel']);
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0]!.stream).toBeUndefined();
+    expect(await modelSteps(handle)).toEqual([]);
+
+    release();
+    const seen: TurnEventRecord[] = [first.value!];
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) seen.push(next.value);
+    const result = await handle.result();
+
+    expect(result).toMatchObject({ status: 'completed', text });
+    expect(fake.requests.map((request) => [request.errors, request.stream])).toEqual([[[], 'complete']]);
+    const streamed = seen.map(({ event }) => (event.type === 'text-delta' ? event.text : '')).join('');
+    expect(streamed).toBe(text);
+    expect(seen.map(({ offset }) => offset)).toEqual(seen.map((_, index) => index));
+    expect(seen.at(-1)!.event).toMatchObject({ type: 'turn-finished', status: 'completed', text });
   });
 });

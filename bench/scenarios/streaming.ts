@@ -1,0 +1,165 @@
+/**
+ * What streaming costs and how fast it is: turns through turnpike's `openai` provider against the
+ * fake OpenAI server (fake-openai.ts), which streams like the real API and here paces its events
+ * as a model writes tokens ({@link TOKEN_INTERVAL_MS} apart).
+ *
+ * History: the same 3-step turn (2 tool steps, then a text answer) three ways, interleaved —
+ *   - `off`: `model.stream: false`, nobody subscribed: the non-streaming turn;
+ *   - `on`: streaming, nobody subscribed: what the model activity's batched publishes add;
+ *   - `on + subscriber`: streaming with a `TurnpikeClient.turnEvents` reader from the start: what
+ *     the reader's long polls add on top (they are updates, so they are in the history too).
+ * Streaming is judged against the same provider with streaming off, not against the scripted
+ * model: that isolates the stream (the provider's HTTP call is the same either way).
+ *
+ * Token-to-subscriber latency: for every text event the fake writes, the time from the write
+ * (the fake runs in this process, so one clock) to when the subscriber has received text up to
+ * and including it — the first token of a step (published at once) and every token (after the
+ * first, the activity batches for up to 200 ms; see activities/step-stream.ts).
+ */
+import { performance } from 'node:perf_hooks';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import type { TurnEventRecord } from '../../workflows/turn-events.js';
+import type { BenchContext, Systems } from '../context.js';
+import { FAKE_OPENAI_MODEL } from '../fake-openai-settings.js';
+import { historySize, type HistorySize } from '../history-size.js';
+import { percentile } from '../stats.js';
+import { TurnpikeSystem } from '../turnpike-system.js';
+
+/** A model writing ~50 tokens a second. */
+export const TOKEN_INTERVAL_MS = 20;
+const STEPS = 3;
+
+export interface StreamingHistory {
+  /** Medians over the turns measured. */
+  events: number;
+  protoBytes: number;
+  /** Signals (the activity's batched publishes) and accepted updates (subscriber polls), medians. */
+  signals: number;
+  updates: number;
+}
+
+export interface LatencyPercentiles {
+  n: number;
+  p50: number;
+  p95: number;
+  max: number;
+}
+
+export interface StreamingFigures {
+  steps: number;
+  turns: number;
+  tokenIntervalMs: number;
+  off: StreamingHistory;
+  on: StreamingHistory;
+  onWithSubscriber: StreamingHistory;
+  /** on − off, and on + subscriber − off: what streaming adds to one turn's history. */
+  added: { unwatched: { events: number; protoBytes: number }; watched: { events: number; protoBytes: number } };
+  /** Milliseconds from the fake provider writing a text event to the subscriber having it. */
+  latency: { firstToken: LatencyPercentiles; everyToken: LatencyPercentiles };
+}
+
+const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
+
+function percentiles(samples: number[]): LatencyPercentiles {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { n: sorted.length, p50: percentile(sorted, 50), p95: percentile(sorted, 95), max: sorted.at(-1) ?? Number.NaN };
+}
+
+function summarizeHistory(sizes: HistorySize[]): StreamingHistory {
+  return {
+    events: median(sizes.map((size) => size.events)),
+    protoBytes: median(sizes.map((size) => size.protoBytes)),
+    signals: median(sizes.map((size) => size.eventTypes.WORKFLOW_EXECUTION_SIGNALED ?? 0)),
+    updates: median(sizes.map((size) => size.eventTypes.WORKFLOW_EXECUTION_UPDATE_ACCEPTED ?? 0)),
+  };
+}
+
+/** Text written by the fake, as cumulative length at each write. */
+interface Mark {
+  length: number;
+  at: number;
+}
+
+export async function measureStreaming(context: BenchContext, systems: Systems): Promise<StreamingFigures> {
+  const { turnpike } = systems;
+  const model = { provider: 'openai', model: FAKE_OPENAI_MODEL } as const;
+  const streaming = new TurnpikeSystem(context.client, turnpike.taskQueue, turnpike.worker, 'turnpike-openai', { ...model, stream: true });
+  const plain = new TurnpikeSystem(context.client, turnpike.taskQueue, turnpike.worker, 'turnpike-openai', { ...model, stream: false });
+  const reader = new TurnpikeClient({ client: context.client, taskQueue: turnpike.taskQueue });
+  const turns = context.options.quick ? 8 : 30;
+
+  let written: Mark[] = [];
+  let writtenLength = 0;
+  context.fakeOpenAI.setStreamControl({
+    eventIntervalMs: TOKEN_INTERVAL_MS,
+    onEvent: (frame) => {
+      const content = (frame.data as { choices?: Array<{ delta?: { content?: unknown } }> })?.choices?.[0]?.delta?.content;
+      if (typeof content !== 'string' || content.length === 0) return;
+      writtenLength += content.length;
+      written.push({ length: writtenLength, at: performance.now() });
+    },
+  });
+
+  const sizes = { off: [] as HistorySize[], on: [] as HistorySize[], watched: [] as HistorySize[] };
+  const firstToken: number[] = [];
+  const everyToken: number[] = [];
+  try {
+    for (let turn = 0; turn < turns; turn++) {
+      // Interleaved, so the machine's load drifts over all three alike.
+      const off = await plain.startTurn(STEPS);
+      await plain.finishTurn(off, STEPS);
+      sizes.off.push(await historySize(off));
+
+      const on = await streaming.startTurn(STEPS);
+      await streaming.finishTurn(on, STEPS);
+      sizes.on.push(await historySize(on));
+
+      written = [];
+      writtenLength = 0;
+      const received: Mark[] = [];
+      let receivedLength = 0;
+      const watched = await streaming.startTurn(STEPS);
+      const reading = (async () => {
+        const records: TurnEventRecord[] = [];
+        for await (const record of reader.turnEvents(watched.workflowId)) {
+          records.push(record);
+          if (record.event.type === 'text-delta') {
+            receivedLength += record.event.text.length;
+            received.push({ length: receivedLength, at: performance.now() });
+          }
+        }
+        return records;
+      })();
+      await streaming.finishTurn(watched, STEPS);
+      const records = await reading;
+      if (records.some(({ event }) => event.type === 'step-retry')) throw new Error(`turn ${watched.workflowId} retried a step; its latencies would mix attempts`);
+      if (receivedLength !== writtenLength) throw new Error(`turn ${watched.workflowId}: the subscriber got ${receivedLength} characters of text, the fake wrote ${writtenLength}`);
+      sizes.watched.push(await historySize(watched));
+      written.forEach((mark, index) => {
+        const arrival = received.find((got) => got.length >= mark.length)!;
+        const latency = arrival.at - mark.at;
+        everyToken.push(latency);
+        if (index === 0) firstToken.push(latency);
+      });
+    }
+  } finally {
+    context.fakeOpenAI.setStreamControl(undefined);
+  }
+
+  const off = summarizeHistory(sizes.off);
+  const on = summarizeHistory(sizes.on);
+  const onWithSubscriber = summarizeHistory(sizes.watched);
+  return {
+    steps: STEPS,
+    turns,
+    tokenIntervalMs: TOKEN_INTERVAL_MS,
+    off,
+    on,
+    onWithSubscriber,
+    added: {
+      unwatched: { events: on.events - off.events, protoBytes: on.protoBytes - off.protoBytes },
+      watched: { events: onWithSubscriber.events - off.events, protoBytes: onWithSubscriber.protoBytes - off.protoBytes },
+    },
+    latency: { firstToken: percentiles(firstToken), everyToken: percentiles(everyToken) },
+  };
+}
