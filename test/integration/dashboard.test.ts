@@ -269,7 +269,12 @@ describe('approval dashboard in Chromium', () => {
     await expect(field('titledSingleSelectEnum').locator('option:checked').textContent()).resolves.toBe('Superman');
     await expect(field('name').getAttribute('required')).resolves.toBe('');
     expect(await seriousViolations(page)).toEqual([]);
-    if (process.env.UPDATE_SCREENSHOTS === '1') await question.screenshot({ path: 'docs/dashboard-question.png' });
+    if (process.env.UPDATE_SCREENSHOTS === '1') {
+      // Tall enough for the whole card, so that the sticky header does not cover it.
+      await page.setViewportSize({ width: 1100, height: 1700 });
+      await question.screenshot({ path: 'docs/dashboard-question.png' });
+      await page.setViewportSize({ width: 1100, height: 900 });
+    }
 
     const answers: string[] = [];
     page.on('request', (request) => {
