@@ -335,12 +335,18 @@ describe('approval dashboard in Chromium', () => {
     await page.close();
   });
 
-  it('declines an MCP server question with a click, and the server is told', async () => {
+  it('declines an MCP server question with a click on a phone-sized screen, and the server is told', async () => {
     const handle = await turnpike.startTurn({ text: use('everything__trigger-elicitation-request', {}) });
     const [pending] = await waitForPending(handle);
-    const page = await openDashboard('bob-token');
+    const page = await openDashboard('bob-token', '', { width: 390, height: 844 });
     const question = card(page, pending.elicitationId!);
     await question.waitFor({ timeout: 15_000 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    for (const button of ['button.accept', 'button.decline', 'button.cancel']) {
+      const box = await question.locator(button).boundingBox();
+      expect(box!.x).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    }
     await question.locator('button.decline').click();
     await page.locator('.toast.ok', { hasText: 'Declined everything__trigger-elicitation-request' }).waitFor();
     expect(JSON.stringify((await handle.result()).toolCalls[0].output)).toContain('User declined');
