@@ -21,6 +21,8 @@ import { mayDecide } from '../workflows/call-checks.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
 import { isTurnEnded } from '../workflows/turn-statuses.js';
 import type { AgentTurnInput, UserContentPart } from '../workflows/types.js';
+import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
+import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
 import { registerUiChatRoute } from './ui-chat-route.js';
 import { StreamTokens } from './stream-token.js';
@@ -49,6 +51,11 @@ export interface ApiOptions {
    * balancer; when omitted, each process makes a random one.
    */
   streamSecret?: string;
+  /**
+   * How often the dashboards' live feed (`GET /api/approvals/events`) lists parked calls while
+   * any dashboard is open: one listing for all of them. Default 2,000 ms.
+   */
+  approvalsFeedIntervalMs?: number;
   /** When set, every decision must carry the signed token the approval was listed with. */
   decisionSecret?: string;
   /** Shown by the dashboard as links, e.g. http://127.0.0.1:8233. */
@@ -168,7 +175,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
     // Event streams check a bearer token or their own stream token (EventSource sends no headers).
-    if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url)) return;
+    if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url) || /^\/api\/approvals\/events(\?|$)/.test(request.url)) return;
     request.caller = await authenticate(request.headers.authorization);
     if (!request.caller) return sendError(reply, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server accepts');
   });
@@ -185,8 +192,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   }
 
   /**
-   * Parked calls, shared by every request within LISTING_TTL_MS: each open dashboard polls
-   * every second, and a listing costs visibility pages (plus a `turnState` query for the few
+   * Parked calls, shared by every request within LISTING_TTL_MS: the live feed and API callers
+   * (and dashboards that fell back to polling) list often, and a listing costs visibility pages (plus a `turnState` query for the few
    * turns whose memo cannot answer), so concurrent pollers share one listing instead of
    * multiplying that load.
    */
@@ -198,6 +205,28 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       calls.catch(() => (listing = undefined));
     }
     return listing.calls;
+  };
+
+  /** What `caller` sees of the listing: the calls they may decide, with counts per tool and signed when decisions are. */
+  const viewFor = (all: readonly ParkedCall[], who: Caller, keep: (call: ParkedCall) => boolean = () => true) => {
+    const identity = who.identity;
+    // Each approver sees what they may decide (the turn checks again when they do); client-tool
+    // calls and MCP questions are listed for everyone, since no approver decides them.
+    const mine = all.filter((call) => call.kind !== 'approval' || mayDecide(call, { approver: identity, approverGroups: who.groups }));
+    const counts: Record<string, number> = {};
+    for (const call of mine) if (call.kind === 'approval') counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
+    const sign = (call: ParkedCall) =>
+      options.decisionSecret && call.approvalId
+        ? { decisionToken: signDecision(options.decisionSecret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) }
+        : {};
+    const sorted = mine.filter(keep).sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
+    return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
+  };
+  const feed = new ApprovalsFeed(parkedCalls, options.approvalsFeedIntervalMs ?? DEFAULT_FEED_INTERVAL_MS);
+  /** After a decision or a result: the next listing must not show the call, and open dashboards should learn at once. */
+  const listingChanged = () => {
+    listing = undefined;
+    feed.nudge();
   };
 
   app.get('/api/config', async () => ({ temporalUiUrl: options.temporalUiUrl ?? null, namespace: options.namespace ?? 'default', signedDecisions: Boolean(options.decisionSecret) }));
@@ -220,27 +249,17 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
 
   app.get('/api/approvals', { schema: { querystring: listingQuery } }, async (request, reply) => {
-    const identity = caller(request);
     const { tool, conversation, minAgeSeconds } = request.query;
     return answer(reply, async () => {
       const now = Date.now();
-      // Each approver sees what they may decide (the turn checks again when they do); client-tool
-      // calls are listed for everyone, since no approver decides them.
-      const mine = (await parkedCalls()).filter((call) => call.kind !== 'approval' || mayDecide(call, { approver: identity, approverGroups: request.caller!.groups }));
-      const counts: Record<string, number> = {};
-      for (const call of mine) if (call.kind === 'approval') counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
-      const calls = mine.filter(
+      return viewFor(
+        await parkedCalls(),
+        request.caller!,
         (call) =>
           (tool === undefined || call.toolName === tool) &&
           (conversation === undefined || call.conversationId === conversation) &&
           (minAgeSeconds === undefined || now - Date.parse(call.requestedAt) >= minAgeSeconds * 1000),
       );
-      const sign = (call: ParkedCall) =>
-        options.decisionSecret && call.approvalId
-          ? { decisionToken: signDecision(options.decisionSecret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) }
-          : {};
-      const sorted = calls.sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
-      return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
     });
   });
 
@@ -282,7 +301,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       }
       return answer(reply, async () => {
         const result = await options.client.approveToolCall(turnId, { approvalId, ...decision, approver, approverGroups: [...request.caller!.groups] });
-        listing = undefined; // The next listing must not show the call just decided.
+        listingChanged();
         return result;
       });
     },
@@ -295,7 +314,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       const { turnId, toolCallId } = request.params;
       return answer(reply, async () => {
         const result = await options.client.submitToolResult(turnId, { toolCallId, ...request.body });
-        listing = undefined;
+        listingChanged();
         return result;
       });
     },
@@ -322,12 +341,20 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     },
   );
 
+  const streamTokens = new StreamTokens(options.streamSecret);
   registerEventStreamRoutes(app, {
     client: options.client,
     authenticate,
-    tokens: new StreamTokens(options.streamSecret),
+    tokens: streamTokens,
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token for it (POST …/stream-token) or Authorization: Bearer <token>'),
     invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
+  });
+  registerApprovalsEventsRoute(app, {
+    feed,
+    authenticate,
+    tokens: streamTokens,
+    view: (calls, who) => viewFor(calls, who),
+    unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token (POST /api/approvals/stream-token) or Authorization: Bearer <token>'),
   });
   registerUiChatRoute(app, {
     client: options.client,

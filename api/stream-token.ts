@@ -14,7 +14,8 @@ export const STREAM_TOKEN_TTL_SECONDS = 120;
 const AUDIENCE = 'turnpike-stream';
 const ISSUER = 'turnpike';
 
-export type StreamScope = 'turn' | 'conversation';
+/** `approvals`: the caller's parked-call listing (target `approvals`). */
+export type StreamScope = 'turn' | 'conversation' | 'approvals';
 
 export interface StreamTokenClaims {
   scope: StreamScope;
@@ -22,6 +23,8 @@ export interface StreamTokenClaims {
   target: string;
   /** The caller the token was issued to. */
   identity: string;
+  /** The caller's groups, for a stream that filters by them (the approvals listing). */
+  groups?: readonly string[];
 }
 
 export class StreamTokens {
@@ -35,7 +38,7 @@ export class StreamTokens {
 
   async issue(claims: StreamTokenClaims, now = Date.now()): Promise<{ token: string; expiresAt: string }> {
     const expires = Math.floor(now / 1000) + STREAM_TOKEN_TTL_SECONDS;
-    const token = await new SignJWT({ scope: claims.scope, target: claims.target })
+    const token = await new SignJWT({ scope: claims.scope, target: claims.target, ...(claims.groups && claims.groups.length > 0 ? { groups: [...claims.groups] } : {}) })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(claims.identity)
       .setIssuer(ISSUER)
@@ -48,10 +51,16 @@ export class StreamTokens {
 
   /** The caller, when `token` is valid for exactly this stream; undefined otherwise (never throws). */
   async verify(token: string, scope: StreamScope, target: string): Promise<string | undefined> {
+    return (await this.verifyCaller(token, scope, target))?.identity;
+  }
+
+  /** The caller and their groups, when `token` is valid for exactly this stream; undefined otherwise (never throws). */
+  async verifyCaller(token: string, scope: StreamScope, target: string): Promise<{ identity: string; groups: string[] } | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], audience: AUDIENCE, issuer: ISSUER, requiredClaims: ['exp', 'sub'] });
-      if (payload.scope !== scope || payload.target !== target) return undefined;
-      return payload.sub;
+      if (payload.scope !== scope || payload.target !== target || !payload.sub) return undefined;
+      const groups = Array.isArray(payload.groups) ? payload.groups.filter((group): group is string => typeof group === 'string') : [];
+      return { identity: payload.sub, groups };
     } catch {
       return undefined;
     }

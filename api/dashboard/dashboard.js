@@ -1,12 +1,16 @@
 // turnpike approval dashboard: lists parked calls from the HTTP API and sends decisions.
-// Plain browser JavaScript, no build step. Settings from the page URL:
-//   ?interval=<ms>  refresh interval (default 1000)
+// Plain browser JavaScript, no build step. The listing arrives on one Server-Sent Events stream
+// (GET /api/approvals/events); when that stream cannot be opened the page polls instead.
+// Settings from the page URL:
+//   ?interval=<ms>  polling interval when the stream is unavailable (default 1000); 0: load once, no updates
+//   ?stream=0       poll, never open the stream
 const params = new URLSearchParams(location.search);
 const REFRESH_MS = Number(params.get('interval') ?? 1000);
+const STREAM = params.get('stream') !== '0' && REFRESH_MS > 0 && typeof EventSource === 'function';
 const TOKEN_KEY = 'turnpike.token';
 
 const $ = (selector) => document.querySelector(selector);
-const state = { token: localStorage.getItem(TOKEN_KEY), config: {}, cards: new Map(), deciding: new Set() };
+const state = { token: localStorage.getItem(TOKEN_KEY), config: {}, cards: new Map(), deciding: new Set(), polling: [], source: null };
 
 async function api(path, options = {}) {
   const response = await fetch(path, {
@@ -73,10 +77,13 @@ function workflowLink(turnId) {
   return link;
 }
 
+const KIND_LABELS = { approval: ['Approval', 'approval'], elicitation: ['Question', 'question'], 'client-tool': ['Client tool', 'client tool'] };
+
 function fillCard(card, call) {
+  const [kindTitle, kindBadge] = KIND_LABELS[call.kind] ?? KIND_LABELS['client-tool'];
   card.querySelector('.tool').textContent = call.toolName;
-  card.setAttribute('aria-label', `${call.kind === 'approval' ? 'Approval' : 'Client tool'}: ${call.toolName}, turn ${call.turnWorkflowId}`);
-  card.querySelector('.kind').textContent = call.kind === 'approval' ? 'approval' : 'client tool';
+  card.setAttribute('aria-label', `${kindTitle}: ${call.toolName}, turn ${call.turnWorkflowId}`);
+  card.querySelector('.kind').textContent = kindBadge;
   const meta = card.querySelector('.meta');
   meta.replaceChildren();
   const add = (label, value) => {
@@ -88,8 +95,12 @@ function fillCard(card, call) {
   add('turn', workflowLink(call.turnWorkflowId) ?? call.turnWorkflowId);
   if (call.conversationId) add('conversation', call.conversationId);
   add('requested', `${duration(Date.now() - Date.parse(call.requestedAt))} ago`);
-  card.querySelector('.policy-reason').textContent = call.reason ? `Why it needs you: ${call.reason}` : '';
-  renderJson(card.querySelector('.input'), call.input);
+  const reason = card.querySelector('.policy-reason');
+  if (reason) reason.textContent = call.reason ? `Why it needs you: ${call.reason}` : '';
+  const message = card.querySelector('.message');
+  if (message) message.textContent = call.message ?? '';
+  const input = card.querySelector('.input');
+  if (input) renderJson(input, call.input);
   updateTimes(card, call);
 }
 
@@ -137,29 +148,65 @@ async function showContext(card, call) {
   }
 }
 
-/**
- * A form from the tool's JSON Schema: a field per property (text, number, checkbox, choice),
- * JSON for anything else. The browser checks the schema's simple rules; the turn validates the
- * edited input against the full schema again and refuses it if it fails.
- */
+/** The edit-before-approve form, built once from the tool's input schema. */
 function buildEditor(card, call, schema) {
   const fields = card.querySelector('.edit-fields');
   if (fields.dataset.built) return;
   fields.dataset.built = 'yes';
+  buildFields(fields, schema, call.input ?? {}, () => showDiff(card, call), false);
+}
+
+let fieldIds = 0;
+
+/** A property's choices as [value, label] pairs: `enum` (with `enumNames`), or `oneOf`/`anyOf` of `const`s with titles. */
+function choicesOf(property) {
+  if (!property || typeof property !== 'object') return null;
+  if (Array.isArray(property.enum)) return property.enum.map((value, index) => [value, String(property.enumNames?.[index] ?? value)]);
+  const alternatives = property.oneOf ?? property.anyOf;
+  if (Array.isArray(alternatives) && alternatives.length > 0 && alternatives.every((option) => option && 'const' in option)) {
+    return alternatives.map((option) => [option.const, String(option.title ?? option.const)]);
+  }
+  return null;
+}
+
+/**
+ * A form from a JSON Schema, into `fields`: a field per property (text — typed by `format` as
+ * email, URL or date —, number, checkbox, choice, several choices), JSON for anything else; the
+ * values start from `original`, else (with `useDefaults`) the property's `default`. Used for the edit-before-approve
+ * form (a tool's input schema) and for an MCP server's question (its requested schema). The
+ * browser checks the schema's simple rules; the turn validates against the full schema again and
+ * refuses what fails.
+ */
+function buildFields(fields, schema, original, onInput, useDefaults) {
   const properties = schema?.type === 'object' && schema.properties ? schema.properties : null;
-  const original = call.input ?? {};
   const entries = properties ? Object.entries(properties) : [['(input)', {}]];
   for (const [name, property] of entries) {
     const label = document.createElement('label');
     label.className = 'edit-field';
     const caption = document.createElement('span');
-    caption.textContent = name;
+    caption.textContent = property.title && property.title !== name ? `${property.title} (${name})` : name;
     let control;
-    const value = properties ? original[name] : original;
-    if (Array.isArray(property.enum)) {
+    const value = properties ? (original[name] ?? (useDefaults ? property.default : undefined)) : original;
+    const required = properties ? (schema.required ?? []).includes(name) : true;
+    const choices = choicesOf(property);
+    const itemChoices = property.type === 'array' ? choicesOf(property.items) : null;
+    let kind;
+    if (choices) {
+      kind = 'enum';
       control = document.createElement('select');
-      for (const option of property.enum) control.append(new Option(String(option), JSON.stringify(option), false, JSON.stringify(option) === JSON.stringify(value)));
+      if (!required) control.append(new Option('(none)', '', false, value === undefined));
+      for (const [option, text] of choices) control.append(new Option(text, JSON.stringify(option), false, JSON.stringify(option) === JSON.stringify(value)));
+    } else if (itemChoices) {
+      kind = 'enums';
+      control = document.createElement('select');
+      control.multiple = true;
+      control.size = Math.min(itemChoices.length, 5);
+      const chosen = new Set((Array.isArray(value) ? value : []).map((item) => JSON.stringify(item)));
+      for (const [option, text] of itemChoices) control.append(new Option(text, JSON.stringify(option), false, chosen.has(JSON.stringify(option))));
+      control.dataset.minItems = property.minItems ?? '';
+      control.dataset.maxItems = property.maxItems ?? '';
     } else if (property.type === 'number' || property.type === 'integer') {
+      kind = 'number';
       control = document.createElement('input');
       control.type = 'number';
       control.step = property.type === 'integer' ? '1' : 'any';
@@ -167,53 +214,83 @@ function buildEditor(card, call, schema) {
       if (property.maximum !== undefined) control.max = property.maximum;
       control.value = value ?? '';
     } else if (property.type === 'boolean') {
+      kind = 'boolean';
       control = document.createElement('input');
       control.type = 'checkbox';
       control.checked = value === true;
     } else if (property.type === 'string') {
+      kind = 'string';
       control = document.createElement('input');
-      control.type = 'text';
+      control.type = { email: 'email', uri: 'url', date: 'date' }[property.format] ?? 'text';
+      if (property.format === 'date-time') {
+        control.placeholder = 'YYYY-MM-DDThh:mm:ssZ';
+        control.pattern = '\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}(:\\d{2}(\\.\\d+)?)?(Z|[+\\-]\\d{2}:\\d{2})';
+      }
       if (property.minLength !== undefined) control.minLength = property.minLength;
       if (property.maxLength !== undefined) control.maxLength = property.maxLength;
       control.value = value ?? '';
+      // An optional field left empty is left out, rather than sent as "" (which fails a format).
+      if (!required && (properties ? original[name] : original) === undefined) control.dataset.omitEmpty = 'yes';
     } else {
+      kind = 'json';
       control = document.createElement('textarea');
       control.value = JSON.stringify(value ?? null, null, 2);
     }
-    control.required = properties ? (schema.required ?? []).includes(name) : true;
+    control.required = required && kind !== 'boolean';
     control.dataset.field = name;
-    control.dataset.kind = control.type === 'checkbox' ? 'boolean' : control.tagName === 'SELECT' ? 'enum' : control.type === 'number' ? 'number' : control.tagName === 'TEXTAREA' ? 'json' : 'string';
-    control.addEventListener('input', () => showDiff(card, call));
+    control.dataset.kind = kind;
+    control.addEventListener('input', onInput);
+    control.addEventListener('change', onInput);
     label.append(caption, control);
+    if (property.description) {
+      const hint = document.createElement('span');
+      hint.className = 'hint';
+      hint.id = `field-hint-${++fieldIds}`;
+      hint.textContent = property.description;
+      control.setAttribute('aria-describedby', hint.id);
+      label.append(hint);
+    }
     fields.append(label);
   }
 }
 
-/** The edited input, or undefined when nothing changed; throws when a field is not valid. */
-function editedInput(card, call) {
-  const controls = [...card.querySelectorAll('.edit-fields [data-field]')];
-  if (controls.length === 0) return undefined;
+/** The form's value over `base` (fields left empty are removed); throws when a field is not valid. */
+function readFields(fields, base) {
+  const controls = [...fields.querySelectorAll('[data-field]')];
   const read = (control) => {
     if (!control.checkValidity()) throw new Error(`${control.dataset.field}: ${control.validationMessage}`);
     switch (control.dataset.kind) {
       case 'boolean': return control.checked;
-      case 'enum': return JSON.parse(control.value);
+      case 'enum': return control.value === '' ? undefined : JSON.parse(control.value);
+      case 'enums': {
+        const chosen = [...control.selectedOptions].map((option) => JSON.parse(option.value));
+        const { minItems, maxItems } = control.dataset;
+        if (chosen.length === 0 && !control.required) return undefined;
+        if (minItems !== '' && chosen.length < Number(minItems)) throw new Error(`${control.dataset.field}: choose at least ${minItems}`);
+        if (maxItems !== '' && chosen.length > Number(maxItems)) throw new Error(`${control.dataset.field}: choose at most ${maxItems}`);
+        return chosen;
+      }
       case 'number': return control.value === '' ? undefined : Number(control.value);
       case 'json':
         try { return JSON.parse(control.value); } catch { throw new Error(`${control.dataset.field}: not valid JSON`); }
-      default: return control.value;
+      default: return control.value === '' && control.dataset.omitEmpty ? undefined : control.value;
     }
   };
-  let input;
-  if (controls.length === 1 && controls[0].dataset.field === '(input)') input = read(controls[0]);
-  else {
-    input = { ...(call.input ?? {}) };
-    for (const control of controls) {
-      const value = read(control);
-      if (value === undefined) delete input[control.dataset.field];
-      else input[control.dataset.field] = value;
-    }
+  if (controls.length === 1 && controls[0].dataset.field === '(input)') return read(controls[0]);
+  const value = { ...(base ?? {}) };
+  for (const control of controls) {
+    const field = read(control);
+    if (field === undefined) delete value[control.dataset.field];
+    else value[control.dataset.field] = field;
   }
+  return value;
+}
+
+/** The edited input, or undefined when nothing changed; throws when a field is not valid. */
+function editedInput(card, call) {
+  const fields = card.querySelector('.edit-fields');
+  if (!fields.querySelector('[data-field]')) return undefined;
+  const input = readFields(fields, call.input);
   return JSON.stringify(input) === JSON.stringify(call.input) ? undefined : input;
 }
 
@@ -276,6 +353,48 @@ async function decide(card, call, approved) {
   }
 }
 
+// ---- questions from MCP servers (elicitation) ---------------------------------------------
+
+/** Shows what is wrong with the answer under the form (and says so to screen readers). */
+function showProblem(card, message) {
+  const list = card.querySelector('.answer-problems');
+  list.replaceChildren();
+  if (!message) return;
+  const item = document.createElement('li');
+  item.className = 'invalid';
+  item.textContent = message;
+  list.append(item);
+}
+
+/** Answers a server's question: `accept` with the form's content, `decline` or `cancel` (MCP's three actions). */
+async function answerQuestion(card, call, action) {
+  const key = keyOf(call);
+  let output = { action };
+  if (action === 'accept') {
+    try {
+      output = { action, content: readFields(card.querySelector('.edit-fields'), {}) };
+    } catch (error) {
+      showProblem(card, error.message);
+      return;
+    }
+  }
+  showProblem(card, '');
+  state.deciding.add(key);
+  card.querySelectorAll('button').forEach((button) => (button.disabled = true));
+  try {
+    await api(`/api/turns/${encodeURIComponent(call.turnWorkflowId)}/tool-results/${encodeURIComponent(call.toolCallId)}`, { method: 'POST', body: JSON.stringify({ output }) });
+    toast(`${{ accept: 'Answered', decline: 'Declined', cancel: 'Cancelled' }[action]} ${call.toolName}`, 'ok');
+    removeCard(key);
+  } catch (error) {
+    // An answer that fails the requested schema can be corrected; one too late cannot.
+    showProblem(card, `Not sent: ${error.message}`);
+    if (error.status === 404 || error.type === 'ToolCallAlreadySettled' || error.type === 'TurnAlreadyEnded') removeCard(key);
+    else card.querySelectorAll('button').forEach((button) => (button.disabled = false));
+  } finally {
+    state.deciding.delete(key);
+  }
+}
+
 function removeCard(key) {
   const entry = state.cards.get(key);
   if (!entry) return;
@@ -284,17 +403,31 @@ function removeCard(key) {
   setTimeout(() => entry.card.remove(), 300);
 }
 
+/** A card per parked call: an approval by its id, a server's question by its id (a retried call asks anew), else the call. */
+function keyOf(call) {
+  return call.approvalId ?? call.elicitationId ?? call.toolCallId;
+}
+
+const LISTS = { approval: '#approvals', elicitation: '#questions', 'client-tool': '#client-calls' };
+
+/** Shows the listing; returns how many cards left it (their calls were decided or answered elsewhere). */
 function render(calls) {
   const approvals = calls.filter((call) => call.kind === 'approval');
-  const clientCalls = calls.filter((call) => call.kind !== 'approval');
-  const keyOf = (call) => call.approvalId ?? call.toolCallId;
+  const questions = calls.filter((call) => call.kind === 'elicitation');
+  const clientCalls = calls.filter((call) => call.kind !== 'approval' && call.kind !== 'elicitation');
   const present = new Set(calls.map(keyOf));
-  for (const key of [...state.cards.keys()]) if (!present.has(key) && !state.deciding.has(key)) removeCard(key);
+  let removed = 0;
+  for (const key of [...state.cards.keys()]) {
+    if (!present.has(key) && !state.deciding.has(key)) {
+      removeCard(key);
+      removed++;
+    }
+  }
   for (const call of calls) {
     const key = keyOf(call);
     let entry = state.cards.get(key);
     if (!entry) {
-      const card = $('#card-template').content.firstElementChild.cloneNode(true);
+      const card = $(call.kind === 'elicitation' ? '#question-template' : '#card-template').content.firstElementChild.cloneNode(true);
       card.dataset.key = key;
       card.dataset.tool = call.toolName;
       if (call.kind === 'approval') {
@@ -305,10 +438,18 @@ function render(calls) {
         card.querySelector('.deny').addEventListener('click', () => decide(card, entry.call, false));
         card.querySelector('.context').addEventListener('toggle', (event) => event.target.open && showContext(card, entry.call));
         card.querySelector('.edit').addEventListener('toggle', (event) => event.target.open && showContext(card, entry.call));
+      } else if (call.kind === 'elicitation') {
+        buildFields(card.querySelector('.edit-fields'), call.requestedSchema, {}, () => showProblem(card, ''), true);
+        card.querySelector('.answer').addEventListener('submit', (event) => {
+          event.preventDefault();
+          answerQuestion(card, entry.call, 'accept');
+        });
+        card.querySelector('.decline').addEventListener('click', () => answerQuestion(card, entry.call, 'decline'));
+        card.querySelector('.cancel').addEventListener('click', () => answerQuestion(card, entry.call, 'cancel'));
       }
       entry = { card, call };
       state.cards.set(key, entry);
-      (call.kind === 'approval' ? $('#approvals') : $('#client-calls')).append(card);
+      $(LISTS[call.kind] ?? '#client-calls').append(card);
       fillCard(card, call);
     } else {
       entry.call = call;
@@ -316,8 +457,10 @@ function render(calls) {
     }
   }
   $('#approval-count').textContent = approvals.length;
+  $('#question-count').textContent = questions.length;
   $('#client-count').textContent = clientCalls.length;
   $('#empty').hidden = approvals.length > 0;
+  return removed;
 }
 
 /** The audit trail's newest entries (GET /api/decisions), refreshed less often than the queue. */
@@ -343,17 +486,74 @@ async function refreshDecisions() {
   }
 }
 
+function showStatus(live, text) {
+  $('#status').className = `status ${live ? 'live' : 'down'}`;
+  $('#status').textContent = text;
+}
+
 async function refresh() {
   try {
     const { calls } = await api('/api/approvals');
     render(calls);
-    $('#status').className = 'status live';
-    $('#status').textContent = `live · updated ${new Date().toLocaleTimeString()}`;
+    showStatus(true, `live · updated ${new Date().toLocaleTimeString()}`);
   } catch (error) {
-    $('#status').className = 'status down';
-    $('#status').textContent = error.status === 401 ? 'signed out' : `cannot reach turnpike: ${error.message}`;
+    showStatus(false, error.status === 401 ? 'signed out' : `cannot reach turnpike: ${error.message}`);
     if (error.status === 401) showLogin();
   }
+}
+
+/** Polls the listing (and, less often, the decisions): the fallback when the stream cannot be used. */
+function startPolling() {
+  if (state.polling.length > 0 || REFRESH_MS <= 0) return;
+  refresh();
+  state.polling = [setInterval(refresh, REFRESH_MS), setInterval(refreshDecisions, Math.max(REFRESH_MS * 10, 5_000))];
+}
+
+function stopPolling() {
+  state.polling.forEach(clearInterval);
+  state.polling = [];
+}
+
+/**
+ * Opens the listing's event stream with a short-lived stream token (an EventSource cannot send
+ * the bearer token). The browser reconnects by itself after a dropped connection; once the
+ * stream is closed for good — the server refused it, say because the token in its URL expired —
+ * the page polls and asks for a new token, backing off up to a minute between tries.
+ */
+async function connectStream(failures = 0) {
+  const retry = () => {
+    startPolling();
+    setTimeout(() => connectStream(failures + 1), Math.min(60_000, 1000 * 2 ** failures));
+  };
+  let url;
+  try {
+    ({ url } = await api('/api/approvals/stream-token', { method: 'POST', body: '{}' }));
+  } catch (error) {
+    if (error.status === 401) return showLogin();
+    return retry();
+  }
+  const source = new EventSource(url);
+  state.source = source;
+  source.addEventListener('open', () => {
+    failures = 0;
+    stopPolling();
+  });
+  source.addEventListener('message', (event) => {
+    const { calls } = JSON.parse(event.data);
+    // A call that left the listing was most likely decided: the trail has a new row.
+    if (render(calls) > 0) refreshDecisions();
+    showStatus(true, `live · updated ${new Date().toLocaleTimeString()}`);
+  });
+  source.addEventListener('listing-error', (event) => showStatus(false, `cannot list parked calls: ${JSON.parse(event.data).message}`));
+  source.addEventListener('error', () => {
+    if (source.readyState !== EventSource.CLOSED) {
+      showStatus(false, 'reconnecting…');
+      return;
+    }
+    source.close();
+    if (state.source === source) state.source = null;
+    retry();
+  });
 }
 
 function showLogin() {
@@ -373,12 +573,11 @@ async function start() {
   }
   $('#login').hidden = true;
   $('#main').hidden = false;
-  await refresh();
   await refreshDecisions();
-  if (REFRESH_MS > 0) {
-    setInterval(refresh, REFRESH_MS);
-    setInterval(refreshDecisions, Math.max(REFRESH_MS * 10, 5_000));
-  }
+  // The stream's first message is the listing: no separate first request.
+  if (STREAM) connectStream();
+  else if (REFRESH_MS > 0) startPolling();
+  else await refresh();
 }
 
 // ---- keyboard ------------------------------------------------------------------------------

@@ -1,7 +1,10 @@
 /**
  * The approval dashboard in a real headless Chromium (Debian's, driven by playwright-core)
  * against the HTTP API and a real dev server: a parked call appears, a click approves it and
- * the turn completes; a stale second tab's decision is rejected and the tool runs once.
+ * the turn completes; a stale second tab's decision is rejected and the tool runs once; an MCP
+ * server's question (server-everything over stdio) is answered from a form generated from its
+ * requested schema; the listing arrives on the event stream, with no polling, and the page polls
+ * when the stream fails.
  *
  * UPDATE_SCREENSHOTS=1 also writes docs/dashboard-queue.png.
  */
@@ -18,6 +21,7 @@ import { startIdentityProvider, type IdentityProvider } from '../support/identit
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
+const EVERYTHING = createRequire(import.meta.url).resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -26,12 +30,18 @@ let api: FastifyInstance;
 let browser: Browser;
 let baseUrl: string;
 let idp: IdentityProvider;
+let turnpikeClient: TurnpikeClient;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (bash .ci/run does), or set CHROMIUM_PATH`);
-  [turnpike, idp] = await Promise.all([startTurnpike({ tools: testTools }), startIdentityProvider()]);
+  [turnpike, idp] = await Promise.all([
+    // server-everything asks the elicitation test's question; the worker connects to it on first use.
+    startTurnpike({ tools: testTools, mcpServers: { everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] } } }),
+    startIdentityProvider(),
+  ]);
+  turnpikeClient = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
   api = await buildApi({
-    client: new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }),
+    client: turnpikeClient,
     tokens: parseTokenMap('alice-token:alice,bob-token:bob'),
     oidc: { jwksUrl: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience },
     temporalUiUrl: 'http://127.0.0.1:8233',
@@ -235,6 +245,162 @@ describe('approval dashboard in Chromium', () => {
       expect(box!.x + box!.width).toBeLessThanOrEqual(390);
     }
     if (process.env.UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: 'docs/dashboard-phone.png', fullPage: true });
+    await page.close();
+    await handle.cancel();
+  });
+
+  it("answers an MCP server's question from a form built from its requested schema: an invalid value is refused with a message, a valid answer completes the call", async () => {
+    const handle = await turnpike.startTurn({ text: use('everything__trigger-elicitation-request', {}) });
+    const [pending] = await waitForPending(handle);
+    expect(pending.kind).toBe('elicitation');
+    const page = await openDashboard('alice-token');
+    const question = card(page, pending.elicitationId!);
+    await question.waitFor({ timeout: 15_000 });
+    await expect(question.locator('.message').textContent()).resolves.toBe('Please provide inputs for the following fields:');
+    await expect(question.getAttribute('aria-label')).resolves.toBe(`Question: everything__trigger-elicitation-request, turn ${handle.workflowId}`);
+    // Typed by the requested schema, with its defaults.
+    const field = (name: string) => question.locator(`.edit-fields [data-field="${name}"]`);
+    await expect(field('email').getAttribute('type')).resolves.toBe('email');
+    await expect(field('homepage').getAttribute('type')).resolves.toBe('url');
+    await expect(field('birthdate').getAttribute('type')).resolves.toBe('date');
+    await expect(field('check').getAttribute('type')).resolves.toBe('checkbox');
+    await expect(field('integer').inputValue()).resolves.toBe('42');
+    await expect(field('untitledSingleSelectEnum').inputValue()).resolves.toBe('"Monica"');
+    await expect(field('titledSingleSelectEnum').locator('option:checked').textContent()).resolves.toBe('Superman');
+    await expect(field('name').getAttribute('required')).resolves.toBe('');
+    expect(await seriousViolations(page)).toEqual([]);
+    if (process.env.UPDATE_SCREENSHOTS === '1') {
+      // Tall enough for the whole card, so that the sticky header does not cover it.
+      await page.setViewportSize({ width: 1100, height: 1700 });
+      await question.screenshot({ path: 'docs/dashboard-question.png' });
+      await page.setViewportSize({ width: 1100, height: 900 });
+    }
+
+    const answers: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST' && request.url().includes('/tool-results/')) answers.push(request.postData() ?? '');
+    });
+    // The browser refuses what it can check, and nothing is sent.
+    await field('name').fill('Ada Lovelace');
+    await field('email').fill('not an email');
+    await question.locator('button.accept').click();
+    await expect(question.locator('.answer-problems').textContent()).resolves.toMatch(/^email: .+/);
+    await field('email').fill('ada@example.com');
+    await field('integer').fill('500');
+    await question.locator('button.accept').click();
+    await expect(question.locator('.answer-problems').textContent()).resolves.toMatch(/^integer: .+/);
+    expect(answers).toEqual([]);
+
+    // What the browser does not check the turn refuses, and the page shows the turn's message:
+    // here a browser without email checking (the field made plain text) sends a bad address.
+    await field('integer').fill('7');
+    await field('email').evaluate((input) => input.setAttribute('type', 'text'));
+    await field('email').fill('ada-at-example');
+    await question.locator('button.accept').click();
+    await question.locator('.answer-problems', { hasText: 'does not fit the requested schema' }).waitFor();
+    await expect(question.locator('.answer-problems').textContent()).resolves.toContain('email');
+    expect(answers).toHaveLength(1);
+    expect((await waitForPending(handle))[0].elicitationId).toBe(pending.elicitationId);
+
+    await field('email').fill('ada@example.com');
+    await field('check').check();
+    await question.locator('button.accept').click();
+    await page.locator('.toast.ok', { hasText: 'Answered everything__trigger-elicitation-request' }).waitFor();
+    expect(JSON.parse(answers[1])).toEqual({
+      output: {
+        action: 'accept',
+        content: {
+          name: 'Ada Lovelace',
+          check: true,
+          firstLine: 'It was a dark and stormy night.',
+          email: 'ada@example.com',
+          integer: 7,
+          number: 3.14,
+          untitledSingleSelectEnum: 'Monica',
+          untitledMultipleSelectEnum: ['Guitar'],
+          titledSingleSelectEnum: 'hero-1',
+          titledMultipleSelectEnum: ['fish-1'],
+          legacyTitledEnum: 'pet-1',
+        },
+      },
+    });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed']);
+    const output = JSON.stringify(result.toolCalls[0].output);
+    expect(output).toContain('Name: Ada Lovelace');
+    expect(output).toContain('Email: ada@example.com');
+    expect(output).toContain('Favorite Integer: 7');
+    await question.waitFor({ state: 'detached' });
+    await page.close();
+  });
+
+  it('declines an MCP server question with a click on a phone-sized screen, and the server is told', async () => {
+    const handle = await turnpike.startTurn({ text: use('everything__trigger-elicitation-request', {}) });
+    const [pending] = await waitForPending(handle);
+    const page = await openDashboard('bob-token', '', { width: 390, height: 844 });
+    const question = card(page, pending.elicitationId!);
+    await question.waitFor({ timeout: 15_000 });
+    expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    for (const button of ['button.accept', 'button.decline', 'button.cancel']) {
+      const box = await question.locator(button).boundingBox();
+      expect(box!.x).toBeGreaterThanOrEqual(0);
+      expect(box!.x + box!.width).toBeLessThanOrEqual(390);
+    }
+    await question.locator('button.decline').click();
+    await page.locator('.toast.ok', { hasText: 'Declined everything__trigger-elicitation-request' }).waitFor();
+    expect(JSON.stringify((await handle.result()).toolCalls[0].output)).toContain('User declined');
+    await page.close();
+  });
+
+  it('updates from the event stream: a call parked later appears and one decided elsewhere disappears, with no polling request and no reload', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    const listings: string[] = [];
+    const streams: string[] = [];
+    page.on('request', (request) => {
+      const { pathname } = new URL(request.url());
+      if (pathname === '/api/approvals') listings.push(request.url());
+      if (pathname === '/api/approvals/events') streams.push(request.url());
+    });
+    const navigations: string[] = [];
+    page.on('framenavigated', (frame) => navigations.push(frame.url()));
+    await page.goto(`${baseUrl}/`);
+    await page.fill('#token', 'alice-token');
+    await page.click('#login-form button[type=submit]');
+    await page.waitForSelector('#main:not([hidden])');
+    await page.locator('#status.live').waitFor();
+
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'streamed', count: 5 }) });
+    const [pending] = await waitForPending(handle);
+    const entry = card(page, pending.approvalId!);
+    await entry.waitFor({ timeout: 20_000 });
+    // Decided outside this page and outside the API: the feed's next listing drops it.
+    await turnpikeClient.approveToolCall(handle.workflowId, { approvalId: pending.approvalId!, approved: true, approver: 'bob' });
+    await entry.waitFor({ state: 'detached', timeout: 20_000 });
+    await page.locator(`#decisions tr[data-approval-id="${pending.approvalId}"]`).waitFor({ timeout: 20_000 });
+
+    expect(listings).toEqual([]);
+    expect(streams).toHaveLength(1);
+    expect(streams[0]).toMatch(/\/api\/approvals\/events\?token=/);
+    expect(navigations).toHaveLength(1);
+    await page.close();
+  });
+
+  it('falls back to polling when the event stream cannot be opened', async () => {
+    const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+    await page.route('**/api/approvals/events**', (route) => route.fulfill({ status: 503, body: 'unavailable' }));
+    const listings: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/api/approvals') listings.push(request.url());
+    });
+    await page.goto(`${baseUrl}/`);
+    await page.fill('#token', 'alice-token');
+    await page.click('#login-form button[type=submit]');
+    await page.waitForSelector('#main:not([hidden])');
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'polled', count: 6 }) });
+    const [pending] = await waitForPending(handle);
+    await card(page, pending.approvalId!).waitFor({ timeout: 20_000 });
+    expect(listings.length).toBeGreaterThan(0);
     await page.close();
     await handle.cancel();
   });

@@ -1,7 +1,7 @@
 /**
  * The HTTP API's Server-Sent Events on a real dev server, over a real socket: stream tokens
  * (EventSource sends no headers), `Last-Event-ID` resume, and 401 for every token that does
- * not fit the stream.
+ * not fit the stream; the approvals listing feed.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
@@ -149,5 +149,54 @@ describe('conversation events over SSE', () => {
     const cut = 2;
     const rest = await readSse(issued.url, { 'last-event-id': all.messages[cut].id! }, isType('turn-finished'));
     expect([...all.messages.slice(0, cut + 1), ...rest.messages]).toEqual(all.messages);
+  });
+});
+
+describe('the approvals listing over SSE', () => {
+  it('sends the caller\'s listing when it opens and again when a call parks or is decided, on one connection', async () => {
+    const issued = await streamToken('/api/approvals');
+    expect(issued.url).toMatch(/^\/api\/approvals\/events\?token=/);
+    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'sse-listing', count: 2 }) });
+    const [pending] = await waitForPending(handle);
+    const listed = (message: SseMessage) => (JSON.parse(message.data) as { calls: Array<{ approvalId?: string }> }).calls.some((call) => call.approvalId === pending.approvalId);
+    let decided = false;
+    const { status, messages } = await readSse(issued.url, {}, (message) => {
+      if (message.event !== 'message') return false;
+      if (listed(message) && !decided) {
+        decided = true;
+        // Decided through the API while the stream is open: the feed lists again at once.
+        void fetch(`${base}/api/turns/${encodeURIComponent(handle.workflowId)}/approvals/${pending.approvalId}`, {
+          method: 'POST',
+          headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
+          body: JSON.stringify({ approved: true }),
+        });
+        return false;
+      }
+      return decided && !listed(message);
+    });
+    expect(status).toBe(200);
+    const bodies = messages.map((message) => JSON.parse(message.data) as { approver: string; counts: Record<string, number> });
+    expect(bodies.every((body) => body.approver === 'alice')).toBe(true);
+    // Only changes are sent: no two messages in a row are the same listing.
+    expect(messages.every((message, index) => index === 0 || message.data !== messages[index - 1].data)).toBe(true);
+    expect(messages.some(listed)).toBe(true);
+    expect(listed(messages.at(-1)!)).toBe(false);
+    expect((await handle.result()).toolCalls[0].approval?.approver).toBe('alice');
+  });
+
+  it('refuses a missing, forged, expired or other stream\'s token with 401', async () => {
+    const forged = await new StreamTokens('another-secret-that-is-32-characters-long').issue({ scope: 'approvals', target: 'approvals', identity: 'alice' });
+    const expired = await new StreamTokens(SECRET).issue({ scope: 'approvals', target: 'approvals', identity: 'alice' }, Date.now() - (STREAM_TOKEN_TTL_SECONDS + 60) * 1000);
+    const turnScoped = await new StreamTokens(SECRET).issue({ scope: 'turn', target: 'approvals', identity: 'alice' });
+    for (const token of [undefined, 'not-a-jwt', forged.token, expired.token, turnScoped.token]) {
+      const response = await fetch(`${base}/api/approvals/events${token ? `?token=${token}` : ''}`);
+      expect(response.status).toBe(401);
+      expect(((await response.json()) as { error: { type: string } }).error.type).toBe('Unauthorized');
+    }
+    expect((await fetch(`${base}/api/approvals/events`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${base}/api/approvals/stream-token`, { method: 'POST' })).status).toBe(401);
+    const withBearer = await readSse('/api/approvals/events', { authorization: 'Bearer alice-token' }, () => true);
+    expect(withBearer.status).toBe(200);
+    expect(JSON.parse(withBearer.messages[0].data)).toMatchObject({ approver: 'alice', calls: expect.any(Array) });
   });
 });

@@ -1,0 +1,81 @@
+/**
+ * The approvals listing as Server-Sent Events, for the dashboard (see approvals-feed.ts):
+ *
+ *   POST /api/approvals/stream-token      → { token, expiresAt, url }
+ *   GET  /api/approvals/events?token=…    → text/event-stream
+ *
+ * Each message is `data: {"approver"…,"counts"…,"calls":[…]}` — the same body as
+ * `GET /api/approvals` for this caller — sent when the stream opens and whenever it changes.
+ * A listing that fails is sent as `event: listing-error` with `{ message }`; the stream stays open
+ * and the next listing that works is sent as usual. `Authorization: Bearer` works too.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ParkedCall } from '../client/turnpike-client.js';
+import type { ApprovalsFeed } from './approvals-feed.js';
+import type { Authenticator, Caller } from './auth.js';
+import type { StreamTokens } from './stream-token.js';
+
+/** A comment line this often keeps proxies from closing a quiet stream. */
+const KEEP_ALIVE_MS = 15_000;
+const TARGET = 'approvals';
+
+type Api = FastifyInstance<never, never, never, never, ZodTypeProvider> | FastifyInstance;
+
+export interface ApprovalsEventsRouteOptions {
+  feed: ApprovalsFeed;
+  authenticate: Authenticator;
+  tokens: StreamTokens;
+  /** The listing body `GET /api/approvals` answers this caller with. */
+  view: (calls: readonly ParkedCall[], caller: Caller) => unknown;
+  unauthorized: (reply: FastifyReply) => FastifyReply;
+}
+
+export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsRouteOptions): void {
+  const typed = app as FastifyInstance & { withTypeProvider: FastifyInstance['withTypeProvider'] };
+  const api = typed.withTypeProvider<ZodTypeProvider>();
+
+  api.post('/api/approvals/stream-token', async (request) => {
+    const { identity, groups } = request.caller!;
+    const issued = await options.tokens.issue({ scope: 'approvals', target: TARGET, identity, groups });
+    return { ...issued, url: `/api/approvals/events?token=${issued.token}` };
+  });
+
+  api.get('/api/approvals/events', { schema: { querystring: z.object({ token: z.string().max(4_000).optional() }) } }, async (request, reply) => {
+    const caller: Caller | undefined = request.headers.authorization
+      ? await options.authenticate(request.headers.authorization)
+      : request.query.token
+        ? await options.tokens.verifyCaller(request.query.token, 'approvals', TARGET)
+        : undefined;
+    if (!caller) return options.unauthorized(reply);
+
+    reply.hijack();
+    const response = reply.raw;
+    response.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    response.write('retry: 2000\n\n');
+    let last: string | undefined;
+    const unsubscribe = options.feed.subscribe((calls) => {
+      if (calls instanceof Error) {
+        response.write(`event: listing-error\ndata: ${JSON.stringify({ message: calls.message })}\n\n`);
+        last = undefined;
+        return;
+      }
+      const body = JSON.stringify(options.view(calls, caller));
+      if (body === last) return;
+      last = body;
+      response.write(`data: ${body}\n\n`);
+    });
+    const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    request.raw.on('close', () => {
+      clearInterval(keepAlive);
+      unsubscribe();
+      response.end();
+    });
+  });
+}
