@@ -26,6 +26,11 @@ export default tseslint.config(
     languageOptions: { globals: globals.browser, sourceType: 'module' },
   },
   {
+    // The useChat test page, bundled for the browser at test time.
+    files: ['test/support/ui-chat-page/**/*.js'],
+    languageOptions: { globals: globals.browser, sourceType: 'module' },
+  },
+  {
     // Workflow code is replayed and must stay deterministic: no Node built-ins, no network
     // clients. Side effects belong in activities/ (samples-typescript's hello-world does the same).
     files: ['workflows/**/*.ts'],

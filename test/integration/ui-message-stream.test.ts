@@ -54,7 +54,7 @@ describe('AI SDK UI message stream', () => {
     const { pending, conversationId } = await client.turnState(`${chatId}/turn-1`);
     expect(conversationId).toBe(chatId);
     expect(toolPart.approval?.id).toBe(pending[0].approvalId);
-    expect(executionsOf('guarded_action').filter((run) => (run.input as { target: string }).target === 'ui-1')).toHaveLength(0);
+    expect(executionsOf(`${chatId}/turn-1`)).toHaveLength(0);
 
     // What useChat's addToolApprovalResponse does to the part before it sends the messages again.
     const responded: UIMessage = {
@@ -69,6 +69,7 @@ describe('AI SDK UI message stream', () => {
     expect(text).toBe(result.text);
     // The approver is the caller the bearer token names, whatever the browser says.
     expect(result.toolCalls[0]).toMatchObject({ outcome: 'approved', approval: { approved: true, approver: 'alice', automatic: false } });
+    expect(executionsOf(`${chatId}/turn-1`)).toMatchObject([{ toolName: 'guarded_action', input: { target: 'ui-1', count: 4 } }]);
   });
 
   it('refuses an approval for an input other than the one shown, and a denial reaches the client as denied', async () => {

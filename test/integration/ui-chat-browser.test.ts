@@ -1,0 +1,125 @@
+/**
+ * `POST /api/chat` driven from a real headless Chromium (Debian's, via playwright-core) by the
+ * `ai` package's own chat client (`AbstractChat` + `DefaultChatTransport`, configured as
+ * `useChat` is for tool approvals), bundled by esbuild from test/support/ui-chat-page/ and served
+ * from the API's origin: the page shows the streamed answer, an approval request, sends the
+ * approval back with `addToolApprovalResponse`, and shows the tool output and the final answer.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance } from 'fastify';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseTokenMap } from '../../api/auth.js';
+import { buildApi } from '../../api/server.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { executionsOf, testTools, use } from '../support/test-tools.js';
+import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PAGE_DIRECTORY = fileURLToPath(new URL('../support/ui-chat-page/', import.meta.url));
+const ESBUILD = fileURLToPath(new URL('../../node_modules/.bin/esbuild', import.meta.url));
+
+let turnpike: TurnpikeHarness;
+let client: TurnpikeClient;
+let api: FastifyInstance;
+let browser: Browser;
+let baseUrl: string;
+let bundleDirectory: string;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (bash .ci/run does), or set CHROMIUM_PATH`);
+  bundleDirectory = mkdtempSync(join(tmpdir(), 'turnpike-ui-chat-'));
+  execFileSync(ESBUILD, [join(PAGE_DIRECTORY, 'page.js'), '--bundle', '--format=esm', '--platform=browser', `--outfile=${join(bundleDirectory, 'page.js')}`, '--log-level=warning']);
+  turnpike = await startTurnpike({ tools: testTools });
+  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
+  // The page on the API's own origin, so the browser's requests to /api/chat need no CORS.
+  api.get('/ui-chat/', (_request, reply) => reply.type('text/html; charset=utf-8').send(readFileSync(join(PAGE_DIRECTORY, 'index.html'), 'utf8')));
+  api.get('/ui-chat/page.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(readFileSync(join(bundleDirectory, 'page.js'), 'utf8')));
+  await api.listen({ host: '127.0.0.1', port: 0 });
+  baseUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    // Without the background-networking flags Chromium keeps dialling hosts this machine cannot reach.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await api?.close();
+  await turnpike?.stop();
+  if (bundleDirectory) rmSync(bundleDirectory, { recursive: true, force: true });
+});
+
+describe('useChat client in Chromium', () => {
+  it('shows streamed text, an approval request, approves it through the transport, then the tool output and the final answer', async () => {
+    const chatId = `chat-${randomUUID()}`;
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    const chatRequests: Array<{ lastRole: string; lastParts: Array<{ type: string; state?: string; approval?: unknown }> }> = [];
+    page.on('request', (request) => {
+      if (!request.url().endsWith('/api/chat')) return;
+      const body = JSON.parse(request.postData() ?? '{}') as { messages: Array<{ role: string; parts: Array<{ type: string; state?: string }> }> };
+      const last = body.messages.at(-1)!;
+      chatRequests.push({ lastRole: last.role, lastParts: last.parts });
+    });
+    await page.goto(`${baseUrl}/ui-chat/?chat=${encodeURIComponent(chatId)}&token=alice-token`);
+    const messages = page.locator('#messages > li');
+
+    // A first turn: plain text, streamed into the page as the model's text deltas arrive.
+    await page.fill('#prompt', 'hello there');
+    await page.click('#composer button[type=submit]');
+    const firstAnswer = messages.nth(1);
+    await firstAnswer.locator('p.text', { hasText: 'You said: "hello there"' }).waitFor();
+    await page.locator('#status[data-status="ready"]').waitFor();
+    const firstResult = await client.turnResult(`${chatId}/turn-1`);
+    expect(await firstAnswer.getAttribute('data-role')).toBe('assistant');
+    expect(await firstAnswer.locator('p.text').innerText()).toBe(firstResult.text);
+    // The page built the answer from the stream: an empty text part (text-start), then the
+    // deltas appended to it (how many depends on how the worker batched them), each a prefix.
+    const shownTexts = (await page.evaluate('window.shownTexts')) as Record<string, string[]>;
+    const firstShown = Object.values(shownTexts).find((texts) => texts.at(-1) === firstResult.text)!;
+    expect(firstShown[0]).toBe('');
+    for (const text of firstShown) expect(firstResult.text.startsWith(text)).toBe(true);
+
+    // A second turn whose tool needs approval: the page shows the request and the tool has not run.
+    await page.fill('#prompt', use('guarded_action', { target: 'browser-1', count: 3 }));
+    await page.click('#composer button[type=submit]');
+    const tool = messages.nth(3).locator('.tool[data-state="approval-requested"]');
+    await tool.waitFor();
+    expect(await tool.locator('.tool-name').innerText()).toBe('guarded_action');
+    expect(JSON.parse(await tool.locator('.tool-input').innerText())).toEqual({ target: 'browser-1', count: 3 });
+    const turnId = `${chatId}/turn-2`;
+    expect((await client.turnState(turnId)).pending).toHaveLength(1);
+    expect(executionsOf(turnId)).toHaveLength(0);
+
+    // The click goes through addToolApprovalResponse; sendAutomaticallyWhen sends it back.
+    await tool.locator('button.approve').click();
+    const done = messages.nth(3).locator('.tool[data-state="output-available"]');
+    await done.waitFor();
+    expect(JSON.parse(await done.locator('.tool-output').innerText())).toEqual({ guarded: 'browser-1', count: 3 });
+    const result = await client.turnResult(turnId);
+    await messages.nth(3).locator('p.text', { hasText: result.text }).waitFor();
+    await page.locator('#status[data-status="ready"]').waitFor();
+    // The continuation is appended to the same assistant message, as useChat shows it.
+    expect(await messages.count()).toBe(4);
+    expect(result.text).toMatch(/^Done\. /);
+    expect(result.toolCalls).toHaveLength(1);
+    expect(result.toolCalls[0]).toMatchObject({ toolName: 'guarded_action', outcome: 'approved', approval: { approved: true, approver: 'alice', automatic: false } });
+    expect(executionsOf(turnId)).toMatchObject([{ toolName: 'guarded_action', input: { target: 'browser-1', count: 3 }, attempt: 1 }]);
+
+    // What went over the wire: two user messages, then the approval as useChat sends it.
+    expect(chatRequests.map((request) => request.lastRole)).toEqual(['user', 'user', 'assistant']);
+    expect(chatRequests[2].lastParts.find((part) => part.type === 'tool-guarded_action')).toMatchObject({ state: 'approval-responded', approval: { approved: true } });
+    expect(pageErrors).toEqual([]);
+    await page.close();
+  });
+});
