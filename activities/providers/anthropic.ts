@@ -43,8 +43,7 @@ import {
   ProviderErrorType,
   resolveClientSettings,
   toolResultText,
-  toProviderFailure,
-  toStreamFailure,
+  requestStep,
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
@@ -134,21 +133,24 @@ export function addAnthropicUsage(a: AnthropicUsage, b: AnthropicUsage): Anthrop
 
 /** One Messages API request, streamed unless the turn said `stream: false`, with its failure classified. */
 async function requestMessage(client: Anthropic, params: MessageCreateParamsNonStreaming, stream: boolean, options: ProviderCallOptions): Promise<AnthropicMessage> {
-  try {
-    return stream ? await streamAnthropicMessage(client, params, options) : await client.messages.create(params, { signal: options.signal });
-  } catch (error) {
-    // The SDK refuses, before sending anything, a plain request it expects to run past 10 minutes
-    // (a large max_tokens). Retrying cannot change that; streaming, the default, has no such limit.
-    if (!stream && error instanceof AnthropicError && !(error instanceof APIError) && error.message.startsWith('Streaming is required')) {
-      throw ApplicationFailure.create({
-        message: `anthropic: max_tokens ${params.max_tokens} needs a streamed request (the SDK refuses plain requests that may run past 10 minutes); leave model.stream on or lower model.maxTokens`,
-        type: ProviderErrorType.badRequest,
-        nonRetryable: true,
-        cause: error,
-      });
+  const plain = async () => {
+    try {
+      return await client.messages.create(params, { signal: options.signal });
+    } catch (error) {
+      // The SDK refuses, before sending anything, a plain request it expects to run past 10 minutes
+      // (a large max_tokens). Retrying cannot change that; streaming, the default, has no such limit.
+      if (error instanceof AnthropicError && !(error instanceof APIError) && error.message.startsWith('Streaming is required')) {
+        throw ApplicationFailure.create({
+          message: `anthropic: max_tokens ${params.max_tokens} needs a streamed request (the SDK refuses plain requests that may run past 10 minutes); leave model.stream on or lower model.maxTokens`,
+          type: ProviderErrorType.badRequest,
+          nonRetryable: true,
+          cause: error,
+        });
+      }
+      throw error;
     }
-    throw stream ? toStreamFailure('anthropic', error, options) : toProviderFailure('anthropic', error, options);
-  }
+  };
+  return requestStep('anthropic', stream, { plain, streamed: () => streamAnthropicMessage(client, params, options) }, options);
 }
 
 /** The Messages API request for one step. Exported for tests and for inspecting what is sent. */

@@ -322,3 +322,21 @@ function connectionCause(error: Error): string {
   }
   return parts.join(': ');
 }
+
+/**
+ * One model request, streamed unless the turn said `model.stream: false`, with its failure
+ * classified for Temporal the same way by every provider: {@link toStreamFailure} for a streamed
+ * call (it can also fail after the response began), {@link toProviderFailure} for a plain one.
+ */
+export async function requestStep<Result>(
+  provider: ProviderName,
+  stream: boolean,
+  request: { plain: () => Promise<Result>; streamed: () => Promise<Result> },
+  options: Pick<ProviderCallOptions, 'signal' | 'retry'>,
+): Promise<Result> {
+  try {
+    return stream ? await request.streamed() : await request.plain();
+  } catch (error) {
+    throw stream ? toStreamFailure(provider, error, options) : toProviderFailure(provider, error, options);
+  }
+}

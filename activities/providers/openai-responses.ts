@@ -38,8 +38,7 @@ import {
   cachedClient,
   resolveClientSettings,
   toolResultText,
-  toProviderFailure,
-  toStreamFailure,
+  requestStep,
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
@@ -59,20 +58,12 @@ const clients = new Map<string, OpenAI>();
 export async function callOpenAIResponses(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
   const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
   const request = convertToResponsesRequest(input);
-  let response: OpenAIResponse;
-  if (input.model.stream === false) {
-    try {
-      response = await client.responses.create(request, { signal: options.signal });
-    } catch (error) {
-      throw toProviderFailure('openai', error, options);
-    }
-  } else {
-    try {
-      response = await streamResponse(client, request, options);
-    } catch (error) {
-      throw toStreamFailure('openai', error, options);
-    }
-  }
+  const response = await requestStep(
+    'openai',
+    input.model.stream !== false,
+    { plain: () => client.responses.create(request, { signal: options.signal }), streamed: () => streamResponse(client, request, options) },
+    options,
+  );
   return convertFromResponsesResponse(response);
 }
 

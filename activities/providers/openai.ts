@@ -33,8 +33,7 @@ import {
   cachedClient,
   resolveClientSettings,
   toolResultText,
-  toProviderFailure,
-  toStreamFailure,
+  requestStep,
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
@@ -56,20 +55,12 @@ const clients = new Map<string, OpenAI>();
 export async function callOpenAI(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
   const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
   const request = convertToOpenAIRequest(input);
-  let completion: ChatCompletion;
-  if (input.model.stream === false) {
-    try {
-      completion = await client.chat.completions.create(request, { signal: options.signal });
-    } catch (error) {
-      throw toProviderFailure('openai', error, options);
-    }
-  } else {
-    try {
-      completion = await streamChatCompletion(client, request, options);
-    } catch (error) {
-      throw toStreamFailure('openai', error, options);
-    }
-  }
+  const completion = await requestStep(
+    'openai',
+    input.model.stream !== false,
+    { plain: () => client.chat.completions.create(request, { signal: options.signal }), streamed: () => streamChatCompletion(client, request, options) },
+    options,
+  );
   return convertFromOpenAIResponse(completion);
 }
 
