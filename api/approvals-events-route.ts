@@ -16,6 +16,7 @@ import type { ParkedCall } from '../client/turnpike-client.js';
 import type { ApprovalsFeed } from './approvals-feed.js';
 import type { Authenticator, Caller } from './auth.js';
 import type { StreamTokens } from './stream-token.js';
+import { openEventStream } from './sse.js';
 
 /** A comment line this often keeps proxies from closing a quiet stream. */
 const KEEP_ALIVE_MS = 15_000;
@@ -50,14 +51,7 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
         : undefined;
     if (!caller) return options.unauthorized(reply);
 
-    reply.hijack();
-    const response = reply.raw;
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
+    const response = openEventStream(reply);
     response.write('retry: 2000\n\n');
     let last: string | undefined;
     const unsubscribe = options.feed.subscribe((calls) => {

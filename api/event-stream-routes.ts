@@ -20,6 +20,7 @@ import { parseConversationCursor } from '../client/conversation-events.js';
 import type { TurnpikeClient } from '../client/turnpike-client.js';
 import type { Authenticator } from './auth.js';
 import type { StreamScope, StreamTokens } from './stream-token.js';
+import { openEventStream } from './sse.js';
 
 /** A comment line this often keeps proxies from closing an idle stream (a turn parked for hours). */
 const KEEP_ALIVE_MS = 15_000;
@@ -51,14 +52,7 @@ function lastEventId(request: FastifyRequest, fromQuery: string | undefined): st
 
 /** Streams `events` as SSE until they end or the client goes away. */
 async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: AbortController, events: AsyncIterable<{ id: string; data: unknown }>, endMessage: boolean): Promise<void> {
-  reply.hijack();
-  const response = reply.raw;
-  response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache, no-transform',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-  });
+  const response = openEventStream(reply);
   response.flushHeaders();
   request.raw.on('close', () => abort.abort());
   const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);

@@ -20,6 +20,7 @@ import { turnEventsQuery } from '../workflows/definitions.js';
 import { inputHash } from '../workflows/input-hash.js';
 import type { ModelSettings } from '../workflows/types.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from './ui-message-chunks.js';
+import { openEventStream } from './sse.js';
 
 const partSchema = z.looseObject({ type: z.string() });
 const chatBody = z.looseObject({
@@ -105,15 +106,7 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
       throw error;
     }
 
-    reply.hijack();
-    const response = reply.raw;
-    response.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-      'x-vercel-ai-ui-message-stream': 'v1',
-    });
+    const response = openEventStream(reply, { 'x-vercel-ai-ui-message-stream': 'v1' });
     const abort = new AbortController();
     request.raw.on('close', () => abort.abort());
     const write = (chunk: UiMessageChunk) => response.write(`data: ${JSON.stringify(chunk)}\n\n`);
