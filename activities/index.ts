@@ -9,7 +9,7 @@ import { callModel } from './model.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
 import { prepareToolCalls, type PrepareToolCallsInput } from './prepare-tool-calls.js';
 import { createToolRegistry } from './tool-registry.js';
-import { describeWithMcp, type McpToolSource } from './mcp/mcp-tool-source.js';
+import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
 import { resolveModelStep } from './transcript-source.js';
@@ -22,7 +22,7 @@ export interface CreateActivitiesOptions {
   /** Limits of the worker-side cache of turn transcripts (see activities/transcript-cache.ts). */
   transcriptCache?: TranscriptCacheOptions;
   /** Tools of MCP servers, offered next to `tools` under `<server>__<tool>` names. */
-  mcp?: McpToolSource;
+  mcp?: LazyMcpTools;
 }
 
 export function createActivities({ tools, notifications, transcriptCache, mcp }: CreateActivitiesOptions) {
@@ -39,7 +39,7 @@ export function createActivities({ tools, notifications, transcriptCache, mcp }:
      */
     async describeTools({ names }: { names?: string[] }): Promise<ToolSpec[] | DescribedTools> {
       // The MCP servers' tools are listed here, so the turn records the set it offers and keeps it.
-      const specs = mcp ? await describeWithMcp(registry, mcp, names) : registry.specs(names);
+      const specs = mcp ? await mcp.describe(registry, names) : registry.specs(names);
       return notifications ? { specs, notifications: { expiringBeforeMs } } : specs;
     },
     /** One webhook nudge; retried with backoff by the turn's activity options while the receiver is down. */

@@ -26,4 +26,4 @@ export type {
   McpPolicyContext,
   McpToolAnnotations,
 } from '../activities/mcp/mcp-servers.js';
-export { MCP_IDEMPOTENCY_KEY_META } from '../activities/mcp/mcp-tool-source.js';
+export { MCP_IDEMPOTENCY_KEY_META } from '../activities/mcp/mcp-servers.js';

@@ -19,7 +19,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { BundleOptions, Worker, WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
-import { McpToolSource } from '../activities/mcp/mcp-tool-source.js';
+import { LazyMcpTools } from '../activities/mcp/lazy-mcp-tools.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
 import type { Tool } from '../activities/tools.js';
 import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
@@ -70,11 +70,11 @@ function withCompression(existing: DataConverter | undefined): DataConverter {
 
 export class TurnpikePlugin extends SimplePlugin {
   private readonly activityNames: string[];
-  private readonly mcp?: McpToolSource;
+  private readonly mcp?: LazyMcpTools;
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
-    const mcp = options.mcpServers && Object.keys(options.mcpServers).length > 0 ? new McpToolSource(options.mcpServers) : undefined;
+    const mcp = options.mcpServers && Object.keys(options.mcpServers).length > 0 ? new LazyMcpTools(options.mcpServers) : undefined;
     const activities = createActivities({
       tools: options.tools ?? [],
       ...(notifications ? { notifications } : {}),

@@ -79,14 +79,14 @@ class Conversation {
     if (wf.patched(STREAMING_PATCH)) this.stream = new EventStream<ConversationEvent>(conversationEventsQuery, this.state.stream);
     wf.setHandler(sendMessageUpdate, async (request) => this.sendMessage(request), {
       validator: (request) => {
-        const shape = sendMessageInputSchema.safeParse(request);
+        const shape = sendMessageInputSchema().safeParse(request);
         if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
         const problem = this.contentProblem(shape.data as SendMessageInput);
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
     wf.setHandler(turnFinishedSignal, (finished) => {
-      const shape = turnFinishedInputSchema.safeParse(finished);
+      const shape = turnFinishedInputSchema().safeParse(finished);
       if (!shape.success) {
         wf.log.warn('Ignored an invalid turnFinished signal', { error: describeShapeError(shape.error) });
         return;
@@ -117,7 +117,7 @@ class Conversation {
   }
 
   private async sendMessage(raw: SendMessageInput): Promise<SendMessageResult> {
-    const request = sendMessageInputSchema.parse(raw) as SendMessageInput;
+    const request = sendMessageInputSchema().parse(raw) as SendMessageInput;
     if (request.messageId) {
       const earlier = this.state.seen.find(([id]) => id === request.messageId);
       if (earlier) return earlier[1];

@@ -624,7 +624,7 @@ class Turn {
   // ---- messages -------------------------------------------------------------------------
 
   private supersede(raw: unknown): void {
-    const shape = supersedeTurnInputSchema.safeParse(raw);
+    const shape = supersedeTurnInputSchema().safeParse(raw);
     if (!shape.success) throw rejection('InvalidRequest', `Invalid supersedeTurn: ${describeShapeError(shape.error)}`);
     if (this.superseded) return;
     this.superseded = shape.data;

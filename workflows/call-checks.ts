@@ -57,7 +57,7 @@ export function mayDecide(
 
 /** Checks an `approveToolCall` message against the ledger; returns the decision to apply. */
 export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedDecision {
-  const shape = approveToolCallInputSchema.safeParse(raw);
+  const shape = approveToolCallInputSchema().safeParse(raw);
   if (!shape.success) reject('InvalidRequest', `Invalid approveToolCall: ${describeShapeError(shape.error)}`);
   const request = shape.data;
   const entry = ledger.byApprovalId(request.approvalId);
@@ -90,7 +90,7 @@ export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaC
 
 /** Checks a `submitToolResult` message against the ledger; returns the result to apply. */
 export function checkResult(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedResult {
-  const shape = submitToolResultInputSchema.safeParse(raw);
+  const shape = submitToolResultInputSchema().safeParse(raw);
   if (!shape.success) reject('InvalidRequest', `Invalid submitToolResult: ${describeShapeError(shape.error)}`);
   const request = shape.data;
   const entry = ledger.get(request.toolCallId);
@@ -121,12 +121,12 @@ export function checkResult(ledger: CallLedger, raw: unknown, schemas: SchemaCac
  * non-deterministic turn. The validator ran when the update arrived; the handler trusts it.
  */
 export function acceptedDecision(ledger: CallLedger, raw: unknown): CheckedDecision {
-  const request = approveToolCallInputSchema.parse(raw);
+  const request = approveToolCallInputSchema().parse(raw);
   return { entry: ledger.byApprovalId(request.approvalId)!, request };
 }
 
 /** The result an *accepted* `submitToolResult` update carries, without checking it again (see `acceptedDecision`). */
 export function acceptedResult(ledger: CallLedger, raw: unknown): CheckedResult {
-  const request = submitToolResultInputSchema.parse(raw);
+  const request = submitToolResultInputSchema().parse(raw);
   return { entry: ledger.get(request.toolCallId)!, request };
 }

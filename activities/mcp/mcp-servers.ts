@@ -6,6 +6,9 @@ import type { ActivityCallOptions } from '../../workflows/types.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { MCP_SERVER_NAME } from './mcp-tool-names.js';
 
+/** The `_meta` key that carries the call's idempotency key (`<workflowId>/<toolCallId>`) to the server. */
+export const MCP_IDEMPOTENCY_KEY_META = 'turnpike/idempotencyKey';
+
 /** MCP's tool annotations: hints from the server, which turnpike uses only as defaults. */
 export interface McpToolAnnotations {
   title?: string;

@@ -13,11 +13,10 @@ import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDispositi
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';
-import { checkMcpServers, defaultMcpApproval, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
+import { checkMcpServers, defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
 import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
 
-/** The `_meta` key that carries the call's idempotency key (`<workflowId>/<toolCallId>`) to the server. */
-export const MCP_IDEMPOTENCY_KEY_META = 'turnpike/idempotencyKey';
+export { MCP_IDEMPOTENCY_KEY_META };
 
 /** The heartbeat timeout of an MCP call's activity unless its `activityOptions` set one. */
 export const DEFAULT_MCP_HEARTBEAT_TIMEOUT = '30s';
