@@ -146,6 +146,16 @@ export function reportRows(figures: Figures): ReportRow[] {
       target: '—',
       met: null,
     });
+    if (capacity.instanceHeapKB) {
+      rows.push({
+        figure: 'Workflow thread heap per workflow instance, before its code runs (module state; per cached turn)',
+        turnpike: `${capacity.instanceHeapKB.turnpike.toFixed(0)} KB`,
+        floor: `${capacity.instanceHeapKB.floor.toFixed(0)} KB`,
+        ratio: x(capacity.instanceHeapKB.turnpike / capacity.instanceHeapKB.floor),
+        target: '—',
+        met: null,
+      });
+    }
     rows.push({
       figure: `Worker idle CPU, ${capacity.capacity} parked, over ${capacity.idleSeconds} s`,
       turnpike: `${capacity.turnpike.idleCpuSeconds.toFixed(3)} CPU-s`,

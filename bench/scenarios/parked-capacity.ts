@@ -11,6 +11,7 @@ import type { SystemUnderTest } from '../system.js';
 import { cpuSecondsBetween } from '../worker-handle.js';
 import type { WorkerSettings } from '../worker-protocol.js';
 import { parkTurns, waitUntilIdle } from './park.js';
+import { workflowInstanceHeapKB } from '../workflow-instance-heap.js';
 
 const MiB = 2 ** 20;
 
@@ -42,6 +43,11 @@ export interface CapacityFigures {
   turnpikeAwaitingInputPerVisibility: number;
   turnpike: CapacitySide;
   floor: CapacitySide;
+  /**
+   * Live heap one workflow instance adds before its code runs (its own copy of every module
+   * not preloaded; bench/workflow-instance-heap.ts): paid per cached turn, garbage per eviction.
+   */
+  instanceHeapKB: { turnpike: number; floor: number };
   ratio: { rss: number; idleCpu: number };
 }
 
@@ -92,6 +98,10 @@ export async function measureParkedCapacity(context: BenchContext, systems: Syst
   };
   const turnpike = await side(systems.turnpike);
   const floor = await side(systems.floor);
+  const instanceHeapKB = {
+    turnpike: await workflowInstanceHeapKB(context.bundlePaths.turnpike, 'agentTurn'),
+    floor: await workflowInstanceHeapKB(context.bundlePaths.floor, 'floorTurn'),
+  };
   const awaiting = await context.client.workflow.count(`TaskQueue="${systems.turnpike.taskQueue}" AND AgentTurnStatus="awaiting-input"`);
   return {
     capacity,
@@ -99,6 +109,7 @@ export async function measureParkedCapacity(context: BenchContext, systems: Syst
     turnpikeAwaitingInputPerVisibility: awaiting.count,
     turnpike,
     floor,
+    instanceHeapKB,
     ratio: { rss: ratio(turnpike.rssMB, floor.rssMB), idleCpu: ratio(turnpike.idleCpuSeconds, floor.idleCpuSeconds) },
   };
 }
