@@ -59,7 +59,18 @@ export interface TurnpikePluginOptions {
    * on first use and kept open while the worker runs; closed when it stops.
    */
   mcpServers?: Record<string, McpServerConfig>;
+  /**
+   * Keep the original source text in the workflow bundle's source map. Default false: the SDK
+   * reads it only for `showStackTraceSources`, which is off by default, and it is 1.7 MB of the
+   * 3.6 MB bundle that every workflow thread holds (twice over, as a two-byte string). Stack traces
+   * still map to the original files and lines without it. Set true if your workers set
+   * `showStackTraceSources` for the Web UI's stack trace view.
+   */
+  bundleSourceContent?: boolean;
 }
+
+/** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
+const SDK_DEVTOOL = 'inline-source-map';
 
 /** Adds turnpike's compression in front of the user's own codecs (compress before encrypting). */
 function withCompression(existing: DataConverter | undefined): DataConverter {
@@ -71,6 +82,7 @@ function withCompression(existing: DataConverter | undefined): DataConverter {
 export class TurnpikePlugin extends SimplePlugin {
   private readonly activityNames: string[];
   private readonly mcp?: LazyMcpTools;
+  private readonly bundleSourceContent: boolean;
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
@@ -88,6 +100,7 @@ export class TurnpikePlugin extends SimplePlugin {
     });
     this.activityNames = Object.keys(activities);
     this.mcp = mcp;
+    this.bundleSourceContent = options.bundleSourceContent ?? false;
   }
 
   /** Closes the MCP connections (and stops stdio servers) once the worker has stopped. */
@@ -113,6 +126,15 @@ export class TurnpikePlugin extends SimplePlugin {
 
   override configureBundler(options: BundleOptions): BundleOptions {
     const configured = super.configureBundler(options);
-    return { ...configured, preloadModules: [...new Set([...(configured.preloadModules ?? []), WORKFLOW_PRELOAD_PATH])] };
+    const userHook = configured.webpackConfigHook;
+    const keepSources = this.bundleSourceContent;
+    return {
+      ...configured,
+      preloadModules: [...new Set([...(configured.preloadModules ?? []), WORKFLOW_PRELOAD_PATH])],
+      webpackConfigHook: (config) => {
+        const hooked = userHook ? userHook(config) : config;
+        return keepSources || hooked.devtool !== SDK_DEVTOOL ? hooked : { ...hooked, devtool: 'inline-nosources-source-map' };
+      },
+    };
   }
 }

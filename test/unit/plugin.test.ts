@@ -2,7 +2,8 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../client/index.js';
-import { TurnpikePlugin, WORKFLOW_PRELOAD_PATH } from '../../worker/index.js';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { TurnpikePlugin, WORKFLOWS_PATH, WORKFLOW_PRELOAD_PATH } from '../../worker/index.js';
 
 class UserCodec implements PayloadCodec {
   async encode(payloads: Payload[]) {
@@ -35,4 +36,22 @@ describe('TurnpikePlugin', () => {
     expect(options.preloadModules).toEqual(['/app/preload.js', WORKFLOW_PRELOAD_PATH]);
     expect(new TurnpikePlugin().configureBundler({ workflowsPath: '/app/workflows.js' }).preloadModules).toEqual([WORKFLOW_PRELOAD_PATH]);
   });
+
+  it('leaves the source text out of the bundle\'s source map unless asked, and keeps the mappings to the original files', async () => {
+    const quiet = { trace() {}, debug() {}, info() {}, log() {}, warn() {}, error() {} };
+    const sourceMapOf = async (plugin: TurnpikePlugin, webpackConfigHook?: (config: object) => object) => {
+      const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet, plugins: [plugin], ...(webpackConfigHook ? { webpackConfigHook } : {}) });
+      const base64 = code.slice(code.lastIndexOf('base64,') + 'base64,'.length).trim();
+      return { bytes: code.length, map: JSON.parse(Buffer.from(base64, 'base64').toString('utf8')) as { sources: string[]; sourcesContent?: string[] } };
+    };
+    const lean = await sourceMapOf(new TurnpikePlugin());
+    expect(lean.map.sourcesContent).toBeUndefined();
+    expect(lean.map.sources.some((source) => source.endsWith('workflows/agent-turn.ts'))).toBe(true);
+    const full = await sourceMapOf(new TurnpikePlugin({ bundleSourceContent: true }));
+    expect(full.map.sourcesContent?.length).toBe(full.map.sources.length);
+    expect(lean.bytes).toBeLessThan(full.bytes * 0.7);
+    // A devtool other than the SDK's, set through the user's own hook, is theirs.
+    const own = await sourceMapOf(new TurnpikePlugin(), (config) => ({ ...config, devtool: 'inline-cheap-module-source-map' }));
+    expect(own.map.sourcesContent?.length).toBe(own.map.sources.length);
+  }, 120_000);
 });
