@@ -13,6 +13,7 @@ import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDispositi
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';
+import { DEFAULT_MCP_POOL_LIMITS, McpConnectionPool, type CallEnd } from './mcp-connection-pool.js';
 import { checkMcpServers, defaultMcpApproval, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
 import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
 
@@ -29,22 +30,25 @@ interface ResolvedTool {
   name: string;
   server: string;
   tool: McpTool;
-  connection: McpConnection;
+  pool: McpConnectionPool<McpConnection>;
   config: McpServerConfig;
 }
 
 export class McpToolSource {
-  private readonly connections = new Map<string, McpConnection>();
+  private readonly pools = new Map<string, McpConnectionPool<McpConnection>>();
   private readonly validator = new AjvJsonSchemaValidator();
   private readonly validators = new WeakMap<object, JsonSchemaValidator<unknown>>();
 
   constructor(private readonly servers: Record<string, McpServerConfig>) {
     checkMcpServers(servers);
-    for (const [name, config] of Object.entries(servers)) this.connections.set(name, new McpConnection(name, config));
+    for (const [name, config] of Object.entries(servers)) {
+      const limits = { ...DEFAULT_MCP_POOL_LIMITS, ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}) };
+      this.pools.set(name, new McpConnectionPool(name, (events) => new McpConnection(name, config, events), limits));
+    }
   }
 
   get serverNames(): string[] {
-    return [...this.connections.keys()];
+    return [...this.pools.keys()];
   }
 
   /** A worker's own tool may not take a name of the form an MCP server's tools use. */
@@ -56,16 +60,16 @@ export class McpToolSource {
   /** True when `name` is the model-facing name of a tool of one of these servers (listed or not). */
   owns(name: string): boolean {
     const server = mcpServerOf(name);
-    return server !== undefined && this.connections.has(server);
+    return server !== undefined && this.pools.has(server);
   }
 
   private async toolsOf(server: string): Promise<ResolvedTool[]> {
-    const connection = this.connections.get(server)!;
+    const pool = this.pools.get(server)!;
     const config = this.servers[server]!;
-    const listed = await connection.listTools();
+    const listed = await pool.listTools();
     const offered = config.include ? listed.filter((tool) => config.include!.includes(tool.name)) : listed;
     const names = mcpToolNames(server, offered.map((tool) => tool.name));
-    return offered.map((tool) => ({ name: names.get(tool.name)!, server, tool, connection, config }));
+    return offered.map((tool) => ({ name: names.get(tool.name)!, server, tool, pool, config }));
   }
 
   /** Every server's tools as specs, in declaration order; a server that cannot be listed fails the listing, retryably. */
@@ -84,7 +88,7 @@ export class McpToolSource {
 
   private async resolve(name: string): Promise<ResolvedTool | undefined> {
     const server = mcpServerOf(name);
-    if (!server || !this.connections.has(server)) return undefined;
+    if (!server || !this.pools.has(server)) return undefined;
     return (await this.toolsOf(server)).find((tool) => tool.name === name);
   }
 
@@ -158,21 +162,33 @@ export class McpToolSource {
     const keepAlive = setInterval(() => context.heartbeat(lastProgress), every);
     let result: CallToolResult;
     try {
-      result = await resolved.connection.callTool(
-        resolved.tool.name,
-        (request.input ?? {}) as Record<string, unknown>,
-        { [MCP_IDEMPOTENCY_KEY_META]: request.idempotencyKey },
-        {
-          signal: context.cancellationSignal,
-          onprogress: ({ progress, total, message }) => {
-            lastProgress = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
-            context.heartbeat(lastProgress);
-          },
-          // Temporal's timeouts govern the call; the MCP client's own must not end it sooner.
-          timeout: context.info.startToCloseTimeoutMs,
-          resetTimeoutOnProgress: true,
+      const ask = (params: ElicitRequest['params'], signal: AbortSignal) => this.elicit(context, request, params, signal);
+      result = await resolved.pool.with(
+        async (connection) => {
+          // The connection is this call's alone until it returns: the server's questions on it are this call's.
+          connection.asker = ask;
+          try {
+            return await connection.callTool(
+              resolved.tool.name,
+              (request.input ?? {}) as Record<string, unknown>,
+              { [MCP_IDEMPOTENCY_KEY_META]: request.idempotencyKey },
+              {
+                signal: context.cancellationSignal,
+                onprogress: ({ progress, total, message }) => {
+                  lastProgress = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
+                  context.heartbeat(lastProgress);
+                },
+                // Temporal's timeouts govern the call; the MCP client's own must not end it sooner.
+                timeout: context.info.startToCloseTimeoutMs,
+                resetTimeoutOnProgress: true,
+              },
+            );
+          } finally {
+            connection.asker = undefined;
+          }
         },
-        (params, signal) => this.elicit(context, request, params, signal),
+        (outcome) => callEnd(outcome, context.cancellationSignal),
+        context.cancellationSignal,
       );
     } catch (error) {
       if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason instanceof CancelledFailure ? context.cancellationSignal.reason : new CancelledFailure('cancelled');
@@ -220,7 +236,7 @@ export class McpToolSource {
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.connections.values()].map((connection) => connection.close()));
+    await Promise.all([...this.pools.values()].map((pool) => pool.close()));
   }
 }
 
@@ -238,6 +254,19 @@ export async function describeWithMcp(registry: ToolRegistry, mcp: McpToolSource
   }
   const own = new Map(registry.specs(names.filter((name) => !mcp.owns(name))).map((spec) => [spec.name, spec]));
   return names.map((name) => mcpSpecs.get(name) ?? own.get(name)!);
+}
+
+/**
+ * Whether a call's connection may serve the next call. Not after a cancelled call or one that
+ * timed out: the server may still be working on it, and a question it asked then would reach
+ * whichever call held the connection next. Nor after a lost connection.
+ */
+export function callEnd(outcome: { ok: true } | { ok: false; error: unknown }, cancellation: AbortSignal): CallEnd {
+  if (cancellation.aborted) return 'retire';
+  if (outcome.ok) return 'reusable';
+  const { error } = outcome;
+  // The server answered with an error: the connection is fine.
+  return error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed ? 'reusable' : 'retire';
 }
 
 function annotationsOf(tool: McpTool): McpToolAnnotations | undefined {

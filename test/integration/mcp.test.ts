@@ -1,13 +1,20 @@
 /**
  * MCP servers as tool sources, end to end: a real Temporal dev server, a real Worker, the real
- * OpenAI SDK against the strict fake provider, and real MCP servers — the reference server
- * `@modelcontextprotocol/server-everything` over stdio and over streamable HTTP, and a small
- * server built with the official SDK (test/support/mcp-test-server.ts) where the server's side
- * must be observed (a destructive tool, `_meta`, cancellation, a tool-list change).
+ * OpenAI SDK against the strict fake provider, and real MCP servers — the reference servers
+ * `@modelcontextprotocol/server-everything` (over stdio and over streamable HTTP) and
+ * `@modelcontextprotocol/server-filesystem` (stdio; its write tools are destructive-annotated),
+ * watched from the server's side of the pipe by a tap (test/support/mcp-stdio-tap.mjs: the
+ * processes started, the messages received), and a small server built with the official SDK
+ * (test/support/mcp-test-server.ts) for what no reference server can show: a tool list that
+ * changes while a turn runs, `_meta` and cancellation as the server's handler sees them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
@@ -21,6 +28,42 @@ import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } fro
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+const TAP = fileURLToPath(new URL('../support/mcp-stdio-tap.mjs', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'turnpike-mcp-'));
+
+/** What a tapped stdio server saw: one pid per process started, and each message it received. */
+interface TapMessage {
+  pid: number;
+  in: { id?: number | string; method?: string; params?: { name?: string; requestId?: number | string; _meta?: Record<string, unknown> } };
+}
+
+let taps = 0;
+/** A stdio server started through the tap, logging to a fresh file. */
+function tapped(command: string, args: string[]): { config: { command: string; args: string[] }; log: string } {
+  const log = join(scratch, `tap-${++taps}.jsonl`);
+  writeFileSync(log, '');
+  return { config: { command: process.execPath, args: [TAP, log, command, ...args] }, log };
+}
+
+function readTap(log: string): { starts: number[]; messages: TapMessage[] } {
+  const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { start?: number } & Partial<TapMessage>);
+  return { starts: lines.flatMap((line) => (line.start !== undefined ? [line.start] : [])), messages: lines.filter((line): line is TapMessage => line.in !== undefined) };
+}
+
+/** The `tools/call` requests of one turn (by the idempotency key in `_meta`), as the server received them. */
+function callsOfTurn(log: string, workflowId: string): TapMessage[] {
+  return readTap(log).messages.filter((message) => message.in.method === 'tools/call' && String(message.in.params?._meta?.[MCP_IDEMPOTENCY_KEY_META]).startsWith(`${workflowId}/`));
+}
+
+async function eventually<T>(read: () => T, done: (value: T) => boolean): Promise<T> {
+  let value = read();
+  for (let attempt = 0; attempt < 200 && !done(value); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = read();
+  }
+  return value;
+}
 
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let notes: McpTestServer;
@@ -101,10 +144,12 @@ function offeredTools(index: number): string[] {
   return (openaiRequests()[index].body.tools ?? []).map((tool: { function: { name: string } }) => tool.function.name);
 }
 
+const everythingTap = tapped(process.execPath, [EVERYTHING, 'stdio']);
+
 describe.each([
-  ['stdio', () => ({ command: process.execPath, args: [EVERYTHING, 'stdio'], ...everythingOptions })],
+  ['stdio', () => ({ ...everythingTap.config, ...everythingOptions })],
   ['streamable HTTP', () => ({ url: httpEverythingUrl, ...everythingOptions })],
-] as const)('server-everything over %s', (_transport, config) => {
+] as const)('server-everything over %s', (transport, config) => {
   let turnpike: TurnpikeHarness;
   beforeAll(async () => {
     turnpike = await turnpikeWith({ everything: config() });
@@ -158,8 +203,17 @@ describe.each([
     const result = await handle.result();
     expect(result.status).toBe('cancelled');
     expect(result.toolCalls.map((call) => call.outcome)).toEqual(['cancelled']);
-    // That the cancellation reaches the server as notifications/cancelled is checked on the
-    // server's side below (server-everything does not show it).
+    if (transport !== 'stdio') return;
+    // On the server's side of the pipe: the request was cancelled by notifications/cancelled,
+    // on the connection (process) that received it. (Over HTTP this is checked on the test
+    // server below; server-everything does not show what it received.)
+    const [call] = callsOfTurn(everythingTap.log, handle.workflowId);
+    expect(call.in.params?.name).toBe('trigger-long-running-operation');
+    const cancels = await eventually(
+      () => readTap(everythingTap.log).messages.filter((message) => message.in.method === 'notifications/cancelled' && message.in.params?.requestId === call.in.id && message.pid === call.pid),
+      (found) => found.length > 0,
+    );
+    expect(cancels).toHaveLength(1);
   });
 });
 
@@ -208,6 +262,9 @@ describe('a server whose side the test observes (official SDK McpServer over str
     expect((await handle.result()).status).toBe('cancelled');
     for (let attempt = 0; attempt < 100 && notes.cancelled.length === before; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(notes.cancelled.length).toBe(before + 1);
+    // It was stopped by the notification for that request, on its session (not by the session ending).
+    const call = notes.received.find((message) => message.method === 'tools/call' && String((message.params?._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META]).startsWith(handle.workflowId))!;
+    expect(notes.received.filter((message) => message.method === 'notifications/cancelled' && message.params?.requestId === call.id && message.session === call.session)).toHaveLength(1);
   });
 
   it('a tool-list change is seen by the next turn, not by the turn already running', async () => {
@@ -253,14 +310,134 @@ describe('a server whose side the test observes (official SDK McpServer over str
   });
 });
 
-describe('elicitation (server-everything over stdio)', () => {
+describe('server-filesystem over stdio (destructive-annotated tools)', () => {
   let turnpike: TurnpikeHarness;
+  let files: string;
+  beforeAll(async () => {
+    files = mkdtempSync(join(scratch, 'files-'));
+    writeFileSync(join(files, 'plan.txt'), 'keep this plan\n');
+    turnpike = await turnpikeWith({ fs: { command: process.execPath, args: [FILESYSTEM, files] } });
+  });
+
+  it('parks write_file and move_file by their destructiveHint, a denial reaches the model, and the files on disk are untouched; read_text_file runs at once', async () => {
+    fake.script('openai', [
+      {
+        toolCalls: [
+          { name: 'fs__read_text_file', input: { path: join(files, 'plan.txt') } },
+          { name: 'fs__write_file', input: { path: join(files, 'plan.txt'), content: 'overwritten' } },
+          { name: 'fs__move_file', input: { source: join(files, 'plan.txt'), destination: join(files, 'moved.txt') } },
+        ],
+      },
+      { text: 'I left the plan alone.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'rewrite and move the plan');
+    const pending = await waitForPending(handle, 2);
+    expect(pending.map((call) => [call.kind, call.toolName])).toEqual([
+      ['approval', 'fs__write_file'],
+      ['approval', 'fs__move_file'],
+    ]);
+    for (const call of pending) {
+      await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: call.approvalId!, approved: false, approver: 'alice', reason: 'the plan is frozen until Friday' }] });
+    }
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => [call.toolName, call.outcome])).toEqual([
+      ['fs__read_text_file', 'executed'],
+      ['fs__write_file', 'denied'],
+      ['fs__move_file', 'denied'],
+    ]);
+    expect(result.toolCalls[0].output).toEqual({ content: 'keep this plan\n' });
+    const toolMessages = openaiRequests()[1].body.messages.filter((message: { role: string }) => message.role === 'tool').map((message: { content: string }) => message.content);
+    expect(toolMessages[1]).toContain('the plan is frozen until Friday');
+    expect(toolMessages[2]).toContain('the plan is frozen until Friday');
+    // The server's side: nothing was written or moved.
+    expect(readFileSync(join(files, 'plan.txt'), 'utf8')).toBe('keep this plan\n');
+    expect(existsSync(join(files, 'moved.txt'))).toBe(false);
+  });
+
+  it('an approved write_file runs on the server and the file is on disk', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'fs__write_file', input: { path: join(files, 'notes.txt'), content: 'approved note' } }] }, { text: 'Written.' }]);
+    const handle = await startOpenAITurn(turnpike, 'write a note', ['fs__write_file']);
+    const [pending] = await waitForPending(handle, 1);
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['approved']);
+    expect(readFileSync(join(files, 'notes.txt'), 'utf8')).toBe('approved note');
+  });
+});
+
+describe('elicitation and connections (server-everything over stdio, through the tap)', () => {
+  let turnpike: TurnpikeHarness;
+  const tap = tapped(process.execPath, [EVERYTHING, 'stdio']);
   beforeAll(async () => {
     // The restart test stops a worker whose call waits for an answer: it is cancelled after this.
     process.env.TURNPIKE_SHUTDOWN_GRACE_TIME = '1s';
     turnpike = await turnpikeWith({
-      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], tools: { 'trigger-elicitation-request': { activityOptions: { heartbeatTimeout: '3s' } } } },
+      everything: { ...tap.config, tools: { 'trigger-elicitation-request': { activityOptions: { heartbeatTimeout: '3s' } } } },
     });
+  });
+
+  it('sequential calls, in one turn and the next, reuse one connection: one server process', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'everything__echo', input: { message: 'one' } }] },
+      { toolCalls: [{ name: 'everything__get-sum', input: { a: 1, b: 2 } }] },
+      { text: 'Done once.' },
+      { toolCalls: [{ name: 'everything__echo', input: { message: 'two' } }] },
+      { text: 'Done twice.' },
+    ]);
+    const first = await startOpenAITurn(turnpike, 'echo, then add');
+    expect((await first.result()).text).toBe('Done once.');
+    const second = await startOpenAITurn(turnpike, 'echo again');
+    expect((await second.result()).text).toBe('Done twice.');
+    const { starts } = readTap(tap.log);
+    expect(starts).toHaveLength(1);
+    const calls = [...callsOfTurn(tap.log, first.workflowId), ...callsOfTurn(tap.log, second.workflowId)];
+    expect(calls.map((call) => [call.in.params?.name, call.pid])).toEqual([
+      ['echo', starts[0]],
+      ['get-sum', starts[0]],
+      ['echo', starts[0]],
+    ]);
+  });
+
+  it('calls running at once each hold their own connection: two questions park together, each answer reaches its own call', async () => {
+    fake.script('openai', [
+      {
+        toolCalls: [
+          { name: 'everything__trigger-elicitation-request', input: {} },
+          { name: 'everything__trigger-elicitation-request', input: {} },
+          { name: 'everything__echo', input: { message: 'meanwhile' } },
+        ],
+      },
+      { text: 'Both answered.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'ask us both', ['everything__trigger-elicitation-request', 'everything__echo']);
+    const pending = await waitForPending(handle, 2);
+    expect(pending.map((call) => call.kind)).toEqual(['elicitation', 'elicitation']);
+    expect(new Set(pending.map((call) => call.toolCallId)).size).toBe(2);
+    const names = ['Ada Lovelace', 'Grace Hopper'];
+    for (const [index, call] of pending.entries()) {
+      await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: call.toolCallId, output: { action: 'accept', content: { name: names[index], email: `person${index}@example.com` } } }] });
+    }
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Both answered.' });
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed', 'executed', 'executed']);
+    for (const [index, call] of pending.entries()) {
+      const output = JSON.stringify(result.toolCalls.find((done) => done.toolCallId === call.toolCallId)!.output);
+      expect(output).toContain(names[index]);
+      expect(output).not.toContain(names[1 - index]);
+    }
+    expect(result.toolCalls[2].output).toBe('Echo: meanwhile');
+    // On the server's side: the three calls arrived on three processes (connections) at once.
+    const calls = callsOfTurn(tap.log, handle.workflowId);
+    expect(calls).toHaveLength(3);
+    expect(new Set(calls.map((call) => call.pid)).size).toBe(3);
+
+    // Afterwards a call reuses one of the connections that are open: no new process.
+    const startsBefore = readTap(tap.log).starts;
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__echo', input: { message: 'after' } }] }, { text: 'Echoed.' }]);
+    const after = await startOpenAITurn(turnpike, 'echo', ['everything__echo']);
+    expect((await after.result()).text).toBe('Echoed.');
+    expect(readTap(tap.log).starts).toEqual(startsBefore);
+    expect(startsBefore).toContain(callsOfTurn(tap.log, after.workflowId)[0].pid);
   });
 
   it('parks the server question in turnState, rejects an answer that fails the requested schema, and the call completes with a valid answer', async () => {
