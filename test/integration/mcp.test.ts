@@ -18,7 +18,8 @@ import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { runCli } from '../../cli/main.js';
+import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../activities/mcp/mcp-tool-source.js';
 import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
@@ -471,6 +472,49 @@ describe('elicitation and connections (server-everything over stdio, through the
     const output = JSON.stringify(result.toolCalls[0].output);
     expect(output).toContain('Ada Lovelace');
     expect(output).toContain('ada@example.com');
+  });
+
+  it('the CLI lists a parked question with pending, as a table with the question and as JSON, and submit answers it', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Answered from the CLI.' }]);
+    const handle = await startOpenAITurn(turnpike, 'ask me', ['everything__trigger-elicitation-request']);
+    const [pending] = await waitForPending(handle, 1);
+    const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+    const cli = async (...argv: string[]) => {
+      const run = { stdout: '', stderr: '' };
+      const code = await runCli(argv, { client, stdout: { write: (chunk: string) => (run.stdout += chunk), isTTY: false }, stderr: { write: (chunk: string) => (run.stderr += chunk) } });
+      expect(code, run.stderr).toBe(0);
+      return run.stdout;
+    };
+    // Visibility is eventually consistent: the turn shows up as parked a moment after it parks.
+    let listed: ParkedCall[] = [];
+    for (let attempt = 0; attempt < 100 && !listed.some((call) => call.turnWorkflowId === handle.workflowId); attempt++) {
+      listed = JSON.parse(await cli('pending', '--json')) as ParkedCall[];
+      if (!listed.some((call) => call.turnWorkflowId === handle.workflowId)) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(listed.find((call) => call.turnWorkflowId === handle.workflowId)).toEqual({ ...pending, turnWorkflowId: handle.workflowId });
+
+    const table = await cli('pending');
+    for (const text of [handle.workflowId, pending.toolCallId, 'elicitation', 'everything__trigger-elicitation-request', 'question', 'Please provide inputs for the following fields:']) {
+      expect(table).toContain(text);
+    }
+    // The hint is a command to copy, with a placeholder for each field the server asks for.
+    const hint = table.split('\n').find((line) => line.includes(`turnpike submit ${handle.workflowId} ${pending.toolCallId}`));
+    expect(hint).toContain('\'{"action":"accept","content":{"name":"<string>",');
+    expect(hint).toContain('"email":"<string: email>"');
+    expect(hint).toContain('(or \'{"action":"decline"}\')');
+
+    let refusal = '';
+    const refused = await runCli(['submit', handle.workflowId, pending.toolCallId, '{"action":"accept","content":{"name":"Ada","email":"nope"}}'], {
+      client,
+      stdout: { write: () => undefined, isTTY: false },
+      stderr: { write: (chunk: string) => void (refusal += chunk) },
+    });
+    expect(refused).not.toBe(0);
+    expect(refusal).toContain('email: not a valid email');
+    await cli('submit', handle.workflowId, pending.toolCallId, '{"action":"accept","content":{"name":"Ada Lovelace","email":"ada@example.com"}}');
+    const result = await handle.result();
+    expect(result.text).toBe('Answered from the CLI.');
+    expect(JSON.stringify(result.toolCalls[0].output)).toContain('Ada Lovelace');
   });
 
   it('a declined question reaches the server as a decline', async () => {
