@@ -6,7 +6,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorCode, McpError, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/definitions.js';
+import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import { awaitElicitationAnswerUpdate, elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/definitions.js';
+import type { ElicitationAnswerState } from '../../workflows/elicitations.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolSpec } from '../../workflows/types.js';
@@ -208,7 +210,8 @@ export class McpToolSource {
 
   /**
    * A question from the server while this call runs: parked in the turn (the `parkElicitation`
-   * update), then polled (`elicitationAnswer`) while the call keeps heartbeating. The MCP
+   * update), then awaited (the `awaitElicitationAnswer` update, a long poll; or, when the turn
+   * refuses it, by polling `elicitationAnswer`) while the call keeps heartbeating. The MCP
    * request stays open meanwhile; if this worker dies, so does the connection, and the retried
    * call asks again (see workflows/elicitations.ts).
    */
@@ -222,17 +225,60 @@ export class McpToolSource {
       args: [{ toolCallId: request.toolCallId, attempt: context.info.attempt, message: params.message, requestedSchema: params.requestedSchema as JsonSchema }],
     });
     if (parked.answer) return parked.answer as ElicitResult;
+    const awaited = await this.awaitAnswer(turn, parked.elicitationId, context.cancellationSignal, signal);
+    if (awaited === 'stopped') return this.stopped(context);
+    if (awaited) return answerOf(awaited);
     for (;;) {
-      // This attempt is ending (the turn was cancelled, the worker shuts down): answer nothing.
-      // The server must not take "cancel" for the person's answer; a retried call asks again.
-      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-      if (signal.aborted) return { action: 'cancel' };
+      if (context.cancellationSignal.aborted || signal.aborted) return this.stopped(context);
       // A query that fails (the server is briefly unreachable) is asked again at the next poll.
       const answer = await turn.query(elicitationAnswerQuery, parked.elicitationId).catch(() => undefined);
-      if (answer?.state === 'answered') return answer.answer as ElicitResult;
-      if (answer?.state === 'gone') return { action: 'cancel' };
+      if (answer && answer.state !== 'open') return answerOf(answer);
       await context.sleep(ELICITATION_POLL_MS).catch(() => undefined);
     }
+  }
+
+  /**
+   * The answer by long poll, or `undefined` when the turn refused to wait that way (enough calls
+   * already do, or it runs workflow code from before the update) or the poll failed: then the
+   * caller polls. `stopped` when this attempt or the server's request ended first.
+   */
+  private async awaitAnswer(
+    turn: WorkflowHandle,
+    elicitationId: string,
+    cancellation: AbortSignal,
+    request: AbortSignal,
+  ): Promise<ElicitationAnswerState | 'stopped' | undefined> {
+    let waiting: Promise<ElicitationAnswerState | undefined>;
+    try {
+      const update = await turn.startUpdate(awaitElicitationAnswerUpdate, { args: [elicitationId], waitForStage: WorkflowUpdateStage.ACCEPTED });
+      waiting = update.result().catch(() => undefined);
+    } catch {
+      return undefined;
+    }
+    let onAbort!: () => void;
+    const stopped = new Promise<'stopped'>((resolve) => {
+      onAbort = () => resolve('stopped');
+      if (cancellation.aborted || request.aborted) onAbort();
+      cancellation.addEventListener('abort', onAbort, { once: true });
+      request.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      // The update itself completes when the call ends, which closes the question.
+      return await Promise.race([waiting, stopped]);
+    } finally {
+      cancellation.removeEventListener('abort', onAbort);
+      request.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * This attempt is ending (the turn was cancelled, the worker shuts down): answer nothing — the
+   * server must not take "cancel" for the person's answer, and a retried call asks again. Else
+   * the server withdrew its question, and `cancel` goes nowhere.
+   */
+  private stopped(context: Context): ElicitResult {
+    if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+    return { action: 'cancel' };
   }
 
   async close(): Promise<void> {
@@ -267,6 +313,11 @@ export function callEnd(outcome: { ok: true } | { ok: false; error: unknown }, c
   const { error } = outcome;
   // The server answered with an error: the connection is fine.
   return error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed ? 'reusable' : 'retire';
+}
+
+/** What the server is told once the question is answered, expired (`cancel`) or gone (`cancel`). */
+function answerOf(state: ElicitationAnswerState): ElicitResult {
+  return state.state === 'answered' ? (state.answer as ElicitResult) : { action: 'cancel' };
 }
 
 function annotationsOf(tool: McpTool): McpToolAnnotations | undefined {

@@ -21,7 +21,8 @@ import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
 import { runCli } from '../../cli/main.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../activities/mcp/mcp-tool-source.js';
-import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import { approveToolCallUpdate, awaitElicitationAnswerUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import { MAX_AWAITING_ANSWERS } from '../../workflows/elicitations.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { startMcpTestServer, type McpTestServer } from '../support/mcp-test-server.js';
@@ -55,6 +56,15 @@ function readTap(log: string): { starts: number[]; messages: TapMessage[] } {
 /** The `tools/call` requests of one turn (by the idempotency key in `_meta`), as the server received them. */
 function callsOfTurn(log: string, workflowId: string): TapMessage[] {
   return readTap(log).messages.filter((message) => message.in.method === 'tools/call' && String(message.in.params?._meta?.[MCP_IDEMPOTENCY_KEY_META]).startsWith(`${workflowId}/`));
+}
+
+async function eventuallyAsync<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (let attempt = 0; attempt < 200 && !done(value); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = await read();
+  }
+  return value;
 }
 
 async function eventually<T>(read: () => T, done: (value: T) => boolean): Promise<T> {
@@ -399,38 +409,51 @@ describe('elicitation and connections (server-everything over stdio, through the
     ]);
   });
 
-  it('calls running at once each hold their own connection: two questions park together, each answer reaches its own call', async () => {
+  it('calls running at once each hold their own connection: three questions park together, each answer reaches its own call, by long poll or, beyond the limit, by polling', async () => {
     fake.script('openai', [
       {
         toolCalls: [
           { name: 'everything__trigger-elicitation-request', input: {} },
           { name: 'everything__trigger-elicitation-request', input: {} },
+          { name: 'everything__trigger-elicitation-request', input: {} },
           { name: 'everything__echo', input: { message: 'meanwhile' } },
         ],
       },
-      { text: 'Both answered.' },
+      { text: 'All answered.' },
     ]);
-    const handle = await startOpenAITurn(turnpike, 'ask us both', ['everything__trigger-elicitation-request', 'everything__echo']);
-    const pending = await waitForPending(handle, 2);
-    expect(pending.map((call) => call.kind)).toEqual(['elicitation', 'elicitation']);
-    expect(new Set(pending.map((call) => call.toolCallId)).size).toBe(2);
-    const names = ['Ada Lovelace', 'Grace Hopper'];
+    const handle = await startOpenAITurn(turnpike, 'ask us all', ['everything__trigger-elicitation-request', 'everything__echo']);
+    const pending = await waitForPending(handle, 3);
+    expect(pending.map((call) => call.kind)).toEqual(['elicitation', 'elicitation', 'elicitation']);
+    expect(new Set(pending.map((call) => call.toolCallId)).size).toBe(3);
+    // Two calls wait by the awaitElicitationAnswer update (a long poll); the turn refuses more.
+    const awaits = async () =>
+      (await handle.fetchHistory()).events!.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'awaitElicitationAnswer').length;
+    expect(await eventuallyAsync(awaits, (count) => count === MAX_AWAITING_ANSWERS)).toBe(MAX_AWAITING_ANSWERS);
+    const refused = await handle.executeUpdate(awaitElicitationAnswerUpdate, { args: [pending[0].elicitationId!] }).then(
+      () => undefined,
+      (error: unknown) => (error as { cause?: Error }).cause,
+    );
+    expect(refused?.message).toContain('poll elicitationAnswer');
+
+    const names = ['Ada Lovelace', 'Grace Hopper', 'Katherine Johnson'];
     for (const [index, call] of pending.entries()) {
       await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: call.toolCallId, output: { action: 'accept', content: { name: names[index], email: `person${index}@example.com` } } }] });
     }
     const result = await handle.result();
-    expect(result).toMatchObject({ status: 'completed', text: 'Both answered.' });
-    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed', 'executed', 'executed']);
+    expect(result).toMatchObject({ status: 'completed', text: 'All answered.' });
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed', 'executed', 'executed', 'executed']);
     for (const [index, call] of pending.entries()) {
       const output = JSON.stringify(result.toolCalls.find((done) => done.toolCallId === call.toolCallId)!.output);
       expect(output).toContain(names[index]);
-      expect(output).not.toContain(names[1 - index]);
+      for (const other of names.filter((name) => name !== names[index])) expect(output).not.toContain(other);
     }
-    expect(result.toolCalls[2].output).toBe('Echo: meanwhile');
-    // On the server's side: the three calls arrived on three processes (connections) at once.
+    // The third call, refused the long poll, got its answer by polling.
+    expect(await awaits()).toBe(MAX_AWAITING_ANSWERS);
+    expect(result.toolCalls[3].output).toBe('Echo: meanwhile');
+    // On the server's side: the four calls arrived on four processes (connections) at once.
     const calls = callsOfTurn(tap.log, handle.workflowId);
-    expect(calls).toHaveLength(3);
-    expect(new Set(calls.map((call) => call.pid)).size).toBe(3);
+    expect(calls).toHaveLength(4);
+    expect(new Set(calls.map((call) => call.pid)).size).toBe(4);
 
     // Afterwards a call reuses one of the connections that are open: no new process.
     const startsBefore = readTap(tap.log).starts;
