@@ -199,7 +199,7 @@ describe.each([
   });
 
   it('turns progress notifications of a long-running tool into heartbeats, and cancelling the turn ends it', async () => {
-    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-long-running-operation', input: { duration: 120, steps: 120 } }] }]);
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-long-running-operation', input: { duration: 600, steps: 600 } }] }]);
     const handle = await startOpenAITurn(turnpike, 'run the long operation');
     let details: { progress: number; total: number } | undefined;
     for (let attempt = 0; attempt < 300 && !(details && details.progress >= 2); attempt++) {
@@ -208,15 +208,19 @@ describe.each([
       if (payload?.data) details = JSON.parse(Buffer.from(payload.data).toString()) as typeof details;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(details).toMatchObject({ total: 120 });
+    expect(details).toMatchObject({ total: 600 });
     expect(details!.progress).toBeGreaterThanOrEqual(2);
     await handle.cancel();
     const result = await handle.result();
     expect(result.status).toBe('cancelled');
+    // Ended as cancelled within this test's time limit (2 minutes), not after the operation's 10.
     expect(result.toolCalls.map((call) => call.outcome)).toEqual(['cancelled']);
+    const events = (await handle.fetchHistory()).events!;
+    const scheduled = events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool')!;
+    expect(events.some((event) => String(event.activityTaskCancelRequestedEventAttributes?.scheduledEventId) === String(scheduled.eventId))).toBe(true);
     if (transport !== 'stdio') return;
-    // On the server's side of the pipe: the request was cancelled by notifications/cancelled,
-    // on the connection (process) that received it. (Over HTTP this is checked on the test
+    // On the server's side of the pipe: the call's activity saw the cancellation and cancelled
+    // the request by notifications/cancelled, on the connection (process) that received it. (Over HTTP this is checked on the test
     // server below; server-everything does not show what it received.)
     const [call] = callsOfTurn(everythingTap.log, handle.workflowId);
     expect(call.in.params?.name).toBe('trigger-long-running-operation');
@@ -262,6 +266,8 @@ describe('a server whose side the test observes (official SDK McpServer over str
     expect(notes.notes.get('n1')).toBe('buy milk');
     const readCall = result.toolCalls[0];
     expect(notes.calls[0].meta?.[MCP_IDEMPOTENCY_KEY_META]).toBe(`${handle.workflowId}/${readCall.toolCallId}`);
+    // The listing, the validation and the call shared one connection: one HTTP session.
+    expect(notes.sessionsOpened()).toBe(1);
   });
 
   it('cancelling the turn sends notifications/cancelled to the server', async () => {
