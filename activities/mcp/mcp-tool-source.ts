@@ -248,13 +248,11 @@ export class McpToolSource {
     cancellation: AbortSignal,
     request: AbortSignal,
   ): Promise<ElicitationAnswerState | 'stopped' | undefined> {
-    let waiting: Promise<ElicitationAnswerState | undefined>;
-    try {
-      const update = await turn.startUpdate(awaitElicitationAnswerUpdate, { args: [elicitationId], waitForStage: WorkflowUpdateStage.ACCEPTED });
-      waiting = update.result().catch(() => undefined);
-    } catch {
-      return undefined;
-    }
+    // Refused or failed, at its start or later: undefined, and the caller polls.
+    const waiting = turn
+      .startUpdate(awaitElicitationAnswerUpdate, { args: [elicitationId], waitForStage: WorkflowUpdateStage.ACCEPTED })
+      .then((update) => update.result())
+      .catch(() => undefined);
     let onAbort!: () => void;
     const stopped = new Promise<'stopped'>((resolve) => {
       onAbort = () => resolve('stopped');
