@@ -403,6 +403,34 @@ describe('server-filesystem over stdio (destructive-annotated tools)', () => {
   });
 });
 
+describe('a server limited to one connection (server-everything over stdio, maxConnections: 1)', () => {
+  let turnpike: TurnpikeHarness;
+  const tap = tapped(process.execPath, [EVERYTHING, 'stdio']);
+  beforeAll(async () => {
+    turnpike = await turnpikeWith({ solo: { ...tap.config, maxConnections: 1 } });
+  });
+
+  it('the second of two calls waits for the first one\'s connection: its question parks after the first is answered, on the same process', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'solo__trigger-elicitation-request', input: {} }, { name: 'solo__trigger-elicitation-request', input: {} }] },
+      { text: 'One after the other.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'ask twice', ['solo__trigger-elicitation-request']);
+    const [first] = await waitForPending(handle, 1);
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: first.toolCallId, output: { action: 'accept', content: { name: 'First Person', email: 'first@example.com' } } }] });
+    const [second] = await waitForPending(handle, 1).then((pending) => pending.filter((call) => call.toolCallId !== first.toolCallId));
+    expect(second).toBeDefined();
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: second.toolCallId, output: { action: 'accept', content: { name: 'Second Person', email: 'second@example.com' } } }] });
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed', 'executed']);
+    expect(JSON.stringify(result.toolCalls.find((call) => call.toolCallId === first.toolCallId)!.output)).toContain('First Person');
+    expect(JSON.stringify(result.toolCalls.find((call) => call.toolCallId === second.toolCallId)!.output)).toContain('Second Person');
+    const { starts } = readTap(tap.log);
+    expect(starts).toHaveLength(1);
+    expect(callsOfTurn(tap.log, handle.workflowId).map((call) => call.pid)).toEqual([starts[0], starts[0]]);
+  });
+});
+
 describe('elicitation and connections (server-everything over stdio, through the tap)', () => {
   let turnpike: TurnpikeHarness;
   const tap = tapped(process.execPath, [EVERYTHING, 'stdio']);
