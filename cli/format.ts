@@ -4,7 +4,7 @@
  */
 import Table from 'cli-table3';
 import picocolors from 'picocolors';
-import type { AgentTurnResult, ApprovalRecord, DecisionRecord, Message, PendingToolCall, ReasoningPart, ToolCallOutcome, TurnStatus, Usage } from '../workflows/types.js';
+import type { AgentTurnResult, ApprovalRecord, DecisionRecord, JsonSchema, Message, PendingToolCall, ReasoningPart, ToolCallOutcome, TurnStatus, Usage } from '../workflows/types.js';
 
 /** picocolors' formatters, enabled or not. */
 export type Colors = ReturnType<typeof picocolors.createColors>;
@@ -122,23 +122,44 @@ export function decisionId(call: PendingToolCall): string {
 
 /** The command that resolves a parked call, so people can copy it from `watch` and `pending`. */
 export function resolveHint(turnId: string, call: PendingToolCall): string {
-  return call.kind === 'approval'
-    ? `turnpike approve ${turnId} ${call.approvalId} --as <you>   (or deny … --reason <why>)`
-    : `turnpike submit ${turnId} ${call.toolCallId} '<json>'`;
+  if (call.kind === 'approval') return `turnpike approve ${turnId} ${call.approvalId} --as <you>   (or deny … --reason <why>)`;
+  if (call.kind === 'elicitation') {
+    return `turnpike submit ${turnId} ${call.toolCallId} '${answerTemplate(call.requestedSchema)}'   (or '{"action":"decline"}')`;
+  }
+  return `turnpike submit ${turnId} ${call.toolCallId} '<json>'`;
 }
 
-/** Parked calls as a table, with a turn column when they carry their turn's id (`ParkedCall`). */
+/**
+ * An accepted answer to a server's question with a placeholder for each field the server asks
+ * for, by type: `{"action":"accept","content":{"name":"<string>","age":<number>}}`.
+ */
+export function answerTemplate(schema: JsonSchema | undefined): string {
+  const properties = Object.entries((schema?.properties ?? {}) as Record<string, JsonSchema>);
+  const fields = properties.map(([name, property]) => {
+    const type = typeof property.type === 'string' ? property.type : 'value';
+    const hint = typeof property.format === 'string' ? `${type}: ${property.format}` : type;
+    return `${JSON.stringify(name)}:${type === 'string' ? `"<${hint}>"` : `<${hint}>`}`;
+  });
+  return `{"action":"accept","content":{${fields.join(',')}}}`;
+}
+
+/**
+ * Parked calls as a table, with a turn column when they carry their turn's id (`ParkedCall`), and
+ * a question column when an MCP server asks one: the question is what the person must answer.
+ */
 export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId?: string }>, colors: Colors, now: number): string {
   const withTurn = calls.some((call) => call.turnWorkflowId !== undefined);
+  const withQuestion = calls.some((call) => call.kind === 'elicitation');
   return table(
     colors,
-    [...(withTurn ? ['turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', 'age', 'expires in'],
+    [...(withTurn ? ['turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', ...(withQuestion ? ['question'] : []), 'age', 'expires in'],
     calls.map((call) => [
       ...(withTurn ? [call.turnWorkflowId ?? ''] : []),
       decisionId(call),
       call.kind,
       call.toolName,
       compactJson(call.input, 40),
+      ...(withQuestion ? [call.message !== undefined ? compactJson(call.message, 60) : ''] : []),
       age(call.requestedAt, now),
       expiresIn(call.expiresAt, now, colors),
     ]),

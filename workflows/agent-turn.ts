@@ -18,6 +18,7 @@ import { cutOffSettlement, cutOffStatus, hasContent } from './cut-off-step.js';
 import {
   approveToolCallSignal,
   approveToolCallUpdate,
+  awaitElicitationAnswerUpdate,
   elicitationAnswerQuery,
   parkElicitationUpdate,
   submitToolResultSignal,
@@ -266,6 +267,9 @@ class Turn {
       validator: (request) => this.elicitations.checkPark(request, (toolCallId) => this.runningCall(toolCallId)),
     });
     wf.setHandler(elicitationAnswerQuery, (elicitationId) => this.elicitations.state(elicitationId));
+    wf.setHandler(awaitElicitationAnswerUpdate, (elicitationId) => this.elicitations.awaitAnswer(elicitationId), {
+      validator: (elicitationId) => this.elicitations.checkAwait(elicitationId),
+    });
     // Signals carry the same messages for the Temporal CLI. A bad one must never fail the
     // workflow task: it is logged and dropped.
     wf.setHandler(approveToolCallSignal, (request) => this.acceptSignal('approveToolCall', () => {

@@ -96,3 +96,12 @@ export const parkElicitationUpdate = defineUpdate<ParkElicitationResult, [ParkEl
 
 /** Internal: polled by the waiting MCP call's activity until the question is answered or gone. */
 export const elicitationAnswerQuery = defineQuery<ElicitationAnswerState, [string]>('elicitationAnswer');
+
+/**
+ * Internal: the waiting MCP call's activity sends it once, and it completes when the question is
+ * answered or gone — a long poll that costs the turn two history events instead of a query every
+ * half second. The turn refuses it while enough calls wait this way (each counts against the
+ * server's limit of updates in flight per workflow, which people's decisions must not hit); the
+ * activity then polls `elicitationAnswer`, as it does with a turn from before this update.
+ */
+export const awaitElicitationAnswerUpdate = defineUpdate<ElicitationAnswerState, [string]>('awaitElicitationAnswer');

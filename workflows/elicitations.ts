@@ -1,8 +1,9 @@
 /**
  * MCP elicitations parked in a turn. While an MCP tool call runs in its activity, the server may
  * ask the user for input (`elicitation/create`). The activity parks the question here with the
- * internal `parkElicitation` update, keeps heartbeating, and polls `elicitationAnswer` until the
- * answer arrives; the answer comes like a client tool's result, by `submitToolResult` with the
+ * internal `parkElicitation` update, keeps heartbeating, and waits for the answer with the
+ * internal `awaitElicitationAnswer` update (or, when the turn refuses that, polls
+ * `elicitationAnswer`); the answer comes like a client tool's result, by `submitToolResult` with the
  * call's `toolCallId` and `output: { action: 'accept', content } | { action: 'decline' } |
  * { action: 'cancel' }`, checked against the schema the server requested.
  *
@@ -24,6 +25,13 @@ import type { JsonSchema, PendingToolCall } from './types.js';
 
 /** Marks histories in which an elicitation parked. */
 export const MCP_ELICITATION_PATCH = 'mcp-elicitation';
+
+/**
+ * Calls that may wait for their answer by `awaitElicitationAnswer` at once; more poll instead.
+ * Small: the dev server and default clusters allow 10 updates in flight per workflow, shared
+ * with event-stream subscribers' long polls and people's decisions.
+ */
+export const MAX_AWAITING_ANSWERS = 2;
 
 export interface ParkElicitationInput {
   toolCallId: string;
@@ -61,6 +69,8 @@ export class Elicitations {
   /** The latest question of each call. */
   private readonly latest = new Map<string, Elicitation>();
   private readonly schemas = new SchemaCache();
+  /** `awaitElicitationAnswer` updates in flight. */
+  private awaiting = 0;
 
   constructor(
     private readonly timeout: string,
@@ -168,6 +178,25 @@ export class Elicitations {
     if (elicitation.answer) return { state: 'answered', answer: elicitation.answer };
     if (elicitation.closed) return { state: 'gone', reason: elicitation.closed };
     return { state: 'open' };
+  }
+
+  /** The `awaitElicitationAnswer` validator: a string id, and room for one more waiting call. */
+  checkAwait(elicitationId: unknown): void {
+    if (typeof elicitationId !== 'string') throw rejection('InvalidRequest', 'awaitElicitationAnswer needs an elicitationId');
+    if (this.awaiting >= MAX_AWAITING_ANSWERS) throw rejection('InvalidRequest', `${MAX_AWAITING_ANSWERS} calls already wait by update: poll elicitationAnswer`);
+  }
+
+  /** The `awaitElicitationAnswer` handler: returns once the question is answered or gone. */
+  async awaitAnswer(elicitationId: string): Promise<ElicitationAnswerState> {
+    this.awaiting++;
+    try {
+      // Not cancelled with the turn: a cancelled turn ends its calls (endAll), which closes the
+      // question, and this returns `gone` so the handler finishes before the turn does.
+      await wf.CancellationScope.nonCancellable(() => wf.condition(() => this.state(elicitationId).state !== 'open'));
+      return this.state(elicitationId);
+    } finally {
+      this.awaiting--;
+    }
   }
 
   /** The call ended (its activity returned, failed or was cancelled): its question waits no more. */

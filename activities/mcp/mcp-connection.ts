@@ -1,8 +1,8 @@
 /**
- * One MCP server as the worker sees it: a client connected on first use and kept for every
- * later listing and call (a stdio server is one child process per worker, not one per call),
- * and its tool list, cached until the server says `notifications/tools/list_changed` or the
- * connection drops.
+ * One connection to an MCP server: an official SDK client over stdio (one child process) or
+ * streamable HTTP (one session). A connection serves one call at a time (see
+ * mcp-connection-pool.ts), so a question the server asks on it (`elicitation/create`) belongs
+ * to the call that holds it: MCP itself does not say which request a question is about.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -20,26 +20,50 @@ import type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from 
 
 export type { McpTool };
 
-/** Answers a server's question for the call that is running (see elicitations in mcp-tool-source.ts). */
+/** Answers a server's question for the call that holds the connection (see elicitations in mcp-tool-source.ts). */
 export type ElicitationHandler = (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
+
+/** What a connection tells its pool. */
+export interface McpConnectionEvents {
+  /** The server announced `notifications/tools/list_changed`. */
+  listChanged(): void;
+  /** The connection ended (the child exited, the session ended, or it was closed). */
+  closed(): void;
+}
 
 const CLIENT_INFO = { name: 'turnpike', version: '0.1.0' };
 
 export class McpConnection {
   private client?: Promise<Client>;
-  private tools?: Promise<McpTool[]>;
-  /** Bumped by every list change, so a listing that was in flight when one arrived is not cached. */
-  private generation = 0;
-  private closed = false;
-  /** The calls in flight on this connection that can take a question, by request. */
-  private readonly asking = new Set<ElicitationHandler>();
+  private transport?: StdioClientTransport | StreamableHTTPClientTransport;
+  /** Bumped by every list change the server announces on this connection. */
+  private changes = 0;
+  /** `changes` as of this client's latest complete listing; -1 before the first. */
+  private listedAt = -1;
+  private ended = false;
+  /** The call holding this connection, which the server's questions are for. */
+  asker?: ElicitationHandler;
 
   constructor(
     readonly server: string,
     private readonly config: McpServerConfig,
+    private readonly events: McpConnectionEvents,
   ) {}
 
-  private transport() {
+  /** False once the connection ended: it is not handed out again. */
+  get usable(): boolean {
+    return !this.ended;
+  }
+
+  /**
+   * Whether this client has listed the tools since the server last changed them: the MCP client
+   * checks a structured result against the output schema from its own latest listing.
+   */
+  get listed(): boolean {
+    return this.listedAt === this.changes;
+  }
+
+  private newTransport(): StdioClientTransport | StreamableHTTPClientTransport {
     if ('url' in this.config) {
       const { url, headers } = this.config as McpHttpServerConfig;
       return new StreamableHTTPClientTransport(new URL(url), headers ? { requestInit: { headers } } : undefined);
@@ -56,92 +80,59 @@ export class McpConnection {
   }
 
   private connect(): Promise<Client> {
-    if (this.closed) return Promise.reject(new Error(`MCP server "${this.server}": the worker is shutting down`));
+    if (this.ended) return Promise.reject(new Error(`MCP server "${this.server}": the connection is closed`));
     if (!this.client) {
       // Form elicitation only: a URL elicitation would send the user to a page turnpike cannot show.
       const client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
-      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.forgetTools());
-      client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
-        // MCP does not say which call a question belongs to: with one call in flight it is that
-        // one's; with several on one connection turnpike cannot tell, and declines to guess.
-        if (this.asking.size !== 1) return { action: 'cancel' };
-        const [handler] = this.asking;
-        return handler!(request.params, extra.signal);
+      client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        this.changes++;
+        this.events.listChanged();
       });
-      const connecting = client.connect(this.transport()).then(() => client);
-      this.client = connecting;
-      // A dropped connection (the child exited, the HTTP session ended) is reopened on next use.
-      client.onclose = () => {
-        if (this.client === connecting) {
-          this.client = undefined;
-          this.forgetTools();
-        }
-      };
-      connecting.catch(() => {
-        if (this.client === connecting) this.client = undefined;
-      });
+      // No call holds the connection (it is idle, or only listing): nobody can be asked.
+      client.setRequestHandler(ElicitRequestSchema, async (request, extra) => (this.asker ? this.asker(request.params, extra.signal) : { action: 'cancel' }));
+      client.onclose = () => this.end();
+      const transport = this.newTransport();
+      this.transport = transport;
+      this.client = client.connect(transport).then(() => client);
+      this.client.catch(() => this.end());
     }
     return this.client;
   }
 
-  private forgetTools(): void {
-    this.generation++;
-    this.tools = undefined;
+  private end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.events.closed();
   }
 
-  /** The server's tools, from the cache when no list change has been announced since. */
-  listTools(): Promise<McpTool[]> {
-    if (!this.tools) {
-      const generation = this.generation;
-      const listing = (async () => {
-        const client = await this.connect();
-        const tools: McpTool[] = [];
-        let cursor: string | undefined;
-        do {
-          // The client also keeps each tool's output schema from this listing, to check results.
-          const page = await client.listTools(cursor ? { cursor } : undefined);
-          tools.push(...page.tools);
-          cursor = page.nextCursor;
-        } while (cursor);
-        return tools;
-      })();
-      this.tools = listing;
-      listing.then(
-        () => {
-          if (this.generation !== generation && this.tools === listing) this.tools = undefined;
-        },
-        () => {
-          if (this.tools === listing) this.tools = undefined;
-        },
-      );
-    }
-    return this.tools;
+  /** The server's tools, listed on this connection. */
+  async listTools(): Promise<McpTool[]> {
+    const client = await this.connect();
+    const changes = this.changes;
+    const tools: McpTool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : undefined);
+      tools.push(...page.tools);
+      cursor = page.nextCursor;
+    } while (cursor);
+    this.listedAt = changes;
+    return tools;
   }
 
   /** Calls a tool; `options` carries the abort signal, progress callback and timeout. */
-  async callTool(
-    name: string,
-    args: Record<string, unknown>,
-    meta: Record<string, unknown>,
-    options: RequestOptions,
-    onElicitation?: ElicitationHandler,
-  ): Promise<CallToolResult> {
-    // Listed on this connection first: the MCP client checks structured results against the
-    // output schemas it saw in its own latest listing.
-    await this.listTools();
+  async callTool(name: string, args: Record<string, unknown>, meta: Record<string, unknown>, options: RequestOptions): Promise<CallToolResult> {
+    if (!this.listed) await this.listTools();
     const client = await this.connect();
-    if (onElicitation) this.asking.add(onElicitation);
-    try {
-      return (await client.callTool({ name, arguments: args, _meta: meta }, undefined, options)) as CallToolResult;
-    } finally {
-      if (onElicitation) this.asking.delete(onElicitation);
-    }
+    return (await client.callTool({ name, arguments: args, _meta: meta }, undefined, options)) as CallToolResult;
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    const client = this.client;
-    this.client = undefined;
-    if (client) await client.then((c) => c.close()).catch(() => undefined);
+    const { client, transport } = this;
+    this.end();
+    if (!client) return;
+    // An HTTP session is ended on the server too (DELETE), not left to its own expiry.
+    if (transport instanceof StreamableHTTPClientTransport) await transport.terminateSession().catch(() => undefined);
+    await client.then((c) => c.close()).catch(() => undefined);
   }
 }

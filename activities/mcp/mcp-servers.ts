@@ -48,6 +48,12 @@ interface McpServerBase extends McpToolOptions {
   tools?: Record<string, McpToolOptions>;
   /** Offer only these tools (names on the server). Default: every tool the server lists. */
   include?: string[];
+  /**
+   * Connections this worker keeps to the server at most (stdio: child processes; HTTP:
+   * sessions). Each running call holds one to itself, so calls that overlap use several, and a
+   * call beyond the limit waits for one to come free. Default 8.
+   */
+  maxConnections?: number;
 }
 
 /** A server the worker starts as a child process and talks to over stdin/stdout. */
@@ -78,6 +84,9 @@ export function checkMcpServers(servers: Record<string, McpServerConfig>): void 
     const hasUrl = typeof (config as McpHttpServerConfig).url === 'string';
     if (hasCommand === hasUrl) throw new Error(`mcpServers.${name}: give either command (stdio) or url (streamable HTTP)`);
     if (hasUrl) new URL((config as McpHttpServerConfig).url);
+    if (config.maxConnections !== undefined && !(Number.isInteger(config.maxConnections) && config.maxConnections >= 1)) {
+      throw new Error(`mcpServers.${name}: maxConnections must be a whole number of at least 1`);
+    }
     for (const [where, options] of [[name, config], ...Object.entries(config.tools ?? {}).map(([tool, o]) => [`${name}.tools.${tool}`, o] as const)] as const) {
       const { approval, approvers, approverGroups } = options as McpToolOptions;
       if (approval !== undefined && typeof approval !== 'boolean' && typeof approval !== 'function') {

@@ -6,13 +6,16 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorCode, McpError, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/definitions.js';
+import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
+import { awaitElicitationAnswerUpdate, elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/definitions.js';
+import type { ElicitationAnswerState } from '../../workflows/elicitations.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolSpec } from '../../workflows/types.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';
+import { DEFAULT_MCP_POOL_LIMITS, McpConnectionPool, type CallEnd } from './mcp-connection-pool.js';
 import { checkMcpServers, defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
 import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
 
@@ -28,22 +31,25 @@ interface ResolvedTool {
   name: string;
   server: string;
   tool: McpTool;
-  connection: McpConnection;
+  pool: McpConnectionPool<McpConnection>;
   config: McpServerConfig;
 }
 
 export class McpToolSource {
-  private readonly connections = new Map<string, McpConnection>();
+  private readonly pools = new Map<string, McpConnectionPool<McpConnection>>();
   private readonly validator = new AjvJsonSchemaValidator();
   private readonly validators = new WeakMap<object, JsonSchemaValidator<unknown>>();
 
   constructor(private readonly servers: Record<string, McpServerConfig>) {
     checkMcpServers(servers);
-    for (const [name, config] of Object.entries(servers)) this.connections.set(name, new McpConnection(name, config));
+    for (const [name, config] of Object.entries(servers)) {
+      const limits = { ...DEFAULT_MCP_POOL_LIMITS, ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}) };
+      this.pools.set(name, new McpConnectionPool(name, (events) => new McpConnection(name, config, events), limits));
+    }
   }
 
   get serverNames(): string[] {
-    return [...this.connections.keys()];
+    return [...this.pools.keys()];
   }
 
   /** A worker's own tool may not take a name of the form an MCP server's tools use. */
@@ -55,16 +61,16 @@ export class McpToolSource {
   /** True when `name` is the model-facing name of a tool of one of these servers (listed or not). */
   owns(name: string): boolean {
     const server = mcpServerOf(name);
-    return server !== undefined && this.connections.has(server);
+    return server !== undefined && this.pools.has(server);
   }
 
   private async toolsOf(server: string): Promise<ResolvedTool[]> {
-    const connection = this.connections.get(server)!;
+    const pool = this.pools.get(server)!;
     const config = this.servers[server]!;
-    const listed = await connection.listTools();
+    const listed = await pool.listTools();
     const offered = config.include ? listed.filter((tool) => config.include!.includes(tool.name)) : listed;
     const names = mcpToolNames(server, offered.map((tool) => tool.name));
-    return offered.map((tool) => ({ name: names.get(tool.name)!, server, tool, connection, config }));
+    return offered.map((tool) => ({ name: names.get(tool.name)!, server, tool, pool, config }));
   }
 
   /** Every server's tools as specs, in declaration order; a server that cannot be listed fails the listing, retryably. */
@@ -83,7 +89,7 @@ export class McpToolSource {
 
   private async resolve(name: string): Promise<ResolvedTool | undefined> {
     const server = mcpServerOf(name);
-    if (!server || !this.connections.has(server)) return undefined;
+    if (!server || !this.pools.has(server)) return undefined;
     return (await this.toolsOf(server)).find((tool) => tool.name === name);
   }
 
@@ -157,21 +163,33 @@ export class McpToolSource {
     const keepAlive = setInterval(() => context.heartbeat(lastProgress), every);
     let result: CallToolResult;
     try {
-      result = await resolved.connection.callTool(
-        resolved.tool.name,
-        (request.input ?? {}) as Record<string, unknown>,
-        { [MCP_IDEMPOTENCY_KEY_META]: request.idempotencyKey },
-        {
-          signal: context.cancellationSignal,
-          onprogress: ({ progress, total, message }) => {
-            lastProgress = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
-            context.heartbeat(lastProgress);
-          },
-          // Temporal's timeouts govern the call; the MCP client's own must not end it sooner.
-          timeout: context.info.startToCloseTimeoutMs,
-          resetTimeoutOnProgress: true,
+      const ask = (params: ElicitRequest['params'], signal: AbortSignal) => this.elicit(context, request, params, signal);
+      result = await resolved.pool.with(
+        async (connection) => {
+          // The connection is this call's alone until it returns: the server's questions on it are this call's.
+          connection.asker = ask;
+          try {
+            return await connection.callTool(
+              resolved.tool.name,
+              (request.input ?? {}) as Record<string, unknown>,
+              { [MCP_IDEMPOTENCY_KEY_META]: request.idempotencyKey },
+              {
+                signal: context.cancellationSignal,
+                onprogress: ({ progress, total, message }) => {
+                  lastProgress = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
+                  context.heartbeat(lastProgress);
+                },
+                // Temporal's timeouts govern the call; the MCP client's own must not end it sooner.
+                timeout: context.info.startToCloseTimeoutMs,
+                resetTimeoutOnProgress: true,
+              },
+            );
+          } finally {
+            connection.asker = undefined;
+          }
         },
-        (params, signal) => this.elicit(context, request, params, signal),
+        (outcome) => callEnd(outcome, context.cancellationSignal),
+        context.cancellationSignal,
       );
     } catch (error) {
       if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason instanceof CancelledFailure ? context.cancellationSignal.reason : new CancelledFailure('cancelled');
@@ -191,7 +209,8 @@ export class McpToolSource {
 
   /**
    * A question from the server while this call runs: parked in the turn (the `parkElicitation`
-   * update), then polled (`elicitationAnswer`) while the call keeps heartbeating. The MCP
+   * update), then awaited (the `awaitElicitationAnswer` update, a long poll; or, when the turn
+   * refuses it, by polling `elicitationAnswer`) while the call keeps heartbeating. The MCP
    * request stays open meanwhile; if this worker dies, so does the connection, and the retried
    * call asks again (see workflows/elicitations.ts).
    */
@@ -205,21 +224,62 @@ export class McpToolSource {
       args: [{ toolCallId: request.toolCallId, attempt: context.info.attempt, message: params.message, requestedSchema: params.requestedSchema as JsonSchema }],
     });
     if (parked.answer) return parked.answer as ElicitResult;
+    const awaited = await this.awaitAnswer(turn, parked.elicitationId, context.cancellationSignal, signal);
+    if (awaited === 'stopped') return this.stopped(context);
+    if (awaited) return answerOf(awaited);
     for (;;) {
-      // This attempt is ending (the turn was cancelled, the worker shuts down): answer nothing.
-      // The server must not take "cancel" for the person's answer; a retried call asks again.
-      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-      if (signal.aborted) return { action: 'cancel' };
+      if (context.cancellationSignal.aborted || signal.aborted) return this.stopped(context);
       // A query that fails (the server is briefly unreachable) is asked again at the next poll.
       const answer = await turn.query(elicitationAnswerQuery, parked.elicitationId).catch(() => undefined);
-      if (answer?.state === 'answered') return answer.answer as ElicitResult;
-      if (answer?.state === 'gone') return { action: 'cancel' };
+      if (answer && answer.state !== 'open') return answerOf(answer);
       await context.sleep(ELICITATION_POLL_MS).catch(() => undefined);
     }
   }
 
+  /**
+   * The answer by long poll, or `undefined` when the turn refused to wait that way (enough calls
+   * already do, or it runs workflow code from before the update) or the poll failed: then the
+   * caller polls. `stopped` when this attempt or the server's request ended first.
+   */
+  private async awaitAnswer(
+    turn: WorkflowHandle,
+    elicitationId: string,
+    cancellation: AbortSignal,
+    request: AbortSignal,
+  ): Promise<ElicitationAnswerState | 'stopped' | undefined> {
+    // Refused or failed, at its start or later: undefined, and the caller polls.
+    const waiting = turn
+      .startUpdate(awaitElicitationAnswerUpdate, { args: [elicitationId], waitForStage: WorkflowUpdateStage.ACCEPTED })
+      .then((update) => update.result())
+      .catch(() => undefined);
+    let onAbort!: () => void;
+    const stopped = new Promise<'stopped'>((resolve) => {
+      onAbort = () => resolve('stopped');
+      if (cancellation.aborted || request.aborted) onAbort();
+      cancellation.addEventListener('abort', onAbort, { once: true });
+      request.addEventListener('abort', onAbort, { once: true });
+    });
+    try {
+      // The update itself completes when the call ends, which closes the question.
+      return await Promise.race([waiting, stopped]);
+    } finally {
+      cancellation.removeEventListener('abort', onAbort);
+      request.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * This attempt is ending (the turn was cancelled, the worker shuts down): answer nothing — the
+   * server must not take "cancel" for the person's answer, and a retried call asks again. Else
+   * the server withdrew its question, and `cancel` goes nowhere.
+   */
+  private stopped(context: Context): ElicitResult {
+    if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+    return { action: 'cancel' };
+  }
+
   async close(): Promise<void> {
-    await Promise.all([...this.connections.values()].map((connection) => connection.close()));
+    await Promise.all([...this.pools.values()].map((pool) => pool.close()));
   }
 }
 
@@ -237,6 +297,24 @@ export async function describeWithMcp(registry: ToolRegistry, mcp: McpToolSource
   }
   const own = new Map(registry.specs(names.filter((name) => !mcp.owns(name))).map((spec) => [spec.name, spec]));
   return names.map((name) => mcpSpecs.get(name) ?? own.get(name)!);
+}
+
+/**
+ * Whether a call's connection may serve the next call. Not after a cancelled call or one that
+ * timed out: the server may still be working on it, and a question it asked then would reach
+ * whichever call held the connection next. Nor after a lost connection.
+ */
+export function callEnd(outcome: { ok: true } | { ok: false; error: unknown }, cancellation: AbortSignal): CallEnd {
+  if (cancellation.aborted) return 'retire';
+  if (outcome.ok) return 'reusable';
+  const { error } = outcome;
+  // The server answered with an error: the connection is fine.
+  return error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed ? 'reusable' : 'retire';
+}
+
+/** What the server is told once the question is answered, expired (`cancel`) or gone (`cancel`). */
+function answerOf(state: ElicitationAnswerState): ElicitResult {
+  return state.state === 'answered' ? (state.answer as ElicitResult) : { action: 'cancel' };
 }
 
 function annotationsOf(tool: McpTool): McpToolAnnotations | undefined {

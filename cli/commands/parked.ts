@@ -17,7 +17,7 @@ interface DecisionOptions {
 export function registerParkedCommands(program: Command, context: CliContext): void {
   program
     .command('pending')
-    .description('list parked tool calls: approvals to decide, client tools awaiting a result')
+    .description('list parked tool calls: approvals to decide, client tools awaiting a result, questions from MCP servers to answer')
     .option('--query <query>', 'a Temporal visibility query for the turns to look at (default: parked turns on the task queue)')
     .option('--conversation <conversationId>', 'only the parked calls of this conversation\'s running turn')
     .option('--limit <n>', 'look at this many turns at most (default 500)', parsePositive)
@@ -58,10 +58,10 @@ export function registerParkedCommands(program: Command, context: CliContext): v
 
   program
     .command('submit')
-    .description('submit the result of a client tool call (e.g. ask_user)')
+    .description('submit the result of a client tool call (e.g. ask_user), or the answer to an MCP server\'s question')
     .argument('<turnId>')
     .argument('<toolCallId>', 'from `turnpike pending` (call_...)')
-    .argument('<output>', 'the result as JSON, e.g. \'{"answer":"large"}\'; checked against the tool\'s output schema', parseJson)
+    .argument('<output>', 'the result as JSON, e.g. \'{"answer":"large"}\', or for a question \'{"action":"accept","content":{…}}\' / \'{"action":"decline"}\'; checked against the tool\'s output schema or the requested schema', parseJson)
     .option('--error', 'the tool failed: <output> is the error the model is told')
     .action(async (turnId: string, toolCallId: string, output: unknown, options: { error?: boolean }) => {
       const turnpike = await context.client();

@@ -1,19 +1,28 @@
 /**
  * MCP servers as tool sources, end to end: a real Temporal dev server, a real Worker, the real
- * OpenAI SDK against the strict fake provider, and real MCP servers — the reference server
- * `@modelcontextprotocol/server-everything` over stdio and over streamable HTTP, and a small
- * server built with the official SDK (test/support/mcp-test-server.ts) where the server's side
- * must be observed (a destructive tool, `_meta`, cancellation, a tool-list change).
+ * OpenAI SDK against the strict fake provider, and real MCP servers — the reference servers
+ * `@modelcontextprotocol/server-everything` (over stdio and over streamable HTTP) and
+ * `@modelcontextprotocol/server-filesystem` (stdio; its write tools are destructive-annotated),
+ * watched from the server's side of the pipe by a tap (test/support/mcp-stdio-tap.mjs: the
+ * processes started, the messages received), and a small server built with the official SDK
+ * (test/support/mcp-test-server.ts) for what no reference server can show: a tool list that
+ * changes while a turn runs, `_meta` and cancellation as the server's handler sees them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { runCli } from '../../cli/main.js';
+import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import { MCP_IDEMPOTENCY_KEY_META } from '../../activities/mcp/mcp-tool-source.js';
-import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import { approveToolCallUpdate, awaitElicitationAnswerUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import { MAX_AWAITING_ANSWERS } from '../../workflows/elicitations.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { startMcpTestServer, type McpTestServer } from '../support/mcp-test-server.js';
@@ -21,6 +30,51 @@ import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } fro
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
+const FILESYSTEM = require.resolve('@modelcontextprotocol/server-filesystem/dist/index.js');
+const TAP = fileURLToPath(new URL('../support/mcp-stdio-tap.mjs', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'turnpike-mcp-'));
+
+/** What a tapped stdio server saw: one pid per process started, and each message it received. */
+interface TapMessage {
+  pid: number;
+  in: { id?: number | string; method?: string; params?: { name?: string; requestId?: number | string; _meta?: Record<string, unknown> } };
+}
+
+let taps = 0;
+/** A stdio server started through the tap, logging to a fresh file. */
+function tapped(command: string, args: string[]): { config: { command: string; args: string[] }; log: string } {
+  const log = join(scratch, `tap-${++taps}.jsonl`);
+  writeFileSync(log, '');
+  return { config: { command: process.execPath, args: [TAP, log, command, ...args] }, log };
+}
+
+function readTap(log: string): { starts: number[]; messages: TapMessage[] } {
+  const lines = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as { start?: number } & Partial<TapMessage>);
+  return { starts: lines.flatMap((line) => (line.start !== undefined ? [line.start] : [])), messages: lines.filter((line): line is TapMessage => line.in !== undefined) };
+}
+
+/** The `tools/call` requests of one turn (by the idempotency key in `_meta`), as the server received them. */
+function callsOfTurn(log: string, workflowId: string): TapMessage[] {
+  return readTap(log).messages.filter((message) => message.in.method === 'tools/call' && String(message.in.params?._meta?.[MCP_IDEMPOTENCY_KEY_META]).startsWith(`${workflowId}/`));
+}
+
+async function eventuallyAsync<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  let value = await read();
+  for (let attempt = 0; attempt < 200 && !done(value); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = await read();
+  }
+  return value;
+}
+
+async function eventually<T>(read: () => T, done: (value: T) => boolean): Promise<T> {
+  let value = read();
+  for (let attempt = 0; attempt < 200 && !done(value); attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    value = read();
+  }
+  return value;
+}
 
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let notes: McpTestServer;
@@ -101,10 +155,12 @@ function offeredTools(index: number): string[] {
   return (openaiRequests()[index].body.tools ?? []).map((tool: { function: { name: string } }) => tool.function.name);
 }
 
+const everythingTap = tapped(process.execPath, [EVERYTHING, 'stdio']);
+
 describe.each([
-  ['stdio', () => ({ command: process.execPath, args: [EVERYTHING, 'stdio'], ...everythingOptions })],
+  ['stdio', () => ({ ...everythingTap.config, ...everythingOptions })],
   ['streamable HTTP', () => ({ url: httpEverythingUrl, ...everythingOptions })],
-] as const)('server-everything over %s', (_transport, config) => {
+] as const)('server-everything over %s', (transport, config) => {
   let turnpike: TurnpikeHarness;
   beforeAll(async () => {
     turnpike = await turnpikeWith({ everything: config() });
@@ -142,8 +198,29 @@ describe.each([
     expect(firstResult).toContain('must be number');
   });
 
+  it('two questions asked at once, by calls on connections of their own, park together and each answer reaches its own call', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }, { name: 'everything__trigger-elicitation-request', input: {} }] },
+      { text: 'Both answered.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'ask us both', ['everything__trigger-elicitation-request']);
+    const pending = await waitForPending(handle, 2);
+    expect(pending.map((call) => call.kind)).toEqual(['elicitation', 'elicitation']);
+    const names = ['Ada Lovelace', 'Grace Hopper'];
+    for (const [index, call] of pending.entries()) {
+      await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: call.toolCallId, output: { action: 'accept', content: { name: names[index], email: `person${index}@example.com` } } }] });
+    }
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed', 'executed']);
+    for (const [index, call] of pending.entries()) {
+      const output = JSON.stringify(result.toolCalls.find((done) => done.toolCallId === call.toolCallId)!.output);
+      expect(output).toContain(names[index]);
+      expect(output).not.toContain(names[1 - index]);
+    }
+  });
+
   it('turns progress notifications of a long-running tool into heartbeats, and cancelling the turn ends it', async () => {
-    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-long-running-operation', input: { duration: 120, steps: 120 } }] }]);
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-long-running-operation', input: { duration: 600, steps: 600 } }] }]);
     const handle = await startOpenAITurn(turnpike, 'run the long operation');
     let details: { progress: number; total: number } | undefined;
     for (let attempt = 0; attempt < 300 && !(details && details.progress >= 2); attempt++) {
@@ -152,14 +229,27 @@ describe.each([
       if (payload?.data) details = JSON.parse(Buffer.from(payload.data).toString()) as typeof details;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    expect(details).toMatchObject({ total: 120 });
+    expect(details).toMatchObject({ total: 600 });
     expect(details!.progress).toBeGreaterThanOrEqual(2);
     await handle.cancel();
     const result = await handle.result();
     expect(result.status).toBe('cancelled');
+    // Ended as cancelled within this test's time limit (2 minutes), not after the operation's 10.
     expect(result.toolCalls.map((call) => call.outcome)).toEqual(['cancelled']);
-    // That the cancellation reaches the server as notifications/cancelled is checked on the
-    // server's side below (server-everything does not show it).
+    const events = (await handle.fetchHistory()).events!;
+    const scheduled = events.find((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool')!;
+    expect(events.some((event) => String(event.activityTaskCancelRequestedEventAttributes?.scheduledEventId) === String(scheduled.eventId))).toBe(true);
+    if (transport !== 'stdio') return;
+    // On the server's side of the pipe: the call's activity saw the cancellation and cancelled
+    // the request by notifications/cancelled, on the connection (process) that received it. (Over HTTP this is checked on the test
+    // server below; server-everything does not show what it received.)
+    const [call] = callsOfTurn(everythingTap.log, handle.workflowId);
+    expect(call.in.params?.name).toBe('trigger-long-running-operation');
+    const cancels = await eventually(
+      () => readTap(everythingTap.log).messages.filter((message) => message.in.method === 'notifications/cancelled' && message.in.params?.requestId === call.in.id && message.pid === call.pid),
+      (found) => found.length > 0,
+    );
+    expect(cancels).toHaveLength(1);
   });
 });
 
@@ -197,6 +287,8 @@ describe('a server whose side the test observes (official SDK McpServer over str
     expect(notes.notes.get('n1')).toBe('buy milk');
     const readCall = result.toolCalls[0];
     expect(notes.calls[0].meta?.[MCP_IDEMPOTENCY_KEY_META]).toBe(`${handle.workflowId}/${readCall.toolCallId}`);
+    // The listing, the validation and the call shared one connection: one HTTP session.
+    expect(notes.sessionsOpened()).toBe(1);
   });
 
   it('cancelling the turn sends notifications/cancelled to the server', async () => {
@@ -208,6 +300,9 @@ describe('a server whose side the test observes (official SDK McpServer over str
     expect((await handle.result()).status).toBe('cancelled');
     for (let attempt = 0; attempt < 100 && notes.cancelled.length === before; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
     expect(notes.cancelled.length).toBe(before + 1);
+    // It was stopped by the notification for that request, on its session (not by the session ending).
+    const call = notes.received.find((message) => message.method === 'tools/call' && String((message.params?._meta as Record<string, unknown> | undefined)?.[MCP_IDEMPOTENCY_KEY_META]).startsWith(handle.workflowId))!;
+    expect(notes.received.filter((message) => message.method === 'notifications/cancelled' && message.params?.requestId === call.id && message.session === call.session)).toHaveLength(1);
   });
 
   it('a tool-list change is seen by the next turn, not by the turn already running', async () => {
@@ -253,14 +348,177 @@ describe('a server whose side the test observes (official SDK McpServer over str
   });
 });
 
-describe('elicitation (server-everything over stdio)', () => {
+describe('server-filesystem over stdio (destructive-annotated tools)', () => {
   let turnpike: TurnpikeHarness;
+  let files: string;
+  beforeAll(async () => {
+    files = mkdtempSync(join(scratch, 'files-'));
+    writeFileSync(join(files, 'plan.txt'), 'keep this plan\n');
+    turnpike = await turnpikeWith({ fs: { command: process.execPath, args: [FILESYSTEM, files] } });
+  });
+
+  it('parks write_file and move_file by their destructiveHint, a denial reaches the model, and the files on disk are untouched; read_text_file runs at once', async () => {
+    fake.script('openai', [
+      {
+        toolCalls: [
+          { name: 'fs__read_text_file', input: { path: join(files, 'plan.txt') } },
+          { name: 'fs__write_file', input: { path: join(files, 'plan.txt'), content: 'overwritten' } },
+          { name: 'fs__move_file', input: { source: join(files, 'plan.txt'), destination: join(files, 'moved.txt') } },
+        ],
+      },
+      { text: 'I left the plan alone.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'rewrite and move the plan');
+    const pending = await waitForPending(handle, 2);
+    expect(pending.map((call) => [call.kind, call.toolName])).toEqual([
+      ['approval', 'fs__write_file'],
+      ['approval', 'fs__move_file'],
+    ]);
+    for (const call of pending) {
+      await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: call.approvalId!, approved: false, approver: 'alice', reason: 'the plan is frozen until Friday' }] });
+    }
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => [call.toolName, call.outcome])).toEqual([
+      ['fs__read_text_file', 'executed'],
+      ['fs__write_file', 'denied'],
+      ['fs__move_file', 'denied'],
+    ]);
+    expect(result.toolCalls[0].output).toEqual({ content: 'keep this plan\n' });
+    const toolMessages = openaiRequests()[1].body.messages.filter((message: { role: string }) => message.role === 'tool').map((message: { content: string }) => message.content);
+    expect(toolMessages[1]).toContain('the plan is frozen until Friday');
+    expect(toolMessages[2]).toContain('the plan is frozen until Friday');
+    // The server's side: nothing was written or moved.
+    expect(readFileSync(join(files, 'plan.txt'), 'utf8')).toBe('keep this plan\n');
+    expect(existsSync(join(files, 'moved.txt'))).toBe(false);
+  });
+
+  it('an approved write_file runs on the server and the file is on disk', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'fs__write_file', input: { path: join(files, 'notes.txt'), content: 'approved note' } }] }, { text: 'Written.' }]);
+    const handle = await startOpenAITurn(turnpike, 'write a note', ['fs__write_file']);
+    const [pending] = await waitForPending(handle, 1);
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['approved']);
+    expect(readFileSync(join(files, 'notes.txt'), 'utf8')).toBe('approved note');
+  });
+});
+
+describe('a server limited to one connection (server-everything over stdio, maxConnections: 1)', () => {
+  let turnpike: TurnpikeHarness;
+  const tap = tapped(process.execPath, [EVERYTHING, 'stdio']);
+  beforeAll(async () => {
+    turnpike = await turnpikeWith({ solo: { ...tap.config, maxConnections: 1 } });
+  });
+
+  it('the second of two calls waits for the first one\'s connection: its question parks after the first is answered, on the same process', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'solo__trigger-elicitation-request', input: {} }, { name: 'solo__trigger-elicitation-request', input: {} }] },
+      { text: 'One after the other.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'ask twice', ['solo__trigger-elicitation-request']);
+    const [first] = await waitForPending(handle, 1);
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: first.toolCallId, output: { action: 'accept', content: { name: 'First Person', email: 'first@example.com' } } }] });
+    const [second] = await waitForPending(handle, 1).then((pending) => pending.filter((call) => call.toolCallId !== first.toolCallId));
+    expect(second).toBeDefined();
+    await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: second.toolCallId, output: { action: 'accept', content: { name: 'Second Person', email: 'second@example.com' } } }] });
+    const result = await handle.result();
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed', 'executed']);
+    expect(JSON.stringify(result.toolCalls.find((call) => call.toolCallId === first.toolCallId)!.output)).toContain('First Person');
+    expect(JSON.stringify(result.toolCalls.find((call) => call.toolCallId === second.toolCallId)!.output)).toContain('Second Person');
+    const { starts } = readTap(tap.log);
+    expect(starts).toHaveLength(1);
+    expect(callsOfTurn(tap.log, handle.workflowId).map((call) => call.pid)).toEqual([starts[0], starts[0]]);
+  });
+});
+
+describe('elicitation and connections (server-everything over stdio, through the tap)', () => {
+  let turnpike: TurnpikeHarness;
+  const tap = tapped(process.execPath, [EVERYTHING, 'stdio']);
   beforeAll(async () => {
     // The restart test stops a worker whose call waits for an answer: it is cancelled after this.
     process.env.TURNPIKE_SHUTDOWN_GRACE_TIME = '1s';
     turnpike = await turnpikeWith({
-      everything: { command: process.execPath, args: [EVERYTHING, 'stdio'], tools: { 'trigger-elicitation-request': { activityOptions: { heartbeatTimeout: '3s' } } } },
+      everything: { ...tap.config, tools: { 'trigger-elicitation-request': { activityOptions: { heartbeatTimeout: '3s' } } } },
     });
+  });
+
+  it('sequential calls, in one turn and the next, reuse one connection: one server process', async () => {
+    fake.script('openai', [
+      { toolCalls: [{ name: 'everything__echo', input: { message: 'one' } }] },
+      { toolCalls: [{ name: 'everything__get-sum', input: { a: 1, b: 2 } }] },
+      { text: 'Done once.' },
+      { toolCalls: [{ name: 'everything__echo', input: { message: 'two' } }] },
+      { text: 'Done twice.' },
+    ]);
+    const first = await startOpenAITurn(turnpike, 'echo, then add');
+    expect((await first.result()).text).toBe('Done once.');
+    const second = await startOpenAITurn(turnpike, 'echo again');
+    expect((await second.result()).text).toBe('Done twice.');
+    const { starts } = readTap(tap.log);
+    expect(starts).toHaveLength(1);
+    const calls = [...callsOfTurn(tap.log, first.workflowId), ...callsOfTurn(tap.log, second.workflowId)];
+    expect(calls.map((call) => [call.in.params?.name, call.pid])).toEqual([
+      ['echo', starts[0]],
+      ['get-sum', starts[0]],
+      ['echo', starts[0]],
+    ]);
+  });
+
+  it('calls running at once each hold their own connection: three questions park together, each answer reaches its own call, by long poll or, beyond the limit, by polling', async () => {
+    fake.script('openai', [
+      {
+        toolCalls: [
+          { name: 'everything__trigger-elicitation-request', input: {} },
+          { name: 'everything__trigger-elicitation-request', input: {} },
+          { name: 'everything__trigger-elicitation-request', input: {} },
+          { name: 'everything__echo', input: { message: 'meanwhile' } },
+        ],
+      },
+      { text: 'All answered.' },
+    ]);
+    const handle = await startOpenAITurn(turnpike, 'ask us all', ['everything__trigger-elicitation-request', 'everything__echo']);
+    const pending = await waitForPending(handle, 3);
+    expect(pending.map((call) => call.kind)).toEqual(['elicitation', 'elicitation', 'elicitation']);
+    expect(new Set(pending.map((call) => call.toolCallId)).size).toBe(3);
+    // Two calls wait by the awaitElicitationAnswer update (a long poll); the turn refuses more.
+    const awaits = async () =>
+      (await handle.fetchHistory()).events!.filter((event) => event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'awaitElicitationAnswer').length;
+    expect(await eventuallyAsync(awaits, (count) => count === MAX_AWAITING_ANSWERS)).toBe(MAX_AWAITING_ANSWERS);
+    const refused = await handle.executeUpdate(awaitElicitationAnswerUpdate, { args: [pending[0].elicitationId!] }).then(
+      () => undefined,
+      (error: unknown) => (error as { cause?: Error }).cause,
+    );
+    expect(refused?.message).toContain('poll elicitationAnswer');
+
+    const names = ['Ada Lovelace', 'Grace Hopper', 'Katherine Johnson'];
+    for (const [index, call] of pending.entries()) {
+      await handle.executeUpdate(submitToolResultUpdate, { args: [{ toolCallId: call.toolCallId, output: { action: 'accept', content: { name: names[index], email: `person${index}@example.com` } } }] });
+    }
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'All answered.' });
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(['executed', 'executed', 'executed', 'executed']);
+    for (const [index, call] of pending.entries()) {
+      const output = JSON.stringify(result.toolCalls.find((done) => done.toolCallId === call.toolCallId)!.output);
+      expect(output).toContain(names[index]);
+      for (const other of names.filter((name) => name !== names[index])) expect(output).not.toContain(other);
+    }
+    // The third call, refused the long poll, got its answer by polling.
+    expect(await awaits()).toBe(MAX_AWAITING_ANSWERS);
+    expect(result.toolCalls[3].output).toBe('Echo: meanwhile');
+    // On the server's side: the three questions, waiting together, came from three processes
+    // (connections). The echo, over at once, may have had one to itself or reused one.
+    const calls = callsOfTurn(tap.log, handle.workflowId);
+    expect(calls).toHaveLength(4);
+    const asking = calls.filter((call) => call.in.params?.name === 'trigger-elicitation-request');
+    expect(new Set(asking.map((call) => call.pid)).size).toBe(3);
+
+    // Afterwards a call reuses one of the connections that are open: no new process.
+    const startsBefore = readTap(tap.log).starts;
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__echo', input: { message: 'after' } }] }, { text: 'Echoed.' }]);
+    const after = await startOpenAITurn(turnpike, 'echo', ['everything__echo']);
+    expect((await after.result()).text).toBe('Echoed.');
+    expect(readTap(tap.log).starts).toEqual(startsBefore);
+    expect(startsBefore).toContain(callsOfTurn(tap.log, after.workflowId)[0].pid);
   });
 
   it('parks the server question in turnState, rejects an answer that fails the requested schema, and the call completes with a valid answer', async () => {
@@ -294,6 +552,49 @@ describe('elicitation (server-everything over stdio)', () => {
     const output = JSON.stringify(result.toolCalls[0].output);
     expect(output).toContain('Ada Lovelace');
     expect(output).toContain('ada@example.com');
+  });
+
+  it('the CLI lists a parked question with pending, as a table with the question and as JSON, and submit answers it', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'everything__trigger-elicitation-request', input: {} }] }, { text: 'Answered from the CLI.' }]);
+    const handle = await startOpenAITurn(turnpike, 'ask me', ['everything__trigger-elicitation-request']);
+    const [pending] = await waitForPending(handle, 1);
+    const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+    const cli = async (...argv: string[]) => {
+      const run = { stdout: '', stderr: '' };
+      const code = await runCli(argv, { client, stdout: { write: (chunk: string) => (run.stdout += chunk), isTTY: false }, stderr: { write: (chunk: string) => (run.stderr += chunk) } });
+      expect(code, run.stderr).toBe(0);
+      return run.stdout;
+    };
+    // Visibility is eventually consistent: the turn shows up as parked a moment after it parks.
+    let listed: ParkedCall[] = [];
+    for (let attempt = 0; attempt < 100 && !listed.some((call) => call.turnWorkflowId === handle.workflowId); attempt++) {
+      listed = JSON.parse(await cli('pending', '--json')) as ParkedCall[];
+      if (!listed.some((call) => call.turnWorkflowId === handle.workflowId)) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(listed.find((call) => call.turnWorkflowId === handle.workflowId)).toEqual({ ...pending, turnWorkflowId: handle.workflowId });
+
+    const table = await cli('pending');
+    for (const text of [handle.workflowId, pending.toolCallId, 'elicitation', 'everything__trigger-elicitation-request', 'question', 'Please provide inputs for the following fields:']) {
+      expect(table).toContain(text);
+    }
+    // The hint is a command to copy, with a placeholder for each field the server asks for.
+    const hint = table.split('\n').find((line) => line.includes(`turnpike submit ${handle.workflowId} ${pending.toolCallId}`));
+    expect(hint).toContain('\'{"action":"accept","content":{"name":"<string>",');
+    expect(hint).toContain('"email":"<string: email>"');
+    expect(hint).toContain('(or \'{"action":"decline"}\')');
+
+    let refusal = '';
+    const refused = await runCli(['submit', handle.workflowId, pending.toolCallId, '{"action":"accept","content":{"name":"Ada","email":"nope"}}'], {
+      client,
+      stdout: { write: () => undefined, isTTY: false },
+      stderr: { write: (chunk: string) => void (refusal += chunk) },
+    });
+    expect(refused).not.toBe(0);
+    expect(refusal).toContain('email: not a valid email');
+    await cli('submit', handle.workflowId, pending.toolCallId, '{"action":"accept","content":{"name":"Ada Lovelace","email":"ada@example.com"}}');
+    const result = await handle.result();
+    expect(result.text).toBe('Answered from the CLI.');
+    expect(JSON.stringify(result.toolCalls[0].output)).toContain('Ada Lovelace');
   });
 
   it('a declined question reaches the server as a decline', async () => {

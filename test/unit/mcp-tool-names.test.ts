@@ -56,6 +56,9 @@ describe('mcp server options', () => {
     expect(() => checkMcpServers({ s: { command: 'x', url: 'http://h' } as never })).toThrow(/either command/);
     expect(() => checkMcpServers({ s: { url: 'not a url' } })).toThrow();
     expect(() => checkMcpServers({ s: { command: 'x', tools: { t: { approval: 'yes' as never } } } })).toThrow(/approval must be/);
+    expect(() => checkMcpServers({ s: { command: 'x', maxConnections: 0 } })).toThrow(/maxConnections must be a whole number of at least 1/);
+    expect(() => checkMcpServers({ s: { command: 'x', maxConnections: 1.5 } })).toThrow(/maxConnections/);
+    expect(() => checkMcpServers({ s: { command: 'x', maxConnections: 1 } })).not.toThrow();
   });
 });
 

@@ -63,6 +63,23 @@ describe('readPendingMemo', () => {
     expect(readPendingMemo(JSON.parse(JSON.stringify(memo)))).toEqual(memo);
   });
 
+  it('reads a parked question from an MCP server, with its message and requested schema', () => {
+    const question: PendingToolCall = {
+      kind: 'elicitation',
+      elicitationId: 'eli_1',
+      toolCallId: 'call_3',
+      toolName: 'everything__trigger-elicitation-request',
+      input: {},
+      inputHash: 'sha256:def',
+      requestedAt: '2026-11-23T10:00:00.000Z',
+      expiresAt: '2026-11-24T10:00:00.000Z',
+      message: 'Your name?',
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } } },
+    };
+    const memo = pendingMemo([call({ amount: 1 }), question]);
+    expect(readPendingMemo(JSON.parse(JSON.stringify(memo)))).toEqual(memo);
+  });
+
   it('refuses what it does not know, so the listing falls back to turnState', () => {
     expect(readPendingMemo(undefined)).toBeUndefined();
     expect(readPendingMemo('calls')).toBeUndefined();

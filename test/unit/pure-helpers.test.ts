@@ -80,3 +80,26 @@ describe("npm start's demo model", () => {
     expect(() => modelFromEnvironment({ TURNPIKE_PROVIDER: 'gemini' })).toThrow(/must be openai, openai-responses, anthropic or scripted/);
   });
 });
+
+describe('the CLI hint for answering an MCP server\'s question', () => {
+  it('puts a placeholder for each requested field, by type and format, and offers decline', async () => {
+    const { answerTemplate, resolveHint } = await import('../../cli/format.js');
+    const schema = { type: 'object', properties: { name: { type: 'string' }, email: { type: 'string', format: 'email' }, age: { type: 'integer' }, agree: { type: 'boolean' } } };
+    expect(answerTemplate(schema)).toBe('{"action":"accept","content":{"name":"<string>","email":"<string: email>","age":<integer>,"agree":<boolean>}}');
+    expect(answerTemplate(undefined)).toBe('{"action":"accept","content":{}}');
+    const call = {
+      kind: 'elicitation' as const,
+      elicitationId: 'eli_1',
+      toolCallId: 'call_1',
+      toolName: 'crm__signup',
+      input: {},
+      inputHash: 'sha256:x',
+      requestedAt: '2026-11-23T10:00:00.000Z',
+      expiresAt: '2026-11-24T10:00:00.000Z',
+      message: 'Who are you?',
+      requestedSchema: schema,
+    };
+    expect(resolveHint('turn-1', call)).toBe(`turnpike submit turn-1 call_1 '${answerTemplate(schema)}'   (or '{"action":"decline"}')`);
+    expect(resolveHint('turn-1', { ...call, kind: 'client-tool' })).toBe("turnpike submit turn-1 call_1 '<json>'");
+  });
+});
