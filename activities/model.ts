@@ -6,6 +6,7 @@ import { scriptedModelStep } from './providers/scripted.js';
 import { StepStream } from './step-stream.js';
 import { recordModelCall } from './telemetry.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types.js';
+import type { TurnEvent } from '../workflows/turn-events.js';
 
 type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Promise<ModelStepResult>;
 
@@ -42,12 +43,15 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
   // A turn that streams asks for the deltas on its event stream (workflows/turn-events.ts).
   const stream = input.stream ? StepStream.open(input.stream.step) : undefined;
   let result: ModelStepResult;
+  let unsent: TurnEvent[] = [];
   try {
     result = await provider(input, providerCallOptions(context, stream));
   } finally {
-    // Every delta reaches the turn before the step's result does, so `step-finished` follows them.
-    await stream?.close();
+    // Every delta reaches the turn before the step's result does, so `step-finished` follows
+    // them; an instant step's deltas come back here instead and travel with its result.
+    unsent = (await stream?.close()) ?? [];
   }
+  if (unsent.length > 0) result = { ...result, unsentEvents: unsent };
   // Reasoning alone is empty too: the model thought but neither answered nor called a tool.
   const empty = !result.message.content.some((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.trim() !== ''));
   // A refusal or a content filter often comes back empty, and asking again would only be refused

@@ -317,6 +317,8 @@ class Turn {
       const response: ModelStepResult = await callModel(request);
       addUsage(this.usage, response.usage);
       const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
+      // An instant step's deltas, which its activity did not signal (activities/step-stream.ts).
+      for (const event of response.unsentEvents ?? []) this.publish(event);
       this.publish({
         type: 'step-finished',
         step: this.step,

@@ -4,6 +4,7 @@
  */
 import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
+import type { TurnEvent } from './turn-events.js';
 
 export type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
 
@@ -299,6 +300,13 @@ export interface ModelStepResult {
   /** The provider's own value, e.g. OpenAI `length`, Anthropic `model_context_window_exceeded`. */
   providerFinishReason?: string;
   usage: Usage;
+  /**
+   * The step's stream events (deltas) the activity did not signal because the step finished
+   * before its first flush was due (an instant step: nobody could have watched it stream). The
+   * turn publishes them, in order, before `step-finished`, so subscribers see the same events,
+   * and an instant step costs the turn no signal and no workflow task of its own.
+   */
+  unsentEvents?: TurnEvent[];
 }
 
 /** Timeout and retry of an activity (Temporal duration strings, e.g. '30s'). */

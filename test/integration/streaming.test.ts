@@ -107,6 +107,26 @@ describe('turn events', () => {
   });
 });
 
+describe('instant steps', () => {
+  it('publish their deltas with their result: the same events, and no signal or workflow task of their own', async () => {
+    // The scripted model answers each step in well under STEP_STREAM_FIRST_FLUSH_MS.
+    const handle = await turnpike.startTurn({ text: `${use('record_action', { action: 'quick' })} then ${use('record_action', { action: 'again' })}` });
+    const result = await handle.result();
+    const all = await readUntil(client.turnEvents(handle.workflowId), (event) => event.type === 'turn-finished');
+    const types = all.map(({ event }) => event.type);
+    expect(types.filter((type) => type === 'step-finished')).toHaveLength(3);
+    expect(types).toContain('tool-input-start');
+    expect(streamedText(all)).toBe(result.text);
+    // Each step's deltas come before its step-finished, as when they are signalled.
+    const lastText = types.lastIndexOf('text-delta');
+    expect(lastText).toBeGreaterThan(types.lastIndexOf('tool-result'));
+    expect(lastText).toBeLessThan(types.lastIndexOf('step-finished'));
+    const history = await handle.fetchHistory();
+    const signals = (history.events ?? []).filter((event) => event.workflowExecutionSignaledEventAttributes);
+    expect(signals).toEqual([]);
+  });
+});
+
 describe('conversation events', () => {
   async function readConversation(conversationId: string, count: number, after?: string): Promise<ConversationStreamEvent[]> {
     const seen: ConversationStreamEvent[] = [];
