@@ -16,7 +16,7 @@ import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';
 import { DEFAULT_MCP_POOL_LIMITS, McpConnectionPool, type CallEnd } from './mcp-connection-pool.js';
-import { checkMcpServers, defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
+import { defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
 import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
 
 export { MCP_IDEMPOTENCY_KEY_META };
@@ -40,8 +40,8 @@ export class McpToolSource {
   private readonly validator = new AjvJsonSchemaValidator();
   private readonly validators = new WeakMap<object, JsonSchemaValidator<unknown>>();
 
+  /** `servers` as checked by `checkMcpServers` (the worker's `LazyMcpTools` checks them at start-up). */
   constructor(private readonly servers: Record<string, McpServerConfig>) {
-    checkMcpServers(servers);
     for (const [name, config] of Object.entries(servers)) {
       const limits = { ...DEFAULT_MCP_POOL_LIMITS, ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}) };
       this.pools.set(name, new McpConnectionPool(name, (events) => new McpConnection(name, config, events), limits));
@@ -50,12 +50,6 @@ export class McpToolSource {
 
   get serverNames(): string[] {
     return [...this.pools.keys()];
-  }
-
-  /** A worker's own tool may not take a name of the form an MCP server's tools use. */
-  checkLocalTools(names: readonly string[]): void {
-    const clash = names.find((name) => this.owns(name));
-    if (clash) throw new Error(`The tool "${clash}" has the prefix of the MCP server "${mcpServerOf(clash)}" ("<server>__"); rename it`);
   }
 
   /** True when `name` is the model-facing name of a tool of one of these servers (listed or not). */
