@@ -11,7 +11,7 @@
  * Both are side effects the SDK suppresses during replay, and span times are workflow time, so
  * nothing here changes the workflow's commands or breaks determinism.
  */
-import { trace, type Span } from '@opentelemetry/api';
+import type { Span, TracerProvider } from '@opentelemetry/api';
 import * as wf from '@temporalio/workflow';
 import type { PendingToolCall } from './types.js';
 
@@ -22,7 +22,23 @@ export interface ParkTelemetry {
   end(outcome: ParkOutcome, approver?: string): void;
 }
 
-const tracer = () => trace.getTracer('turnpike');
+/**
+ * The tracer provider `OpenTelemetryPlugin`'s workflow interceptors registered in this
+ * workflow's sandbox, read from the OpenTelemetry API's global registry (the symbol every
+ * `@opentelemetry/api` 1.x uses to find the registered provider), or none.
+ *
+ * Not through `trace.getTracer()`: importing `@opentelemetry/api` here would make every
+ * workflow evaluate its own copy of that package (22 modules), and the workflow modules are
+ * preloaded (shared across workflows, see preload.ts), where the package must not be: the
+ * interceptors register their provider through it, which a shared, frozen copy refuses.
+ */
+function tracerProvider(): TracerProvider | undefined {
+  const registry = (globalThis as Record<symbol, { trace?: TracerProvider } | undefined>)[Symbol.for('opentelemetry.js.api.1')];
+  return registry?.trace;
+}
+
+/** A span that records nothing, for turns on a worker without a tracer provider. */
+const NO_SPAN = { setAttributes: () => NO_SPAN, end: () => undefined } as unknown as Span;
 
 function parkTags(view: PendingToolCall) {
   return { tool: view.toolName, kind: view.kind };
@@ -30,7 +46,8 @@ function parkTags(view: PendingToolCall) {
 
 export function startPark(view: PendingToolCall): ParkTelemetry {
   const startedAt = Date.now();
-  const span: Span = tracer().startSpan(`Park:${view.toolName}`, {
+  const provider = tracerProvider();
+  const span: Span = !provider ? NO_SPAN : provider.getTracer('turnpike').startSpan(`Park:${view.toolName}`, {
     attributes: {
       'turnpike.tool.name': view.toolName,
       'turnpike.tool.call_id': view.toolCallId,

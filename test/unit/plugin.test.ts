@@ -1,5 +1,5 @@
 /** TurnpikePlugin's configuration of a user's Client, Worker options and workflow bundle. */
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import { TypedSearchAttributes, type Payload, type PayloadCodec } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../client/index.js';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -36,6 +36,45 @@ describe('TurnpikePlugin', () => {
     expect(options.preloadModules).toEqual(['/app/preload.js', WORKFLOW_PRELOAD_PATH]);
     expect(new TurnpikePlugin().configureBundler({ workflowsPath: '/app/workflows.js' }).preloadModules).toEqual([WORKFLOW_PRELOAD_PATH]);
   });
+
+  it('has every workflow share turnpike\'s workflow modules: a new workflow evaluates none of its own', async () => {
+    const quiet = { trace() {}, debug() {}, info() {}, log() {}, warn() {}, error() {} };
+    // The modules a freshly created turn evaluates for itself (its module cache), in the SDK's
+    // reusable V8 context, as a worker with `reuseV8Context` (the default) creates it.
+    const ownModules = async (plugins: TurnpikePlugin[]) => {
+      const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet, plugins });
+      const { parseWorkflowCode } = await import('@temporalio/worker/lib/worker.js');
+      const { ReusableVMWorkflowCreator } = await import('@temporalio/worker/lib/workflow/reusable-vm.js');
+      const creator = await ReusableVMWorkflowCreator.create(parseWorkflowCode(code), 5_000, new Set<string>(), undefined);
+      const turns: Awaited<ReturnType<typeof creator.createWorkflow>>[] = [];
+      try {
+        for (const runId of ['r1', 'r2']) {
+          turns.push(
+            await creator.createWorkflow({
+              info: {
+                workflowId: runId, runId, workflowType: 'agentTurn', searchAttributes: {}, typedSearchAttributes: new TypedSearchAttributes(), taskQueue: 'q', namespace: 'default',
+                firstExecutionRunId: runId, originalExecutionRunId: runId, startTime: new Date(0), runStartTime: new Date(0), taskTimeoutMs: 10_000, attempt: 1, historyLength: 1,
+                historySize: 0, continueAsNewSuggested: false, currentBuildId: '', priority: {},
+                unsafe: { now: () => 0, isReplaying: false, isReplayingHistoryEvents: false, random: Math.random },
+              },
+              randomnessSeed: [1, 2, 3, 4], now: 0, showStackTraceSources: false, failureExceptionTypeNames: [],
+            } as never),
+          );
+        }
+        // Each turn still has its own runtime (activator), whatever the modules it shares.
+        const [first, second] = turns.map((turn) => (turn as unknown as { activator: { moduleCache: Map<string, unknown> } }).activator);
+        expect(first).not.toBe(second);
+        return [...second!.moduleCache.keys()].filter((id) => id.startsWith('./'));
+      } finally {
+        for (const turn of turns) await turn.dispose();
+        await creator.destroy();
+      }
+    };
+    expect(await ownModules([new TurnpikePlugin()])).toEqual([]);
+    // Without the plugin's preload, each turn evaluates turnpike's modules (and
+    // @opentelemetry/api's, before park-telemetry stopped importing it) again.
+    expect(await ownModules([])).toEqual(expect.arrayContaining(['./workflows/agent-turn.ts', './workflows/transcript.ts']));
+  }, 120_000);
 
   it('leaves the source text out of the bundle\'s source map unless asked, and keeps the mappings to the original files', async () => {
     const quiet = { trace() {}, debug() {}, info() {}, log() {}, warn() {}, error() {} };
