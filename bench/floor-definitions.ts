@@ -24,6 +24,13 @@ export interface FloorTurnInput {
   /** Park on the update before the first tool step's tool runs. */
   approval?: boolean;
   /**
+   * Park the way a hand-written workflow must to give what turnpike's contract gives: the
+   * `AgentTurnStatus` / `AgentPendingTools` search attributes set at the park and again at the
+   * resume ("kept current"), and the approval's expiry timer (`approvalTimeout`, 24 h by
+   * default). Without it the park is only the update round trip.
+   */
+  contractPark?: boolean;
+  /**
    * The conversation, ending with the turn's user message. When given, every `callModel`
    * carries it, grown by each step's tool call and result, as any workflow that calls a model
    * must; absent, `callModel` gets only the step number (the per-step figures).

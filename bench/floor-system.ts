@@ -32,8 +32,9 @@ export class FloorSystem implements SystemUnderTest {
     if (result.steps !== steps) throw new Error(`floor turn ${handle.workflowId} ran ${result.steps} steps, expected ${steps}`);
   }
 
-  startParkedTurn(): Promise<WorkflowHandle> {
-    return this.start({ toolSteps: 1, approval: true }, 'parked');
+  /** `contractPark`: park with the search attributes and expiry timer of turnpike's contract. */
+  startParkedTurn(options: { contractPark?: boolean } = {}): Promise<WorkflowHandle> {
+    return this.start({ toolSteps: 1, approval: true, ...(options.contractPark ? { contractPark: true } : {}) }, 'parked');
   }
 
   async approvalIdOf(handle: WorkflowHandle): Promise<string | undefined> {

@@ -6,11 +6,14 @@
  * Per turn: 1 `describeTools` local activity; per tool step: 1 `callModel` activity, 1
  * `prepareToolCalls` local activity, 1 `executeTool` activity; then 1 final `callModel`.
  * With `approval`, the first tool step waits on a `condition` that an update handler sets,
- * turnpike's park without its timeout timer, search attributes or validation.
+ * turnpike's park without its timeout timer, search attributes or validation; with
+ * `contractPark` as well, the same wait with the timer and the search attributes a
+ * hand-written workflow needs for the contract's park (see `FloorTurnInput`).
  *
  * Bundled on its own (`bundleWorkflowCode`), run by its own worker on its own task queue.
  */
-import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { FloorActivities } from './floor-activities.js';
 import { floorApproveUpdate, floorParkedQuery, type FloorTurnInput, type FloorTurnResult } from './floor-definitions.js';
 
@@ -18,7 +21,10 @@ import { floorApproveUpdate, floorParkedQuery, type FloorTurnInput, type FloorTu
 const { describeTools, prepareToolCalls } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '30s' });
 const { callModel, executeTool } = proxyActivities<FloorActivities>({ startToCloseTimeout: '60s' });
 
-export async function floorTurn({ toolSteps, approval, messages }: FloorTurnInput): Promise<FloorTurnResult> {
+const statusKey = defineSearchAttributeKey('AgentTurnStatus', SearchAttributeType.KEYWORD);
+const pendingToolsKey = defineSearchAttributeKey('AgentPendingTools', SearchAttributeType.KEYWORD_LIST);
+
+export async function floorTurn({ toolSteps, approval, contractPark, messages }: FloorTurnInput): Promise<FloorTurnResult> {
   let approved = false;
   let parked = false;
   setHandler(floorParkedQuery, () => parked && !approved);
@@ -33,7 +39,13 @@ export async function floorTurn({ toolSteps, approval, messages }: FloorTurnInpu
     await prepareToolCalls({ step });
     if (approval && step === 1) {
       parked = true;
-      await condition(() => approved);
+      if (contractPark) {
+        upsertSearchAttributes([{ key: statusKey, value: 'parked' }, { key: pendingToolsKey, value: ['bench_tool'] }]);
+        if (!(await condition(() => approved, '24h'))) throw new Error('floor approval expired');
+        upsertSearchAttributes([{ key: statusKey, value: 'running' }, { key: pendingToolsKey, value: [] }]);
+      } else {
+        await condition(() => approved);
+      }
     }
     const output = await executeTool({ i: step });
     if (conversation) {

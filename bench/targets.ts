@@ -197,14 +197,26 @@ export function reportRows(figures: Figures): ReportRow[] {
       target: '—',
       met: null,
     });
+    const parkEvents = history.turnpike.perPark?.events;
     rows.push({
       figure: 'History events added by one park (approval turn − 2-step turn)',
-      turnpike: history.turnpike.perPark?.events.toFixed(0) ?? '—',
+      turnpike: parkEvents?.toFixed(0) ?? '—',
       floor: history.floor.perPark?.events.toFixed(0) ?? '—',
       ratio: x(history.ratio.eventsPerPark),
-      target: '—',
-      met: null,
+      target: '≤ floor + 1',
+      met: parkEvents === undefined || history.floor.perPark === undefined ? null : parkEvents <= history.floor.perPark.events + 1,
     });
+    const contractPark = history.floor.contractPark?.events;
+    if (contractPark !== undefined && parkEvents !== undefined) {
+      rows.push({
+        figure: "History events added by one park, against a floor that parks as the contract needs (status and pending-tools search attributes at park and resume, the approval's expiry timer)",
+        turnpike: parkEvents.toFixed(0),
+        floor: contractPark.toFixed(0),
+        ratio: x(parkEvents / contractPark),
+        target: '≤ that floor + 1',
+        met: parkEvents <= contractPark + 1,
+      });
+    }
     const byConversation = history.byConversation ?? {};
     const lengths = (byConversation.turnpike ?? []).map((row) => row.messages);
     for (const [index, messages] of lengths.entries()) {

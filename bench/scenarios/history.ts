@@ -11,9 +11,11 @@
  * Where `@temporalio/ai-sdk` is measured, turnpike with its openai provider and ai-sdk, both
  * against the fake OpenAI server, get the same figures except the park.
  */
+import type { WorkflowHandle } from '@temporalio/client';
 import type { BenchContext, Systems } from '../context.js';
 import { buildConversation } from '../conversation.js';
 import { waitFor } from '../pool.js';
+import { parkTurns } from './park.js';
 import { ratio } from '../stats.js';
 import type { SystemUnderTest } from '../system.js';
 import { historySize, type HistorySize } from '../history-size.js';
@@ -31,6 +33,8 @@ export interface HistorySide {
   approvalTurn?: HistorySize;
   perStep: StepCost;
   perPark?: { events: number; protoBytes: number };
+  /** The floor only: one park with the search attributes and expiry timer of turnpike's contract. */
+  contractPark?: { events: number; protoBytes: number };
 }
 
 /** One system's history over a conversation of `messages` prior messages. */
@@ -64,21 +68,34 @@ async function completedTurn(system: SystemUnderTest, steps: number, history?: P
   return historySize(handle);
 }
 
-async function measureSide(system: SystemUnderTest, park: boolean): Promise<HistorySide> {
+async function measureSide(context: BenchContext, system: SystemUnderTest, park: boolean): Promise<HistorySide> {
   const bySteps: Record<number, HistorySize> = {};
   for (const steps of STEPS) bySteps[steps] = await completedTurn(system, steps);
   const side: HistorySide = { bySteps, perStep: perStepBetween(bySteps[10], bySteps[1], 9) };
   if (!park) return side;
-  const parked = await system.startParkedTurn();
-  const approvalId = await waitFor(`${system.name} turn to park`, () => system.approvalIdOf(parked), 30_000, 100);
-  await system.approve(parked, approvalId);
-  await system.finishTurn(parked, 2);
-  const approvalTurn = await historySize(parked);
-  return {
-    ...side,
-    approvalTurn,
-    perPark: { events: approvalTurn.events - bySteps[2].events, protoBytes: approvalTurn.protoBytes - bySteps[2].protoBytes },
-  };
+  return { ...side, ...(await measurePark(context, system, bySteps[2]!)) };
+}
+
+/**
+ * One turn that parks once and is approved, against a 2-step turn without the park (`twoStep`):
+ * the events and bytes the park added.
+ */
+async function measurePark(
+  context: BenchContext,
+  system: SystemUnderTest,
+  twoStep: HistorySize,
+  start: () => Promise<WorkflowHandle> = () => system.startParkedTurn(),
+): Promise<Pick<HistorySide, 'approvalTurn' | 'perPark'>> {
+  // Wait for the park the way the capacity figure does (the worker's local activity count, then
+  // an idle worker) and only then ask for the approval id: a query that comes while the turn's
+  // workflow task waits on its local activity makes the worker end that task early, three events
+  // that belong to the query, not to the park.
+  const [parked] = (await parkTurns(context, system, 1, start)).handles;
+  const approvalId = await waitFor(`${system.name} turn to park`, () => system.approvalIdOf(parked!), 30_000, 100);
+  await system.approve(parked!, approvalId);
+  await system.finishTurn(parked!, 2);
+  const approvalTurn = await historySize(parked!);
+  return { approvalTurn, perPark: { events: approvalTurn.events - twoStep.events, protoBytes: approvalTurn.protoBytes - twoStep.protoBytes } };
 }
 
 async function measureConversation(system: SystemUnderTest, lengths: number[]): Promise<ConversationHistory[]> {
@@ -93,8 +110,9 @@ async function measureConversation(system: SystemUnderTest, lengths: number[]): 
 }
 
 export async function measureHistory(context: BenchContext, systems: Systems): Promise<HistoryFigures> {
-  const turnpike = await measureSide(systems.turnpike, true);
-  const floor = await measureSide(systems.floor, true);
+  const turnpike = await measureSide(context, systems.turnpike, true);
+  const floor = await measureSide(context, systems.floor, true);
+  floor.contractPark = (await measurePark(context, systems.floor, floor.bySteps[2]!, () => systems.floor.startParkedTurn({ contractPark: true }))).perPark;
   const figures: HistoryFigures = {
     turnpike,
     floor,
@@ -106,8 +124,8 @@ export async function measureHistory(context: BenchContext, systems: Systems): P
     byConversation: {},
   };
   if (systems.aiSdk) {
-    const openai = await measureSide(systems.aiSdk.turnpike, false);
-    const aiSdk = await measureSide(systems.aiSdk.aiSdk, false);
+    const openai = await measureSide(context, systems.aiSdk.turnpike, false);
+    const aiSdk = await measureSide(context, systems.aiSdk.aiSdk, false);
     figures.aiSdk = {
       turnpike: openai,
       aiSdk,

@@ -23,10 +23,15 @@ export interface ParkedTurns {
  * times) and has gone quiet. No queries: a query would pull turns the worker evicted back
  * into its cache, and the capacity figure is about what the cache holds on its own.
  */
-export async function parkTurns(context: BenchContext, system: SystemUnderTest, count: number): Promise<ParkedTurns> {
+export async function parkTurns(
+  context: BenchContext,
+  system: SystemUnderTest,
+  count: number,
+  start: () => Promise<WorkflowHandle> = () => system.startParkedTurn(),
+): Promise<ParkedTurns> {
   const started = performance.now();
   const before = (await system.worker.sample()).activities['local:prepareToolCalls'] ?? 0;
-  const handles = await runPool(count, PARK_CONCURRENCY, () => system.startParkedTurn());
+  const handles = await runPool(count, PARK_CONCURRENCY, start);
   await waitFor(
     `${count} ${system.name} turns to park`,
     async () => {
