@@ -26,8 +26,9 @@ export interface FloorTurnInput {
   /**
    * Park the way a hand-written workflow must to give what turnpike's contract gives: the
    * `AgentTurnStatus` / `AgentPendingTools` search attributes set at the park and again at the
-   * resume ("kept current"), and the approval's expiry timer (`approvalTimeout`, 24 h by
-   * default). Without it the park is only the update round trip.
+   * resume ("kept current"), and the approval's expiry (`approvalTimeout`, 24 h by default) as
+   * the SDK's idiom has it, `condition(…, '24h')`, whose timer the decision cancels (an event
+   * turnpike saves by leaving its timer to run out). Without it the park is only the update round trip.
    */
   contractPark?: boolean;
   /**

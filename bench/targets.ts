@@ -209,7 +209,8 @@ export function reportRows(figures: Figures): ReportRow[] {
     const contractPark = history.floor.contractPark?.events;
     if (contractPark !== undefined && parkEvents !== undefined) {
       rows.push({
-        figure: "History events added by one park, against a floor that parks as the contract needs (status and pending-tools search attributes at park and resume, the approval's expiry timer)",
+        figure:
+          "History events added by one park, against a floor that parks as the contract needs (status and pending-tools search attributes at park and resume, the approval's expiry as `condition(…, '24h')`, whose timer is cancelled by the decision)",
         turnpike: parkEvents.toFixed(0),
         floor: contractPark.toFixed(0),
         ratio: x(parkEvents / contractPark),
