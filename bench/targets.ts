@@ -93,6 +93,19 @@ export function reportRows(figures: Figures): ReportRow[] {
       met: judged(applies, resume.turnpike.resume.median <= TARGETS.resumeP50Ms && resume.turnpike.resume.p99 <= TARGETS.resumeP99Ms),
       ...(applies ? {} : { note: `only ${resume.parked} parked` }),
     });
+    const validators = resume.validators;
+    if (validators) {
+      const us = (summary: { median: number }) => `${summary.median.toFixed(1)} µs`;
+      rows.push({
+        figure:
+          'Update validator per message, turnpike only (p50 of 30 rounds): decision / edited input, first on a turn / edited input / refused / client result; share of the update round trip p50',
+        turnpike: `${us(validators.approve)} / ${us(validators.editedInputFirst)} / ${us(validators.editedInput)} / ${us(validators.rejected)} / ${us(validators.submitResult)}; ${((validators.approve.median / 1000 / resume.turnpike.updateRoundTrip.median) * 100).toFixed(2)}%`,
+        floor: '— (no validator)',
+        ratio: '—',
+        target: '—',
+        met: null,
+      });
+    }
   }
 
   if (throughput) {

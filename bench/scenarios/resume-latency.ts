@@ -13,6 +13,7 @@ import type { BenchContext, Systems } from '../context.js';
 import { seededShuffle } from '../pool.js';
 import { ratio, summarize, type Summary } from '../stats.js';
 import type { SystemUnderTest } from '../system.js';
+import { measureValidatorCost, type ValidatorCost } from '../validator-cost.js';
 import { approvalIds, parkTurns } from './park.js';
 
 export interface ResumeSide {
@@ -31,6 +32,8 @@ export interface ResumeLatencyFigures {
   turnpike: ResumeSide;
   floor: ResumeSide;
   ratio: { resumeMedian: number; resumeP99: number; updateMedian: number; updateP99: number };
+  /** turnpike's update validators, per message (the floor has none). */
+  validators?: ValidatorCost;
 }
 
 function delta(before: Record<string, number>, after: Record<string, number>): Record<string, number> {
@@ -80,6 +83,7 @@ export async function measureResumeLatency(context: BenchContext, systems: Syste
   const turnpike = await side(systems.turnpike);
   const floor = await side(systems.floor);
   return {
+    validators: measureValidatorCost(),
     parked,
     sample: resumeSample,
     minParkedDuringSample: parked - resumeSample + 1,
