@@ -515,6 +515,7 @@ class Turn {
     }
     telemetry.end(parkOutcome(entry, arrived), entry.resolution?.kind === 'decision' ? entry.resolution.request.approver : undefined);
     this.ledger.unpark(entry);
+    this.transcript.resumed();
     this.setStatus(this.waiting() ? 'awaiting-input' : 'running');
     return arrived;
   }

@@ -28,6 +28,8 @@ export class Transcript {
   private hashedSize = 0;
   /** The length the previous step sent: a cache that served it holds the messages before it. */
   private sent = 0;
+  /** The turn waited on people since the previous step (see {@link resumed}). */
+  private waited = false;
 
   /** `appended` is the turn's own list, which grows as the turn runs. */
   constructor(
@@ -44,6 +46,17 @@ export class Transcript {
     return [...this.given.slice(Math.min(from, given), Math.min(to, given)), ...this.appended.slice(Math.max(0, from - given), Math.max(0, to - given))];
   }
 
+  /**
+   * The turn waited on people (a park) since its previous step. That wait can last hours, so the
+   * worker that runs the next step has most likely dropped this turn's transcript from its cache,
+   * or is another worker: the next step is sent like a first one, inline when the whole transcript
+   * is at most {@link INLINE_FIRST_STEP_SIZE}, which saves the step a `transcript` query. (What
+   * an activity's input carries is not checked on replay, so histories recorded before still replay.)
+   */
+  resumed(): void {
+    this.waited = true;
+  }
+
   /** The reference for the next model step: hashes only the messages added since the last one. */
   nextStep(): TranscriptReference {
     const length = this.length;
@@ -51,8 +64,11 @@ export class Transcript {
     this.hash = extended.hash;
     this.hashed = length;
     this.hashedSize += extended.size;
-    const from = this.sent === 0 && this.hashedSize > INLINE_FIRST_STEP_SIZE ? length : this.sent;
+    const first = this.sent === 0;
+    const inline = (first || this.waited) && this.hashedSize <= INLINE_FIRST_STEP_SIZE;
+    const from = inline ? 0 : first ? length : this.sent;
     this.sent = length;
+    this.waited = false;
     return { length, hash: this.hash, from, added: this.slice(from, length) };
   }
 

@@ -104,6 +104,29 @@ describe('history by reference', () => {
     }
   });
 
+  it('sends a short turn\'s step after a park inline, so a new worker runs it without reading the turn', async () => {
+    const request = 'Please run the guarded action on staging.';
+    fake.script('openai', [
+      { text: 'I need approval for that.', toolCalls: [{ name: 'guarded_action', input: { target: 'staging', count: 1 } }] },
+      { text: 'Done on staging.' },
+    ]);
+    const handle = await turnpike.startTurn({ model: { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 512 }, messages: [{ role: 'user', content: request }] });
+    const [pending] = await waitForPending(handle);
+    await turnpike.stopWorker();
+    await turnpike.startWorker();
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Done on staging.', steps: 2 });
+    const second = fake.requests[1]!;
+    expect(second.body.messages).toEqual(JSON.parse(JSON.stringify(convertToOpenAIMessages(undefined, [{ role: 'user', content: request }, ...result.messages.slice(0, 2)]))));
+    // The step after the park carried the whole (short) transcript: from 0, with the request.
+    const [, afterPark] = await modelStepInputs(handle.workflowId);
+    const reference = (JSON.parse(afterPark!) as { transcript: { from: number; length: number; added: unknown[] } }).transcript;
+    expect(reference).toMatchObject({ from: 0, length: 3 });
+    expect(reference.added).toHaveLength(3);
+    expect(afterPark).toContain(request);
+  });
+
   it('runs a conversation\'s child turns by reference, each seeing the whole conversation before it', async () => {
     const conversations = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
     fake.setDefault('openai', (body) => ({ text: `I have read ${body.messages.length} messages.` }));

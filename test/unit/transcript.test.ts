@@ -72,6 +72,29 @@ describe('Transcript (the turn\'s side)', () => {
     expect(transcript.nextStep()).toEqual({ length: 100, hash: hashOf(given), from: 100, added: [] });
   });
 
+  it('sends the step after a park like a first step: inline while the transcript is short, by reference once it is long', () => {
+    const given = conversation(3);
+    const appended: Message[] = [];
+    const transcript = new Transcript(given, appended);
+    transcript.nextStep();
+    appended.push(...toolStep('a'));
+    transcript.resumed();
+    // The worker that runs this step has likely dropped the turn from its cache: all of it, inline.
+    expect(transcript.nextStep()).toEqual({ length: 5, hash: hashOf([...given, ...appended]), from: 0, added: [...given, ...appended] });
+    // Only the step right after the wait.
+    appended.push(...toolStep('b'));
+    expect(transcript.nextStep()).toMatchObject({ length: 7, from: 5, added: toolStep('b') });
+
+    const long = conversation(100);
+    const longAppended: Message[] = [];
+    const longTranscript = new Transcript(long, longAppended);
+    longTranscript.nextStep();
+    longAppended.push(...toolStep('c'));
+    longTranscript.resumed();
+    // Too long to inline: by reference as before, and the activity reads what its cache lacks.
+    expect(longTranscript.nextStep()).toEqual({ length: 102, hash: hashOf([...long, ...longAppended]), from: 100, added: toolStep('c') });
+  });
+
   it('pages the transcript query from any offset, cut at about a megabyte', () => {
     const given = conversation(40, 100_000);
     const appended = toolStep('a');
