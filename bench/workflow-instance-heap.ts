@@ -14,6 +14,7 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { TypedSearchAttributes } from '@temporalio/common';
 
 const INSTANCES = 200;
 const SELF = fileURLToPath(import.meta.url);
@@ -24,41 +25,52 @@ export async function workflowInstanceHeapKB(bundlePath: string, workflowType: s
   return Number(stdout.trim().split('\n').at(-1));
 }
 
-async function measure(bundlePath: string, workflowType: string): Promise<number> {
+/**
+ * The SDK's reusable V8 context for a bundle, as a worker with `reuseV8Context` (the default)
+ * builds it (`ReusableVMWorkflowCreator`, an internal module of `@temporalio/worker`).
+ */
+export async function reusableWorkflowContext(code: string) {
   const { parseWorkflowCode } = await import('@temporalio/worker/lib/worker.js');
   const { ReusableVMWorkflowCreator } = await import('@temporalio/worker/lib/workflow/reusable-vm.js');
-  const { TypedSearchAttributes } = await import('@temporalio/common');
+  return ReusableVMWorkflowCreator.create(parseWorkflowCode(code), 5_000, new Set<string>(), undefined);
+}
+
+/** A new workflow `workflowType` in that context, before any activation runs its code. */
+export async function createWorkflowInstance(context: Awaited<ReturnType<typeof reusableWorkflowContext>>, runId: string, workflowType: string) {
+  return context.createWorkflow({
+    info: {
+      workflowId: runId,
+      runId,
+      workflowType,
+      searchAttributes: {},
+      typedSearchAttributes: new TypedSearchAttributes(),
+      taskQueue: 'bench',
+      namespace: 'default',
+      firstExecutionRunId: runId,
+      originalExecutionRunId: runId,
+      startTime: new Date(0),
+      runStartTime: new Date(0),
+      taskTimeoutMs: 10_000,
+      attempt: 1,
+      historyLength: 1,
+      historySize: 0,
+      continueAsNewSuggested: false,
+      currentBuildId: '',
+      unsafe: { now: () => 0, isReplaying: false, isReplayingHistoryEvents: false, random: Math.random },
+      priority: {},
+    } as never,
+    randomnessSeed: [1, 2, 3, 4],
+    now: 0,
+    showStackTraceSources: false,
+    failureExceptionTypeNames: [],
+  } as never);
+}
+
+async function measure(bundlePath: string, workflowType: string): Promise<number> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) throw new Error('run with --expose-gc');
-  const creator = await ReusableVMWorkflowCreator.create(parseWorkflowCode(readFileSync(bundlePath, 'utf8')), 5_000, new Set<string>(), undefined);
-  const create = (i: number) =>
-    creator.createWorkflow({
-      info: {
-        workflowId: `w${i}`,
-        runId: `r${i}`,
-        workflowType,
-        searchAttributes: {},
-        typedSearchAttributes: new TypedSearchAttributes(),
-        taskQueue: 'bench',
-        namespace: 'default',
-        firstExecutionRunId: `r${i}`,
-        originalExecutionRunId: `r${i}`,
-        startTime: new Date(0),
-        runStartTime: new Date(0),
-        taskTimeoutMs: 10_000,
-        attempt: 1,
-        historyLength: 1,
-        historySize: 0,
-        continueAsNewSuggested: false,
-        currentBuildId: '',
-        unsafe: { now: () => 0, isReplaying: false, isReplayingHistoryEvents: false, random: Math.random },
-        priority: {},
-      } as never,
-      randomnessSeed: [1, 2, 3, 4],
-      now: 0,
-      showStackTraceSources: false,
-      failureExceptionTypeNames: [],
-    } as never);
+  const creator = await reusableWorkflowContext(readFileSync(bundlePath, 'utf8'));
+  const create = (i: number) => createWorkflowInstance(creator, `r${i}`, workflowType);
   await create(-1);
   gc();
   gc();

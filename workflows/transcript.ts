@@ -28,8 +28,11 @@ export class Transcript {
   private hashedSize = 0;
   /** The length the previous step sent: a cache that served it holds the messages before it. */
   private sent = 0;
-  /** The turn waited on people since the previous step (see {@link resumed}). */
-  private waited = false;
+  /**
+   * The worker that runs the next step most likely does not hold this transcript: at the turn's
+   * first step, and after a wait on people (see {@link resumed}).
+   */
+  private uncached = true;
 
   /** `appended` is the turn's own list, which grows as the turn runs. */
   constructor(
@@ -54,7 +57,7 @@ export class Transcript {
    * an activity's input carries is not checked on replay, so histories recorded before still replay.)
    */
   resumed(): void {
-    this.waited = true;
+    this.uncached = true;
   }
 
   /** The reference for the next model step: hashes only the messages added since the last one. */
@@ -64,11 +67,10 @@ export class Transcript {
     this.hash = extended.hash;
     this.hashed = length;
     this.hashedSize += extended.size;
-    const first = this.sent === 0;
-    const inline = (first || this.waited) && this.hashedSize <= INLINE_FIRST_STEP_SIZE;
-    const from = inline ? 0 : first ? length : this.sent;
+    // Not inline, a first step sends nothing: its messages are in the turn's start event.
+    const from = this.uncached && this.hashedSize <= INLINE_FIRST_STEP_SIZE ? 0 : this.sent === 0 ? length : this.sent;
     this.sent = length;
-    this.waited = false;
+    this.uncached = false;
     return { length, hash: this.hash, from, added: this.slice(from, length) };
   }
 

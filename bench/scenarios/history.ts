@@ -15,10 +15,10 @@ import type { WorkflowHandle } from '@temporalio/client';
 import type { BenchContext, Systems } from '../context.js';
 import { buildConversation } from '../conversation.js';
 import { waitFor } from '../pool.js';
-import { parkTurns } from './park.js';
 import { ratio } from '../stats.js';
 import type { SystemUnderTest } from '../system.js';
 import { historySize, type HistorySize } from '../history-size.js';
+import { parkTurns } from './park.js';
 
 const STEPS = [1, 2, 3, 10];
 

@@ -1,9 +1,10 @@
 /** TurnpikePlugin's configuration of a user's Client, Worker options and workflow bundle. */
-import { TypedSearchAttributes, type Payload, type PayloadCodec } from '@temporalio/common';
+import type { Payload, PayloadCodec } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../client/index.js';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { TurnpikePlugin, WORKFLOWS_PATH, WORKFLOW_PRELOAD_PATH } from '../../worker/index.js';
+import { createWorkflowInstance, reusableWorkflowContext } from '../../bench/workflow-instance-heap.js';
 
 class UserCodec implements PayloadCodec {
   async encode(payloads: Payload[]) {
@@ -43,31 +44,17 @@ describe('TurnpikePlugin', () => {
     // reusable V8 context, as a worker with `reuseV8Context` (the default) creates it.
     const ownModules = async (plugins: TurnpikePlugin[]) => {
       const { code } = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: quiet, plugins });
-      const { parseWorkflowCode } = await import('@temporalio/worker/lib/worker.js');
-      const { ReusableVMWorkflowCreator } = await import('@temporalio/worker/lib/workflow/reusable-vm.js');
-      const creator = await ReusableVMWorkflowCreator.create(parseWorkflowCode(code), 5_000, new Set<string>(), undefined);
-      const turns: Awaited<ReturnType<typeof creator.createWorkflow>>[] = [];
+      const context = await reusableWorkflowContext(code);
+      const turns: Awaited<ReturnType<typeof createWorkflowInstance>>[] = [];
       try {
-        for (const runId of ['r1', 'r2']) {
-          turns.push(
-            await creator.createWorkflow({
-              info: {
-                workflowId: runId, runId, workflowType: 'agentTurn', searchAttributes: {}, typedSearchAttributes: new TypedSearchAttributes(), taskQueue: 'q', namespace: 'default',
-                firstExecutionRunId: runId, originalExecutionRunId: runId, startTime: new Date(0), runStartTime: new Date(0), taskTimeoutMs: 10_000, attempt: 1, historyLength: 1,
-                historySize: 0, continueAsNewSuggested: false, currentBuildId: '', priority: {},
-                unsafe: { now: () => 0, isReplaying: false, isReplayingHistoryEvents: false, random: Math.random },
-              },
-              randomnessSeed: [1, 2, 3, 4], now: 0, showStackTraceSources: false, failureExceptionTypeNames: [],
-            } as never),
-          );
-        }
+        for (const runId of ['r1', 'r2']) turns.push(await createWorkflowInstance(context, runId, 'agentTurn'));
         // Each turn still has its own runtime (activator), whatever the modules it shares.
         const [first, second] = turns.map((turn) => (turn as unknown as { activator: { moduleCache: Map<string, unknown> } }).activator);
         expect(first).not.toBe(second);
         return [...second!.moduleCache.keys()].filter((id) => id.startsWith('./'));
       } finally {
         for (const turn of turns) await turn.dispose();
-        await creator.destroy();
+        await context.destroy();
       }
     };
     expect(await ownModules([new TurnpikePlugin()])).toEqual([]);
