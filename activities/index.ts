@@ -11,6 +11,7 @@ import { prepareToolCalls, type PrepareToolCallsInput } from './prepare-tool-cal
 import { createToolRegistry } from './tool-registry.js';
 import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
+import { ToolSetCache } from './tool-set-cache.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
 import { resolveModelStep } from './transcript-source.js';
 import type { ApprovalNotification, DescribedTools, ExecuteToolInput, ModelStepRequest, ToolSpec } from '../workflows/types.js';
@@ -29,7 +30,7 @@ export function createActivities({ tools, notifications, transcriptCache, mcp }:
   const registry = createToolRegistry(tools);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
-  const transcripts = new TranscriptCache(transcriptCache);
+  const caches = { transcripts: new TranscriptCache(transcriptCache), toolSets: new ToolSetCache() };
 
   const expiringBeforeMs = notifications ? msToNumber((notifications.expiringBefore ?? '1h') as Parameters<typeof msToNumber>[0]) : 0;
   return {
@@ -58,7 +59,7 @@ export function createActivities({ tools, notifications, transcriptCache, mcp }:
     },
     async callModel(request: ModelStepRequest) {
       if (!request?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');
-      return resolveModelStep(request, transcripts, Context.current(), callModel);
+      return resolveModelStep(request, caches, Context.current(), callModel);
     },
   };
 }

@@ -32,7 +32,9 @@ export const STEP_STREAM_FLUSH_INTERVAL_MS = 200;
 export const STEP_STREAM_FIRST_FLUSH_MS = 100;
 
 export class StepStream {
-  private readonly topic: TopicHandle<TurnEvent>;
+  /** Created at the first flush (see `open`). */
+  private client?: WorkflowStreamClient;
+  private topic?: TopicHandle<TurnEvent>;
   private pending: TurnEvent[] = [];
   private timer?: NodeJS.Timeout;
   private sentFirst = false;
@@ -46,20 +48,21 @@ export class StepStream {
     if (workflowId === undefined) return undefined;
     // turnpike's own activity context, not the library's `fromWithinActivity`: the library pins
     // its own @temporalio/activity, which an application's install may keep as a second copy.
-    const client = WorkflowStreamClient.create(context.client, workflowId, {
-      // This class decides when to flush (after merging); the library's timer only has to be
-      // short, because it is still pending for that long after the stream is closed.
-      batchInterval: `${STEP_STREAM_FLUSH_INTERVAL_MS} milliseconds`,
-      maxRetryDuration: '30 seconds',
-    });
-    return new StepStream(client, { step, attempt: context.info.attempt });
+    // Created at the first flush: most steps of a fast model end before one is due, and send nothing.
+    const connect = () =>
+      WorkflowStreamClient.create(context.client, workflowId, {
+        // This class decides when to flush (after merging); the library's timer only has to be
+        // short, because it is still pending for that long after the stream is closed.
+        batchInterval: `${STEP_STREAM_FLUSH_INTERVAL_MS} milliseconds`,
+        maxRetryDuration: '30 seconds',
+      });
+    return new StepStream(connect, { step, attempt: context.info.attempt });
   }
 
   private constructor(
-    private readonly client: WorkflowStreamClient,
+    private readonly connect: () => WorkflowStreamClient,
     private readonly origin: DeltaOrigin,
   ) {
-    this.topic = this.client.topic<TurnEvent>(TURN_EVENTS_TOPIC);
     if (origin.attempt > 1) {
       // Subscribers drop what earlier attempts of this step streamed before they show this one's.
       this.pending.push({ type: 'step-retry', ...origin });
@@ -94,7 +97,7 @@ export class StepStream {
     }
     await this.flushing;
     // Stops the library's background flusher, which would otherwise keep the process alive.
-    await this.client[Symbol.asyncDispose]().catch((error: unknown) => {
+    await this.client?.[Symbol.asyncDispose]().catch((error: unknown) => {
       log.warn('Could not close the stream publisher; the step result is unaffected', { error: String(error) });
     });
     return unsent;
@@ -105,9 +108,11 @@ export class StepStream {
     this.timer = undefined;
     if (this.pending.length === 0) return;
     this.sentFirst = true;
-    for (const event of coalesceDeltas(this.pending.splice(0))) this.topic.publish(event);
+    const client = (this.client ??= this.connect());
+    const topic = (this.topic ??= client.topic<TurnEvent>(TURN_EVENTS_TOPIC));
+    for (const event of coalesceDeltas(this.pending.splice(0))) topic.publish(event);
     this.flushing = this.flushing
-      .then(() => this.client.flush())
+      .then(() => client.flush())
       .catch((error: unknown) => {
         log.warn('Could not publish streamed deltas; the step result is unaffected', { error: String(error) });
       });

@@ -2,35 +2,65 @@
  * Turns the request a turn sends `callModel` into the whole model step the providers take:
  * a transcript sent by reference is completed from the worker's cache, or read from the turn
  * itself with the `transcript` query, through the worker's own Client (the activity context's,
- * with the worker's data converter), and checked against its hash (transcript-cache.ts).
+ * with the worker's data converter), and checked against its hash (transcript-cache.ts); so is
+ * a tool list sent by its hash (`modelTools` query, tool-set-cache.ts).
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { Context } from '@temporalio/activity';
-import { transcriptQuery } from '../workflows/definitions.js';
-import type { Message, ModelStepInput, ModelStepRequest, ModelStepResult } from '../workflows/types.js';
+import { modelToolsQuery, transcriptQuery } from '../workflows/definitions.js';
+import type { Message, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec } from '../workflows/types.js';
+import type { ToolSetCache } from './tool-set-cache.js';
 import type { TranscriptCache, TranscriptSource } from './transcript-cache.js';
 
-/** Runs `call` on the step `request` names, its transcript resolved. */
+/** The worker's caches a model step is resolved from. */
+export interface ModelStepCaches {
+  transcripts: TranscriptCache;
+  toolSets: ToolSetCache;
+}
+
+/** Runs `call` on the step `request` names, its transcript and tools resolved. */
 export async function resolveModelStep(
   request: ModelStepRequest,
-  cache: TranscriptCache,
+  caches: ModelStepCaches,
   context: Context,
   call: (input: ModelStepInput) => Promise<ModelStepResult>,
 ): Promise<ModelStepResult> {
-  const { transcript, messages, ...step } = request;
+  const { transcript, messages, tools, toolsHash, ...step } = request;
+  const run = context.info.workflowExecution;
   if (!transcript) {
     // A step of a turn recorded before history-by-reference: the whole transcript is inline.
     if (!Array.isArray(messages)) throw ApplicationFailure.nonRetryable('callModel needs messages or a transcript reference', 'InvalidModelStep');
-    return call({ ...step, messages });
+    return call({ ...step, messages, tools: await resolveTools(tools, toolsHash, caches.toolSets, context, run) });
   }
-  const run = context.info.workflowExecution;
   // A standalone activity has no turn to read the transcript from.
   if (!run) throw ApplicationFailure.nonRetryable('callModel with a transcript reference runs only in a turn', 'InvalidModelStep');
-  const resolved = await cache.resolve(run.runId, transcript, readFromTurn(context, run));
-  const result = await call({ ...step, messages: resolved });
+  const [resolved, offered] = await Promise.all([
+    caches.transcripts.resolve(run.runId, transcript, readFromTurn(context, run)),
+    resolveTools(tools, toolsHash, caches.toolSets, context, run),
+  ]);
+  const result = await call({ ...step, messages: resolved, tools: offered });
   // A reply without tool calls ends the turn: its transcript will not be asked for again.
-  if (!result.message.content.some((part) => part.type === 'tool-call')) cache.forget(run.runId);
+  if (!result.message.content.some((part) => part.type === 'tool-call')) caches.transcripts.forget(run.runId);
   return result;
+}
+
+/** The step's tools: inline (every turn before tools by reference), or by hash. */
+async function resolveTools(
+  tools: ModelToolSpec[] | undefined,
+  hash: string | undefined,
+  cache: ToolSetCache,
+  context: Context,
+  run: { workflowId: string; runId: string } | undefined,
+): Promise<ModelToolSpec[]> {
+  if (hash === undefined) {
+    if (!Array.isArray(tools)) throw ApplicationFailure.nonRetryable('callModel needs tools or a toolsHash', 'InvalidModelStep');
+    return tools;
+  }
+  if (tools !== undefined && !Array.isArray(tools)) throw ApplicationFailure.nonRetryable('callModel: tools must be a list', 'InvalidModelStep');
+  return cache.resolve(hash, tools, async () => {
+    if (!run) throw ApplicationFailure.nonRetryable('callModel with a toolsHash and no tools runs only in a turn', 'InvalidModelStep');
+    return context.client.workflow.getHandle(run.workflowId, run.runId).query(modelToolsQuery);
+  });
 }
 
 /** Reads messages from the activity's own workflow run, page by page. */

@@ -28,6 +28,7 @@ import {
   callContextQuery,
   turnEventsQuery,
   transcriptQuery,
+  modelToolsQuery,
   turnStateQuery,
 } from './definitions.js';
 import { EventStream } from './event-stream.js';
@@ -42,6 +43,7 @@ import { INVALID_TURN_INPUT } from './rejection-types.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
+import { toolSetHash } from './tool-set.js';
 import { Transcript } from './transcript.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import type { TurnEvent } from './turn-events.js';
@@ -60,6 +62,7 @@ import type {
   Message,
   ModelStepRequest,
   ModelStepResult,
+  ModelToolSpec,
   PendingToolCall,
   ToolCallDisposition,
   ToolCallPart,
@@ -198,6 +201,8 @@ class Turn {
   private readonly decisions: DecisionRecord[] = [];
   private readonly usage: Usage = { inputTokens: 0, outputTokens: 0 };
   private specs = new Map<string, ToolSpec>();
+  /** What the model is told about the turn's tools, for the `modelTools` query; set once they are described. */
+  private modelTools: ModelToolSpec[] = [];
   private readonly schemas = new SchemaCache();
   /** The calls of the step in progress, so a cancellation can settle whatever is still open. */
   private openStep?: ToolCallPart[];
@@ -247,6 +252,7 @@ class Turn {
     wf.setHandler(turnStateQuery, () => this.state());
     wf.setHandler(callContextQuery, (request) => this.callContext(request));
     wf.setHandler(transcriptQuery, (request) => this.transcript.page(request));
+    wf.setHandler(modelToolsQuery, () => this.modelTools);
     wf.setHandler(approveToolCallUpdate, (request) => this.ledger.applyDecision(acceptedDecision(this.ledger, request), now()), {
       validator: (request) => {
         checkDecision(this.ledger, request, this.schemas);
@@ -299,6 +305,9 @@ class Turn {
     this.specs = new Map(specs.map((spec) => [spec.name, spec]));
     const callModel = modelActivity(this.input.modelCallOptions);
     const modelTools = specs.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    this.modelTools = modelTools;
+    // Turns that send their transcript by reference send their tools by reference too (tool-set.ts).
+    const toolsHash = this.byReference ? toolSetHash(modelTools) : undefined;
     const maxSteps = this.input.maxSteps ?? DEFAULT_MAX_STEPS;
 
     let lastText = '';
@@ -308,10 +317,13 @@ class Turn {
       const request: ModelStepRequest = {
         model: this.input.model,
         ...(this.input.system !== undefined ? { system: this.input.system } : {}),
+        // The tools inline with the steps whose worker most likely lacks the transcript (and so
+        // them), read before `nextStep` marks the transcript sent.
+        ...(toolsHash === undefined || this.transcript.uncached ? { tools: modelTools } : {}),
+        ...(toolsHash !== undefined ? { toolsHash } : {}),
         ...(this.byReference
           ? { transcript: this.transcript.nextStep() }
           : { messages: [...this.input.messages, ...this.appended] }),
-        tools: modelTools,
         ...(this.stream ? { stream: { step: this.step } } : {}),
       };
       const response: ModelStepResult = await callModel(request);

@@ -12,6 +12,7 @@ import type {
   ConversationState,
   HistoryPage,
   HistoryPageRequest,
+  ModelToolSpec,
   SendMessageInput,
   SendMessageResult,
   SubmitToolResultInput,
@@ -62,6 +63,12 @@ export const callContextQuery = defineQuery<CallContext, [CallContextRequest]>('
  * `{ offset, limit }` (default: from 0, as much as fits about 1 MiB).
  */
 export const transcriptQuery = defineQuery<HistoryPage, [HistoryPageRequest?]>('transcript');
+
+/**
+ * The tools the turn offers the model. A model step whose worker does not have the turn's tool
+ * list (its input carries only the list's hash, `workflows/tool-set.ts`) reads it with this query.
+ */
+export const modelToolsQuery = defineQuery<ModelToolSpec[]>('modelTools');
 
 /**
  * Sent by a conversation to its running turn when a newer user message supersedes it: every

@@ -32,7 +32,7 @@ export class Transcript {
    * The worker that runs the next step most likely does not hold this transcript: at the turn's
    * first step, and after a wait on people (see {@link resumed}).
    */
-  private uncached = true;
+  private fresh = true;
 
   /** `appended` is the turn's own list, which grows as the turn runs. */
   constructor(
@@ -57,7 +57,12 @@ export class Transcript {
    * an activity's input carries is not checked on replay, so histories recorded before still replay.)
    */
   resumed(): void {
-    this.uncached = true;
+    this.fresh = true;
+  }
+
+  /** Whether the next step's worker most likely lacks this turn's transcript (and its tools): the first step, and the one after a park. */
+  get uncached(): boolean {
+    return this.fresh;
   }
 
   /** The reference for the next model step: hashes only the messages added since the last one. */
@@ -68,9 +73,9 @@ export class Transcript {
     this.hashed = length;
     this.hashedSize += extended.size;
     // Not inline, a first step sends nothing: its messages are in the turn's start event.
-    const from = this.uncached && this.hashedSize <= INLINE_FIRST_STEP_SIZE ? 0 : this.sent === 0 ? length : this.sent;
+    const from = this.fresh && this.hashedSize <= INLINE_FIRST_STEP_SIZE ? 0 : this.sent === 0 ? length : this.sent;
     this.sent = length;
-    this.uncached = false;
+    this.fresh = false;
     return { length, hash: this.hash, from, added: this.slice(from, length) };
   }
 

@@ -259,7 +259,14 @@ export interface ModelStepRequest {
   system?: string;
   messages?: Message[];
   transcript?: TranscriptReference;
-  tools: ModelToolSpec[];
+  /**
+   * The tools the model is offered. Turns that send `toolsHash` leave them out of the steps whose
+   * worker most likely has them (see `workflows/tool-set.ts`); the activity then takes them from
+   * its cache, or from the turn with the `modelTools` query.
+   */
+  tools?: ModelToolSpec[];
+  /** Hash of the turn's tool list (`toolSetHash`); sent by turns that send their tools by reference. */
+  toolsHash?: string;
   /** As in {@link ModelStepInput}: set by turns that stream. */
   stream?: { step: number };
 }

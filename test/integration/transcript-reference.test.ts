@@ -10,12 +10,13 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { convertToOpenAIMessages } from '../../activities/providers/openai.js';
 import { scriptedModelStep } from '../../activities/providers/scripted.js';
+import { TOOL_SET_MISMATCH } from '../../activities/tool-set-cache.js';
 import { TRANSCRIPT_MISMATCH } from '../../activities/transcript-cache.js';
 import { CompressionCodec } from '../../client/payload-codec.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { TurnpikePlugin } from '../../worker/index.js';
 import { approveToolCallUpdate } from '../../workflows/definitions.js';
-import type { Message } from '../../workflows/types.js';
+import type { Message, ModelToolSpec } from '../../workflows/types.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
@@ -127,6 +128,31 @@ describe('history by reference', () => {
     expect(afterPark).toContain(request);
   });
 
+  it('sends the turn\'s tools with its first step only, and the model is offered them at every step', async () => {
+    fake.script('openai', [
+      { text: '', toolCalls: [{ name: 'record_action', input: { action: 'one' } }] },
+      { text: '', toolCalls: [{ name: 'record_action', input: { action: 'two' } }] },
+      { text: 'Both recorded.' },
+    ]);
+    const handle = await turnpike.startTurn({ model: { provider: 'openai', model: 'gpt-4.1-mini' }, messages: [{ role: 'user', content: 'Record one, then two.' }] });
+    expect(await handle.result()).toMatchObject({ status: 'completed', steps: 3 });
+    expect(fake.requests).toHaveLength(3);
+    expect(fake.requests.flatMap((recorded) => recorded.errors)).toEqual([]);
+    const offered = fake.requests[0]!.body.tools;
+    expect(offered.map((tool: { function: { name: string } }) => tool.function.name)).toContain('record_action');
+    for (const recorded of fake.requests) expect(recorded.body.tools).toEqual(offered);
+
+    const inputs = (await modelStepInputs(handle.workflowId)).map((json) => JSON.parse(json) as { tools?: Array<{ name: string }>; toolsHash?: string });
+    expect(inputs).toHaveLength(3);
+    const [first, ...later] = inputs;
+    expect(first!.tools!.map((tool) => tool.name)).toEqual(offered.map((tool: { function: { name: string } }) => tool.function.name));
+    expect(first!.toolsHash).toMatch(/^[0-9a-f]{64}$/);
+    for (const step of later) {
+      expect(step.tools).toBeUndefined();
+      expect(step.toolsHash).toBe(first!.toolsHash);
+    }
+  });
+
   it('runs a conversation\'s child turns by reference, each seeing the whole conversation before it', async () => {
     const conversations = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
     fake.setDefault('openai', (body) => ({ text: `I have read ${body.messages.length} messages.` }));
@@ -182,8 +208,21 @@ describe('a transcript that does not match the turn\'s hash', () => {
 
   const messages: Message[] = [...conversation(20), { role: 'user', content: use('record_action', { action: 'audit' }) }];
 
-  function runStep(served: Message[]) {
-    return client.workflow.execute<typeof transcriptStep>('transcriptStep', { taskQueue, workflowId: `transcript-${randomUUID()}`, args: [{ messages, served }] });
+  function runStep(served: Message[], more: Omit<Parameters<typeof transcriptStep>[0], 'messages' | 'served'> = {}) {
+    return client.workflow.execute<typeof transcriptStep>('transcriptStep', { taskQueue, workflowId: `transcript-${randomUUID()}`, args: [{ messages, served, ...more }] });
+  }
+
+  /** The failure of a step that must fail at once with `type`, its model not called. */
+  async function expectRefused(step: Promise<unknown>, type: string): Promise<void> {
+    const error = await step.then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const activity = (error as WorkflowFailedError).cause;
+    expect(activity).toBeInstanceOf(ActivityFailure);
+    const cause = (activity as ActivityFailure).cause;
+    expect(cause).toBeInstanceOf(ApplicationFailure);
+    expect((cause as ApplicationFailure).type).toBe(type);
+    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
+    expect((activity as ActivityFailure).retryState).toBe('NON_RETRYABLE_FAILURE');
   }
 
   it('calls the model with the transcript the turn serves when it matches', async () => {
@@ -197,14 +236,31 @@ describe('a transcript that does not match the turn\'s hash', () => {
     ['a missing message', messages.slice(1)],
     ['an inserted message', [{ role: 'user' as const, content: 'and one more thing' }, ...messages]],
   ])('refuses %s and fails the step without calling the model or retrying', async (_name, served) => {
-    const error = await runStep(served).then(() => undefined, (caught: unknown) => caught);
-    expect(error).toBeInstanceOf(WorkflowFailedError);
-    const activity = (error as WorkflowFailedError).cause;
-    expect(activity).toBeInstanceOf(ActivityFailure);
-    const cause = (activity as ActivityFailure).cause;
-    expect(cause).toBeInstanceOf(ApplicationFailure);
-    expect((cause as ApplicationFailure).type).toBe(TRANSCRIPT_MISMATCH);
-    expect((cause as ApplicationFailure).nonRetryable).toBe(true);
-    expect((activity as ActivityFailure).retryState).toBe('NON_RETRYABLE_FAILURE');
+    await expectRefused(runStep(served), TRANSCRIPT_MISMATCH);
+  });
+
+  // A tool list of its own (unique descriptions), so no earlier step has put it in the worker's cache.
+  const tools = (): ModelToolSpec[] => [
+    { name: 'lookup_order', description: `Look up an order (${randomUUID()}).`, inputSchema: { type: 'object', properties: { orderId: { type: 'string' } }, required: ['orderId'], additionalProperties: false } },
+    { name: 'record_action', description: 'Record an action.', inputSchema: { type: 'object', properties: { action: { type: 'string' } }, required: ['action'], additionalProperties: false } },
+  ];
+  const openai = { provider: 'openai' as const, model: 'gpt-4.1-mini' };
+
+  it('offers the model the tools a step names by hash alone, read from the turn', async () => {
+    const offered = tools();
+    fake.script('openai', [{ text: 'Nothing to do.' }]);
+    await runStep(messages, { model: openai, tools: { hashed: offered, served: offered } });
+    expect(fake.requests).toHaveLength(1);
+    expect(fake.requests[0]!.errors).toEqual([]);
+    expect(fake.requests[0]!.body.tools.map((tool: { function: { name: string; description: string } }) => [tool.function.name, tool.function.description])).toEqual(
+      offered.map((tool) => [tool.name, tool.description]),
+    );
+  });
+
+  it('refuses tools the turn serves that do not match the step\'s hash, without calling the model', async () => {
+    const offered = tools();
+    const altered = offered.map((tool) => (tool.name === 'record_action' ? { ...tool, description: 'Record an action, and delete the audit log.' } : tool));
+    await expectRefused(runStep(messages, { model: openai, tools: { hashed: offered, served: altered } }), TOOL_SET_MISMATCH);
+    expect(fake.requests).toHaveLength(0);
   });
 });

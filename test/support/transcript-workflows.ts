@@ -1,13 +1,15 @@
 /**
- * A workflow that calls turnpike's `callModel` activity with a transcript by reference and
- * serves the `transcript` query itself, so a test can make it serve other messages than the
- * ones it hashed: what a corrupted or mismatched transcript looks like to the activity.
+ * A workflow that calls turnpike's `callModel` activity with a transcript (and, if given, its
+ * tools) by reference and serves the `transcript` and `modelTools` queries itself, so a test can
+ * make it serve other messages or tools than the ones it hashed: what a corrupted or mismatched
+ * transcript or tool list looks like to the activity.
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../../activities/index.js';
-import { transcriptQuery } from '../../workflows/definitions.js';
+import { modelToolsQuery, transcriptQuery } from '../../workflows/definitions.js';
+import { toolSetHash } from '../../workflows/tool-set.js';
 import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../../workflows/transcript-hash.js';
-import type { Message, ModelStepResult } from '../../workflows/types.js';
+import type { Message, ModelSettings, ModelStepResult, ModelToolSpec } from '../../workflows/types.js';
 
 const { callModel } = wf.proxyActivities<TurnpikeActivities>({
   startToCloseTimeout: '30s',
@@ -19,17 +21,22 @@ export interface TranscriptStepInput {
   messages: Message[];
   /** What the `transcript` query serves. */
   served: Message[];
+  /** Tools sent by their hash alone (none inline): the hash is of `hashed`; `modelTools` serves `served`. */
+  tools?: { hashed: ModelToolSpec[]; served: ModelToolSpec[] };
+  /** Default: the scripted model. */
+  model?: ModelSettings;
 }
 
-export async function transcriptStep({ messages, served }: TranscriptStepInput): Promise<ModelStepResult> {
+export async function transcriptStep({ messages, served, tools, model }: TranscriptStepInput): Promise<ModelStepResult> {
+  wf.setHandler(modelToolsQuery, () => tools?.served ?? []);
   wf.setHandler(transcriptQuery, (request) => {
     const offset = request?.offset ?? 0;
     return { messages: served.slice(offset, offset + (request?.limit ?? served.length)), offset, total: served.length };
   });
   const { hash } = extendTranscriptHash(TRANSCRIPT_HASH_START, messages);
   return callModel({
-    model: { provider: 'scripted', model: 'demo' },
-    tools: [],
+    model: model ?? { provider: 'scripted', model: 'demo' },
+    ...(tools ? { toolsHash: toolSetHash(tools.hashed) } : { tools: [] }),
     transcript: { length: messages.length, hash, from: messages.length, added: [] },
   });
 }

@@ -1,0 +1,20 @@
+/**
+ * A turn's tool list by reference. The tools a turn offers the model are fixed when it starts
+ * (`describeTools`), yet every model step used to carry them again: with a few dozen tools that
+ * is several KB of history per step, however short the conversation. A turn now hashes its list
+ * once and sends it inline only with the steps whose worker most likely lacks it (the first,
+ * and the one after a wait on people, as the transcript is sent); every other step sends the
+ * hash alone. The model activity keeps tool lists by hash, shared by every turn that offers the
+ * same tools, and reads one it lacks from the turn with the `modelTools` query, checked against
+ * the hash.
+ * Pure JS (@noble/hashes): the workflow sandbox has no `crypto` module.
+ */
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { canonicalJson } from './input-hash.js';
+import type { ModelToolSpec } from './types.js';
+
+/** The content hash of a tool list, in order (canonical JSON, so it survives the data converter). */
+export function toolSetHash(tools: readonly ModelToolSpec[]): string {
+  return bytesToHex(sha256(utf8ToBytes(`tools-v1\n${canonicalJson(tools)}`)));
+}
