@@ -16,6 +16,11 @@ export function canonicalJson(value: unknown): string {
   return `{${entries.join(',')}}`;
 }
 
+/** SHA-256 of a string's UTF-8 bytes, as hex: the one hash turnpike's workflows compute. */
+export function sha256Hex(text: string): string {
+  return bytesToHex(sha256(utf8ToBytes(text)));
+}
+
 export function inputHash(input: unknown): string {
-  return `sha256:${bytesToHex(sha256(utf8ToBytes(canonicalJson(input))))}`;
+  return `sha256:${sha256Hex(canonicalJson(input))}`;
 }

@@ -7,14 +7,12 @@
  * hash alone. The model activity keeps tool lists by hash, shared by every turn that offers the
  * same tools, and reads one it lacks from the turn with the `modelTools` query, checked against
  * the hash.
- * Pure JS (@noble/hashes): the workflow sandbox has no `crypto` module.
+ * Pure JS (`sha256Hex`, @noble/hashes): the workflow sandbox has no `crypto` module.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { canonicalJson } from './input-hash.js';
+import { canonicalJson, sha256Hex } from './input-hash.js';
 import type { ModelToolSpec } from './types.js';
 
 /** The content hash of a tool list, in order (canonical JSON, so it survives the data converter). */
 export function toolSetHash(tools: readonly ModelToolSpec[]): string {
-  return bytesToHex(sha256(utf8ToBytes(`tools-v1\n${canonicalJson(tools)}`)));
+  return sha256Hex(`tools-v1\n${canonicalJson(tools)}`);
 }

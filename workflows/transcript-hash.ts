@@ -7,11 +7,9 @@
  * not of the conversation; the model activity extends a cached transcript's hash the same way
  * and compares. Canonical JSON (keys sorted, `undefined` dropped) survives the data converter's
  * round trip, so the workflow and the activity hash the same bytes.
- * Pure JS (@noble/hashes): the workflow sandbox has no `crypto` module.
+ * Pure JS (`sha256Hex`, @noble/hashes): the workflow sandbox has no `crypto` module.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { canonicalJson } from './input-hash.js';
+import { canonicalJson, sha256Hex } from './input-hash.js';
 import type { Message } from './types.js';
 
 /** The hash of an empty transcript. */
@@ -29,7 +27,7 @@ export function extendTranscriptHash(hash: string, messages: readonly Message[])
   for (const message of messages) {
     const json = canonicalJson(message);
     size += json.length;
-    hash = bytesToHex(sha256(utf8ToBytes(`${hash}\n${json}`)));
+    hash = sha256Hex(`${hash}\n${json}`);
   }
   return { hash, size };
 }

@@ -28,10 +28,7 @@ export class Transcript {
   private hashedSize = 0;
   /** The length the previous step sent: a cache that served it holds the messages before it. */
   private sent = 0;
-  /**
-   * The worker that runs the next step most likely does not hold this transcript: at the turn's
-   * first step, and after a wait on people (see {@link resumed}).
-   */
+  /** Read through {@link uncached}. */
   private fresh = true;
 
   /** `appended` is the turn's own list, which grows as the turn runs. */
@@ -60,7 +57,10 @@ export class Transcript {
     this.fresh = true;
   }
 
-  /** Whether the next step's worker most likely lacks this turn's transcript (and its tools): the first step, and the one after a park. */
+  /**
+   * Whether the worker that runs the next step most likely lacks this turn's transcript (and its
+   * tools): at the turn's first step, and after a wait on people (see {@link resumed}).
+   */
   get uncached(): boolean {
     return this.fresh;
   }

@@ -62,6 +62,18 @@ async function modelStepInputs(workflowId: string): Promise<string[]> {
   return inputs;
 }
 
+/**
+ * Once the turn parks, replaces its worker: the worker that ran the first step, and its caches,
+ * are gone, and a new worker runs the next step. Then approves the parked call; the turn's result.
+ */
+async function approveOnNewWorker(handle: Awaited<ReturnType<TurnpikeHarness['startTurn']>>) {
+  const [pending] = await waitForPending(handle);
+  await turnpike.stopWorker();
+  await turnpike.startWorker();
+  await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
+  return handle.result();
+}
+
 describe('history by reference', () => {
   it('gives a model step on a freshly started worker exactly the messages the turn holds', async () => {
     const history = conversation(60);
@@ -76,13 +88,7 @@ describe('history by reference', () => {
       system,
       messages: [...history, { role: 'user', content: request }],
     });
-    const [pending] = await waitForPending(handle);
-
-    // The worker that ran the first step, and its cache, are gone; a new worker runs the next one.
-    await turnpike.stopWorker();
-    await turnpike.startWorker();
-    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
-    const result = await handle.result();
+    const result = await approveOnNewWorker(handle);
     expect(result).toMatchObject({ status: 'completed', text: 'Done: the guarded action ran.', steps: 2 });
     expect(executionsOf(handle.workflowId)).toHaveLength(1);
 
@@ -112,11 +118,7 @@ describe('history by reference', () => {
       { text: 'Done on staging.' },
     ]);
     const handle = await turnpike.startTurn({ model: { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 512 }, messages: [{ role: 'user', content: request }] });
-    const [pending] = await waitForPending(handle);
-    await turnpike.stopWorker();
-    await turnpike.startWorker();
-    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'alice' }] });
-    const result = await handle.result();
+    const result = await approveOnNewWorker(handle);
     expect(result).toMatchObject({ status: 'completed', text: 'Done on staging.', steps: 2 });
     const second = fake.requests[1]!;
     expect(second.body.messages).toEqual(JSON.parse(JSON.stringify(convertToOpenAIMessages(undefined, [{ role: 'user', content: request }, ...result.messages.slice(0, 2)]))));
