@@ -1,8 +1,9 @@
 /**
  * Decides, before anything runs, what happens to each tool call of a model step: the
  * model's input is validated against the tool's zod schema first, and only a valid input
- * reaches the approval policy. Runs as one local activity per step, so a policy may do I/O
- * and its verdict is recorded in history for replay.
+ * reaches the approval policy. Runs in the model step's activity, right after the model
+ * answered (model-step.ts), so a policy may do I/O and its verdict is recorded in history,
+ * with the step, for replay.
  */
 import { z } from 'zod';
 import type { ToolRegistry } from './tool-registry.js';

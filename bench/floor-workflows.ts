@@ -3,8 +3,9 @@
  * shape as turnpike's, so that turnpike's figures can be read as a multiple of what Temporal
  * itself costs on this machine in the same run.
  *
- * Per turn: 1 `describeTools` local activity; per tool step: 1 `callModel` activity, 1
- * `prepareToolCalls` local activity, 1 `executeTool` activity; then 1 final `callModel`.
+ * Per tool step: 1 `callModel` activity (turnpike's first one also describes the turn's tools,
+ * and each decides its step's calls: no local activity), 1 `executeTool` activity; then 1 final
+ * `callModel`.
  * With `approval`, the first tool step waits on a `condition` that an update handler sets,
  * turnpike's park without its timeout timer, search attributes or validation; with
  * `contractPark` as well, the same wait with the timer and the search attributes a
@@ -13,12 +14,11 @@
  * Bundled on its own (`bundleWorkflowCode`), run by its own worker on its own task queue.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler, upsertSearchAttributes } from '@temporalio/workflow';
 import type { FloorActivities } from './floor-activities.js';
 import { floorApproveUpdate, floorParkedQuery, type FloorTurnInput, type FloorTurnResult } from './floor-definitions.js';
 
 // The same timeouts as turnpike, so that retries (never expected here) would behave alike.
-const { describeTools, prepareToolCalls } = proxyLocalActivities<FloorActivities>({ startToCloseTimeout: '30s' });
 const { callModel, executeTool } = proxyActivities<FloorActivities>({ startToCloseTimeout: '60s' });
 
 const statusKey = defineSearchAttributeKey('AgentTurnStatus', SearchAttributeType.KEYWORD);
@@ -33,10 +33,8 @@ export async function floorTurn({ toolSteps, approval, contractPark, messages }:
     return { approvalId: request.approvalId, approved: request.approved };
   });
   const conversation = messages ? [...messages] : undefined;
-  await describeTools();
   for (let step = 1; step <= toolSteps; step++) {
     await callModel({ step, last: false, ...(conversation ? { messages: conversation } : {}) });
-    await prepareToolCalls({ step });
     if (approval && step === 1) {
       parked = true;
       if (contractPark) {

@@ -30,7 +30,7 @@ export function renderMarkdown(results: BenchResults): string {
     lines.push(
       `${turnpike === floor ? `Both workers: ${turnpike}` : `turnpike worker: ${turnpike}; floor worker: ${floor}`} ` +
         `(V8 heap limit ${workerSettings.turnpike.heapSizeLimitMiB} MiB). Dev server in memory, ${serverConfig(options.serverDynamicConfig)}; scripted model; zero think time. ` +
-        'The floor is a hand-written workflow with the same activities, local activities and update round trip.',
+        'The floor is a hand-written workflow with the same activities and update round trip.',
       '',
     );
   }

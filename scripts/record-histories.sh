@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Records a new, named set of replay histories: `npm run record-histories -- 2026-12-01-my-change`.
-# Sets are append-only; never delete an older one while such workflows may still be running.
+# Sets are append-only from the 0.1.0 baseline on: see docs/versioning.md.
 set -euo pipefail
 name="${1:?usage: npm run record-histories -- <set-name>}"
 target="test/replay/histories/$name"

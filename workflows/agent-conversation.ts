@@ -47,12 +47,6 @@ const DEFAULT_PAGE = 100;
  * oldest one kept.
  */
 const CARRIED_STREAM_EVENTS = 200;
-/** See agent-turn.ts: conversations recorded before streaming replay without a stream. */
-const STREAMING_PATCH = 'conversation-event-stream';
-
-/** Conversation messages carry their `content` parts into the turn; before, they carried text only. */
-const MESSAGE_CONTENT_PATCH = 'conversation-message-content';
-
 /** The user message a conversation message becomes: its text, then any parts sent with it. */
 function userMessage(message: { text: string; content?: UserContentPart[] }): Message {
   return { role: 'user', content: message.content ? [{ type: 'text', text: message.text }, ...message.content] : message.text };
@@ -67,7 +61,7 @@ export async function agentConversation(input: AgentConversationInput): Promise<
 class Conversation {
   private readonly conversationId: string;
   private readonly state: ConversationCarryOver;
-  private stream?: EventStream<ConversationEvent>;
+  private stream!: EventStream<ConversationEvent>;
 
   constructor(private readonly input: AgentConversationInput) {
     this.conversationId = input.conversationId ?? wf.workflowInfo().workflowId;
@@ -76,7 +70,7 @@ class Conversation {
   }
 
   installHandlers(): void {
-    if (wf.patched(STREAMING_PATCH)) this.stream = new EventStream<ConversationEvent>(conversationEventsQuery, this.state.stream);
+    this.stream = new EventStream<ConversationEvent>(conversationEventsQuery, this.state.stream);
     wf.setHandler(sendMessageUpdate, async (request) => this.sendMessage(request), {
       validator: (request) => {
         const shape = sendMessageInputSchema().safeParse(request);
@@ -108,9 +102,9 @@ class Conversation {
       if (wf.workflowInfo().continueAsNewSuggested) {
         // Every handler done first, so no accepted message is lost between runs; the stream's
         // long polls are ended first, and its subscribers follow to the next run.
-        this.stream?.close();
+        this.stream.close();
         await wf.condition(wf.allHandlersFinished);
-        const carried: ConversationCarryOver = { ...this.state, ...(this.stream ? { stream: this.stream.state(CARRIED_STREAM_EVENTS) } : {}) };
+        const carried: ConversationCarryOver = { ...this.state, stream: this.stream.state(CARRIED_STREAM_EVENTS) };
         await wf.continueAsNew<typeof agentConversation>({ ...this.input, conversationId: this.conversationId, carried });
       }
     }
@@ -126,8 +120,7 @@ class Conversation {
     const turnNumber = ++this.state.turnCount;
     const turnWorkflowId = `${this.conversationId}/turn-${turnNumber}`;
     const queued = this.state.current !== undefined || this.state.queue.length > 0;
-    // Histories from before `content` existed ignored it: replaying them, it is ignored still.
-    const content = request.content !== undefined && wf.patched(MESSAGE_CONTENT_PATCH) ? request.content : undefined;
+    const { content } = request;
     this.state.queue.push({ messageId, text: request.text, ...(content ? { content } : {}), ...(request.options ? { options: request.options } : {}), turnWorkflowId, turnNumber });
 
     const policy = request.policy ?? this.input.policy ?? 'queue';
@@ -187,7 +180,7 @@ class Conversation {
     // Reports of turns that are not current (a stale duplicate) are dropped with it.
     this.state.finished = this.state.finished.filter((entry) => entry.turnWorkflowId !== current.turnWorkflowId);
     this.state.current = undefined;
-    this.stream?.publish({ type: 'turn-ended', turnId: current.turnWorkflowId, turnNumber: current.turnNumber, failed: !finished.result });
+    this.stream.publish({ type: 'turn-ended', turnId: current.turnWorkflowId, turnNumber: current.turnNumber, failed: !finished.result });
   }
 
   /** Starts the first queued message's turn; `current` is set before the first await, so it never starts twice. */
@@ -206,7 +199,7 @@ class Conversation {
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
     };
     this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
-    this.stream?.publish({ type: 'turn-started', turnId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId });
+    this.stream.publish({ type: 'turn-started', turnId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId });
     await wf.startChild(agentTurn, {
       workflowId: next.turnWorkflowId,
       args: [turnInput],

@@ -43,7 +43,7 @@ import { INVALID_TURN_INPUT } from './rejection-types.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
-import { toolSetHash } from './tool-set.js';
+import { modelToolsOf, toolSetHash } from './tool-set.js';
 import { Transcript } from './transcript.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import type { TurnEvent } from './turn-events.js';
@@ -59,6 +59,7 @@ import type {
   ApprovalRecord,
   AssistantMessage,
   CutOffStep,
+  DescribedTools,
   Message,
   ModelStepRequest,
   ModelStepResult,
@@ -78,50 +79,10 @@ import type {
 const DEFAULT_MAX_STEPS = 10;
 const DEFAULT_PARK_TIMEOUT = '24h';
 
-/**
- * Marks histories in which a cut-off model step (`length` / `content-filter`) ends the turn.
- * `patched()` is only reached on such a step, so histories without one replay unchanged, and a
- * turn that had a cut-off step before this change (its calls ran or parked, and it went on)
- * replays, and continues, as it did.
- */
-const CUT_OFF_STEP_PATCH = 'cut-off-step-ends-turn';
-
-/**
- * Marks turns that publish their events on a workflow stream and ask the model activity to
- * stream its deltas there. Checked once, at the start: a turn recorded before streaming existed
- * replays without a stream (its model activities' input stays as it was), and its subscribers
- * see nothing rather than a partial story.
- */
-const STREAMING_PATCH = 'turn-event-stream';
-
-/**
- * Marks turns that keep their parked calls in the workflow memo (see `pending-memo.ts`), publish
- * visibility once per workflow task, and leave a park's expiry timer running once the call is
- * resolved instead of cancelling it. Asked as a turn starts (see `run` for why not only at its
- * first park, where it was first asked), so a turn recorded before this change keeps the
- * commands it had.
- */
-const PARK_MEMO_PATCH = 'park-memo';
-
-/**
- * Marks histories whose model steps carry the transcript by reference (`transcript.ts`) instead
- * of the whole conversation. Asked once, as the turn starts: a turn recorded before replays, and
- * goes on, with the whole transcript in every step. Not asked at the first model step: that
- * follows a local activity, and a workflow task can end between the two; on replay the local
- * activity's result is applied before the SDK learns of a marker in the next task, so
- * `patched()` would answer false there and the replay would fail.
- */
-const HISTORY_BY_REFERENCE_PATCH = 'history-by-reference';
-
 /** Webhook nudges: a receiver that is down is retried with backoff for about a quarter of an hour. */
 const { notifyApprovers } = wf.proxyActivities<TurnpikeActivities>({
   startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 20, nonRetryableErrorTypes: ['WebhookRejected'] },
-});
-
-const { describeTools, prepareToolCalls } = wf.proxyLocalActivities<TurnpikeActivities>({
-  startToCloseTimeout: '30s',
-  retry: { maximumAttempts: 3 },
 });
 
 function toRetryPolicy(options: ActivityCallOptions | undefined, fallbackAttempts: number): wf.ActivityOptions['retry'] {
@@ -190,10 +151,8 @@ class Turn {
   private readonly appended: Message[] = [];
   /** The given history and `appended`, as the model activity reads it (by reference). */
   private readonly transcript: Transcript;
-  /** Set as the turn starts: whether model steps go by reference (`HISTORY_BY_REFERENCE_PATCH`). */
-  private byReference = false;
   private readonly records: ToolCallRecord[] = [];
-  /** Set when the worker sends approval nudges (webhooks); read once, at the turn's start. */
+  /** Set when the worker sends approval nudges (webhooks); read once, with the turn's tools. */
   private nudges?: { expiringBeforeMs: number };
   /** Nudges not yet delivered: the turn waits for them before it ends, so none is lost. */
   private readonly nudgesInFlight: Array<Promise<void>> = [];
@@ -203,20 +162,20 @@ class Turn {
   private specs = new Map<string, ToolSpec>();
   /** What the model is told about the turn's tools, for the `modelTools` query; set once they are described. */
   private modelTools: ModelToolSpec[] = [];
+  /** The hash later model steps name the tools by (tool-set.ts); set once they are described. */
+  private toolsHash?: string;
   private readonly schemas = new SchemaCache();
   /** The calls of the step in progress, so a cancellation can settle whatever is still open. */
   private openStep?: ToolCallPart[];
   private lastSearchAttributes = '';
   private lastMemo = '';
-  /** Whether this turn runs the park path of PARK_MEMO_PATCH; decided as it starts, or at its first park (see `run`). */
-  private parkMemo?: boolean;
   private publishQueued = false;
   /** Set by supersedeTurn: no further tool runs or parks, and the turn ends after this step. */
   private superseded?: { reason: string; messageId?: string };
   /** Set when a cut-off step ended the turn. */
   private cutOff?: CutOffStep;
-  /** The turn's event stream; absent in turns recorded before streaming. */
-  private stream?: EventStream<TurnEvent>;
+  /** The turn's event stream. */
+  private stream!: EventStream<TurnEvent>;
   /** Questions MCP servers asked while a call ran (see elicitations.ts). */
   private readonly elicitations: Elicitations;
 
@@ -248,7 +207,7 @@ class Turn {
   }
 
   installHandlers(): void {
-    if (wf.patched(STREAMING_PATCH)) this.stream = new EventStream<TurnEvent>(turnEventsQuery);
+    this.stream = new EventStream<TurnEvent>(turnEventsQuery);
     wf.setHandler(turnStateQuery, () => this.state());
     wf.setHandler(callContextQuery, (request) => this.callContext(request));
     wf.setHandler(transcriptQuery, (request) => this.transcript.page(request));
@@ -288,45 +247,17 @@ class Turn {
   }
 
   async run(): Promise<AgentTurnResult> {
-    this.byReference = wf.patched(HISTORY_BY_REFERENCE_PATCH);
-    // Asked as the turn starts, and again at its first park if the answer here was no. Only the
-    // first matters for new turns. A first park follows the prepareToolCalls local activity, and
-    // when that activity outlasts a workflow task (a loaded worker), replay applies its result
-    // before the SDK learns of a marker recorded with it, so `patched()` there could answer
-    // differently on replay. Turns that parked before this question moved here recorded the
-    // marker at their first park, and the second question keeps them replaying.
-    if (wf.patched(PARK_MEMO_PATCH)) this.parkMemo = true;
     this.validateInput();
     this.publishSearchAttributes();
-    const described = await describeTools({ names: this.input.tools });
-    // A bare list from workers without nudges, and from every turn recorded before nudges existed.
-    const specs = Array.isArray(described) ? described : described.specs;
-    this.nudges = Array.isArray(described) ? undefined : described.notifications;
-    this.specs = new Map(specs.map((spec) => [spec.name, spec]));
     const callModel = modelActivity(this.input.modelCallOptions);
-    const modelTools = specs.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
-    this.modelTools = modelTools;
-    // Turns that send their transcript by reference send their tools by reference too (tool-set.ts).
-    const toolsHash = this.byReference ? toolSetHash(modelTools) : undefined;
     const maxSteps = this.input.maxSteps ?? DEFAULT_MAX_STEPS;
 
     let lastText = '';
     const seenToolCallIds = toolCallIdsIn(this.input.messages);
     while (this.step < maxSteps) {
       this.step++;
-      const request: ModelStepRequest = {
-        model: this.input.model,
-        ...(this.input.system !== undefined ? { system: this.input.system } : {}),
-        // The tools inline with the steps whose worker most likely lacks the transcript (and so
-        // them), read before `nextStep` marks the transcript sent.
-        ...(toolsHash === undefined || this.transcript.uncached ? { tools: modelTools } : {}),
-        ...(toolsHash !== undefined ? { toolsHash } : {}),
-        ...(this.byReference
-          ? { transcript: this.transcript.nextStep() }
-          : { messages: [...this.input.messages, ...this.appended] }),
-        ...(this.stream ? { stream: { step: this.step } } : {}),
-      };
-      const response: ModelStepResult = await callModel(request);
+      const response: ModelStepResult = await callModel(this.modelStep());
+      if (this.toolsHash === undefined) this.adoptTools(response.described);
       addUsage(this.usage, response.usage);
       const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
       // An instant step's deltas, which its activity did not signal (activities/step-stream.ts).
@@ -339,16 +270,46 @@ class Turn {
         toolCalls: message.content.filter((part) => part.type === 'tool-call').length,
       });
       const cutOff = cutOffStatus(response.finishReason);
-      if (cutOff && wf.patched(CUT_OFF_STEP_PATCH)) return this.finishCutOff(cutOff, message, response);
+      if (cutOff) return this.finishCutOff(cutOff, message, response);
       this.appended.push(message);
       lastText = textOf(message.content);
       const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
       if (calls.length === 0) return this.finish('completed', lastText);
-      const results = await this.settleStep(calls, renamed);
+      const results = await this.settleStep(calls, renamed, response.dispositions ?? []);
       this.appended.push({ role: 'tool', content: results });
       if (this.superseded) return this.finish('cancelled', lastText);
     }
     return this.finish('max-steps', lastText);
+  }
+
+  /**
+   * The next model step. The first carries no tools: the activity describes the worker's tools
+   * of the names the turn was given and offers them. Later steps name them by hash, and carry
+   * them inline only where the worker most likely lacks them (tool-set.ts), read before
+   * `nextStep` marks the transcript sent.
+   */
+  private modelStep(): ModelStepRequest {
+    const tools: Partial<ModelStepRequest> = this.toolsHash === undefined
+      ? { describeTools: this.input.tools !== undefined ? { names: this.input.tools } : {} }
+      : { ...(this.transcript.uncached ? { tools: this.modelTools } : {}), toolsHash: this.toolsHash };
+    return {
+      model: this.input.model,
+      ...(this.input.system !== undefined ? { system: this.input.system } : {}),
+      ...tools,
+      transcript: this.transcript.nextStep(),
+      stream: { step: this.step },
+    };
+  }
+
+  /** The turn's tools as its first model step described them: fixed for the rest of the turn. */
+  private adoptTools(described: DescribedTools | undefined): void {
+    if (!described || !Array.isArray(described.specs)) {
+      throw wf.ApplicationFailure.nonRetryable('The first model step did not describe the turn\'s tools; is the worker running this version of turnpike?', 'InvalidModelStep');
+    }
+    this.specs = new Map(described.specs.map((spec) => [spec.name, spec]));
+    this.nudges = described.notifications;
+    this.modelTools = modelToolsOf(described.specs);
+    this.toolsHash = toolSetHash(this.modelTools);
   }
 
   private validateInput(): void {
@@ -357,14 +318,11 @@ class Turn {
     if (!input.model || typeof input.model.provider !== 'string' || typeof input.model.model !== 'string') {
       invalidInput('agentTurn input.model must be { provider, model }');
     }
-    // Only fields that are present are checked: inputs without provider options (every turn
-    // recorded before they existed) pass exactly as before, so their histories replay.
     const modelProblem = modelSettingsProblem(input.model);
     if (modelProblem) invalidInput(`agentTurn input.${modelProblem}`);
     if (!Array.isArray(input.messages) || input.messages.length === 0) {
       invalidInput('agentTurn input.messages must be a non-empty list ending with the new user message');
     }
-    // Histories recorded before images and documents existed hold none, so this passes for them.
     const binaryProblem = binaryPartsProblem(input.messages, input.model.provider);
     if (binaryProblem) invalidInput(`agentTurn input.${binaryProblem}`);
     if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
@@ -372,14 +330,16 @@ class Turn {
     }
   }
 
-  /** Settles every call of one step; resolves when each has exactly one result. */
-  private async settleStep(calls: ToolCallPart[], repeated: Set<string>): Promise<ToolResultPart[]> {
+  /**
+   * Settles every call of one step; resolves when each has exactly one result. `dispositions`
+   * come with the step, one per call in order (model-step.ts); a call of a tool the turn does not
+   * offer, or one that repeats an earlier call's id, has none.
+   */
+  private async settleStep(calls: ToolCallPart[], repeated: Set<string>, dispositions: Array<ToolCallDisposition | null>): Promise<ToolResultPart[]> {
     this.openStep = calls;
-    const known = calls.filter((call) => this.specs.has(call.toolName) && !repeated.has(call.toolCallId));
-    const dispositions = known.length > 0
-      ? await prepareToolCalls({ calls: known.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input })) })
-      : [];
-    const byCall = new Map(known.map((call, index) => [call, dispositions[index]]));
+    const byCall = new Map(
+      calls.map((call, index) => [call, this.specs.has(call.toolName) && !repeated.has(call.toolCallId) ? (dispositions[index] ?? undefined) : undefined]),
+    );
 
     await Promise.all(
       calls.map(async (call) => {
@@ -504,15 +464,13 @@ class Turn {
     const timeoutMs = msToNumber(timeout);
     const before = this.nudges && view.approvalId ? this.nudges.expiringBeforeMs : 0;
     const resolved = () => entry.resolution !== undefined;
-    const wait = this.parkMemo ? conditionWithinTimer : (fn: () => boolean, ms: number) => wf.condition(fn, ms);
-    if (before <= 0 || before >= timeoutMs) return wait(resolved, timeoutMs);
-    if (await wait(resolved, timeoutMs - before)) return true;
+    if (before <= 0 || before >= timeoutMs) return conditionWithinTimer(resolved, timeoutMs);
+    if (await conditionWithinTimer(resolved, timeoutMs - before)) return true;
     this.nudge(view, 'expiring');
-    return wait(resolved, before);
+    return conditionWithinTimer(resolved, before);
   }
 
   private async park(entry: CallEntry, view: PendingToolCall, spec: ToolSpec, timeout: string): Promise<boolean> {
-    this.parkMemo ??= wf.patched(PARK_MEMO_PATCH);
     this.ledger.park(entry, view, spec);
     this.setStatus('awaiting-input');
     const telemetry = startPark(view);
@@ -690,7 +648,6 @@ class Turn {
 
   private setStatus(status: TurnStatus): void {
     this.status = status;
-    if (!this.parkMemo) return this.publishSearchAttributes();
     this.publishSoon();
   }
 
@@ -714,7 +671,7 @@ class Turn {
 
   /** Upserts only on change: every upsert is an event in history. */
   private publishSearchAttributes(): void {
-    if (this.parkMemo) this.publishMemo();
+    this.publishMemo();
     const asking = this.elicitations.pending().map((view) => view.toolName);
     const pendingTools = asking.length > 0 ? [...new Set([...this.ledger.parkedToolNames(), ...asking])].sort() : this.ledger.parkedToolNames();
     const snapshot = JSON.stringify([this.status, pendingTools]);
@@ -728,9 +685,9 @@ class Turn {
     ]);
   }
 
-  /** Appends an event to the turn's stream (a no-op in turns recorded before streaming). */
+  /** Appends an event to the turn's stream. */
   private publish(event: TurnEvent): void {
-    this.stream?.publish(event);
+    this.stream.publish(event);
   }
 
   private publishResult(call: ToolCallPart, settlement: Settlement): void {
@@ -764,7 +721,7 @@ class Turn {
   /** Records a person's decision, or the end of a wait without one, and nudges about it. */
   private noteDecision(view: PendingToolCall, decision: DecisionRecord): void {
     this.decisions.push(decision);
-    if (this.parkMemo) this.publishSoon();
+    this.publishSoon();
     this.nudge(view, 'decided', decision);
   }
 
@@ -774,7 +731,7 @@ class Turn {
     await Promise.all(this.nudgesInFlight);
     this.publish({ type: 'turn-finished', status, text, steps: this.step, usage: this.usage });
     // Long polls would keep the handlers below from finishing; late readers use the query.
-    this.stream?.close();
+    this.stream.close();
     // Handlers are synchronous today; waiting keeps that true if one ever awaits.
     await wf.condition(wf.allHandlersFinished);
     return {
@@ -822,7 +779,7 @@ class Turn {
     const calls = this.openStep;
     if (calls) {
       for (const call of calls) {
-        // A call the turn had not classified yet (cancelled during prepareToolCalls) joins the ledger now.
+        // A call the turn had not classified yet joins the ledger now.
         const entry = this.ledger.get(call.toolCallId) ?? this.ledger.add(call, 'other');
         if (entry.settlement) continue;
         this.ledger.settle(entry, 'cancelled');

@@ -23,9 +23,6 @@ import { describeShapeError, jsonSize, MAX_PAYLOAD_BYTES } from './message-schem
 import { rejection } from './rejection.js';
 import type { JsonSchema, PendingToolCall } from './types.js';
 
-/** Marks histories in which an elicitation parked. */
-export const MCP_ELICITATION_PATCH = 'mcp-elicitation';
-
 /**
  * Calls that may wait for their answer by `awaitElicitationAnswer` at once; more poll instead.
  * Small: the dev server and default clusters allow 10 updates in flight per workflow, shared
@@ -93,7 +90,6 @@ export class Elicitations {
   }
 
   park(request: ParkElicitationInput, call: { toolName: string; input: unknown }): ParkElicitationResult {
-    wf.patched(MCP_ELICITATION_PATCH);
     const previous = this.latest.get(request.toolCallId);
     // The same question again from a retry (the worker died while it waited): an answer given
     // meanwhile is the person's answer to it.

@@ -1,6 +1,6 @@
 /**
  * A turn's tool list by reference. The tools a turn offers the model are fixed when it starts
- * (`describeTools`), yet every model step used to carry them again: with a few dozen tools that
+ * (its first model step describes them), yet every model step used to carry them again: with a few dozen tools that
  * is several KB of history per step, however short the conversation. A turn now hashes its list
  * once and sends it inline only with the steps whose worker most likely lacks it (the first,
  * and the one after a wait on people, as the transcript is sent); every other step sends the
@@ -10,7 +10,12 @@
  * Pure JS (`sha256Hex`, @noble/hashes): the workflow sandbox has no `crypto` module.
  */
 import { canonicalJson, sha256Hex } from './input-hash.js';
-import type { ModelToolSpec } from './types.js';
+import type { ModelToolSpec, ToolSpec } from './types.js';
+
+/** What the model is told of each tool: its name, description and input schema, in order. */
+export function modelToolsOf(specs: readonly ToolSpec[]): ModelToolSpec[] {
+  return specs.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+}
 
 /** The content hash of a tool list, in order (canonical JSON, so it survives the data converter). */
 export function toolSetHash(tools: readonly ModelToolSpec[]): string {

@@ -269,6 +269,11 @@ export interface ModelStepRequest {
   toolsHash?: string;
   /** As in {@link ModelStepInput}: set by turns that stream. */
   stream?: { step: number };
+  /**
+   * Set on a turn's first step, which carries no tools: the activity describes the worker's tools
+   * of these names (all when `names` is absent), offers them, and returns them as `described`.
+   */
+  describeTools?: { names?: string[] };
 }
 
 /**
@@ -314,6 +319,14 @@ export interface ModelStepResult {
    * and an instant step costs the turn no signal and no workflow task of its own.
    */
   unsentEvents?: TurnEvent[];
+  /** The turn's tools, on the step that asked for them (`describeTools`). */
+  described?: DescribedTools;
+  /**
+   * What the worker decided for each tool call of `message`, in the order of its tool-call parts
+   * (validated input and approval policy; see `activities/prepare-tool-calls.ts`); null for a call
+   * of a tool the step did not offer. Absent when the step made no call or was cut off.
+   */
+  dispositions?: Array<ToolCallDisposition | null>;
 }
 
 /** Timeout and retry of an activity (Temporal duration strings, e.g. '30s'). */
@@ -507,10 +520,7 @@ export interface ApprovalNotification {
   decidedAt?: string;
 }
 
-/**
- * What `describeTools` returns when the worker sends approval nudges; without nudges it returns
- * the bare `ToolSpec[]` it always did, so turns recorded before nudges replay unchanged.
- */
+/** The turn's tools as its first model step describes them, and whether the worker nudges approvers. */
 export interface DescribedTools {
   specs: ToolSpec[];
   notifications?: { expiringBeforeMs: number };

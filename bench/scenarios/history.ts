@@ -86,10 +86,9 @@ async function measurePark(
   twoStep: HistorySize,
   start: () => Promise<WorkflowHandle> = () => system.startParkedTurn(),
 ): Promise<Pick<HistorySide, 'approvalTurn' | 'perPark'>> {
-  // Wait for the park the way the capacity figure does (the worker's local activity count, then
-  // an idle worker) and only then ask for the approval id: a query that comes while the turn's
-  // workflow task waits on its local activity makes the worker end that task early, three events
-  // that belong to the query, not to the park.
+  // Wait for the park the way the capacity figure does (the worker's model-step count, then an
+  // idle worker) and only then ask for the approval id, so the query's workflow task, if any,
+  // does not fall among the events the park is measured by.
   const [parked] = (await parkTurns(context, system, 1, start)).handles;
   const approvalId = await waitFor(`${system.name} turn to park`, () => system.approvalIdOf(parked!), 30_000, 100);
   await system.approve(parked!, approvalId);

@@ -19,8 +19,8 @@ export interface ParkedTurns {
 
 /**
  * Starts `count` turns that each park on an approval, and resolves when the worker has run
- * every turn up to its park point (its `prepareToolCalls` local activity completed `count`
- * times) and has gone quiet. No queries: a query would pull turns the worker evicted back
+ * every turn up to its park point (its first `callModel` activity, which decides the
+ * call's approval, completed `count` times) and has gone quiet. No queries: a query would pull turns the worker evicted back
  * into its cache, and the capacity figure is about what the cache holds on its own.
  */
 export async function parkTurns(
@@ -30,12 +30,12 @@ export async function parkTurns(
   start: () => Promise<WorkflowHandle> = () => system.startParkedTurn(),
 ): Promise<ParkedTurns> {
   const started = performance.now();
-  const before = (await system.worker.sample()).activities['local:prepareToolCalls'] ?? 0;
+  const before = (await system.worker.sample()).activities.callModel ?? 0;
   const handles = await runPool(count, PARK_CONCURRENCY, start);
   await waitFor(
     `${count} ${system.name} turns to park`,
     async () => {
-      const done = ((await system.worker.sample()).activities['local:prepareToolCalls'] ?? 0) - before;
+      const done = ((await system.worker.sample()).activities.callModel ?? 0) - before;
       return done >= count ? done : undefined;
     },
     Math.max(120_000, count * 100),

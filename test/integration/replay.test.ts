@@ -5,11 +5,14 @@
  */
 import { cpSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { turnpikeDataConverter } from '../../client/payload-codec.js';
 import { HISTORIES_DIRECTORY } from '../support/history-recorder.js';
+
+const PRE_RELEASE_HISTORY = fileURLToPath(new URL('../replay/pre-release/update-after-local-activity.json.gz', import.meta.url));
 
 try {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -30,10 +33,29 @@ describe('replay of recorded histories', () => {
     expect(files.length).toBeGreaterThanOrEqual(100);
     expect(files.some((file) => file.includes('conversation--'))).toBe(true);
     expect(files.some((file) => file.includes('--parked'))).toBe(true);
-    // Turns cut off by the token limit: ended as max-tokens / refused, and recorded by earlier
-    // code, before a cut-off step ended the turn (one parked): wf.patched() keeps both replaying.
     expect(files.some((file) => file.includes('does-not-finish-ends-the-turn-as-max-tokens'))).toBe(true);
-    expect(files.some((file) => file.includes('before-finish-reasons') && file.includes('--parked'))).toBe(true);
+  });
+
+  it('records no patch marker and no TemporalChangeVersion in any turn or conversation of the baseline', () => {
+    const patched = files.filter((file) => {
+      const text = readFileSync(path.join(HISTORIES_DIRECTORY, file), 'utf8');
+      return text.includes('core_patch') || text.includes('TemporalChangeVersion');
+    });
+    expect(patched).toEqual([]);
+  });
+
+  it('records no local activity: their results can reach the code a workflow task later than their marker (docs/versioning.md)', () => {
+    const withMarkers = files.filter((file) => readFileSync(path.join(HISTORIES_DIRECTORY, file), 'utf8').includes('core_local_activity'));
+    expect(withMarkers).toEqual([]);
+  });
+
+  it('refuses a pre-release history with a nondeterminism error instead of running it on other commands', async () => {
+    // Recorded by pre-release code, with local activities: a reader's poll accepted in the task
+    // after a local activity's marker (Core answered a query while the result was pending).
+    const history = JSON.parse(gunzipSync(readFileSync(PRE_RELEASE_HISTORY)).toString('utf8'));
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: turnpikeDataConverter }, history, 'pre-release'),
+    ).rejects.toThrow(/TMPRL1100|[Nn]ondeterminism/);
   });
 
   // One replay worker per set, not per history: every replay worker loads the bundle and its

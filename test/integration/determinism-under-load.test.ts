@@ -1,0 +1,186 @@
+/**
+ * A turn's own history must always replay (issue: an update accepted right after a local
+ * activity). Turns run no local activity: the tool description and each step's approval
+ * policies ride on the model step's activity (activities/model-step.ts). This generator
+ * produces the shape that broke on purpose, many times over: a slow approval policy at every
+ * step, while readers poll the turn's stream (updates), queries arrive (a query answered while a
+ * local activity's result was pending is what split the result from its marker), bad decisions
+ * arrive as signals and as updates, the worker cache is small so turns are evicted and replayed
+ * live, and the worker is restarted twice mid-run. At the end every history is replayed.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { WorkflowHandle } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { z } from 'zod';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { defineTool } from '../../activities/tools.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { turnpikeDataConverter } from '../../client/payload-codec.js';
+import { approveToolCallSignal, approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
+import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { use } from '../support/test-tools.js';
+
+const TURNS = 200;
+const CONCURRENCY = 10;
+
+/** A policy slow enough that queries, polls, signals and updates arrive while it runs. */
+const slowPolicy = defineTool({
+  name: 'slow_policy',
+  description: 'Its approval policy takes a while; parks when asked to.',
+  inputSchema: z.object({ n: z.number().int(), park: z.boolean() }),
+  approval: async (input) => {
+    await sleep(20 + ((input.n * 37) % 80));
+    return input.park ? 'user-approval' : 'approved';
+  },
+  async execute(input) {
+    return { ran: input.n };
+  },
+});
+
+const quickTool = defineTool({
+  name: 'quick_tool',
+  description: 'Runs at once.',
+  inputSchema: z.object({ n: z.number().int() }),
+  async execute(input) {
+    return { quick: input.n };
+  },
+});
+
+interface Noise {
+  queries: number;
+  signals: number;
+  refusedUpdates: number;
+  readerEvents: number;
+}
+
+/** Queries, bad signals and bad updates in a loop until `done`; one stream reader throughout. */
+function makeNoise(turnpike: TurnpikeClient, handle: WorkflowHandle, done: AbortSignal): { noise: Noise; finished: Promise<void> } {
+  const noise: Noise = { queries: 0, signals: 0, refusedUpdates: 0, readerEvents: 0 };
+  const bad = { approvalId: 'apr_unknown', approved: true };
+  const loop = async (work: () => Promise<void>, pauseMs: number) => {
+    while (!done.aborted) {
+      await work().catch(() => undefined);
+      await sleep(pauseMs);
+    }
+  };
+  const reader = (async () => {
+    try {
+      for await (const record of turnpike.turnEvents(handle.workflowId, { signal: done })) {
+        noise.readerEvents++;
+        if (record.event.type === 'turn-finished') return;
+      }
+    } catch {
+      // Aborted at the end of the turn.
+    }
+  })();
+  const finished = Promise.all([
+    reader,
+    loop(async () => {
+      await handle.query(turnStateQuery);
+      noise.queries++;
+    }, 20),
+    loop(async () => {
+      await handle.signal(approveToolCallSignal, bad);
+      noise.signals++;
+    }, 40),
+    loop(async () => {
+      await handle.executeUpdate(approveToolCallUpdate, { args: [bad] }).catch(() => {
+        noise.refusedUpdates++;
+      });
+    }, 40),
+  ]).then(() => undefined);
+  return { noise, finished };
+}
+
+describe('determinism under load', () => {
+  let harness: TurnpikeHarness;
+  let turnpike: TurnpikeClient;
+
+  beforeAll(async () => {
+    // A cache smaller than the turns in flight: turns are evicted and replayed while they run.
+    harness = await startTurnpike({ tools: [slowPolicy, quickTool], maxCachedWorkflows: CONCURRENCY - 2 });
+    turnpike = new TurnpikeClient({ client: harness.client, taskQueue: harness.taskQueue });
+  });
+  afterAll(async () => {
+    await harness?.stop();
+  });
+
+  it(`${TURNS} turns with a slow policy at every step, readers, queries, bad signals and updates and two worker restarts: every turn completes, no workflow task fails, every history replays`, { timeout: 900_000 }, async () => {
+    const totals: Noise = { queries: 0, signals: 0, refusedUpdates: 0, readerEvents: 0 };
+    const handles: WorkflowHandle[] = [];
+    const restarts: number[] = [Math.floor(TURNS / 3), Math.floor((2 * TURNS) / 3)];
+    let started = 0;
+
+    const runTurn = async (index: number) => {
+      const text = `${use('slow_policy', { n: index, park: false })} then ${use('slow_policy', { n: index + 1, park: true })} then ${use('quick_tool', { n: index })}`;
+      const handle = await harness.startTurn({ text, tools: ['slow_policy', 'quick_tool'] });
+      handles.push(handle);
+      const done = new AbortController();
+      const { noise, finished } = makeNoise(turnpike, handle, done.signal);
+      const { pending } = await waitForParked(handle);
+      await turnpike.approveToolCall(handle.workflowId, { approvalId: pending[0]!.approvalId!, approved: true });
+      const result = await handle.result();
+      done.abort();
+      await finished;
+      for (const key of Object.keys(totals) as Array<keyof Noise>) totals[key] += noise[key];
+      expect(result.status).toBe('completed');
+      expect(result.toolCalls.map((call: { outcome: string }) => call.outcome)).toEqual(['approved', 'approved', 'executed']);
+    };
+
+    const lanes = Array.from({ length: CONCURRENCY }, async () => {
+      while (started < TURNS) {
+        const index = started++;
+        if (restarts[0] !== undefined && index >= restarts[0]) {
+          restarts.shift();
+          // Turns in flight are picked up by the next worker from their histories.
+          await harness.stopWorker();
+          await harness.startWorker();
+        }
+        await runTurn(index);
+      }
+    });
+    await Promise.all(lanes);
+    expect(handles).toHaveLength(TURNS);
+    expect(restarts).toEqual([]);
+    // The noise reached the turns: the test is only as good as the traffic during policies.
+    expect(totals.queries).toBeGreaterThan(TURNS * 3);
+    expect(totals.signals).toBeGreaterThan(TURNS);
+    expect(totals.refusedUpdates).toBeGreaterThan(TURNS);
+    expect(totals.readerEvents).toBeGreaterThan(TURNS * 10);
+
+    const failedTasks: string[] = [];
+    const histories: Array<{ workflowId: string; history: unknown }> = [];
+    for (const handle of handles) {
+      const history = await handle.fetchHistory();
+      for (const event of history.events ?? []) {
+        if (event.workflowTaskFailedEventAttributes) failedTasks.push(`${handle.workflowId}: ${event.workflowTaskFailedEventAttributes.failure?.message}`);
+      }
+      histories.push({ workflowId: handle.workflowId, history });
+      // A query of an ended turn replays it on the worker.
+      expect((await handle.query(turnStateQuery)).status).toBe('completed');
+    }
+    expect(failedTasks).toEqual([]);
+
+    async function* all() {
+      yield* histories;
+    }
+    const replayFailures: string[] = [];
+    let replayed = 0;
+    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: turnpikeDataConverter }, all())) {
+      replayed++;
+      if (result.error) replayFailures.push(`${result.workflowId}: ${result.error.message}`);
+    }
+    expect(replayFailures).toEqual([]);
+    expect(replayed).toBe(TURNS);
+  });
+});
+
+async function waitForParked(handle: WorkflowHandle) {
+  const deadline = Date.now() + 120_000;
+  while (Date.now() < deadline) {
+    const state = await handle.query(turnStateQuery).catch(() => undefined);
+    if (state && state.pending.length === 1 && state.pending[0]!.approvalId) return state;
+    await sleep(50);
+  }
+  throw new Error(`${handle.workflowId} never parked`);
+}
