@@ -28,7 +28,7 @@ export async function resolveModelStep(
   const { transcript, messages, tools, toolsHash, ...step } = request;
   const run = context.info.workflowExecution;
   if (!transcript) {
-    // A step of a turn recorded before history-by-reference: the whole transcript is inline.
+    // A step run outside a turn: the whole transcript is inline.
     if (!Array.isArray(messages)) throw ApplicationFailure.nonRetryable('callModel needs messages or a transcript reference', 'InvalidModelStep');
     return call({ ...step, messages, tools: await resolveTools(tools, toolsHash, caches.toolSets, context, run) });
   }

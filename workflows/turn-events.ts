@@ -11,7 +11,9 @@
  *
  * Side-effect free and workflow-safe: the workflow, the activities and the client import it.
  */
-import type { ApprovalRecord, EndedTurnStatus, FinishReason, ToolCallOutcome, Usage } from './types.js';
+import type { EndedTurnStatus } from './turn-statuses.js';
+import type { FinishReason, Usage } from './types/model.js';
+import type { ApprovalRecord, ToolCallOutcome } from './types/turn.js';
 
 /** The topic of the workflow stream that carries a turn's (or a conversation's) events. */
 export const TURN_EVENTS_TOPIC = 'turnpike';

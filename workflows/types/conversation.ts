@@ -1,0 +1,118 @@
+/**
+ * Conversations: a workflow that runs turn after turn, and the messages it takes.
+ * Pure types: nothing here runs.
+ */
+import type { WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { Message, UserContentPart } from './messages.js';
+import type { ModelSettings } from './model.js';
+import type { ActivityCallOptions } from './tools.js';
+import type { AgentTurnResult } from './turn.js';
+
+/** What a conversation does with a message that arrives while a turn is running or parked. */
+export type ParkedMessagePolicy = 'queue' | 'supersede';
+
+/** Per-turn settings a conversation passes to each turn; a message may override them. */
+export interface TurnOptions {
+  model?: ModelSettings;
+  system?: string;
+  tools?: string[];
+  maxSteps?: number;
+  approvalTimeout?: string;
+  clientToolTimeout?: string;
+  modelCallOptions?: ActivityCallOptions;
+}
+
+export interface AgentConversationInput extends TurnOptions {
+  model: ModelSettings;
+  /** Default: the workflow id. */
+  conversationId?: string;
+  /** Default 'queue'. */
+  policy?: ParkedMessagePolicy;
+  /** State carried across continue-as-new; callers leave it out. */
+  carried?: ConversationCarryOver;
+}
+
+export interface SendMessageInput {
+  text: string;
+  /**
+   * Images, documents and further text sent with `text`, in this order: the turn's user message
+   * is `[{ type: 'text', text }, ...content]`. Checked as a turn's images and documents are
+   * (`binaryPartsProblem`), together with the conversation's history; a message that fails is
+   * refused (`InvalidRequest`) and the conversation is left as it was.
+   */
+  content?: UserContentPart[];
+  /** Caller-chosen id: a retried request with the same id starts no second turn. */
+  messageId?: string;
+  /** Overrides the conversation's policy for this message. */
+  policy?: ParkedMessagePolicy;
+  /** Overrides the conversation's turn settings for this message's turn. */
+  options?: TurnOptions;
+}
+
+export interface SendMessageResult {
+  messageId: string;
+  turnWorkflowId: string;
+  turnNumber: number;
+  /** True when the turn waits for an earlier one to end. */
+  queued: boolean;
+  /** The running turn this message superseded, under the supersede policy. */
+  supersededTurn?: string;
+}
+
+export interface QueuedMessage {
+  messageId: string;
+  text: string;
+  content?: UserContentPart[];
+  options?: TurnOptions;
+  turnWorkflowId: string;
+  turnNumber: number;
+}
+
+export interface TurnFinishedInput {
+  turnWorkflowId: string;
+  result?: AgentTurnResult;
+  /** Set instead of `result` when the turn failed. */
+  failure?: string;
+}
+
+export interface SupersedeTurnInput {
+  reason: string;
+  messageId?: string;
+}
+
+export interface ConversationCarryOver {
+  history: Message[];
+  turnCount: number;
+  queue: QueuedMessage[];
+  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string; content?: UserContentPart[] };
+  finished: TurnFinishedInput[];
+  /** Recent message ids and their replies, for idempotent sendMessage. */
+  seen: Array<[string, SendMessageResult]>;
+  failedTurns: string[];
+  runs: number;
+  /** The conversation's event stream (its recent part), handed to the next run. */
+  stream?: WorkflowStreamState;
+}
+
+export interface ConversationState {
+  conversationId: string;
+  policy: ParkedMessagePolicy;
+  turns: number;
+  messages: number;
+  currentTurn?: { turnWorkflowId: string; turnNumber: number };
+  queued: Array<{ messageId: string; turnWorkflowId: string }>;
+  failedTurns: string[];
+  /** How many runs (continue-as-new) this conversation has had. */
+  runs: number;
+}
+
+export interface HistoryPageRequest {
+  offset?: number;
+  limit?: number;
+}
+
+export interface HistoryPage {
+  messages: Message[];
+  offset: number;
+  total: number;
+}

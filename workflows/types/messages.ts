@@ -1,0 +1,134 @@
+/**
+ * Messages and their parts: what a conversation is made of, provider-neutral.
+ * Pure types: nothing here runs.
+ */
+
+/** JSON Schema as produced by `z.toJSONSchema`; sent to the model and used by update validators. */
+export type JsonSchema = Record<string, unknown>;
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+
+export interface ToolCallPart {
+  type: 'tool-call';
+  toolCallId: string;
+  toolName: string;
+  /**
+   * The arguments the model produced. When a provider receives arguments that are not valid
+   * JSON it keeps the raw text here as a string; validation then turns the call into an error
+   * result the model can correct.
+   */
+  input: unknown;
+}
+
+export interface ToolResultPart {
+  type: 'tool-result';
+  toolCallId: string;
+  toolName: string;
+  output: unknown;
+  isError?: boolean;
+}
+
+/**
+ * A model's reasoning ("thinking"), kept so that it can be sent back, exactly as received, to the
+ * provider that produced it: Anthropic requires a thinking turn's blocks, signatures intact, when
+ * the model continues after a tool call, even if the turn was parked for days in between.
+ *
+ * It is never part of a turn's `text`, and it is dropped (not translated) when the history goes to
+ * another provider: a signature only means something to the provider that issued it.
+ */
+export interface ReasoningPart {
+  type: 'reasoning';
+  /** The provider that produced it; the only one it is ever sent to. */
+  provider: ReasoningProvider;
+  /** The reasoning as the provider returned it; '' when it was redacted or omitted. */
+  text: string;
+  /** Anthropic `thinking.signature`: opaque, sent back verbatim. */
+  signature?: string;
+  /** Anthropic `redacted_thinking.data`: encrypted reasoning with no readable text, sent back verbatim. */
+  redactedData?: string;
+  /** OpenAI Responses: the reasoning item's id (`rs_…`), sent back with it. */
+  itemId?: string;
+  /**
+   * OpenAI Responses: the reasoning item's `encrypted_content`, opaque, sent back verbatim. With
+   * `store: false` (turnpike's default) OpenAI keeps nothing between calls, so this is the only
+   * copy of the model's reasoning, and a continuation after a tool call needs it.
+   */
+  encryptedContent?: string;
+  /** OpenAI Responses: the item's summary texts, in order (`text` is them joined by a blank line). */
+  summary?: string[];
+}
+
+/**
+ * Providers whose reasoning a {@link ReasoningPart} can carry: `anthropic` (thinking blocks) and
+ * `openai` (reasoning items of the Responses API, provider `openai-responses`; Chat Completions
+ * returns no reasoning and takes none back).
+ */
+export type ReasoningProvider = 'anthropic' | 'openai';
+
+/**
+ * Where an image's or a document's bytes are: inline as base64 (checked against the size limits
+ * in `workflows/binary-parts.ts` when the turn starts, because they travel in workflow history),
+ * or a URL the provider fetches itself.
+ */
+export type BinarySource =
+  | {
+      type: 'base64';
+      /** e.g. `image/png`, `application/pdf`. */
+      mediaType: string;
+      /** The bytes, base64-encoded (no `data:` prefix). */
+      data: string;
+    }
+  | {
+      type: 'url';
+      /** An `https://` (or `http://`) URL the provider can fetch. */
+      url: string;
+      /** Optional; the provider infers it from the response when absent. */
+      mediaType?: string;
+    };
+
+/**
+ * An image in a user message: PNG, JPEG, GIF or WebP. Sent to OpenAI Chat Completions as an
+ * `image_url` part, to the Responses API as `input_image`, to Anthropic as an `image` block.
+ */
+export interface ImagePart {
+  type: 'image';
+  source: BinarySource;
+  /** OpenAI only (ignored by Anthropic): how closely the model looks. Default `auto`. */
+  detail?: 'low' | 'high' | 'auto';
+}
+
+/**
+ * A PDF document in a user message. Sent to OpenAI Chat Completions as a `file` part (base64
+ * only: Chat Completions takes no file URL), to the Responses API as `input_file`, to Anthropic
+ * as a `document` block.
+ */
+export interface DocumentPart {
+  type: 'document';
+  source: BinarySource;
+  /** The name the model sees; OpenAI requires one and gets `document.pdf` when it is left out. */
+  filename?: string;
+}
+
+/** What a user message may hold besides plain text. */
+export type UserContentPart = TextPart | ImagePart | DocumentPart;
+
+export interface UserMessage {
+  role: 'user';
+  content: string | UserContentPart[];
+}
+
+export interface AssistantMessage {
+  role: 'assistant';
+  /** In the order the model produced them; reasoning parts, when present, come first. */
+  content: Array<TextPart | ToolCallPart | ReasoningPart>;
+}
+
+export interface ToolMessage {
+  role: 'tool';
+  content: ToolResultPart[];
+}
+
+export type Message = UserMessage | AssistantMessage | ToolMessage;

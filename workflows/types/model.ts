@@ -1,0 +1,107 @@
+/**
+ * Model settings, finish reasons and token usage.
+ * Pure types: nothing here runs.
+ */
+
+/**
+ * `openai` is Chat Completions (and any OpenAI-compatible server); `openai-responses` is OpenAI's
+ * Responses API, with reasoning items carried across steps. They are separate providers, as
+ * `openai.chat(model)` and `openai.responses(model)` are separate models in the AI SDK, because
+ * their wire formats and what they keep in history differ.
+ */
+export type ModelProvider = 'openai' | 'openai-responses' | 'anthropic' | 'scripted';
+
+/**
+ * Anthropic extended thinking (Messages API `thinking`). `enabled` gives the model a budget of
+ * thinking tokens: at least 1024 and less than `maxTokens` (thinking counts toward it);
+ * `adaptive` lets the model decide how much to think; `disabled` turns thinking off explicitly.
+ */
+export type AnthropicThinking =
+  | { type: 'enabled'; budgetTokens: number }
+  | { type: 'adaptive' }
+  | { type: 'disabled' };
+
+/** OpenAI `reasoning_effort`, for reasoning models (o-series, gpt-5 family). */
+export type OpenAIReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
+/** OpenAI Responses `reasoning.summary`: ask for readable summaries of the reasoning. */
+export type OpenAIReasoningSummary = 'auto' | 'concise' | 'detailed';
+
+/** OpenAI `service_tier`. */
+export type OpenAIServiceTier = 'auto' | 'default' | 'flex' | 'scale' | 'priority';
+
+/**
+ * Which model runs a turn. Never holds secrets: keys come from the worker's environment.
+ *
+ * Provider-specific options are fields of their own, each valid for one provider only; the turn
+ * validates them when it starts and fails with `InvalidTurnInput` naming the field rather than
+ * ignore one (see `workflows/model-settings.ts`).
+ */
+export interface ModelSettings {
+  provider: ModelProvider;
+  model: string;
+  /**
+   * The output token limit of each model call (reasoning included). Anthropic requires one and
+   * gets 4096 when it is left out. OpenAI gets it as `max_completion_tokens` for reasoning models,
+   * else as `max_tokens`; the Responses API as `max_output_tokens` (at least 16).
+   */
+  maxTokens?: number;
+  temperature?: number;
+  /** Anthropic only: extended thinking. */
+  thinking?: AnthropicThinking;
+  /** OpenAI only: sent as `reasoning_effort` (Chat Completions) or `reasoning.effort` (Responses). */
+  reasoningEffort?: OpenAIReasoningEffort;
+  /** `openai-responses` only: sent as `reasoning.summary`, so reasoning parts carry readable text. */
+  reasoningSummary?: OpenAIReasoningSummary;
+  /** OpenAI only (both APIs): `service_tier`. */
+  serviceTier?: OpenAIServiceTier;
+  /** OpenAI only (both APIs): `metadata`, at most 16 string pairs (keys ≤ 64, values ≤ 512 characters). */
+  metadata?: Record<string, string>;
+  /**
+   * `openai-responses` only: whether OpenAI stores the response. Default `false`: nothing is kept
+   * at OpenAI, and reasoning travels back encrypted in the turn's history.
+   */
+  store?: boolean;
+  /**
+   * Whether each model call streams (default true): the turn's listeners then see text, reasoning
+   * and tool-call input as the model writes them. `false` makes one plain request per call, for an
+   * OpenAI-compatible server that cannot stream; the step's result is the same either way.
+   */
+  stream?: boolean;
+  /**
+   * Anthropic only: prompt caching of the stable prefix (tools, system prompt, earlier messages),
+   * on unless this is `false`. Cache reads show in `usage.cachedInputTokens`.
+   */
+  promptCaching?: boolean;
+  [option: string]: unknown;
+}
+
+/**
+ * Why the model stopped, mapped from each provider's own value: `length` when its output token
+ * limit or the context window cut the reply off, `content-filter` when it refused or a filter
+ * stopped it. Either ends the turn (status `max-tokens` / `refused`; see `cut-off-step.ts`).
+ */
+export type FinishReason = 'stop' | 'tool-calls' | 'length' | 'content-filter' | 'other';
+
+export interface Usage {
+  /** Every input token, cached ones included (Anthropic's cache reads and writes are added in). */
+  inputTokens: number;
+  /** Every output token, reasoning included. */
+  outputTokens: number;
+  /**
+   * Of `inputTokens`, how many were read from the provider's prompt cache (OpenAI
+   * `prompt_tokens_details.cached_tokens`, Anthropic `cache_read_input_tokens`). Present when the
+   * provider reported it.
+   */
+  cachedInputTokens?: number;
+  /**
+   * Of `inputTokens`, how many were written to the provider's prompt cache (Anthropic
+   * `cache_creation_input_tokens`, billed above plain input). Present when a step wrote any.
+   */
+  cacheWriteInputTokens?: number;
+  /**
+   * Of `outputTokens`, how many were reasoning (OpenAI `completion_tokens_details.reasoning_tokens`,
+   * Anthropic `output_tokens_details.thinking_tokens`). Present when the provider reported it.
+   */
+  reasoningTokens?: number;
+}

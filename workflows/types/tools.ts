@@ -1,0 +1,67 @@
+/**
+ * Tools as the workflow knows them: data only, no functions; and what the worker decided about a call.
+ * Pure types: nothing here runs.
+ */
+import type { JsonSchema } from './messages.js';
+
+/** What the model is told about a tool. */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+/** Timeout and retry of an activity (Temporal duration strings, e.g. '30s'). */
+export interface ActivityCallOptions {
+  startToCloseTimeout?: string;
+  /** A tool that runs long must heartbeat within this interval to be cancellable. */
+  heartbeatTimeout?: string;
+  retry?: {
+    maximumAttempts?: number;
+    initialInterval?: string;
+    backoffCoefficient?: number;
+    maximumInterval?: string;
+    nonRetryableErrorTypes?: string[];
+  };
+}
+
+/** What the workflow knows of a registered tool: data only, no functions. */
+export interface ToolSpec extends ModelToolSpec {
+  kind: 'server' | 'client';
+  outputSchema?: JsonSchema;
+  /** 'never': runs at once; 'always': every call parks; 'policy': a function on the worker decides per call. */
+  approval: 'never' | 'always' | 'policy';
+  /** When set, only these approvers (or members of `approverGroups`) may decide this tool's calls. */
+  approvers?: string[];
+  /** When set, members of these groups may decide this tool's calls. */
+  approverGroups?: string[];
+  activityOptions?: ActivityCallOptions;
+}
+
+export type ApprovalDecision = 'approved' | 'denied' | 'user-approval';
+
+/** What the worker decided about one tool call before anything runs. */
+export type ToolCallDisposition =
+  | { kind: 'invalid'; error: string }
+  | { kind: 'execute'; input: unknown }
+  | { kind: 'client'; input: unknown }
+  | { kind: 'decided'; input: unknown; approved: boolean; reason?: string }
+  | { kind: 'needs-approval'; input: unknown; reason?: string };
+
+export interface ExecuteToolInput {
+  toolName: string;
+  toolCallId: string;
+  input: unknown;
+  idempotencyKey: string;
+}
+
+export interface ExecuteToolResult {
+  output: unknown;
+  isError: boolean;
+}
+
+/** The turn's tools as its first model step describes them, and whether the worker nudges approvers. */
+export interface DescribedTools {
+  specs: ToolSpec[];
+  notifications?: { expiringBeforeMs: number };
+}

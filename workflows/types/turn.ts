@@ -1,0 +1,208 @@
+/**
+ * A turn: its input and result, its parked calls, decisions and state, and the messages that decide them.
+ * Pure types: nothing here runs.
+ */
+import type { EndedTurnStatus, TurnStatus } from '../turn-statuses.js';
+import type { JsonSchema, Message } from './messages.js';
+import type { FinishReason, ModelSettings, Usage } from './model.js';
+import type { ActivityCallOptions } from './tools.js';
+
+export interface AgentTurnInput {
+  conversationId?: string;
+  model: ModelSettings;
+  system?: string;
+  /** History, ending with the new user message. */
+  messages: Message[];
+  /** Registered tool names offered this turn (default: all). */
+  tools?: string[];
+  /** Default 10. */
+  maxSteps?: number;
+  /** e.g. '24h' (default); expiry is a denial. */
+  approvalTimeout?: string;
+  /** e.g. '24h' (default); expiry is an error result. */
+  clientToolTimeout?: string;
+  /** Timeout and retries of each model call. Default: 5 minutes, 10 attempts with backoff. */
+  modelCallOptions?: ActivityCallOptions;
+  /**
+   * Whether the turn, when started as a child workflow, signals `turnFinished` to its parent
+   * as it ends. Default true: a conversation learns so that its turn ended (it may have
+   * continued-as-new since it started the turn). `executeAgentTurn` and `startAgentTurn` set it
+   * false, so a user's own parent workflow receives no signal it did not ask for.
+   */
+  notifyParent?: boolean;
+}
+
+export type ToolCallOutcome = 'executed' | 'approved' | 'denied' | 'expired' | 'client' | 'error' | 'cancelled';
+
+export interface ApprovalRecord {
+  approvalId: string;
+  approved: boolean;
+  automatic: boolean;
+  approver?: string;
+  reason?: string;
+  /** ISO 8601. */
+  decidedAt: string;
+}
+
+export interface ToolCallRecord {
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  outcome: ToolCallOutcome;
+  output: unknown;
+  isError: boolean;
+  approval?: ApprovalRecord;
+}
+
+/** The model step that ended a turn with status `max-tokens` or `refused`. */
+export interface CutOffStep {
+  /** Which step (1-based). */
+  step: number;
+  finishReason: Extract<FinishReason, 'length' | 'content-filter'>;
+  /** The provider's own value, e.g. `max_tokens` or `model_context_window_exceeded`. */
+  providerFinishReason?: string;
+}
+
+export interface AgentTurnResult {
+  status: EndedTurnStatus;
+  text: string;
+  /** The messages this turn appended to the history it was given. */
+  messages: Message[];
+  steps: number;
+  usage: Usage;
+  toolCalls: ToolCallRecord[];
+  /** Set when a newer user message superseded this turn (status is then 'cancelled'). */
+  supersededBy?: string;
+  /** Set when the model's last reply was cut off or refused (status `max-tokens` or `refused`). */
+  cutOff?: CutOffStep;
+  /** Every approval decision of the turn, oldest first (absent when none). */
+  decisions?: DecisionRecord[];
+}
+
+export interface PendingToolCall {
+  /** `elicitation`: an MCP server asked the user for input while the call ran; answer it with `submitToolResult`. */
+  kind: 'approval' | 'client-tool' | 'elicitation';
+  approvalId?: string;
+  /** For an elicitation: its id (a retried call's new question gets a new one, same toolCallId). */
+  elicitationId?: string;
+  /** For an elicitation: the server's question. */
+  message?: string;
+  /** For an elicitation: the JSON Schema (flat object) the accepted answer's `content` must fit. */
+  requestedSchema?: JsonSchema;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /** SHA-256 of the input's canonical JSON: a decision applies to exactly this input. */
+  inputHash: string;
+  /** ISO 8601. */
+  requestedAt: string;
+  /** ISO 8601. */
+  expiresAt: string;
+  /** Why the policy asked for a person, when it said. */
+  reason?: string;
+  /** Who may decide this approval, when the tool restricts it: listings show each approver what they may decide. */
+  approvers?: string[];
+  approverGroups?: string[];
+}
+
+/**
+ * One approval decision, for the audit trail: a person's, a policy's (`automatic`), or what
+ * ended the wait without one (expired, superseded, cancelled).
+ */
+export interface DecisionRecord {
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  outcome: 'approved' | 'denied' | 'expired' | 'superseded' | 'cancelled';
+  approved: boolean;
+  automatic: boolean;
+  approver?: string;
+  approverGroups?: string[];
+  reason?: string;
+  /** ISO 8601. */
+  decidedAt: string;
+  /** The hash of the input the decision was shown. */
+  inputHash: string;
+  /** The approver's edit, when they changed the input. */
+  editedInput?: unknown;
+}
+
+/** What a webhook nudge says about an approval (see activities/notify.ts). */
+export interface ApprovalNotification {
+  event: 'parked' | 'expiring' | 'decided';
+  turnId: string;
+  conversationId?: string;
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  inputHash: string;
+  /** Why the policy asked for a person. */
+  reason?: string;
+  /** ISO 8601. */
+  requestedAt: string;
+  /** ISO 8601. */
+  expiresAt: string;
+  /** With `decided`. */
+  outcome?: DecisionRecord['outcome'];
+  approver?: string;
+  decidedAt?: string;
+}
+
+/** `callContext` query: what an approver needs to decide a parked call. */
+export interface CallContextRequest {
+  toolCallId: string;
+}
+
+export interface CallContext {
+  toolCallId: string;
+  toolName: string;
+  /** The user message that started the turn. */
+  userMessage: string;
+  /** What the model wrote in the step that made this call, before or around it. */
+  assistantText: string;
+  /** Results of the turn's earlier tool calls, in order. */
+  earlierResults: Array<{ toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean }>;
+  /** The tool's input JSON Schema, for an edit-before-approve form (the turn validates the edit again). */
+  inputSchema: JsonSchema;
+}
+
+export interface TurnState {
+  status: TurnStatus;
+  step: number;
+  pending: PendingToolCall[];
+  conversationId?: string;
+  /** The turn's approval decisions so far, oldest first (absent when none). */
+  decisions?: DecisionRecord[];
+}
+
+export interface ApproveToolCallInput {
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+  approver?: string;
+  /** The approver's groups, checked against the tool's `approverGroups` (the HTTP API fills them from the caller's token). */
+  approverGroups?: string[];
+  /** An approver's edit of the input; validated against the tool's schema again. */
+  input?: unknown;
+  /** When given, must equal the pending call's `inputHash`: binds the decision to what was shown. */
+  inputHash?: string;
+}
+
+export interface ApproveToolCallResult {
+  approvalId: string;
+  toolCallId: string;
+  approved: boolean;
+  decidedAt: string;
+}
+
+export interface SubmitToolResultInput {
+  toolCallId: string;
+  output: unknown;
+  isError?: boolean;
+}
+
+export interface SubmitToolResultResult {
+  toolCallId: string;
+  acceptedAt: string;
+}
