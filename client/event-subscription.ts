@@ -1,12 +1,19 @@
 /**
- * Reading a workflow's event stream from an offset: long polls (`@temporalio/workflow-streams`,
- * which follows continue-as-new) while the workflow runs, then the stream's query for whatever
- * the polls did not deliver before it ended. Every event is yielded once, in offset order, so
- * a reader that resumes after the offset of the last event it saw loses and repeats nothing.
+ * Reading a workflow's event stream from an offset, by its query: each read is a query of the
+ * workflow's current run (so it follows continue-as-new), polled every 100 ms while events come
+ * and less often, up to every 500 ms, while none do. Every event is yielded once, in offset
+ * order, so a reader that resumes after the offset of the last event it saw loses and repeats
+ * nothing.
+ *
+ * Why queries and not the stream's long-poll updates: a query adds nothing to history and
+ * spends none of the workflow's update budget (10 updates in flight, 2,000 a run), so no number
+ * of readers, open or abandoned, can keep a decision from being admitted. And an update accepted
+ * in a workflow task that a worker with an empty cache runs can be recorded after commands that,
+ * on replay, it comes before (the SDK hands it to the workflow a step later live than on replay),
+ * which fails the turn's replay; readers' polls were by far the most frequent updates.
  */
 import { WorkflowNotFoundError, type Client, type QueryDefinition } from '@temporalio/client';
-import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { TURN_EVENTS_TOPIC, type StreamEventsPage, type StreamEventsRequest } from '../workflows/turn-events.js';
+import type { StreamEventsPage, StreamEventsRequest } from '../workflows/turn-events.js';
 
 export interface StreamReadOptions<E> {
   /** The first offset to read (default 0). */
@@ -19,11 +26,18 @@ export interface StreamReadOptions<E> {
   waitForStartMs?: number;
 }
 
-const NOT_STARTED_RETRY_MS = 200;
-const POLL_COOLDOWN = '50 milliseconds';
+/** The wait after a read that returned events: a live stream is followed at this cadence. */
+const ACTIVE_INTERVAL_MS = 100;
+/** The longest wait between reads of a quiet stream (a parked turn). */
+const IDLE_INTERVAL_MS = 500;
+/** Quiet reads between two looks at whether the workflow still runs. */
+const READS_BETWEEN_STATUS_CHECKS = 10;
+/** A query that failed for a reason that passes (the server's query buffer was full, a timeout): retried this often at most. */
+const MAX_TRANSIENT_FAILURES = 20;
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
     const timer = setTimeout(done, ms);
     function done() {
       clearTimeout(timer);
@@ -34,32 +48,13 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-const ABORTED = Symbol('aborted');
-
-/** `promise`, or ABORTED as soon as `signal` aborts (the promise's later failure is ignored). */
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof ABORTED> {
-  if (!signal) return promise;
-  if (signal.aborted) {
-    promise.catch(() => undefined);
-    return Promise.resolve(ABORTED);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = () => {
-      promise.catch(() => undefined);
-      resolve(ABORTED);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    promise.then(
-      (value) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(error);
-      },
-    );
-  });
+/** A query failure that a later query may not meet: the buffer for queries of a busy workflow was full, a deadline passed. */
+function isTransient(error: unknown): boolean {
+  if (error instanceof WorkflowNotFoundError) return false;
+  const code = (error as { code?: number })?.code;
+  // gRPC RESOURCE_EXHAUSTED (8), DEADLINE_EXCEEDED (4), UNAVAILABLE (14).
+  if (code === 8 || code === 4 || code === 14) return true;
+  return /query buffer is full|deadline|timed? ?out|unavailable/i.test(error instanceof Error ? error.message : String(error));
 }
 
 export async function* readEventStream<E>(
@@ -72,59 +67,67 @@ export async function* readEventStream<E>(
   let offset = Math.max(0, Math.floor(options.fromOffset ?? 0));
   const waitUntil = Date.now() + (options.waitForStartMs ?? 30_000);
   const handle = client.workflow.getHandle(workflowId);
+  const read = (fromOffset: number) => (signal ? client.withAbortSignal(signal, () => handle.query(query, { fromOffset })) : handle.query(query, { fromOffset }));
 
+  let interval = ACTIVE_INTERVAL_MS;
+  let quietReads = 0;
+  let failures = 0;
   for (;;) {
     if (signal?.aborted) return;
-    // Long polls while the workflow runs.
-    const stream = WorkflowStreamClient.create(client, workflowId);
-    // A short cooldown: it only spaces out polls that came back with nothing more ready (and the
-    // retries while a workflow drains its polls for continue-as-new), adding at most that much latency.
-    const polls = stream.subscribe<E>(TURN_EVENTS_TOPIC, offset, { resultType: true, pollCooldown: POLL_COOLDOWN });
-    let pollError: unknown;
-    const iterator = polls[Symbol.asyncIterator]();
+    let page: StreamEventsPage<E>;
     try {
-      for (;;) {
-        // A reader that goes away (a closed SSE connection) must not wait for the next event of
-        // a turn parked for days: the wait is raced against the signal, and the long poll's RPC
-        // is made under it, so it is cancelled too.
-        const next = await untilAborted(signal ? client.withAbortSignal(signal, () => iterator.next()) : iterator.next(), signal);
-        if (next === ABORTED || next.done) break;
-        const item = next.value;
-        if (item.offset < offset) continue;
-        offset = item.offset + 1;
-        yield { offset: item.offset, event: item.data };
-        if (isLast(item.data)) return;
-        if (signal?.aborted) return;
-      }
+      page = await read(offset);
+      failures = 0;
     } catch (error) {
-      // The workflow ended between two polls, or does not exist (yet): the query below tells.
-      pollError = error;
-    } finally {
-      void iterator.return?.(undefined).catch(() => undefined);
-    }
-    if (signal?.aborted) return;
-    // The polls ended: the workflow has ended (or closed its stream). The query still reads it.
-    for (;;) {
-      let page: StreamEventsPage<E>;
-      try {
-        page = await handle.query(query, { fromOffset: offset });
-      } catch (error) {
-        // Not started yet (a conversation's next turn): wait for it, within reason.
-        if (error instanceof WorkflowNotFoundError && Date.now() <= waitUntil) break;
-        throw pollError ?? error;
+      if (signal?.aborted) return;
+      // Not started yet (a conversation's next turn): wait for it, within reason.
+      if (error instanceof WorkflowNotFoundError && Date.now() <= waitUntil) {
+        await sleep(IDLE_INTERVAL_MS, signal);
+        continue;
       }
-      for (const { offset: at, event } of page.events) {
+      if (isTransient(error) && ++failures <= MAX_TRANSIENT_FAILURES) {
+        await sleep(IDLE_INTERVAL_MS, signal);
+        continue;
+      }
+      throw error;
+    }
+    for (const { offset: at, event } of page.events) {
+      if (at < offset) continue;
+      offset = at + 1;
+      yield { offset: at, event };
+      if (isLast(event)) return;
+      if (signal?.aborted) return;
+    }
+    if (page.events.length > 0) {
+      interval = ACTIVE_INTERVAL_MS;
+      quietReads = 0;
+      offset = Math.max(offset, page.nextOffset);
+      await sleep(ACTIVE_INTERVAL_MS, signal);
+      continue;
+    }
+    // Items of other topics only: step over them.
+    offset = Math.max(offset, page.nextOffset);
+    // Nothing new. A workflow that has ended publishes nothing more: after one last read, stop.
+    if (++quietReads % READS_BETWEEN_STATUS_CHECKS === 0 && !(await stillRunning())) {
+      const last = await read(offset);
+      for (const { offset: at, event } of last.events) {
         if (at < offset) continue;
         offset = at + 1;
         yield { offset: at, event };
         if (isLast(event)) return;
       }
-      if (page.events.length > 0) continue;
-      // Nothing more: the end, unless the workflow still runs (a poll failed on the way), in
-      // which case the polls take over again.
-      if ((await handle.describe()).status.name !== 'RUNNING') return;
-      break;
+      return;
     }
-    await sleep(NOT_STARTED_RETRY_MS, signal);
+    await sleep(interval, signal);
+    interval = Math.min(IDLE_INTERVAL_MS, Math.round(interval * 1.5));
+  }
+
+  async function stillRunning(): Promise<boolean> {
+    try {
+      return (await handle.describe()).status.name === 'RUNNING';
+    } catch (error) {
+      if (isTransient(error)) return true;
+      throw error;
+    }
   }
 }
