@@ -12,6 +12,7 @@ import { StreamTokens, STREAM_TOKEN_TTL_SECONDS } from '../../api/stream-token.j
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEvent } from '../../workflows/turn-events.js';
 import { testTools, use } from '../support/test-tools.js';
+import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const SECRET = 'a-stream-secret-of-at-least-32-characters';
@@ -30,49 +31,9 @@ afterAll(async () => {
   await turnpike?.stop();
 });
 
-interface SseMessage {
-  event: string;
-  id?: string;
-  data: string;
-}
-
-/** Reads SSE messages from a real HTTP response until `until` holds for one (inclusive), then disconnects. */
-async function readSse(url: string, headers: Record<string, string>, until: (message: SseMessage) => boolean): Promise<{ status: number; messages: SseMessage[] }> {
-  const abort = new AbortController();
-  const response = await fetch(`${base}${url}`, { headers, signal: abort.signal });
-  if (response.status !== 200) return { status: response.status, messages: [] };
-  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  const messages: SseMessage[] = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
-  try {
-    for await (const chunk of response.body!) {
-      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const message: SseMessage = { event: 'message', data: '' };
-        let hasData = false;
-        for (const line of block.split('\n')) {
-          const [field, ...rest] = line.split(':');
-          const value = rest.join(':').replace(/^ /, '');
-          if (field === 'event') message.event = value;
-          else if (field === 'id') message.id = value;
-          else if (field === 'data') {
-            message.data += value;
-            hasData = true;
-          }
-        }
-        if (!hasData) continue;
-        messages.push(message);
-        if (until(message)) return { status: 200, messages };
-      }
-    }
-  } finally {
-    abort.abort();
-  }
-  return { status: 200, messages };
+/** Reads SSE messages from the API until `until` holds for one (inclusive), then disconnects. */
+function readSse(url: string, headers: Record<string, string>, until: (message: SseMessage) => boolean) {
+  return readSseFrom(`${base}${url}`, headers, until);
 }
 
 const isType = (type: TurnEvent['type']) => (message: SseMessage) => message.event === 'message' && (JSON.parse(message.data) as { event: TurnEvent }).event.type === type;
