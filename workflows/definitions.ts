@@ -109,6 +109,6 @@ export const elicitationAnswerQuery = defineQuery<ElicitationAnswerState, [strin
  * answered or gone — a long poll that costs the turn two history events instead of a query every
  * half second. The turn refuses it while enough calls wait this way (each counts against the
  * server's limit of updates in flight per workflow, which people's decisions must not hit); the
- * activity then polls `elicitationAnswer`, as it does with a turn from before this update.
+ * activity then polls `elicitationAnswer` instead.
  */
 export const awaitElicitationAnswerUpdate = defineUpdate<ElicitationAnswerState, [string]>('awaitElicitationAnswer');

@@ -50,8 +50,7 @@ export class Transcript {
    * The turn waited on people (a park) since its previous step. That wait can last hours, so the
    * worker that runs the next step has most likely dropped this turn's transcript from its cache,
    * or is another worker: the next step is sent like a first one, inline when the whole transcript
-   * is at most {@link INLINE_FIRST_STEP_SIZE}, which saves the step a `transcript` query. (What
-   * an activity's input carries is not checked on replay, so histories recorded before still replay.)
+   * is at most {@link INLINE_FIRST_STEP_SIZE}, which saves the step a `transcript` query.
    */
   resumed(): void {
     this.fresh = true;

@@ -108,8 +108,7 @@ export async function watchTurn(
   const { colors } = context;
   const parked = new Set<string>();
   let lastStatus = '';
-  // The text as the model writes it, from the turn's event stream; a turn recorded before
-  // streaming has none, and is watched by polling alone.
+  // The text as the model writes it, from the turn's event stream.
   const streaming = streamText(context, turnpike, turnId, stop.signal).catch(() => undefined);
   try {
     while (!outcome) {
