@@ -1,13 +1,12 @@
 /**
  * `npx turnpike codec-server`: the Temporal CLI reads a turn's gzip-compressed 100 KB input as
  * JSON through it, and reads only compressed bytes without it. CORS and bearer tokens on the
- * same server, in-process.
+ * same server are tested in test/unit/codec-server.test.ts.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildCodecServer } from '../../api/index.js';
 import { freePort } from '../../scripts/dev-server.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -67,27 +66,5 @@ describe('the codec server', () => {
     const decoded = await startedInput(['--codec-endpoint', endpoint]);
     expect(decoded.encoding).toBe('json/plain');
     expect(JSON.parse(decoded.data)).toMatchObject({ messages: [{ role: 'user', content: LONG_TEXT }] });
-  });
-
-  it('answers the Web UI\'s preflight for allowed origins only, and asks for a token when tokens are set', async () => {
-    const server = await buildCodecServer({ allowOrigins: ['http://localhost:8233'], tokens: new Map([['s3cret', 'ops']]) });
-    try {
-      const preflight = await server.inject({ method: 'OPTIONS', url: '/default/decode', headers: { origin: 'http://localhost:8233', 'access-control-request-method': 'POST' } });
-      expect(preflight.statusCode).toBe(204);
-      expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:8233');
-      expect(preflight.headers['access-control-allow-headers']).toContain('x-namespace');
-      const foreign = await server.inject({ method: 'OPTIONS', url: '/decode', headers: { origin: 'http://evil.example' } });
-      expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
-
-      const body = { payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }] };
-      expect((await server.inject({ method: 'POST', url: '/decode', payload: body })).statusCode).toBe(401);
-      const decoded = await server.inject({ method: 'POST', url: '/decode', payload: body, headers: { authorization: 'Bearer s3cret' } });
-      expect(decoded.statusCode).toBe(200);
-      expect(decoded.json()).toEqual(body);
-      const malformed = await server.inject({ method: 'POST', url: '/encode', payload: { nope: true }, headers: { authorization: 'Bearer s3cret' } });
-      expect(malformed.statusCode).toBe(400);
-    } finally {
-      await server.close();
-    }
   });
 });
