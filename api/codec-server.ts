@@ -6,6 +6,10 @@
  *   POST /decode  (also /{namespace}/decode)   { payloads: [{ metadata: { k: base64 }, data: base64 }] }
  *   POST /encode  (also /{namespace}/encode)   the same shape, encoded
  *
+ * Bodies are `Payloads` messages in protobuf JSON, as the CLI and the Web UI send them: `{}` is
+ * an empty list (the CLI's arguments of a query that takes none), a payload without `data` has
+ * empty data. Anything else malformed gets 400 saying where.
+ *
  * It decodes whatever it is sent, so it runs on loopback by default; with `tokens`, every
  * request must carry `Authorization: Bearer <token>` (the Web UI can forward the user's token).
  * Browsers reach it from the Web UI's origin only when that origin is listed in `allowOrigins`.
@@ -26,14 +30,30 @@ export interface CodecServerOptions {
   logger?: boolean;
 }
 
-/** Payloads as proto3 JSON: bytes fields (data and every metadata value) are base64. */
-const jsonPayloads = z.object({
-  payloads: z.array(z.object({ metadata: z.record(z.string(), z.string()).optional(), data: z.string().optional() })),
-});
+/**
+ * A `Payloads` message in protobuf JSON, as the Temporal CLI and Web UI send it. Protobuf JSON
+ * leaves out fields at their default: an empty list is `{}` (every query without arguments),
+ * and empty bytes leave out `data` (the SDKs' `binary/null` payload, e.g. an activity that
+ * returns nothing). Bytes fields (data and every metadata value) are base64. Fields this server
+ * does not know are ignored.
+ */
+const base64 = z.string('expected a base64 string').regex(/^[A-Za-z0-9+/_-]*={0,2}$/, 'expected a base64 string');
+const jsonPayload = z.object(
+  { metadata: z.record(z.string(), base64, 'expected metadata: { key: base64 }').nullish(), data: base64.nullish() },
+  'expected a payload: { metadata, data }',
+);
+const jsonPayloads = z.object({ payloads: z.array(jsonPayload, 'expected payloads to be a list').nullish() }, 'expected a JSON object');
 type JsonPayloads = z.infer<typeof jsonPayloads>;
 
+/** The first problem in a request body, with where it is: `payloads.0.data: expected a base64 string`. */
+function problem(error: z.ZodError): string {
+  const [issue] = error.issues;
+  const where = issue?.path.length ? `${issue.path.join('.')}: ` : '';
+  return `${where}${issue?.message ?? 'invalid'}`;
+}
+
 function fromJson({ payloads }: JsonPayloads): Payload[] {
-  return payloads.map(({ metadata, data }) => ({
+  return (payloads ?? []).map(({ metadata, data }) => ({
     metadata: Object.fromEntries(Object.entries(metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')])),
     data: Buffer.from(data ?? '', 'base64'),
   }));
@@ -71,7 +91,7 @@ export async function buildCodecServer(options: CodecServerOptions = {}): Promis
 
   const route = (operation: 'encode' | 'decode') => async (request: { body: unknown }, reply: { code(status: number): { send(body: unknown): unknown } }) => {
     const parsed = jsonPayloads.safeParse(request.body);
-    if (!parsed.success) return reply.code(400).send({ error: `expected { payloads: [{ metadata, data }] }: ${parsed.error.issues[0]?.message}` });
+    if (!parsed.success) return reply.code(400).send({ error: `expected a Payloads message, { payloads: [{ metadata, data }] }: ${problem(parsed.error)}` });
     let payloads = fromJson(parsed.data);
     // Encoding runs the codecs first to last, decoding last to first, as the SDK's data converter does.
     if (operation === 'encode') for (const codec of codecs) payloads = await codec.encode(payloads);

@@ -1,93 +1,194 @@
 /**
- * `npx turnpike codec-server`: the Temporal CLI reads a turn's gzip-compressed 100 KB input as
- * JSON through it, and reads only compressed bytes without it. CORS and bearer tokens on the
- * same server, in-process.
+ * The operator recipe `npx turnpike codec-server` + the Temporal CLI's `--codec-endpoint`, run
+ * as operators run it, against turns whose payloads are gzip-compressed: a finished turn with a
+ * 100 KB input, and a turn parked on a call whose input is over the 4 KiB gzip threshold
+ * (`CompressionCodec` in client/payload-codec.ts), so its input, `turnState`, transcript, event
+ * pages and result are all `binary/gzip` in Temporal.
+ *
+ * `show`, `describe`, `result`, every query with and without arguments (the CLI sends an empty
+ * argument list as `{}`), and `update execute approveToolCall` print decoded JSON. The parked
+ * turn's worker sends webhook nudges, so its history also holds `notifyApprovers`' empty result
+ * (a `binary/null` payload, which the CLI sends without `data`).
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { execFile } from 'node:child_process';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
+import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildCodecServer } from '../../api/index.js';
-import { freePort } from '../../scripts/dev-server.js';
-import { testTools } from '../support/test-tools.js';
-import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import type { agentTurn } from '../../workflows/index.js';
+import type { TurnState } from '../../workflows/types.js';
+import { startCodecServer, type CodecServerProcess } from '../support/codec-server-process.js';
+import { testTools, use } from '../support/test-tools.js';
+import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-const BIN = fileURLToPath(new URL('../../bin/turnpike.js', import.meta.url));
 const MARKER = 'codec-server-marker';
 const LONG_TEXT = `${MARKER} ${Array.from({ length: 21_000 }, (_, index) => `w${index % 997}`).join(' ')}`;
+const PARKED_MARKER = 'parked-call-marker';
+/** Over the 4 KiB threshold on its own: the call's input, and everything that carries it, is gzipped. */
+const TARGET = `${PARKED_MARKER} ${Array.from({ length: 1_200 }, (_, index) => `t${index}`).join(' ')}`;
 
 let turnpike: TurnpikeHarness;
-let codecServer: ChildProcess;
-let endpoint: string;
-let turnId: string;
+let webhook: Server;
+let codecServer: CodecServerProcess;
+let finishedId: string;
+let parked: WorkflowHandle<typeof agentTurn>;
+let pending: TurnState['pending'][number];
 
 beforeAll(async () => {
-  turnpike = await startTurnpike({ tools: testTools });
-  const handle = await turnpike.startTurn({ text: LONG_TEXT });
-  await handle.result();
-  turnId = handle.workflowId;
-
-  const port = await freePort();
-  codecServer = spawn(process.execPath, [BIN, 'codec-server', '--port', String(port), '--json'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  endpoint = await new Promise<string>((resolve, reject) => {
-    let output = '';
-    codecServer.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      const listening = /"codecEndpoint":\s*"([^"]+)"/.exec(output);
-      if (listening) resolve(listening[1]);
-    });
-    codecServer.once('exit', (code) => reject(new Error(`codec-server exited with ${code}`)));
+  webhook = createServer((request, response) => request.resume().on('end', () => response.end())).listen(0, '127.0.0.1');
+  await new Promise((resolve) => webhook.once('listening', resolve));
+  turnpike = await startTurnpike({
+    tools: testTools,
+    notifications: { url: `http://127.0.0.1:${(webhook.address() as AddressInfo).port}/hook`, secret: 'codec-test' },
   });
+  const finished = await turnpike.startTurn({ text: LONG_TEXT });
+  await finished.result();
+  finishedId = finished.workflowId;
+  parked = await turnpike.startTurn({ text: use('guarded_action', { target: TARGET, count: 2 }) });
+  [pending] = await waitForPending(parked);
+  codecServer = await startCodecServer();
 });
 
 afterAll(async () => {
-  codecServer?.kill('SIGTERM');
+  await codecServer?.stop();
   await turnpike?.stop();
+  await new Promise((resolve) => webhook?.close(resolve));
 });
 
-/** The turn's input as `temporal workflow show -o json` prints it: [encoding, decoded data]. */
-async function startedInput(extraArguments: string[]): Promise<{ encoding: string; data: string }> {
+/** Runs the Temporal CLI against the test's dev server, through the codec server unless `codec` is false. */
+async function temporal(args: string[], { codec = true } = {}): Promise<string> {
   const { stdout } = await promisify(execFile)(
     inject('temporalCli'),
-    ['workflow', 'show', '--workflow-id', turnId, '--address', inject('temporalAddress'), '-o', 'json', ...extraArguments],
+    [...args, '--address', inject('temporalAddress'), ...(codec ? ['--codec-endpoint', codecServer.endpoint] : [])],
     { maxBuffer: 64 * 1024 * 1024 },
   );
-  const [started] = (JSON.parse(stdout) as { events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: Array<{ metadata: { encoding: string }; data: string }> } } }> }).events;
-  const [payload] = started.workflowExecutionStartedEventAttributes!.input.payloads;
-  return { encoding: Buffer.from(payload.metadata.encoding, 'base64').toString(), data: Buffer.from(payload.data, 'base64').toString() };
+  return stdout;
 }
 
-describe('the codec server', () => {
-  it('lets `temporal workflow show --codec-endpoint` print a compressed 100 KB turn input as JSON', async () => {
+async function temporalJson<T>(args: string[], options?: { codec?: boolean }): Promise<T> {
+  return JSON.parse(await temporal([...args, '-o', 'json'], options)) as T;
+}
+
+interface JsonPayload {
+  metadata: { encoding: string };
+  data: string;
+}
+
+/** A query's answer as `temporal workflow query -o json` prints it. */
+async function query<T>(name: string, input?: unknown, options?: { codec?: boolean }): Promise<T> {
+  const args = ['workflow', 'query', '--workflow-id', parked.workflowId, '--name', name];
+  if (input !== undefined) args.push('--input', JSON.stringify(input));
+  const { queryResult } = await temporalJson<{ queryResult: [T] }>(args, options);
+  return queryResult[0];
+}
+
+describe('temporal workflow show / describe --codec-endpoint', () => {
+  /** The turn's input as `temporal workflow show -o json` prints it: [encoding, decoded data]. */
+  async function startedInput(workflowId: string, codec: boolean): Promise<{ encoding: string; data: string }> {
+    type Show = { events: Array<{ workflowExecutionStartedEventAttributes?: { input: { payloads: JsonPayload[] } } }> };
+    const [started] = (await temporalJson<Show>(['workflow', 'show', '--workflow-id', workflowId], { codec })).events;
+    const [payload] = started.workflowExecutionStartedEventAttributes!.input.payloads;
+    return { encoding: Buffer.from(payload.metadata.encoding, 'base64').toString(), data: Buffer.from(payload.data, 'base64').toString() };
+  }
+
+  it('`workflow show` prints a compressed 100 KB turn input as JSON', async () => {
     expect(LONG_TEXT.length).toBeGreaterThan(100_000);
-    const raw = await startedInput([]);
+    const raw = await startedInput(finishedId, false);
     expect(raw.encoding).toBe('binary/gzip');
     expect(raw.data).not.toContain(MARKER);
 
-    const decoded = await startedInput(['--codec-endpoint', endpoint]);
+    const decoded = await startedInput(finishedId, true);
     expect(decoded.encoding).toBe('json/plain');
     expect(JSON.parse(decoded.data)).toMatchObject({ messages: [{ role: 'user', content: LONG_TEXT }] });
   });
 
-  it('answers the Web UI\'s preflight for allowed origins only, and asks for a token when tokens are set', async () => {
-    const server = await buildCodecServer({ allowOrigins: ['http://localhost:8233'], tokens: new Map([['s3cret', 'ops']]) });
-    try {
-      const preflight = await server.inject({ method: 'OPTIONS', url: '/default/decode', headers: { origin: 'http://localhost:8233', 'access-control-request-method': 'POST' } });
-      expect(preflight.statusCode).toBe(204);
-      expect(preflight.headers['access-control-allow-origin']).toBe('http://localhost:8233');
-      expect(preflight.headers['access-control-allow-headers']).toContain('x-namespace');
-      const foreign = await server.inject({ method: 'OPTIONS', url: '/decode', headers: { origin: 'http://evil.example' } });
-      expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+  it('`workflow show` reads a parked turn whose history holds an empty (binary/null) activity result', async () => {
+    type Show = { events: Array<{ eventType: string; activityTaskCompletedEventAttributes?: { result?: { payloads: Array<Partial<JsonPayload>> } } }> };
+    const { events } = await temporalJson<Show>(['workflow', 'show', '--workflow-id', parked.workflowId]);
+    const results = events.flatMap((event) => event.activityTaskCompletedEventAttributes?.result?.payloads ?? []);
+    const empty = results.filter((payload) => Buffer.from(payload.metadata?.encoding ?? '', 'base64').toString() === 'binary/null');
+    expect(empty.length).toBeGreaterThan(0);
+    expect(empty.every((payload) => !payload.data)).toBe(true);
+    const input = await startedInput(parked.workflowId, true);
+    expect(JSON.parse(input.data)).toMatchObject({ messages: [{ role: 'user', content: use('guarded_action', { target: TARGET, count: 2 }) }] });
+  });
 
-      const body = { payloads: [{ metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"x"').toString('base64') }] };
-      expect((await server.inject({ method: 'POST', url: '/decode', payload: body })).statusCode).toBe(401);
-      const decoded = await server.inject({ method: 'POST', url: '/decode', payload: body, headers: { authorization: 'Bearer s3cret' } });
-      expect(decoded.statusCode).toBe(200);
-      expect(decoded.json()).toEqual(body);
-      const malformed = await server.inject({ method: 'POST', url: '/encode', payload: { nope: true }, headers: { authorization: 'Bearer s3cret' } });
-      expect(malformed.statusCode).toBe(400);
-    } finally {
-      await server.close();
-    }
+  it('`workflow describe` prints the parked call from the turn\'s memo', async () => {
+    type Describe = { workflowExecutionInfo: { memo: { fields: { turnpikePending: { calls: Array<{ approvalId: string; toolName: string }> } } } } };
+    const described = await temporalJson<Describe>(['workflow', 'describe', '--workflow-id', parked.workflowId]);
+    expect(described.workflowExecutionInfo.memo.fields.turnpikePending.calls).toMatchObject([{ approvalId: pending.approvalId, toolName: 'guarded_action' }]);
+  });
+});
+
+describe('temporal workflow query --codec-endpoint', () => {
+  it('turnState, without arguments, prints the parked call with its approvalId and input', async () => {
+    // The issue's command as typed, in the CLI's text output.
+    const text = await temporal(['workflow', 'query', '--workflow-id', parked.workflowId, '--name', 'turnState']);
+    expect(text).toContain(pending.approvalId!);
+    expect(text).toContain(PARKED_MARKER);
+
+    const state = await query<TurnState>('turnState');
+    expect(state.status).toBe('awaiting-input');
+    expect(state.pending).toEqual([expect.objectContaining({ approvalId: pending.approvalId, toolName: 'guarded_action', input: { target: TARGET, count: 2 } })]);
+  });
+
+  it('without the codec server the same answer is compressed bytes', async () => {
+    const args = ['workflow', 'query', '--workflow-id', parked.workflowId, '--name', 'turnState'];
+    const raw = await temporalJson<{ queryResult: { payloads: JsonPayload[] } }>(args, { codec: false });
+    expect(Buffer.from(raw.queryResult.payloads[0].metadata.encoding, 'base64').toString()).toBe('binary/gzip');
+    expect(await temporal(args, { codec: false })).not.toContain(PARKED_MARKER);
+  });
+
+  it('transcript, without arguments and with { offset, limit }', async () => {
+    type Page = { messages: Array<{ role: string; content: unknown }>; offset: number; total: number };
+    const whole = await query<Page>('transcript');
+    expect(whole.offset).toBe(0);
+    expect(whole.messages.length).toBe(whole.total);
+    expect(whole.messages[0]).toEqual({ role: 'user', content: use('guarded_action', { target: TARGET, count: 2 }) });
+    expect(whole.total).toBeGreaterThan(1);
+
+    const second = await query<Page>('transcript', { offset: 1, limit: 1 });
+    expect(second).toMatchObject({ offset: 1, total: whole.total });
+    expect(second.messages).toEqual([whole.messages[1]]);
+    expect(JSON.stringify(second.messages[0])).toContain(PARKED_MARKER);
+  });
+
+  it('turnEvents, without arguments and with { fromOffset, limit }', async () => {
+    type Page = { events: Array<{ offset: number; event: { type: string; toolName?: string } }>; nextOffset: number };
+    const all = await query<Page>('turnEvents');
+    expect(all.events.length).toBeGreaterThan(2);
+    expect(all.nextOffset).toBe(all.events.at(-1)!.offset + 1);
+    expect(all.events.map(({ event }) => event.type)).toContain('tool-input-start');
+    expect(JSON.stringify(all.events)).toContain(PARKED_MARKER);
+
+    const page = await query<Page>('turnEvents', { fromOffset: 1, limit: 2 });
+    expect(page.events).toEqual(all.events.slice(1, 3));
+    expect(page.nextOffset).toBe(3);
+  });
+});
+
+describe('temporal workflow update execute / result --codec-endpoint', () => {
+  it('approveToolCall prints its decoded answer, and the approved turn\'s compressed result prints as JSON', async () => {
+    const decision = { approvalId: pending.approvalId, approved: true, approver: 'alice', reason: 'read through the codec server' };
+    const args = ['workflow', 'update', 'execute', '--workflow-id', parked.workflowId, '--name', 'approveToolCall', '--input', JSON.stringify(decision)];
+    const answer = await temporalJson<{ result: unknown }>(args);
+    expect(answer.result).toEqual({ approvalId: pending.approvalId, toolCallId: pending.toolCallId, approved: true, decidedAt: expect.any(String) });
+    await parked.result();
+
+    type Result = { status: string; closeEvent: { workflowExecutionCompletedEventAttributes: { result: unknown[] } } };
+    const resultArgs = ['workflow', 'result', '--workflow-id', parked.workflowId];
+    const raw = await temporalJson<{ closeEvent: { workflowExecutionCompletedEventAttributes: { result: { payloads: JsonPayload[] } } } }>(resultArgs, { codec: false });
+    const [compressed] = raw.closeEvent.workflowExecutionCompletedEventAttributes.result.payloads;
+    expect(Buffer.from(compressed.metadata.encoding, 'base64').toString()).toBe('binary/gzip');
+
+    const decoded = await temporalJson<Result>(resultArgs);
+    expect(decoded.status).toBe('COMPLETED');
+    const [result] = decoded.closeEvent.workflowExecutionCompletedEventAttributes.result;
+    expect(result).toMatchObject({
+      status: 'completed',
+      toolCalls: [{ toolName: 'guarded_action', input: { target: TARGET, count: 2 }, outcome: 'approved', approval: { approver: 'alice' } }],
+      decisions: [{ approvalId: pending.approvalId, approved: true, approver: 'alice' }],
+    });
   });
 });

@@ -12,7 +12,7 @@ import { inject } from 'vitest';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
 import type { Tool } from '../../activities/tools.js';
 import { turnpikeDataConverter } from '../../client/payload-codec.js';
-import { createWorker } from '../../worker/create-worker.js';
+import { createWorker, type CreateWorkerOptions } from '../../worker/create-worker.js';
 import { turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { AgentTurnInput, TurnState } from '../../workflows/types.js';
@@ -42,10 +42,13 @@ export async function startTurnpike({
   tools,
   maxCachedWorkflows,
   mcpServers,
+  notifications,
 }: {
   tools: readonly Tool[];
   maxCachedWorkflows?: number;
   mcpServers?: Record<string, McpServerConfig>;
+  /** Webhook nudges for parked calls (see `createWorker`). */
+  notifications?: CreateWorkerOptions['notifications'];
 }): Promise<TurnpikeHarness> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -75,6 +78,7 @@ export async function startTurnpike({
       worker = await createWorker({
         tools,
         ...(mcpServers ? { mcpServers } : {}),
+        ...(notifications ? { notifications } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,
