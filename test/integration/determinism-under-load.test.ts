@@ -100,7 +100,8 @@ describe('determinism under load', () => {
 
   beforeAll(async () => {
     // A cache smaller than the turns in flight: turns are evicted and replayed while they run.
-    harness = await startTurnpike({ tools: [slowPolicy, quickTool], maxCachedWorkflows: CONCURRENCY - 1 });
+    // Restarts are graceful, as a deploy's are: running model steps and tools finish first.
+    harness = await startTurnpike({ tools: [slowPolicy, quickTool], maxCachedWorkflows: CONCURRENCY - 1, shutdownGraceTime: '10s' });
     turnpike = new TurnpikeClient({ client: harness.client, taskQueue: harness.taskQueue });
   });
   afterAll(async () => {

@@ -41,11 +41,14 @@ export interface TurnpikeHarness {
 export async function startTurnpike({
   tools,
   maxCachedWorkflows,
+  shutdownGraceTime,
   mcpServers,
   notifications,
 }: {
   tools: readonly Tool[];
   maxCachedWorkflows?: number;
+  /** How long `stopWorker` lets running activities finish (a graceful restart); none by default. */
+  shutdownGraceTime?: string;
   mcpServers?: Record<string, McpServerConfig>;
   /** Webhook nudges for parked calls (see `createWorker`). */
   notifications?: CreateWorkerOptions['notifications'];
@@ -83,7 +86,10 @@ export async function startTurnpike({
         connection: nativeConnection,
         namespace,
         workflowBundle: { codePath: inject('workflowBundlePath') },
-        workerOptions: maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {},
+        workerOptions: {
+          ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
+          ...(shutdownGraceTime !== undefined ? { shutdownGraceTime } : {}),
+        },
       });
       running = worker.run();
     },
