@@ -6,8 +6,8 @@
  * worker with an empty cache after commands it precedes on replay (readers read by query, so the
  * only updates are decisions). This generator produces both shapes on purpose, many times over:
  * a slow approval policy at every step while a reader follows the turn's stream, queries arrive,
- * bad decisions arrive as signals and as updates (refused), the worker cache is smaller than the
- * turns in flight so turns are evicted and picked up cold, and the worker is restarted twice. At
+ * bad decisions arrive as signals and as updates (refused), and the worker is restarted every 25
+ * turns, so the turns in flight are picked up by a worker with an empty cache. At
  * the end every history is replayed and every ended turn answers its `turnState` query.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,6 +24,7 @@ import { use } from '../support/test-tools.js';
 
 const TURNS = 200;
 const CONCURRENCY = 8;
+const RESTART_EVERY = 25;
 
 /** A policy slow enough that queries, polls, signals and updates arrive while it runs. */
 const slowPolicy = defineTool({
@@ -80,7 +81,7 @@ function makeNoise(turnpike: TurnpikeClient, handle: WorkflowHandle, done: Abort
     loop(async () => {
       await handle.query(turnStateQuery);
       noise.queries++;
-    }, 100),
+    }, 200),
     loop(async () => {
       await handle.signal(approveToolCallSignal, bad);
       noise.signals++;
@@ -99,19 +100,20 @@ describe('determinism under load', () => {
   let turnpike: TurnpikeClient;
 
   beforeAll(async () => {
-    // A cache smaller than the turns in flight: turns are evicted and replayed while they run.
-    // Restarts are graceful, as a deploy's are: running model steps and tools finish first.
-    harness = await startTurnpike({ tools: [slowPolicy, quickTool], maxCachedWorkflows: CONCURRENCY - 1, shutdownGraceTime: '10s' });
+    // Restarts are graceful, as a deploy's are: running model steps and tools finish first. Every
+    // restart hands the turns in flight to a worker with an empty cache. (A cache smaller than the
+    // turns in flight would do it too, but then every query replays a whole history.)
+    harness = await startTurnpike({ tools: [slowPolicy, quickTool], shutdownGraceTime: '10s' });
     turnpike = new TurnpikeClient({ client: harness.client, taskQueue: harness.taskQueue });
   });
   afterAll(async () => {
     await harness?.stop();
   });
 
-  it(`${TURNS} turns with a slow policy at every step, readers, queries, bad signals and updates and two worker restarts: every turn completes, no workflow task fails, every history replays`, { timeout: 900_000 }, async () => {
+  it(`${TURNS} turns with a slow policy at every step, readers, queries, bad signals and updates and a worker restart every ${RESTART_EVERY} turns: every turn completes, no workflow task fails, every history replays`, { timeout: 900_000 }, async () => {
     const totals: Noise = { queries: 0, signals: 0, refusedUpdates: 0, readerEvents: 0 };
     const handles: WorkflowHandle[] = [];
-    const restarts: number[] = [Math.floor(TURNS / 3), Math.floor((2 * TURNS) / 3)];
+    const restarts = Array.from({ length: TURNS / RESTART_EVERY - 1 }, (_, index) => (index + 1) * RESTART_EVERY);
     let started = 0;
 
     const runTurn = async (index: number) => {
