@@ -43,7 +43,7 @@ describe('rejection types', () => {
   it('answers "no such thing" with 404, a malformed message with 400, and any other refusal of a turn with 409', () => {
     const byStatus = (status: number) => Object.entries(REJECTION_TYPES).filter(([, info]) => (info.raisedBy as readonly string[]).includes('turn') && info.httpStatus === status).map(([type]) => type);
     expect(byStatus(404)).toEqual(['UnknownApprovalId', 'UnknownToolCallId']);
-    expect(byStatus(400)).toEqual(['InvalidRequest']);
+    expect(byStatus(400)).toEqual(['InvalidRequest', 'UndecodablePayload']);
     expect(Object.values(REJECTION_TYPES).every((info) => [400, 401, 403, 404, 409, 500].includes(info.httpStatus))).toBe(true);
   });
 
