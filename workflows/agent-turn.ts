@@ -34,6 +34,7 @@ import {
 import { EventStream } from './event-stream.js';
 import { Elicitations, type ElicitationAnswer } from './elicitations.js';
 import { inputHash } from './input-hash.js';
+import { setQueryHandler, setSignalHandler, setUpdateHandler } from './message-handlers.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
 import { binaryPartsProblem } from './binary-parts.js';
 import { modelSettingsProblem } from './model-settings.js';
@@ -250,15 +251,15 @@ class Turn {
   installHandlers(): void {
     if (wf.patched(STREAMING_PATCH)) this.stream = new EventStream<TurnEvent>(turnEventsQuery);
     wf.setHandler(turnStateQuery, () => this.state());
-    wf.setHandler(callContextQuery, (request) => this.callContext(request));
+    setQueryHandler(callContextQuery, (request) => this.callContext(request));
     wf.setHandler(transcriptQuery, (request) => this.transcript.page(request));
     wf.setHandler(modelToolsQuery, () => this.modelTools);
-    wf.setHandler(approveToolCallUpdate, (request) => this.ledger.applyDecision(acceptedDecision(this.ledger, request), now()), {
+    setUpdateHandler(approveToolCallUpdate, (request) => this.ledger.applyDecision(acceptedDecision(this.ledger, request), now()), {
       validator: (request) => {
         checkDecision(this.ledger, request, this.schemas);
       },
     });
-    wf.setHandler(
+    setUpdateHandler(
       submitToolResultUpdate,
       (request) => this.answerElicitation(request, false) ?? this.ledger.applyResult(acceptedResult(this.ledger, request), now()),
       {
@@ -269,22 +270,23 @@ class Turn {
         },
       },
     );
-    wf.setHandler(parkElicitationUpdate, (request) => this.elicitations.park(request, this.runningCall(request.toolCallId)!), {
+    setUpdateHandler(parkElicitationUpdate, (request) => this.elicitations.park(request, this.runningCall(request.toolCallId)!), {
       validator: (request) => this.elicitations.checkPark(request, (toolCallId) => this.runningCall(toolCallId)),
     });
     wf.setHandler(elicitationAnswerQuery, (elicitationId) => this.elicitations.state(elicitationId));
-    wf.setHandler(awaitElicitationAnswerUpdate, (elicitationId) => this.elicitations.awaitAnswer(elicitationId), {
+    setUpdateHandler(awaitElicitationAnswerUpdate, (elicitationId) => this.elicitations.awaitAnswer(elicitationId), {
       validator: (elicitationId) => this.elicitations.checkAwait(elicitationId),
     });
     // Signals carry the same messages for the Temporal CLI. A bad one must never fail the
-    // workflow task: it is logged and dropped.
-    wf.setHandler(approveToolCallSignal, (request) => this.acceptSignal('approveToolCall', () => {
+    // workflow task: it is logged and dropped (one that does not decode or is over a size
+    // limit by setSignalHandler, see message-handlers.ts; one the checks refuse by acceptSignal).
+    setSignalHandler(approveToolCallSignal, (request) => this.acceptSignal('approveToolCall', () => {
       this.ledger.applyDecision(checkDecision(this.ledger, request, this.schemas), now());
     }));
-    wf.setHandler(submitToolResultSignal, (request) => this.acceptSignal('submitToolResult', () => {
+    setSignalHandler(submitToolResultSignal, (request) => this.acceptSignal('submitToolResult', () => {
       if (!this.answerElicitation(request, true)) this.ledger.applyResult(checkResult(this.ledger, request, this.schemas), now());
     }));
-    wf.setHandler(supersedeTurnSignal, (request) => this.acceptSignal('supersedeTurn', () => this.supersede(request)));
+    setSignalHandler(supersedeTurnSignal, (request) => this.acceptSignal('supersedeTurn', () => this.supersede(request)));
   }
 
   async run(): Promise<AgentTurnResult> {
