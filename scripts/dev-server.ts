@@ -19,12 +19,31 @@ export interface DevServerOptions {
   /** SQLite file that keeps workflows across restarts; in memory when absent. */
   dbFile?: string;
   namespace?: string;
-  /** Extra `--dynamic-config-value KEY=VALUE` settings, e.g. to lower history limits in a test. */
+  /** Extra `--dynamic-config-value KEY=VALUE` settings, e.g. to lower history limits in a test (on top of {@link TURNPIKE_DYNAMIC_CONFIG}). */
   dynamicConfig?: Record<string, string | number | boolean>;
   /** Where the server's own log goes; ignored when absent. */
   logFile?: string;
   log?: (line: string) => void;
 }
+
+/**
+ * Dynamic config of every dev server turnpike starts (a cluster's is in
+ * deploy/dynamicconfig/turnpike.yaml, with the same value and why).
+ *
+ * `history.maxInFlightUpdatePayloads`: 2 MiB instead of the server's 20 MiB. A worker answers
+ * every update of a workflow task in that task's completion, and the SDK (sdk-core's update
+ * Rejection and Acceptance messages) sends each update's request back with its answer, payload
+ * and all. The server delivers every update in flight to the next workflow task, so with 20 MiB
+ * ten concurrent updates of 1.9 MB make a completion of 19 MB, which the server refuses
+ * (`GRPC Message too large`, gRPC's 4 MiB limit) and the turn's workflow task fails until they
+ * stop. With 2 MiB in flight per workflow the echo stays under 2 MiB, next to at most a ~1 MiB
+ * transcript page answering a query; a sender beyond it gets `ResourceExhausted` and retries.
+ * A lower limit, not a higher one: every update turnpike takes is far smaller (a decision with
+ * an edited input is at most ~320 KiB, see workflows/field-limits.ts).
+ */
+export const TURNPIKE_DYNAMIC_CONFIG: Record<string, number> = {
+  'history.maxInFlightUpdatePayloads': 2 * 1024 * 1024,
+};
 
 export interface DevServer {
   address: string;
@@ -87,7 +106,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.dbFile);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTE_TYPES)) args.push('--search-attribute', `${name}=${type}`);
-  for (const [key, value] of Object.entries(options.dynamicConfig ?? {})) {
+  for (const [key, value] of Object.entries({ ...TURNPIKE_DYNAMIC_CONFIG, ...options.dynamicConfig })) {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
