@@ -34,6 +34,7 @@ import { readConversationEvents, type ConversationStreamEvent } from './conversa
 import { readEventStream } from './event-subscription.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
+import { messageProblem } from '../workflows/field-limits.js';
 import { isRejectionType } from '../workflows/rejection-types.js';
 import { agentConversationIdKey, agentTurnStatusKey } from '../workflows/search-attributes.js';
 import type {
@@ -113,6 +114,16 @@ async function rejections<T>(promise: Promise<T>): Promise<T> {
     }
     throw error;
   }
+}
+
+/**
+ * Refuses a message over the turn's size limits before it is sent, as the turn would: the turn
+ * refuses it too, but the SDK sends every update's request back with its answer, and a burst of
+ * large ones can fail the turn's workflow task while they are in flight.
+ */
+function refuseOversized(name: 'approveToolCall' | 'submitToolResult', message: unknown): void {
+  const problem = messageProblem(name, message);
+  if (problem) throw new TurnpikeRejectedError(problem, 'PayloadTooLarge');
 }
 
 export class TurnpikeClient {
@@ -195,11 +206,13 @@ export class TurnpikeClient {
 
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
+    refuseOversized('approveToolCall', decision);
     return rejections(this.turn(turnId).executeUpdate(approveToolCallUpdate, { args: [decision] }));
   }
 
   /** Submits a client tool's result. */
   async submitToolResult(turnId: string, result: SubmitToolResultInput): Promise<SubmitToolResultResult> {
+    refuseOversized('submitToolResult', result);
     return rejections(this.turn(turnId).executeUpdate(submitToolResultUpdate, { args: [result] }));
   }
 

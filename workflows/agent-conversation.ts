@@ -18,6 +18,7 @@ import {
 } from './definitions.js';
 import { agentTurn } from './agent-turn.js';
 import { EventStream } from './event-stream.js';
+import { setSignalHandler, setUpdateHandler } from './message-handlers.js';
 import type { ConversationEvent } from './turn-events.js';
 import { binaryPartsProblem } from './binary-parts.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
@@ -71,7 +72,7 @@ class Conversation {
 
   installHandlers(): void {
     this.stream = new EventStream<ConversationEvent>(conversationEventsQuery, this.state.stream);
-    wf.setHandler(sendMessageUpdate, async (request) => this.sendMessage(request), {
+    setUpdateHandler(sendMessageUpdate, async (request) => this.sendMessage(request), {
       validator: (request) => {
         const shape = sendMessageInputSchema().safeParse(request);
         if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
@@ -79,7 +80,7 @@ class Conversation {
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
-    wf.setHandler(turnFinishedSignal, (finished) => {
+    setSignalHandler(turnFinishedSignal, (finished) => {
       const shape = turnFinishedInputSchema().safeParse(finished);
       if (!shape.success) {
         wf.log.warn('Ignored an invalid turnFinished signal', { error: describeShapeError(shape.error) });

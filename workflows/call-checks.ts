@@ -3,16 +3,14 @@
  * the turn's ledger and the raw message, returning the checked request or throwing the typed
  * rejection the caller sees. The update validators and the signal handlers run them; the update
  * handlers do not (see `acceptedDecision`).
+ *
+ * Field sizes first (`field-limits.ts`), then the shape, then the ledger. A rejection never
+ * quotes the message: it names a field (and its size), or the turn's own ids and tools.
  */
 import { z } from 'zod';
 import type { CallLedger, CheckedDecision, CheckedResult, SettledReason } from './call-ledger.js';
-import {
-  MAX_PAYLOAD_BYTES,
-  approveToolCallInputSchema,
-  describeShapeError,
-  jsonSize,
-  submitToolResultInputSchema,
-} from './message-schemas.js';
+import { messageProblem } from './field-limits.js';
+import { approveToolCallInputSchema, describeShapeError, submitToolResultInputSchema } from './message-schemas.js';
 import type { RejectionType } from './rejection-types.js';
 import { rejection } from './rejection.js';
 import type { JsonSchema } from './types.js';
@@ -57,29 +55,32 @@ export function mayDecide(
 
 /** Checks an `approveToolCall` message against the ledger; returns the decision to apply. */
 export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedDecision {
+  const tooLarge = messageProblem('approveToolCall', raw);
+  if (tooLarge) reject('PayloadTooLarge', tooLarge);
   const shape = approveToolCallInputSchema().safeParse(raw);
   if (!shape.success) reject('InvalidRequest', `Invalid approveToolCall: ${describeShapeError(shape.error)}`);
   const request = shape.data;
   const entry = ledger.byApprovalId(request.approvalId);
+  // From here on the approval id is one the turn issued (found in its ledger), so quoting it quotes the turn.
   const parked = entry?.parked;
   if (!entry || !parked) {
     const settled = entry?.settledReason && APPROVAL_SETTLED[entry.settledReason];
     if (settled) reject(settled[0], settled[1](request.approvalId));
-    reject('UnknownApprovalId', `Unknown approvalId ${request.approvalId}`);
+    reject('UnknownApprovalId', `Unknown approvalId (${request.approvalId.length} characters): this turn has no approval with this id`);
   }
   if (entry.resolution?.kind === 'superseded') reject('ApprovalSuperseded', `Approval ${request.approvalId} was superseded by a newer user message`);
   if (entry.resolution) reject('ApprovalAlreadyDecided', `Approval ${request.approvalId} was already decided`);
   if (!mayDecide(parked.spec, request)) {
     const { approvers = [], approverGroups = [] } = parked.spec;
     const allowed = [...approvers, ...approverGroups.map((group) => `group ${group}`)].join(', ');
-    reject('ApproverNotAllowed', `Approver ${request.approver ? `"${request.approver}"` : '(none given)'} may not decide "${parked.view.toolName}"; allowed: ${allowed}`);
+    const who = request.approver !== undefined ? `The approver (${request.approver.length} characters)` : 'A decision without an approver';
+    reject('ApproverNotAllowed', `${who} may not decide "${parked.view.toolName}"; allowed: ${allowed}`);
   }
   if (request.inputHash !== undefined && request.inputHash !== parked.view.inputHash) {
     reject('InputHashMismatch', `inputHash does not match the input awaiting approval ${request.approvalId}; reload and decide again`);
   }
   if (request.input !== undefined) {
     if (!request.approved) reject('InvalidRequest', 'An edited input only makes sense with approved: true');
-    if (jsonSize(request.input) > MAX_PAYLOAD_BYTES) reject('PayloadTooLarge', `Edited input is larger than ${MAX_PAYLOAD_BYTES} bytes`);
     const checked = schemas.schemaFor(`input:${parked.spec.name}`, parked.spec.inputSchema).safeParse(request.input);
     if (!checked.success) {
       reject('InvalidEditedInput', `Edited input for "${parked.view.toolName}" fails its schema: ${describeShapeError(checked.error)}`);
@@ -90,10 +91,13 @@ export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaC
 
 /** Checks a `submitToolResult` message against the ledger; returns the result to apply. */
 export function checkResult(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedResult {
+  const tooLarge = messageProblem('submitToolResult', raw);
+  if (tooLarge) reject('PayloadTooLarge', tooLarge);
   const shape = submitToolResultInputSchema().safeParse(raw);
   if (!shape.success) reject('InvalidRequest', `Invalid submitToolResult: ${describeShapeError(shape.error)}`);
   const request = shape.data;
   const entry = ledger.get(request.toolCallId);
+  // A tool call id found in the ledger is the turn's own (one its model made), so quoting it quotes the turn.
   if (entry && entry.kind !== 'client') {
     reject('NotAClientTool', `Tool call ${request.toolCallId} is not a client tool call; it cannot take a submitted result`);
   }
@@ -101,9 +105,8 @@ export function checkResult(ledger: CallLedger, raw: unknown, schemas: SchemaCac
   if (!entry || !parked || entry.resolution) {
     const settled = entry?.settledReason ?? (entry?.resolution ? (entry.resolution.kind === 'superseded' ? 'superseded' : 'submitted') : undefined);
     if (settled) reject('ToolCallAlreadySettled', `Tool call ${request.toolCallId} is already settled (${settled})`);
-    reject('UnknownToolCallId', `Unknown toolCallId ${request.toolCallId}`);
+    reject('UnknownToolCallId', `Unknown toolCallId (${request.toolCallId.length} characters): this turn has no tool call with this id`);
   }
-  if (jsonSize(request.output) > MAX_PAYLOAD_BYTES) reject('PayloadTooLarge', `Output is larger than ${MAX_PAYLOAD_BYTES} bytes`);
   const { outputSchema } = parked.spec;
   if (outputSchema && request.isError !== true) {
     const checked = schemas.schemaFor(`output:${parked.spec.name}`, outputSchema).safeParse(request.output);

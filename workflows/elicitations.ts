@@ -19,7 +19,8 @@ import { msToNumber } from '@temporalio/common';
 import type { z } from 'zod';
 import { SchemaCache } from './call-checks.js';
 import { inputHash } from './input-hash.js';
-import { describeShapeError, jsonSize, MAX_PAYLOAD_BYTES } from './message-schemas.js';
+import { fieldProblem, MAX_DEPTH, MAX_PAYLOAD_BYTES } from './field-limits.js';
+import { describeShapeError } from './message-schemas.js';
 import { rejection } from './rejection.js';
 import type { JsonSchema, PendingToolCall } from './types.js';
 
@@ -81,11 +82,12 @@ export class Elicitations {
     if (!request || typeof request.toolCallId !== 'string' || typeof request.message !== 'string' || typeof request.requestedSchema !== 'object' || !Number.isInteger(request.attempt)) {
       throw rejection('InvalidRequest', 'parkElicitation needs { toolCallId, attempt, message, requestedSchema }');
     }
-    if (!running(request.toolCallId)) throw rejection('UnknownToolCallId', `No running tool call ${request.toolCallId}`);
+    if (!running(request.toolCallId)) throw rejection('UnknownToolCallId', `No running tool call has this id (${request.toolCallId.length} characters)`);
     try {
       this.schemas.schemaFor(`elicitation:${JSON.stringify(request.requestedSchema)}`, withoutFormats(request.requestedSchema));
-    } catch (error) {
-      throw rejection('InvalidRequest', `The requested schema cannot be used: ${error instanceof Error ? error.message : String(error)}`);
+    } catch {
+      // zod's message may quote the schema: the refusal does not.
+      throw rejection('InvalidRequest', 'The requested schema cannot be used: zod cannot build a schema from it');
     }
   }
 
@@ -140,7 +142,8 @@ export class Elicitations {
 
   /** Validates an answer (the `submitToolResult` validator); throws a rejection that says what is wrong. */
   checkAnswer(elicitation: Elicitation, output: unknown): ElicitationAnswer {
-    if (jsonSize(output) > MAX_PAYLOAD_BYTES) throw rejection('PayloadTooLarge', `The answer is larger than ${MAX_PAYLOAD_BYTES} bytes`);
+    const tooLarge = fieldProblem('The answer', output, { kind: 'json', bytes: MAX_PAYLOAD_BYTES, depth: MAX_DEPTH });
+    if (tooLarge) throw rejection('PayloadTooLarge', tooLarge);
     const answer = output as { action?: unknown; content?: unknown } | null;
     const action = answer && typeof answer === 'object' ? answer.action : undefined;
     if (action === 'decline' || action === 'cancel') return { action };

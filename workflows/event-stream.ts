@@ -6,6 +6,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import { WorkflowStream, decodePayloadWire, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import { guardStream } from './stream-guard.js';
 import { TURN_EVENTS_TOPIC, type StreamEventsPage, type StreamEventsRequest } from './turn-events.js';
 
 const MAX_PAGE = 1_000;
@@ -17,6 +18,8 @@ export class EventStream<E> {
 
   constructor(query: wf.QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>, prior?: WorkflowStreamState) {
     this.stream = new WorkflowStream(prior);
+    // Its publish signal and poll update take only what they can handle (stream-guard.ts).
+    guardStream(this.stream);
     wf.setHandler(query, (request?: StreamEventsRequest) => this.page(request));
   }
 

@@ -1,20 +1,12 @@
 /**
  * Shapes of the messages a running turn accepts. Updates and signals can come from anything
  * (a dashboard, `temporal workflow signal --input '...'`), so every field is checked before
- * the turn looks at it.
+ * the turn looks at it; field sizes first (`field-limits.ts`), then these shapes.
  */
 import { z } from 'zod';
+import { MAX_ID, MAX_PAYLOAD_BYTES, MAX_TEXT } from './field-limits.js';
 
-/** Large enough for any real decision; small enough that a hostile payload cannot bloat history. */
-export const MAX_TEXT = 4_000;
-
-/** The largest edited input or client-tool output a turn accepts, as JSON. */
-export const MAX_PAYLOAD_BYTES = 256 * 1024;
-
-/** JSON size in UTF-16 code units: close enough to bytes for a bound, and cheap in a validator. */
-export function jsonSize(value: unknown): number {
-  return JSON.stringify(value)?.length ?? 0;
-}
+export { MAX_PAYLOAD_BYTES, MAX_TEXT };
 
 /**
  * A schema built on first use, not when the module loads. With `reuseV8Context` every cached turn
@@ -29,33 +21,49 @@ function lazy<T>(build: () => T): () => T {
 
 export const approveToolCallInputSchema = lazy(() =>
   z.object({
-    approvalId: z.string().min(1).max(200),
+    approvalId: z.string().min(1).max(MAX_ID),
     approved: z.boolean(),
     reason: z.string().max(MAX_TEXT).optional(),
-    approver: z.string().min(1).max(200).optional(),
-    approverGroups: z.array(z.string().min(1).max(200)).max(200).optional(),
+    approver: z.string().min(1).max(MAX_ID).optional(),
+    approverGroups: z.array(z.string().min(1).max(MAX_ID)).max(200).optional(),
     input: z.unknown().optional(),
-    inputHash: z.string().max(200).optional(),
+    inputHash: z.string().max(MAX_ID).optional(),
   }),
 );
 
 export const submitToolResultInputSchema = lazy(() =>
   z.object({
-    toolCallId: z.string().min(1).max(200),
+    toolCallId: z.string().min(1).max(MAX_ID),
     output: z.unknown(),
     isError: z.boolean().optional(),
   }),
 );
 
-/** One line, for an error message: `approved: expected boolean, received string`. */
+/** The longest a shape error's description gets: a refusal says what is wrong, not what was sent. */
+const MAX_SHAPE_ERROR = 1_000;
+
+/**
+ * One line, for an error message: `approved: Invalid input: expected boolean, received string`.
+ * Never quotes the message: a path shows only keys that read as field names (at most 64
+ * characters, letters, digits, `_` and `-`) and array indexes, anything else as `…`; an
+ * unrecognized key is counted, not named; zod's other messages name types and the schema's own
+ * values only. Capped at 1,000 characters.
+ */
 export function describeShapeError(error: z.ZodError): string {
-  return error.issues.map((issue) => `${issue.path.join('.') || '(message)'}: ${issue.message}`).join('; ');
+  const text = error.issues
+    .map((issue) => {
+      const path = issue.path.map((segment) => (typeof segment === 'number' || (typeof segment === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(segment)) ? String(segment) : '…'));
+      const message = issue.code === 'unrecognized_keys' ? `${issue.keys.length} unrecognized key${issue.keys.length === 1 ? '' : 's'}` : issue.message;
+      return `${path.join('.') || '(message)'}: ${message}`;
+    })
+    .join('; ');
+  return text.length > MAX_SHAPE_ERROR ? `${text.slice(0, MAX_SHAPE_ERROR)}…` : text;
 }
 
 export const supersedeTurnInputSchema = lazy(() =>
   z.object({
     reason: z.string().min(1).max(MAX_TEXT),
-    messageId: z.string().max(200).optional(),
+    messageId: z.string().max(MAX_ID).optional(),
   }),
 );
 

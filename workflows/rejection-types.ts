@@ -21,8 +21,9 @@ export interface RejectionTypeInfo {
 /** Every rejection type, in the order the README lists them. */
 export const REJECTION_TYPES = {
   // ---- a turn's approveToolCall / submitToolResult (and a conversation's sendMessage) ----
-  InvalidRequest: { raisedBy: ['turn', 'conversation', 'api'], httpStatus: 400, description: 'The message is malformed (a field is missing, has the wrong type or is too long), or edits the input of a denial.' },
-  PayloadTooLarge: { raisedBy: ['turn'], httpStatus: 409, description: 'An edited input or a client tool output is larger than 256 KiB as JSON.' },
+  InvalidRequest: { raisedBy: ['turn', 'conversation', 'api'], httpStatus: 400, description: "The message is malformed (a field is missing or has the wrong type; a conversation's `sendMessage` also when a field is too long), or edits the input of a denial." },
+  UndecodablePayload: { raisedBy: ['turn', 'conversation'], httpStatus: 400, description: 'The message could not be decoded (not valid JSON, an encoding the worker does not read, `binary/gzip` data that is not gzip, or no argument at all); nothing in it was read.' },
+  PayloadTooLarge: { raisedBy: ['turn'], httpStatus: 409, description: 'A field is over its size limit (see "Message limits"): text over its length, an edited input or client tool output over 256 KiB as JSON or nested over 64 levels, or the whole message over 320 KiB. The refusal names the field and its size.' },
   UnknownApprovalId: { raisedBy: ['turn'], httpStatus: 404, description: 'The turn has no approval with this id.' },
   ApprovalAlreadyDecided: { raisedBy: ['turn'], httpStatus: 409, description: 'The approval was already approved or denied.' },
   ApprovalExpired: { raisedBy: ['turn'], httpStatus: 409, description: 'The approval expired (`approvalTimeout`) before this decision arrived.' },

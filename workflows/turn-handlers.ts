@@ -1,8 +1,10 @@
 /**
  * What a running turn answers: its queries (state, a call's context, its transcript and tools),
  * the updates that decide or answer its parked calls and its tools' questions, and the signals
- * that carry the same messages for the Temporal CLI. Validators refuse bad updates before they
- * enter history; handlers trust what their validator checked (validators do not run on replay).
+ * that carry the same messages for the Temporal CLI. Messages arrive raw and are decoded by
+ * turnpike (message-handlers.ts), so one that does not decode or is too large is refused or
+ * dropped, never a failed workflow task. Validators refuse bad updates before they enter history;
+ * handlers trust what their validator checked (validators do not run on replay).
  */
 import * as wf from '@temporalio/workflow';
 import { acceptedDecision, acceptedResult, checkDecision, checkResult } from './call-checks.js';
@@ -21,6 +23,7 @@ import {
   turnStateQuery,
 } from './definitions.js';
 import type { ElicitationAnswer } from './elicitations.js';
+import { setQueryHandler, setSignalHandler, setUpdateHandler } from './message-handlers.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
 import { now, textOf, type TurnContext } from './turn-context.js';
@@ -29,41 +32,42 @@ import type { CallContext, CallContextRequest, ToolCallPart, TurnState } from '.
 export function installTurnHandlers(turn: TurnContext): void {
   const { ledger, elicitations, schemas } = turn;
   wf.setHandler(turnStateQuery, () => turnState(turn));
-  wf.setHandler(callContextQuery, (request) => callContext(turn, request));
+  setQueryHandler(callContextQuery, (request) => callContext(turn, request));
   wf.setHandler(transcriptQuery, (request) => turn.transcript.page(request));
   wf.setHandler(modelToolsQuery, () => turn.modelTools);
-  wf.setHandler(approveToolCallUpdate, (request) => ledger.applyDecision(acceptedDecision(ledger, request), now()), {
+  setUpdateHandler(approveToolCallUpdate, (request) => ledger.applyDecision(acceptedDecision(ledger, request), now()), {
     validator: (request) => {
       checkDecision(ledger, request, schemas);
     },
   });
-  wf.setHandler(submitToolResultUpdate, (request) => answerElicitation(turn, request, false) ?? ledger.applyResult(acceptedResult(ledger, request), now()), {
+  setUpdateHandler(submitToolResultUpdate, (request) => answerElicitation(turn, request, false) ?? ledger.applyResult(acceptedResult(ledger, request), now()), {
     validator: (request) => {
       const open = typeof request?.toolCallId === 'string' ? elicitations.openFor(request.toolCallId) : undefined;
       if (open) elicitations.checkAnswer(open, request.output);
       else checkResult(ledger, request, schemas);
     },
   });
-  wf.setHandler(parkElicitationUpdate, (request) => elicitations.park(request, turn.runningCall(request.toolCallId)!), {
+  setUpdateHandler(parkElicitationUpdate, (request) => elicitations.park(request, turn.runningCall(request.toolCallId)!), {
     validator: (request) => elicitations.checkPark(request, (toolCallId) => turn.runningCall(toolCallId)),
   });
   wf.setHandler(elicitationAnswerQuery, (elicitationId) => elicitations.state(elicitationId));
-  wf.setHandler(awaitElicitationAnswerUpdate, (elicitationId) => elicitations.awaitAnswer(elicitationId), {
+  setUpdateHandler(awaitElicitationAnswerUpdate, (elicitationId) => elicitations.awaitAnswer(elicitationId), {
     validator: (elicitationId) => elicitations.checkAwait(elicitationId),
   });
   // Signals carry the same messages for the Temporal CLI. A bad one must never fail the
-  // workflow task: it is logged and dropped.
-  wf.setHandler(approveToolCallSignal, (request) =>
+  // workflow task: it is logged and dropped (one that does not decode or is over a size
+  // limit by setSignalHandler, see message-handlers.ts; one the checks refuse by acceptSignal).
+  setSignalHandler(approveToolCallSignal, (request) =>
     acceptSignal('approveToolCall', () => {
       ledger.applyDecision(checkDecision(ledger, request, schemas), now());
     }),
   );
-  wf.setHandler(submitToolResultSignal, (request) =>
+  setSignalHandler(submitToolResultSignal, (request) =>
     acceptSignal('submitToolResult', () => {
       if (!answerElicitation(turn, request, true)) ledger.applyResult(checkResult(ledger, request, schemas), now());
     }),
   );
-  wf.setHandler(supersedeTurnSignal, (request) => acceptSignal('supersedeTurn', () => supersede(turn, request)));
+  setSignalHandler(supersedeTurnSignal, (request) => acceptSignal('supersedeTurn', () => supersede(turn, request)));
 }
 
 /** `turnState`: status, step, what waits for people, and the decisions so far. */

@@ -258,10 +258,10 @@ describe('messages to a parked turn that are rejected change nothing', () => {
   });
 
   it.each([
-    ['an unknown approvalId', () => ({ approvalId: 'apr_nope', approved: true, approver: 'alice' }), 'UnknownApprovalId', /Unknown approvalId apr_nope/],
+    ['an unknown approvalId', () => ({ approvalId: 'apr_nope', approved: true, approver: 'alice' }), 'UnknownApprovalId', /^Unknown approvalId \(8 characters\): this turn has no approval with this id$/],
     ['a second decision for the same approval', () => ({ approvalId: pending[0].approvalId!, approved: false, approver: 'alice' }), 'ApprovalAlreadyDecided', /already decided/],
-    ['an approver outside the allow-list', () => ({ approvalId: pending[1].approvalId!, approved: true, approver: 'mallory' }), 'ApproverNotAllowed', /"mallory" may not decide "guarded_action"; allowed: alice, bob/],
-    ['a decision without an approver when the tool has an allow-list', () => ({ approvalId: pending[1].approvalId!, approved: true }), 'ApproverNotAllowed', /\(none given\)/],
+    ['an approver outside the allow-list', () => ({ approvalId: pending[1].approvalId!, approved: true, approver: 'mallory' }), 'ApproverNotAllowed', /^The approver \(7 characters\) may not decide "guarded_action"; allowed: alice, bob$/],
+    ['a decision without an approver when the tool has an allow-list', () => ({ approvalId: pending[1].approvalId!, approved: true }), 'ApproverNotAllowed', /^A decision without an approver may not decide/],
     ['an edited input that fails the schema', () => ({ approvalId: pending[1].approvalId!, approved: true, approver: 'bob', input: { target: 'x', count: 0 } }), 'InvalidEditedInput', /fails its schema/],
     ['a decision for an input other than the one shown', () => ({ approvalId: pending[1].approvalId!, approved: true, approver: 'bob', inputHash: 'sha256:0000' }), 'InputHashMismatch', /inputHash does not match/],
     ['a malformed decision', () => ({ approvalId: pending[1].approvalId!, approved: 'yes' }), 'InvalidRequest', /approved: .*boolean/],
@@ -272,7 +272,7 @@ describe('messages to a parked turn that are rejected change nothing', () => {
   });
 
   it.each([
-    ['an unknown toolCallId', () => ({ toolCallId: 'call_nope', output: {} }), 'UnknownToolCallId', /Unknown toolCallId call_nope/],
+    ['an unknown toolCallId', () => ({ toolCallId: 'call_nope', output: {} }), 'UnknownToolCallId', /^Unknown toolCallId \(9 characters\): this turn has no tool call with this id$/],
     ['a result for an already-settled call', () => ({ toolCallId: pending[3].toolCallId, output: { answer: 'again' } }), 'ToolCallAlreadySettled', /already settled/],
     ['a result for a server tool call', () => ({ toolCallId: 'call_1_5', output: { done: 'forged' } }), 'NotAClientTool', /not a client tool call/],
     ['a result for a call awaiting approval', () => ({ toolCallId: pending[1].toolCallId, output: { guarded: 'forged' } }), 'NotAClientTool', /not a client tool call/],

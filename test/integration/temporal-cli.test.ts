@@ -70,7 +70,7 @@ describe('operators with the Temporal CLI', () => {
     await waitForPending(handle);
     const failure = await temporal('workflow', 'update', 'execute', '--workflow-id', handle.workflowId, '--name', 'approveToolCall',
       '--input', JSON.stringify({ approvalId: 'apr_unknown', approved: true })).then(() => '', (error: { stderr: string }) => error.stderr);
-    expect(failure).toMatch(/Unknown approvalId apr_unknown/);
+    expect(failure).toMatch(/Unknown approvalId \(11 characters\): this turn has no approval with this id/);
     expect((await handle.query(turnStateQuery)).pending).toHaveLength(1);
   });
 

@@ -66,14 +66,14 @@ describe('checkDecision', () => {
 
   it.each([
     ['a malformed message', { approvalId: 'apr_1', approved: 'yes' }, 'InvalidRequest', /approved: .*boolean/],
-    ['an unknown approval', { approvalId: 'apr_nope', approved: true, approver: 'alice' }, 'UnknownApprovalId', /Unknown approvalId apr_nope/],
-    ['a tool call id given as an approval id', { approvalId: 'call_1', approved: true, approver: 'alice' }, 'UnknownApprovalId', /Unknown approvalId call_1/],
-    ['an approver outside the allow-list', { approvalId: 'apr_1', approved: true, approver: 'mallory' }, 'ApproverNotAllowed', /"mallory" may not decide "guarded_action"; allowed: alice, bob/],
-    ['no approver for a tool with an allow-list', { approvalId: 'apr_1', approved: true }, 'ApproverNotAllowed', /\(none given\)/],
+    ['an unknown approval', { approvalId: 'apr_nope', approved: true, approver: 'alice' }, 'UnknownApprovalId', /^Unknown approvalId \(8 characters\): this turn has no approval with this id$/],
+    ['a tool call id given as an approval id', { approvalId: 'call_1', approved: true, approver: 'alice' }, 'UnknownApprovalId', /^Unknown approvalId \(6 characters\)/],
+    ['an approver outside the allow-list', { approvalId: 'apr_1', approved: true, approver: 'mallory' }, 'ApproverNotAllowed', /^The approver \(7 characters\) may not decide "guarded_action"; allowed: alice, bob$/],
+    ['no approver for a tool with an allow-list', { approvalId: 'apr_1', approved: true }, 'ApproverNotAllowed', /^A decision without an approver may not decide/],
     ['another input than the one shown', { approvalId: 'apr_1', approved: true, approver: 'bob', inputHash: 'sha256:00' }, 'InputHashMismatch', /does not match/],
     ['an edited input with a denial', { approvalId: 'apr_1', approved: false, approver: 'bob', input: { target: 'x', count: 1 } }, 'InvalidRequest', /only makes sense with approved: true/],
     ['an edited input failing the schema', { approvalId: 'apr_1', approved: true, approver: 'bob', input: { target: 'x', count: 0 } }, 'InvalidEditedInput', /fails its schema/],
-    ['an oversized edited input', { approvalId: 'apr_1', approved: true, approver: 'bob', input: { target: 'x'.repeat(MAX_PAYLOAD_BYTES), count: 1 } }, 'PayloadTooLarge', /larger than/],
+    ['an oversized edited input', { approvalId: 'apr_1', approved: true, approver: 'bob', input: { target: 'x'.repeat(MAX_PAYLOAD_BYTES), count: 1 } }, 'PayloadTooLarge', /^approveToolCall\.input is larger than 262144 bytes as JSON$/],
   ])('rejects %s', (_name, request, type, message) => {
     const { ledger, schemas } = parkedTurn();
     const rejected = rejectionOf(() => checkDecision(ledger, request, schemas));
@@ -119,11 +119,11 @@ describe('checkResult', () => {
 
   it.each([
     ['a malformed message', { output: {} }, 'InvalidRequest', /toolCallId/],
-    ['an unknown call', { toolCallId: 'call_nope', output: {} }, 'UnknownToolCallId', /Unknown toolCallId call_nope/],
+    ['an unknown call', { toolCallId: 'call_nope', output: {} }, 'UnknownToolCallId', /^Unknown toolCallId \(9 characters\): this turn has no tool call with this id$/],
     ['a server call that ran', { toolCallId: 'call_3', output: { done: 'forged' } }, 'NotAClientTool', /not a client tool call/],
     ['a call awaiting approval', { toolCallId: 'call_1', output: {} }, 'NotAClientTool', /not a client tool call/],
     ['output failing the output schema', { toolCallId: 'call_2', output: { colour: 'purple' } }, 'InvalidToolOutput', /fails its output schema/],
-    ['oversized output', { toolCallId: 'call_2', output: { colour: 'x'.repeat(MAX_PAYLOAD_BYTES) } }, 'PayloadTooLarge', /larger than/],
+    ['oversized output', { toolCallId: 'call_2', output: { colour: 'x'.repeat(MAX_PAYLOAD_BYTES) } }, 'PayloadTooLarge', /^submitToolResult\.output is larger than 262144 bytes as JSON$/],
   ])('rejects %s', (_name, request, type, message) => {
     const { ledger, schemas } = parkedTurn();
     const rejected = rejectionOf(() => checkResult(ledger, request, schemas));

@@ -1,5 +1,5 @@
 /**
- * The lists of rejection types and turn statuses are the single source: the README's tables, the
+ * The lists of rejection types and turn statuses are the single source: the guides' tables, the
  * HTTP statuses and the CLI's help all follow them.
  */
 import { readFileSync } from 'node:fs';
@@ -8,16 +8,17 @@ import { runCli } from '../../cli/main.js';
 import { isRejectionType, REJECTION_TYPES } from '../../workflows/rejection-types.js';
 import { isTurnEnded, TURN_STATUSES, type TurnStatus } from '../../workflows/turn-statuses.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+/** The guides that hold the tables: rejection types (tools and approvals), turn statuses (operators). */
+const GUIDES = ['tools-and-approvals.md', 'operators.md'].map((name) => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8')).join('\n');
 
-/** The README's text between `<!-- name:start -->` and `<!-- name:end -->`. */
+/** The guides' text between `<!-- name:start -->` and `<!-- name:end -->`. */
 function readmeSection(name: string): string {
-  const match = README.match(new RegExp(`<!-- ${name}:start -->\\n([\\s\\S]*?)<!-- ${name}:end -->`));
-  if (!match) throw new Error(`README.md has no ${name} section`);
+  const match = GUIDES.match(new RegExp(`<!-- ${name}:start -->\\n([\\s\\S]*?)<!-- ${name}:end -->`));
+  if (!match) throw new Error(`docs/ has no ${name} section`);
   return match[1];
 }
 
-describe('the README', () => {
+describe('the guides', () => {
   it('lists exactly the rejection types of REJECTION_TYPES, with their HTTP statuses and meanings', () => {
     const expected = [
       '| type | raised by | HTTP | meaning |',
@@ -43,7 +44,7 @@ describe('rejection types', () => {
   it('answers "no such thing" with 404, a malformed message with 400, and any other refusal of a turn with 409', () => {
     const byStatus = (status: number) => Object.entries(REJECTION_TYPES).filter(([, info]) => (info.raisedBy as readonly string[]).includes('turn') && info.httpStatus === status).map(([type]) => type);
     expect(byStatus(404)).toEqual(['UnknownApprovalId', 'UnknownToolCallId']);
-    expect(byStatus(400)).toEqual(['InvalidRequest']);
+    expect(byStatus(400)).toEqual(['InvalidRequest', 'UndecodablePayload']);
     expect(Object.values(REJECTION_TYPES).every((info) => [400, 401, 403, 404, 409, 500].includes(info.httpStatus))).toBe(true);
   });
 
