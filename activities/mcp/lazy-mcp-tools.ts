@@ -56,8 +56,9 @@ export class LazyMcpTools {
     return (await this.load()).execute(request);
   }
 
-  /** Closes the connections, if any was opened. */
+  /** Closes the connections, if any was opened (none was if the SDK failed to load: the turns were told). */
   async close(): Promise<void> {
-    if (this.source) await (await this.source).close();
+    const source = await this.source?.catch(() => undefined);
+    await source?.close();
   }
 }
