@@ -17,6 +17,8 @@ export {
   type ApprovalVerdict,
   type ClientTool,
   type ClientToolOptions,
+  type ClientToolOutput,
+  type ClientToolResult,
   type ServerTool,
   type ServerToolOptions,
   type Tool,

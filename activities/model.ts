@@ -1,6 +1,7 @@
 /** One model step, routed to the provider the turn names. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { importOptional } from './optional-packages.js';
 import type { ProviderCallOptions } from './providers/errors.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { StepStream } from './step-stream.js';
@@ -13,12 +14,16 @@ type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Pro
 /**
  * The SDKs are loaded when a provider is first called, not when the worker starts: together they
  * hold ~20 MB of RSS that a worker which never calls them (or calls only one) should not carry.
+ * They are optional peer dependencies, so an application installs only the ones it calls; a turn
+ * that names a provider whose SDK is missing fails at its first step, naming the package.
  */
 const providers: Record<ModelProvider, ProviderCall> = {
   scripted: async (input, options) => scriptedModelStep(input, options.onDelta),
-  openai: async (input, options) => (await import('./providers/openai.js')).callOpenAI(input, options),
-  'openai-responses': async (input, options) => (await import('./providers/openai-responses.js')).callOpenAIResponses(input, options),
-  anthropic: async (input, options) => (await import('./providers/anthropic.js')).callAnthropic(input, options),
+  openai: async (input, options) => (await importOptional('The model provider "openai"', ['openai'], () => import('./providers/openai.js'))).callOpenAI(input, options),
+  'openai-responses': async (input, options) =>
+    (await importOptional('The model provider "openai-responses"', ['openai'], () => import('./providers/openai-responses.js'))).callOpenAIResponses(input, options),
+  anthropic: async (input, options) =>
+    (await importOptional('The model provider "anthropic"', ['@anthropic-ai/sdk'], () => import('./providers/anthropic.js'))).callAnthropic(input, options),
 };
 
 /**

@@ -63,6 +63,21 @@ export interface ClientTool<InputSchema extends z.ZodType = z.ZodType, OutputSch
 
 export type Tool = ServerTool | ClientTool;
 
+/**
+ * What a client tool's result is: the value its output schema describes (as the turn checks it,
+ * the schema's output side), or `unknown` for a tool without one.
+ */
+export type ClientToolOutput<Tool extends ClientTool> = Tool extends ClientTool<z.ZodType, infer OutputSchema> ? z.output<OutputSchema> : never;
+
+/**
+ * A client tool's result as `TurnpikeClient.submitToolResult` takes it, typed from the tool's
+ * output schema: `output` is what the schema describes, unless `isError` says the tool failed
+ * (then it is any detail of the failure, which the turn does not check against the schema).
+ */
+export type ClientToolResult<Tool extends ClientTool = ClientTool> =
+  | { toolCallId: string; output: ClientToolOutput<Tool>; isError?: false }
+  | { toolCallId: string; output: unknown; isError: true };
+
 /** Thrown when a tool is defined inconsistently, at definition time, never mid-turn. */
 export class ToolDefinitionError extends Error {
   override name = 'ToolDefinitionError';

@@ -4,6 +4,7 @@
  * `@temporalio/client` `Client`, use the message definitions and `turnpikeDataConverter` here.
  */
 export { TurnpikeClient, type ParkedCall, type TurnpikeClientOptions } from './turnpike-client.js';
+export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';
 export { parseConversationCursor, type ConversationStreamEvent } from './conversation-events.js';

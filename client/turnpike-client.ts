@@ -51,10 +51,10 @@ import type {
   PendingToolCall,
   SendMessageInput,
   SendMessageResult,
-  SubmitToolResultInput,
   SubmitToolResultResult,
   TurnState,
 } from '../workflows/types.js';
+import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
@@ -210,8 +210,21 @@ export class TurnpikeClient {
     return rejections(this.turn(turnId).executeUpdate(approveToolCallUpdate, { args: [decision] }));
   }
 
-  /** Submits a client tool's result. */
-  async submitToolResult(turnId: string, result: SubmitToolResultInput): Promise<SubmitToolResultResult> {
+  /**
+   * Submits a client tool's result. Given the tool's definition (`defineClientTool`), `output` is
+   * typed from its output schema, as `execute`'s input is from the input schema; the turn checks it
+   * against the schema either way. Without one (only the tool's name at hand), `output` is `unknown`:
+   *
+   *   await turnpike.submitToolResult(turnId, { toolCallId, output: { answer: 'yes' } }, askUser);
+   *   await turnpike.submitToolResult(turnId, { toolCallId, output });
+   *
+   * `_tool` is read for its type only: nothing about it is sent or checked here.
+   */
+  async submitToolResult<Tool extends ClientTool = ClientTool>(
+    turnId: string,
+    result: ClientToolResult<Tool>,
+    _tool?: Tool,
+  ): Promise<SubmitToolResultResult> {
     refuseOversized('submitToolResult', result);
     return rejections(this.turn(turnId).executeUpdate(submitToolResultUpdate, { args: [result] }));
   }

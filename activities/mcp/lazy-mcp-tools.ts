@@ -3,6 +3,8 @@
  * its Ajv add about 28 MB of RSS (9 MB of heap) to a process, so a worker that declares no MCP
  * server never loads them, and one that does loads them with its first turn, not at import.
  *
+ * The SDK is an optional peer dependency of turnpike: without it, the first turn fails naming it.
+ *
  * What must be answered synchronously (whether a tool name belongs to a server, the check of the
  * worker's own tool names) needs only the declared server names; the rest waits for the SDK.
  */
@@ -11,6 +13,10 @@ import type { ToolRegistry } from '../tool-registry.js';
 import { checkMcpServers, type McpServerConfig } from './mcp-servers.js';
 import { mcpServerOf } from './mcp-tool-names.js';
 import type { McpToolSource } from './mcp-tool-source.js';
+import { importOptional } from '../optional-packages.js';
+
+/** The SDK is an optional peer dependency: a worker that declares MCP servers needs it installed. */
+const loadMcpModule = () => importOptional('A worker with mcpServers', ['@modelcontextprotocol/sdk'], () => import('./mcp-tool-source.js'));
 
 export class LazyMcpTools {
   private source?: Promise<McpToolSource>;
@@ -32,13 +38,13 @@ export class LazyMcpTools {
   }
 
   private load(): Promise<McpToolSource> {
-    this.source ??= import('./mcp-tool-source.js').then(({ McpToolSource }) => new McpToolSource(this.servers));
+    this.source ??= loadMcpModule().then(({ McpToolSource }) => new McpToolSource(this.servers));
     return this.source;
   }
 
   /** The worker's own tools and the servers' tools, as `describeTools` offers them. */
   async describe(registry: ToolRegistry, names: string[] | undefined): Promise<ToolSpec[]> {
-    const [{ describeWithMcp }, source] = await Promise.all([import('./mcp-tool-source.js'), this.load()]);
+    const [{ describeWithMcp }, source] = await Promise.all([loadMcpModule(), this.load()]);
     return describeWithMcp(registry, source, names);
   }
 
@@ -50,8 +56,9 @@ export class LazyMcpTools {
     return (await this.load()).execute(request);
   }
 
-  /** Closes the connections, if any was opened. */
+  /** Closes the connections, if any was opened (none was if the SDK failed to load: the turns were told). */
   async close(): Promise<void> {
-    if (this.source) await (await this.source).close();
+    const source = await this.source?.catch(() => undefined);
+    await source?.close();
   }
 }

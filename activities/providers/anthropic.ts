@@ -47,6 +47,7 @@ import {
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
+import { anthropicSdk } from './anthropic-errors.js';
 import { withCacheBreakpoints } from './anthropic-cache.js';
 import { streamAnthropicMessage } from './anthropic-stream.js';
 
@@ -150,7 +151,7 @@ async function requestMessage(client: Anthropic, params: MessageCreateParamsNonS
       throw error;
     }
   };
-  return requestStep('anthropic', stream, { plain, streamed: () => streamAnthropicMessage(client, params, options) }, options);
+  return requestStep(anthropicSdk, stream, { plain, streamed: () => streamAnthropicMessage(client, params, options) }, options);
 }
 
 /** The Messages API request for one step. Exported for tests and for inspecting what is sent. */

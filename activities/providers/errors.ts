@@ -10,20 +10,6 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { ApplicationFailure, msToNumber, type RetryPolicy } from '@temporalio/common';
-import {
-  APIConnectionError as AnthropicConnectionError,
-  APIConnectionTimeoutError as AnthropicTimeoutError,
-  APIError as AnthropicAPIError,
-  APIUserAbortError as AnthropicUserAbortError,
-  AnthropicError,
-} from '@anthropic-ai/sdk';
-import {
-  APIConnectionError as OpenAIConnectionError,
-  APIConnectionTimeoutError as OpenAITimeoutError,
-  APIError as OpenAIAPIError,
-  APIUserAbortError as OpenAIUserAbortError,
-  OpenAIError,
-} from 'openai';
 import type { ModelStreamListener } from './stream-delta.js';
 
 import { ProviderErrorType, type ProviderName } from './error-types.js';
@@ -118,7 +104,33 @@ export function toolResultText(output: unknown): string {
   return JSON.stringify(output) ?? 'null';
 }
 
-type SdkApiError = OpenAIAPIError | AnthropicAPIError;
+/** What this module reads of an SDK's HTTP error: both SDKs' `APIError` have it. */
+export interface SdkApiError extends Error {
+  status: number | undefined;
+  headers: Headers | undefined;
+}
+
+type ErrorClass<E extends Error = Error> = abstract new (...args: never[]) => E;
+
+/**
+ * One SDK's error classes and how to read its HTTP errors, given by the provider module that
+ * loads the SDK (openai-errors.ts, anthropic-errors.ts). This module imports neither SDK, so a
+ * worker that has installed only one of them can call it.
+ */
+export interface ProviderSdk<ApiError extends SdkApiError = SdkApiError> {
+  name: ProviderName;
+  /** The base class of every error the SDK raises. */
+  Error: ErrorClass;
+  APIError: ErrorClass<ApiError>;
+  ConnectionError: ErrorClass;
+  /** A subclass of `ConnectionError`: checked first. */
+  TimeoutError: ErrorClass;
+  UserAbortError: ErrorClass;
+  /** The API's name for the error (Anthropic's `overloaded_error`), if it gives a useful one. */
+  errorType(error: ApiError): string | undefined;
+  /** The API's own message, if the body had one. */
+  apiMessage(error: ApiError): string | undefined;
+}
 
 /**
  * Turns anything a provider call threw into what the activity should throw.
@@ -131,17 +143,18 @@ type SdkApiError = OpenAIAPIError | AnthropicAPIError;
  * - 401/403, 400/422 and other 4xx, 404: non-retryable, typed so callers can tell them apart.
  * - Anything else (e.g. an `ApplicationFailure` we raised ourselves) passes through.
  */
-export function toProviderFailure(provider: ProviderName, error: unknown, options: Pick<ProviderCallOptions, 'signal' | 'retry'> = {}): unknown {
+export function toProviderFailure<ApiError extends SdkApiError>(sdk: ProviderSdk<ApiError>, error: unknown, options: Pick<ProviderCallOptions, 'signal' | 'retry'> = {}): unknown {
   const { signal } = options;
-  if (signal?.aborted && isUserAbort(error)) return signal.reason ?? error;
-  if (error instanceof OpenAITimeoutError || error instanceof AnthropicTimeoutError) {
+  const provider = sdk.name;
+  if (signal?.aborted && isUserAbort(sdk, error)) return signal.reason ?? error;
+  if (error instanceof sdk.TimeoutError) {
     return retryable(`${provider}: request timed out`, error);
   }
-  if (error instanceof OpenAIConnectionError || error instanceof AnthropicConnectionError) {
+  if (error instanceof sdk.ConnectionError) {
     return retryable(`${provider}: connection error — ${connectionCause(error)}`, error);
   }
-  if ((error instanceof OpenAIAPIError || error instanceof AnthropicAPIError) && typeof error.status === 'number') {
-    return fromHttpError(provider, error, error.status, options.retry);
+  if (error instanceof sdk.APIError && typeof error.status === 'number') {
+    return fromHttpError(sdk, error, error.status, options.retry);
   }
   // The SDKs call `response.json()` themselves: a truncated or garbled body surfaces as a bare
   // SyntaxError. A proxy cutting a response short is transient, so it is worth another attempt.
@@ -164,19 +177,19 @@ export function toProviderFailure(provider: ProviderName, error: unknown, option
  *
  * Cancellation still wins: when the activity's signal fired, its reason is returned.
  */
-export function toStreamFailure(provider: ProviderName, error: unknown, options: Pick<ProviderCallOptions, 'signal' | 'retry'> = {}): unknown {
-  const failure = toProviderFailure(provider, error, options);
+export function toStreamFailure<ApiError extends SdkApiError>(sdk: ProviderSdk<ApiError>, error: unknown, options: Pick<ProviderCallOptions, 'signal' | 'retry'> = {}): unknown {
+  const provider = sdk.name;
+  const failure = toProviderFailure(sdk, error, options);
   if (failure !== error || options.signal?.aborted || error instanceof ApplicationFailure) return failure;
   // The SDKs' stream helpers rethrow anything that is not their own error (a SyntaxError from a
   // garbled event, fetch's "terminated") wrapped in their base error, with the original as cause.
-  const sdkBaseError = (error instanceof OpenAIError && !(error instanceof OpenAIAPIError)) || (error instanceof AnthropicError && !(error instanceof AnthropicAPIError));
-  if (sdkBaseError && error.cause instanceof Error) return toStreamFailure(provider, error.cause, options);
-  if ((error instanceof OpenAIAPIError || error instanceof AnthropicAPIError) && error.status === undefined) {
-    const label = (error instanceof AnthropicAPIError ? error.type : undefined) ?? 'error';
-    const detail = apiMessage(error) ?? error.message;
+  if (error instanceof sdk.Error && !(error instanceof sdk.APIError) && error.cause instanceof Error) return toStreamFailure(sdk, error.cause, options);
+  if (error instanceof sdk.APIError && error.status === undefined) {
+    const label = sdk.errorType(error) ?? 'error';
+    const detail = sdk.apiMessage(error) ?? error.message;
     return retryable(`${provider}: the API reported an error mid-stream (${label}) — ${detail}`, error);
   }
-  if (error instanceof OpenAIError || error instanceof AnthropicError) {
+  if (error instanceof sdk.Error) {
     return unexpectedResponse(provider, `the stream ended before the reply was complete (${error.message})`, error);
   }
   if (error instanceof Error) return retryable(`${provider}: stream interrupted — ${connectionCause(error)}`, error);
@@ -191,8 +204,8 @@ export function unexpectedResponse(provider: ProviderName, what: string, cause?:
   return retryable(`${provider}: unexpected response — ${what}`, cause);
 }
 
-function fromHttpError(provider: ProviderName, error: SdkApiError, status: number, retry: ActivityRetryInfo | undefined): ApplicationFailure {
-  const message = describeHttpError(provider, error, status);
+function fromHttpError<ApiError extends SdkApiError>(sdk: ProviderSdk<ApiError>, error: ApiError, status: number, retry: ActivityRetryInfo | undefined): ApplicationFailure {
+  const message = describeHttpError(sdk, error, status);
   if (isRetryableStatus(status)) return retryable(message, error, nextRetryDelayFor(retryDelayMs(error.headers), retry));
   const type =
     status === 401 || status === 403 ? ProviderErrorType.authentication
@@ -212,17 +225,10 @@ function isRetryableStatus(status: number): boolean {
  * Anthropic's error `type` names the failure precisely; OpenAI's (`invalid_request_error` for
  * nearly everything) does not, so OpenAI gets the HTTP reason phrase instead.
  */
-function describeHttpError(provider: ProviderName, error: SdkApiError, status: number): string {
-  const label = (error instanceof AnthropicAPIError ? error.type : undefined) ?? STATUS_CODES[status] ?? 'error';
-  const detail = apiMessage(error);
-  return detail ? `${provider}: ${status} ${label} — ${detail}` : `${provider}: ${status} ${label}`;
-}
-
-function apiMessage(error: SdkApiError): string | undefined {
-  if (error instanceof AnthropicAPIError) return error.apiMessage ?? undefined;
-  // OpenAI's SDK keeps `body.error` as `error.error`.
-  const body = error.error as { message?: unknown } | undefined;
-  return typeof body?.message === 'string' ? body.message : undefined;
+function describeHttpError<ApiError extends SdkApiError>(sdk: ProviderSdk<ApiError>, error: ApiError, status: number): string {
+  const label = sdk.errorType(error) ?? STATUS_CODES[status] ?? 'error';
+  const detail = sdk.apiMessage(error);
+  return detail ? `${sdk.name}: ${status} ${label} — ${detail}` : `${sdk.name}: ${status} ${label}`;
 }
 
 function retryable(message: string, cause?: Error, nextRetryDelay?: number): ApplicationFailure {
@@ -304,12 +310,8 @@ function parseNonNegative(value: string | null | undefined): number | undefined 
   return Number(value);
 }
 
-function isUserAbort(error: unknown): boolean {
-  return (
-    error instanceof OpenAIUserAbortError ||
-    error instanceof AnthropicUserAbortError ||
-    (error instanceof Error && error.name === 'AbortError')
-  );
+function isUserAbort(sdk: ProviderSdk, error: unknown): boolean {
+  return error instanceof sdk.UserAbortError || (error instanceof Error && error.name === 'AbortError');
 }
 
 /** fetch reports "fetch failed"; the useful part (ECONNRESET, ECONNREFUSED, …) is in the cause chain. */
@@ -328,8 +330,8 @@ function connectionCause(error: Error): string {
  * classified for Temporal the same way by every provider: {@link toStreamFailure} for a streamed
  * call (it can also fail after the response began), {@link toProviderFailure} for a plain one.
  */
-export async function requestStep<Result>(
-  provider: ProviderName,
+export async function requestStep<Result, ApiError extends SdkApiError>(
+  sdk: ProviderSdk<ApiError>,
   stream: boolean,
   request: { plain: () => Promise<Result>; streamed: () => Promise<Result> },
   options: Pick<ProviderCallOptions, 'signal' | 'retry'>,
@@ -337,6 +339,6 @@ export async function requestStep<Result>(
   try {
     return stream ? await request.streamed() : await request.plain();
   } catch (error) {
-    throw stream ? toStreamFailure(provider, error, options) : toProviderFailure(provider, error, options);
+    throw stream ? toStreamFailure(sdk, error, options) : toProviderFailure(sdk, error, options);
   }
 }

@@ -42,6 +42,7 @@ import {
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
+import { openAISdk } from './openai-errors.js';
 import { streamResponse } from './openai-responses-stream.js';
 import { isOpenAIReasoningModel, parseToolArguments } from './openai.js';
 
@@ -59,7 +60,7 @@ export async function callOpenAIResponses(input: ModelStepInput, options: Provid
   const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
   const request = convertToResponsesRequest(input);
   const response = await requestStep(
-    'openai',
+    openAISdk,
     input.model.stream !== false,
     { plain: () => client.responses.create(request, { signal: options.signal }), streamed: () => streamResponse(client, request, options) },
     options,

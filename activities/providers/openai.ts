@@ -37,6 +37,7 @@ import {
   unexpectedResponse,
   type ProviderCallOptions,
 } from './errors.js';
+import { openAISdk } from './openai-errors.js';
 import { streamChatCompletion } from './openai-stream.js';
 
 const clients = new Map<string, OpenAI>();
@@ -56,7 +57,7 @@ export async function callOpenAI(input: ModelStepInput, options: ProviderCallOpt
   const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
   const request = convertToOpenAIRequest(input);
   const completion = await requestStep(
-    'openai',
+    openAISdk,
     input.model.stream !== false,
     { plain: () => client.chat.completions.create(request, { signal: options.signal }), streamed: () => streamChatCompletion(client, request, options) },
     options,

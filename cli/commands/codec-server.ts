@@ -3,8 +3,7 @@
  * operators read compressed turn inputs and results as JSON in the CLI and the Web UI.
  */
 import type { Command } from 'commander';
-import { parseTokenMap } from '../../api/auth.js';
-import { buildCodecServer } from '../../api/codec-server.js';
+import { importOptional } from '../../activities/optional-packages.js';
 import { parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
 
@@ -30,6 +29,10 @@ With TURNPIKE_CODEC_TOKENS="<token>:<name>,..." set, every request must send Aut
   temporal workflow show --workflow-id <turn> --codec-endpoint http://127.0.0.1:8888`,
     )
     .action(async (options: CodecServerOptions) => {
+      // The HTTP API's packages are optional peer dependencies: loaded here, so the other commands run without them.
+      const [{ parseTokenMap }, { buildCodecServer }] = await importOptional('turnpike codec-server', ['fastify', 'jose'], () =>
+        Promise.all([import('../../api/auth.js'), import('../../api/codec-server.js')]),
+      );
       const tokens = parseTokenMap(process.env.TURNPIKE_CODEC_TOKENS);
       const server = await buildCodecServer({ allowOrigins: options.allowOrigin, ...(tokens.size > 0 ? { tokens } : {}) });
       const address = await server.listen({ host: options.host, port: options.port });

@@ -6,9 +6,14 @@
  * child, the turn parks on a refund, the app approves it through `turnpike/client`, and the
  * order workflow completes with the turn's typed result. A type error in the published .d.ts,
  * a file missing from the tarball or a dependency left out of package.json fails this test.
+ *
+ * A second fresh app installs turnpike with one provider SDK (openai) and no HTTP API: the other
+ * provider, the MCP SDK and the HTTP API's packages must be absent from its node_modules, its
+ * strict type-check (library checks on) must pass, a wrong client-tool output and a misspelt
+ * model option must fail to compile, and the features whose package is missing must fail naming it.
  */
 import { execFile } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,19 +40,26 @@ async function inApp(app: string, command: string, args: string[], extra: Record
   }
 }
 
+let directory: string;
+let tarball: string;
+
+beforeAll(async () => {
+  directory = mkdtempSync(path.join(tmpdir(), 'turnpike-packed-'));
+  // prepack builds dist/ with tsc first, exactly as a publish would.
+  const { stdout } = await inApp(REPO, 'npm', ['pack', '--json', '--pack-destination', directory]);
+  const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  tarball = path.join(directory, packed.filename);
+  writeFileSync(path.join(directory, 'files.json'), JSON.stringify(packed.files.map((file) => file.path)));
+}, 480_000);
+
+afterAll(() => {
+  if (directory) rmSync(directory, { recursive: true, force: true });
+});
+
 describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
-  let directory: string;
   let app: string;
-  let tarball: string;
 
   beforeAll(async () => {
-    directory = mkdtempSync(path.join(tmpdir(), 'turnpike-packed-'));
-    // prepack builds dist/ with tsc first, exactly as a publish would.
-    const { stdout } = await inApp(REPO, 'npm', ['pack', '--json', '--pack-destination', directory]);
-    const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-    tarball = path.join(directory, packed.filename);
-    writeFileSync(path.join(directory, 'files.json'), JSON.stringify(packed.files.map((file) => file.path)));
-
     app = path.join(directory, 'app');
     cpSync(EXAMPLE, app, { recursive: true, filter: (source) => !/node_modules|dist$/.test(source) });
     const manifest = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
@@ -55,10 +67,6 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
     writeFileSync(path.join(app, 'package.json'), JSON.stringify(manifest, null, 2));
     await inApp(app, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
   }, 480_000);
-
-  afterAll(() => {
-    if (directory) rmSync(directory, { recursive: true, force: true });
-  });
 
   it('ships the built entry points, the dashboard and the CLI, and no tests or sources', () => {
     const files = JSON.parse(readFileSync(path.join(directory, 'files.json'), 'utf8')) as string[];
@@ -70,6 +78,8 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
     expect(files).toContain('dist/api/dashboard/index.html');
     expect(files).toContain('bin/turnpike.js');
     expect(files.filter((file) => /^(test|bench|scripts|demo|examples)\/|\.ts$/.test(file) && !file.endsWith('.d.ts'))).toEqual([]);
+    // Source maps would point at those unshipped sources.
+    expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
   });
 
   it('type-checks with strict NodeNext, and the published .d.ts files have no errors of their own', async () => {
@@ -106,5 +116,228 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
       TURNPIKE_TASK_QUEUE: taskQueue,
     });
     expect(JSON.parse(shown.stdout)).toMatchObject({ turnId: result.turnId, execution: 'COMPLETED', result: { status: 'completed' } });
+  });
+});
+
+/** The repository's own pins (the versions its tests run) and the example app's. */
+const REPO_MANIFEST = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
+const EXAMPLE_MANIFEST = JSON.parse(readFileSync(path.join(EXAMPLE, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+  devDependencies: Record<string, string>;
+};
+
+/** turnpike's optional peers that an app with one provider (openai) and no HTTP API does not install. */
+const NOT_INSTALLED = ['@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'fastify', 'fastify-type-provider-zod', 'jose'];
+
+/** The app: a client tool used with the typed submitToolResult, and a script that runs three turns on the test server. */
+const LEAN_APP_FILES: Record<string, string> = {
+  'tsconfig.json': JSON.stringify({
+    compilerOptions: {
+      target: 'ES2022',
+      lib: ['ES2023'],
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      types: ['node'],
+      strict: true,
+      // A strict app checks its libraries too: turnpike's typings must need no package the app left out.
+      skipLibCheck: false,
+      outDir: 'dist',
+      rootDir: 'src',
+    },
+    include: ['src'],
+  }),
+  // The libraries were checked with the app: here only the two wrong uses are of interest.
+  'tsconfig.type-errors.json': JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, rootDir: '.', skipLibCheck: true }, include: ['type-errors'] }),
+  'src/tools.ts': `
+import type { ModelSettings } from 'turnpike';
+import { defineClientTool } from 'turnpike';
+import type { TurnpikeClient } from 'turnpike/client';
+import { z } from 'zod';
+
+export const askUser = defineClientTool({
+  name: 'ask_user',
+  description: 'Ask the user a yes/no question',
+  inputSchema: z.object({ question: z.string() }),
+  outputSchema: z.object({ answer: z.enum(['yes', 'no']) }),
+});
+
+export const model: ModelSettings = { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 256, reasoningEffort: 'low' };
+
+export async function answer(turnpike: TurnpikeClient, turnId: string, toolCallId: string): Promise<void> {
+  await turnpike.submitToolResult(turnId, { toolCallId, output: { answer: 'yes' } }, askUser);
+}
+`,
+  'src/run.ts': `
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import type { ModelSettings } from 'turnpike';
+import { TurnpikeClient } from 'turnpike/client';
+import { bundleWorkflows, connectionOptionsFromEnvironment, createWorker, TurnpikePlugin } from 'turnpike/worker';
+import { askUser } from './tools.js';
+
+/** The failure and its causes, outermost first. */
+function chainOf(error: unknown): Array<{ type?: string; message: string }> {
+  const chain: Array<{ type?: string; message: string }> = [];
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    const type = (current as { type?: unknown }).type;
+    chain.push({ ...(typeof type === 'string' ? { type } : {}), message: current.message });
+  }
+  return chain;
+}
+
+async function outcomeOf(turnpike: TurnpikeClient, turnId: string, model: ModelSettings) {
+  const handle = await turnpike.startTurn({ model, messages: [{ role: 'user', content: 'Say hello.' }] }, { turnId });
+  return handle.result().then(() => [{ message: 'completed' }], chainOf);
+}
+
+async function main(): Promise<void> {
+  const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
+  const taskQueue = process.env.LEAN_TASK_QUEUE!;
+  const workerConnection = await NativeConnection.connect(connectionOptions);
+  const connection = await Connection.connect(connectionOptions);
+  const client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
+  try {
+    const workflowBundle = await bundleWorkflows();
+    const worker = await createWorker({ tools: [askUser], connection: workerConnection, namespace, taskQueue, workflowBundle });
+    const mcpWorker = await createWorker({
+      tools: [],
+      connection: workerConnection,
+      namespace,
+      taskQueue: taskQueue + '-mcp',
+      workflowBundle,
+      mcpServers: { files: { command: 'npx', args: ['mcp-server-filesystem', '.'] } },
+    });
+    const turnpike = new TurnpikeClient({ client, taskQueue });
+    const mcpTurnpike = new TurnpikeClient({ client, taskQueue: taskQueue + '-mcp' });
+    const result = await worker.runUntil(() =>
+      mcpWorker.runUntil(async () => ({
+        anthropic: await outcomeOf(turnpike, taskQueue + '-anthropic', { provider: 'anthropic', model: 'claude-sonnet-4-6' }),
+        openai: await outcomeOf(turnpike, taskQueue + '-openai', { provider: 'openai', model: 'gpt-4.1-mini' }),
+        mcp: await outcomeOf(mcpTurnpike, taskQueue + '-mcp-turn', { provider: 'scripted', model: 'demo' }),
+      })),
+    );
+    console.log(JSON.stringify(result));
+  } finally {
+    await connection.close();
+    await workerConnection.close();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
+`,
+  'type-errors/wrong-output.ts': `
+import type { TurnpikeClient } from 'turnpike/client';
+import { askUser } from '../src/tools.js';
+
+export async function answerMaybe(turnpike: TurnpikeClient, turnId: string, toolCallId: string): Promise<void> {
+  await turnpike.submitToolResult(turnId, { toolCallId, output: { answer: 'maybe' } }, askUser);
+}
+`,
+  'type-errors/misspelt-option.ts': `
+import type { ModelSettings } from 'turnpike';
+
+export const model: ModelSettings = { provider: 'openai', model: 'gpt-4.1-mini', maxToken: 256 };
+`,
+};
+
+describe('the packed package in a fresh app with one provider and no HTTP API', { timeout: 300_000 }, () => {
+  let app: string;
+
+  beforeAll(async () => {
+    app = path.join(directory, 'lean-app');
+    const pick = (versions: Record<string, string>, names: string[]) => Object.fromEntries(names.map((name) => [name, versions[name]]));
+    const manifest = {
+      name: 'turnpike-lean-app',
+      private: true,
+      type: 'module',
+      dependencies: {
+        ...pick(EXAMPLE_MANIFEST.dependencies, Object.keys(EXAMPLE_MANIFEST.dependencies).filter((name) => name.startsWith('@temporalio/') || name === 'zod')),
+        openai: REPO_MANIFEST.devDependencies.openai,
+        turnpike: `file:${tarball}`,
+      },
+      devDependencies: {
+        ...pick(EXAMPLE_MANIFEST.devDependencies, ['@types/node', 'typescript']),
+        // What the README's install section says a strict app needs for the Temporal SDK's typings.
+        '@types/ms': '2.1.0',
+      },
+    };
+    for (const [file, text] of Object.entries({ ...LEAN_APP_FILES, 'package.json': JSON.stringify(manifest, null, 2) })) {
+      mkdirSync(path.dirname(path.join(app, file)), { recursive: true });
+      writeFileSync(path.join(app, file), text);
+    }
+    await inApp(app, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
+  }, 480_000);
+
+  it('installs the one provider SDK it asked for, and not the other, the MCP SDK or the HTTP API\'s packages', async () => {
+    const { stdout } = await inApp(app, 'npm', ['ls', '--all', '--parseable']);
+    const installed = stdout.split('\n').filter(Boolean);
+    const anywhere = (name: string) => installed.filter((location) => location.endsWith(`/node_modules/${name}`));
+    expect(anywhere('turnpike')).toHaveLength(1);
+    expect(anywhere('openai')).toHaveLength(1);
+    expect(Object.fromEntries(NOT_INSTALLED.map((name) => [name, anywhere(name)]))).toEqual(Object.fromEntries(NOT_INSTALLED.map((name) => [name, []])));
+    for (const name of NOT_INSTALLED) expect(existsSync(path.join(app, 'node_modules', name))).toBe(false);
+  });
+
+  it('type-checks with library checks on, and a wrong client-tool output and a misspelt model option do not compile', async () => {
+    await inApp(app, 'npx', ['tsc', '-p', '.', '--noEmit']);
+    const failed = await run('npx', ['tsc', '-p', 'tsconfig.type-errors.json'], { cwd: app, env: cleanEnvironment() }).then(
+      () => undefined,
+      (error: { stdout?: string }) => error.stdout ?? '',
+    );
+    expect(failed, 'tsc accepted the wrong uses').toBeDefined();
+    const errors = failed!.split('\n').flatMap((line) => {
+      const found = /^([^(\s]+)\(\d+,\d+\): error (TS\d+): (.*)$/.exec(line);
+      return found ? [{ file: found[1], code: found[2], message: found[3] }] : [];
+    });
+    expect(errors.map(({ file, code }) => `${file} ${code}`).sort()).toEqual(['type-errors/misspelt-option.ts TS2561', 'type-errors/wrong-output.ts TS2345']);
+    expect(errors.find(({ file }) => file.includes('misspelt'))!.message).toBe(
+      "Object literal may only specify known properties, but 'maxToken' does not exist in type 'ModelSettings'. Did you mean to write 'maxTokens'?",
+    );
+    expect(errors.find(({ file }) => file.includes('wrong-output'))!.message).toContain("is not assignable to parameter of type 'ClientToolResult<");
+    // The union's order is the compiler's.
+    expect(failed).toMatch(/Type '"maybe"' is not assignable to type '("yes" \| "no"|"no" \| "yes")'\./);
+  });
+
+  it('loads turnpike, turnpike/worker, turnpike/client and turnpike/workflows; turnpike/api and codec-server name what is missing', async () => {
+    const { stdout } = await inApp(app, 'node', [
+      '--input-type=module',
+      '-e',
+      `for (const entry of ['turnpike', 'turnpike/worker', 'turnpike/client', 'turnpike/workflows']) await import(entry);
+       console.log(await import('turnpike/api').then(() => 'loaded', (error) => error.message));`,
+    ]);
+    expect(stdout).toMatch(/^Cannot find package 'fastify' imported from .*node_modules\/turnpike\/dist\/api\//);
+    // The CLI runs without the HTTP API's packages; only its codec server needs them.
+    expect((await inApp(app, 'npx', ['turnpike', '--help'])).stdout).toContain('codec-server');
+    const codecServer = await run('npx', ['turnpike', 'codec-server'], { cwd: app, env: cleanEnvironment(), timeout: 60_000 }).then(
+      () => undefined,
+      (error: { stderr?: string; code?: number }) => error,
+    );
+    expect(codecServer?.code).toBe(1);
+    expect(codecServer?.stderr).toMatch(/turnpike codec-server needs (fastify|jose), which is not installed: npm install fastify@\^5\.12\.8 jose@\^6\.2\.17/);
+  });
+
+  it('runs turns: the missing provider SDK and MCP SDK fail them naming the package; the installed provider is loaded', async () => {
+    await inApp(app, 'npx', ['tsc', '-p', '.', '--skipLibCheck']);
+    const { stdout } = await inApp(app, 'node', ['dist/run.js'], {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      LEAN_TASK_QUEUE: `lean-app-${randomUUID()}`,
+      OPENAI_API_KEY: '',
+      ANTHROPIC_API_KEY: '',
+    });
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'anthropic' | 'openai' | 'mcp', Array<{ type?: string; message: string }>>;
+    expect(result.anthropic).toContainEqual({
+      type: 'MissingPackage',
+      message: 'The model provider "anthropic" needs @anthropic-ai/sdk, which is not installed: npm install @anthropic-ai/sdk@^1.12.0',
+    });
+    expect(result.mcp).toContainEqual({
+      type: 'MissingPackage',
+      message: 'A worker with mcpServers needs @modelcontextprotocol/sdk, which is not installed: npm install @modelcontextprotocol/sdk@^1.32.2',
+    });
+    // openai is installed: its provider loads and asks for the key it was not given.
+    expect(result.openai).toContainEqual({ type: 'ProviderAuthenticationError', message: "openai: no API key — set OPENAI_API_KEY in the worker's environment" });
   });
 });

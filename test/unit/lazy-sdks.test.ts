@@ -1,8 +1,9 @@
 /**
  * The heavy SDKs a worker may never need are loaded on first use, not when `turnpike/worker` is
  * imported or a `TurnpikePlugin` is built: openai and @anthropic-ai/sdk (~22 MB of RSS together)
- * and @modelcontextprotocol/sdk with its Ajv (~28 MB). Checked in a fresh Node process, since this
- * test process has loaded them all already.
+ * and @modelcontextprotocol/sdk with its Ajv (~28 MB). They are optional peer dependencies, so an
+ * application may not have them at all. Checked in a fresh Node process, since this test process
+ * has loaded them all already.
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +38,14 @@ describe('SDKs loaded on first use', () => {
       new TurnpikePlugin({ mcpServers: { everything: { command: 'npx', args: ['server-everything'] } } });
     `);
     expect(loaded).toEqual([]);
+  });
+
+  it('calling one provider loads its own SDK only: an application may have installed just that one', () => {
+    expect(heavyLoadedAfter(`await import('./activities/providers/anthropic.ts');`)).toEqual(['/node_modules/@anthropic-ai/sdk/']);
+    expect(heavyLoadedAfter(`
+      await import('./activities/providers/openai.ts');
+      await import('./activities/providers/openai-responses.ts');
+    `)).toEqual(['/node_modules/openai/']);
   });
 
   it('sees each of them once it is used (the check above can fail)', () => {

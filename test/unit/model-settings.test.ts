@@ -9,6 +9,23 @@ import { addUsage } from '../../workflows/usage.js';
 
 const anthropic = (extra: Record<string, unknown>): ModelSettings => ({ provider: 'anthropic', model: 'claude-sonnet-4-6', maxTokens: 8000, ...extra });
 
+describe('ModelSettings', () => {
+  it('takes the options the providers take, and no other: a misspelt one does not compile', () => {
+    const every: ModelSettings[] = [
+      { provider: 'anthropic', model: 'claude', maxTokens: 8000, temperature: 1, thinking: { type: 'enabled', budgetTokens: 2048 }, promptCaching: false, stream: false },
+      { provider: 'openai', model: 'gpt', reasoningEffort: 'low', serviceTier: 'flex', metadata: { tenant: 'acme' } },
+      { provider: 'openai-responses', model: 'gpt', reasoningSummary: 'auto', store: true },
+      { provider: 'scripted', model: 'demo' },
+    ];
+    expect(every.map(modelSettingsProblem)).toEqual([undefined, undefined, undefined, undefined]);
+    // @ts-expect-error `maxToken` is not an option (`maxTokens` is)
+    const misspelt: ModelSettings = { provider: 'openai', model: 'gpt', maxToken: 100 };
+    // @ts-expect-error `reasoning_effort` is the wire name; the option is `reasoningEffort`
+    const wireName: ModelSettings = { provider: 'openai', model: 'gpt', reasoning_effort: 'low' };
+    expect([misspelt, wireName]).toHaveLength(2);
+  });
+});
+
 describe('modelSettingsProblem', () => {
   it('accepts settings without provider options, and valid thinking and reasoning effort', () => {
     expect(modelSettingsProblem({ provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 10, temperature: 0.2 })).toBeUndefined();

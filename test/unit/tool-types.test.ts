@@ -5,7 +5,8 @@
  */
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
-import { defineClientTool, defineTool, type ServerTool, type ToolExecutionContext } from '../../index.js';
+import type { TurnpikeClient } from '../../client/index.js';
+import { defineClientTool, defineTool, type ClientToolOutput, type ServerTool, type ToolExecutionContext } from '../../index.js';
 
 describe('tool types', () => {
   it('gives execute and the approval policy the parsed input type of the schema', () => {
@@ -55,5 +56,36 @@ describe('tool types', () => {
         execute: async () => 'no',
       }),
     ).toThrow(/cannot have execute/);
+  });
+
+  it('types a client tool\'s submitted result from its output schema, and keeps the untyped form', () => {
+    const askUser = defineClientTool({
+      name: 'ask_user',
+      description: 'Ask the user',
+      inputSchema: z.object({ question: z.string() }),
+      outputSchema: z.object({ answer: z.enum(['yes', 'no']), note: z.string().default('') }),
+    });
+    const noSchema = defineClientTool({ name: 'pick', description: 'Pick', inputSchema: z.object({ from: z.array(z.string()) }) });
+    // The schema's output side, as the turn checks it: a field with a default is still sent.
+    expectTypeOf<ClientToolOutput<typeof askUser>>().toEqualTypeOf<{ answer: 'yes' | 'no'; note: string }>();
+    expectTypeOf<ClientToolOutput<typeof noSchema>>().toEqualTypeOf<unknown>();
+
+    // Compiled, never called: it needs no server.
+    const submit = async (turnpike: TurnpikeClient, untyped: { toolCallId: string; output: unknown; isError?: boolean }) => {
+      await turnpike.submitToolResult('turn', { toolCallId: 'call', output: { answer: 'yes', note: '' } }, askUser);
+      await turnpike.submitToolResult('turn', { toolCallId: 'call', output: 'the dialog was closed', isError: true }, askUser);
+      await turnpike.submitToolResult('turn', { toolCallId: 'call', output: ['anything'] }, noSchema);
+      await turnpike.submitToolResult('turn', untyped);
+      await turnpike.submitToolResult('turn', { toolCallId: 'call', output: 42 });
+      // @ts-expect-error `maybe` is not one of the schema's answers
+      await turnpike.submitToolResult('turn', { toolCallId: 'call', output: { answer: 'maybe', note: '' } }, askUser);
+      // @ts-expect-error `note` is missing
+      await turnpike.submitToolResult('turn', { toolCallId: 'call', output: { answer: 'yes' } }, askUser);
+      // @ts-expect-error only a failed call's output escapes the schema
+      await turnpike.submitToolResult('turn', { toolCallId: 'call', output: 'no', isError: false }, askUser);
+      // @ts-expect-error a server tool has no result to submit
+      await turnpike.submitToolResult('turn', { toolCallId: 'call', output: 1 }, defineTool({ name: 's', description: 's', inputSchema: z.object({}), execute: () => 1 }));
+    };
+    expect(submit).toBeTypeOf('function');
   });
 });

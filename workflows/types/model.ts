@@ -35,7 +35,8 @@ export type OpenAIServiceTier = 'auto' | 'default' | 'flex' | 'scale' | 'priorit
  *
  * Provider-specific options are fields of their own, each valid for one provider only; the turn
  * validates them when it starts and fails with `InvalidTurnInput` naming the field rather than
- * ignore one (see `workflows/model-settings.ts`).
+ * ignore one (see `workflows/model-settings.ts`). There is no catch-all field: an option spelt
+ * wrong in an object literal (`maxToken`) does not compile.
  */
 export interface ModelSettings {
   provider: ModelProvider;
@@ -73,7 +74,6 @@ export interface ModelSettings {
    * on unless this is `false`. Cache reads show in `usage.cachedInputTokens`.
    */
   promptCaching?: boolean;
-  [option: string]: unknown;
 }
 
 /**
