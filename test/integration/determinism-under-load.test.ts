@@ -54,11 +54,12 @@ interface Noise {
   signals: number;
   refusedUpdates: number;
   readerEvents: number;
+  readersFinished: number;
 }
 
-/** Queries, bad signals and bad updates in a loop until `done`; one stream reader throughout. */
+/** Queries, bad signals and bad updates in a loop until `done`; one stream reader, to the turn's last event. */
 function makeNoise(turnpike: TurnpikeClient, handle: WorkflowHandle, done: AbortSignal): { noise: Noise; finished: Promise<void> } {
-  const noise: Noise = { queries: 0, signals: 0, refusedUpdates: 0, readerEvents: 0 };
+  const noise: Noise = { queries: 0, signals: 0, refusedUpdates: 0, readerEvents: 0, readersFinished: 0 };
   const bad = { approvalId: 'apr_unknown', approved: true };
   const loop = async (work: () => Promise<void>, pauseMs: number) => {
     while (!done.aborted) {
@@ -67,13 +68,11 @@ function makeNoise(turnpike: TurnpikeClient, handle: WorkflowHandle, done: Abort
     }
   };
   const reader = (async () => {
-    try {
-      for await (const record of turnpike.turnEvents(handle.workflowId, { signal: done })) {
-        noise.readerEvents++;
-        if (record.event.type === 'turn-finished') return;
-      }
-    } catch {
-      // Aborted at the end of the turn.
+    let offset = 0;
+    for await (const record of turnpike.turnEvents(handle.workflowId)) {
+      expect(record.offset).toBe(offset++);
+      noise.readerEvents++;
+      if (record.event.type === 'turn-finished') noise.readersFinished++;
     }
   })();
   const finished = Promise.all([
@@ -111,7 +110,7 @@ describe('determinism under load', () => {
   });
 
   it(`${TURNS} turns with a slow policy at every step, readers, queries, bad signals and updates and a worker restart every ${RESTART_EVERY} turns: every turn completes, no workflow task fails, every history replays`, { timeout: 900_000 }, async () => {
-    const totals: Noise = { queries: 0, signals: 0, refusedUpdates: 0, readerEvents: 0 };
+    const totals: Noise = { queries: 0, signals: 0, refusedUpdates: 0, readerEvents: 0, readersFinished: 0 };
     const handles: WorkflowHandle[] = [];
     const restarts = Array.from({ length: TURNS / RESTART_EVERY - 1 }, (_, index) => (index + 1) * RESTART_EVERY);
     let started = 0;
@@ -151,6 +150,8 @@ describe('determinism under load', () => {
     expect(totals.queries).toBeGreaterThan(TURNS);
     expect(totals.signals).toBeGreaterThan(TURNS);
     expect(totals.refusedUpdates).toBeGreaterThan(TURNS);
+    // Every reader read every event of its turn, in order, to turn-finished.
+    expect(totals.readersFinished).toBe(TURNS);
     expect(totals.readerEvents).toBeGreaterThan(TURNS * 10);
 
     const failedTasks: string[] = [];
