@@ -17,7 +17,7 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { CompressionCodec } from '../client/payload-codec.js';
+import { CompressionCodec } from '../codec/payload-codec.js';
 import { identify } from './auth.js';
 
 export interface CodecServerOptions {

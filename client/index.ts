@@ -9,7 +9,7 @@ export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';
 export { parseConversationCursor, type ConversationStreamEvent } from './conversation-events.js';
 export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/turn-events.js';
-export { CompressionCodec, GZIP_ENCODING, turnpikeDataConverter } from './payload-codec.js';
+export { CompressionCodec, GZIP_ENCODING, turnpikeDataConverter } from '../codec/payload-codec.js';
 export * from '../workflows/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';

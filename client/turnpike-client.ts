@@ -58,7 +58,7 @@ import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
-import { turnpikeDataConverter } from './payload-codec.js';
+import { turnpikeDataConverter } from '../codec/payload-codec.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
 

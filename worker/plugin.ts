@@ -23,7 +23,7 @@ import { LazyMcpTools } from '../activities/mcp/lazy-mcp-tools.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
 import type { Tool } from '../activities/tools.js';
 import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
-import { CompressionCodec } from '../client/payload-codec.js';
+import { CompressionCodec } from '../codec/payload-codec.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

@@ -9,7 +9,7 @@
  * way and the turn never moves again. (An update whose arguments do not decode is rejected, but
  * with the parser's message as its type.) Handlers defined here declare their arguments as the
  * SDK's `rawValueTypeInfo`: the payload codec still runs (turnpike's never throws, see
- * client/payload-codec.ts), the payload converter does not, and the handler gets a `RawValue`
+ * codec/payload-codec.ts), the payload converter does not, and the handler gets a `RawValue`
  * that {@link decodeArgument} decodes, with the workflow's own payload converter, inside a try.
  *
  * Only these handlers' arguments: a turn's input, its memo, activity and child results still go
@@ -22,7 +22,7 @@ import * as wf from '@temporalio/workflow';
 import { defaultPayloadConverter, rawValueTypeInfo, type Payload, type PayloadConverter, type TypeInfo, type UpdateDefinition } from '@temporalio/common';
 import { maybeGetActivator } from '@temporalio/workflow/lib/global-attributes.js';
 
-/** The encoding turnpike's payload codec gives a payload it could not decode (client/payload-codec.ts; no Node import here). */
+/** The encoding turnpike's payload codec gives a payload it could not decode (codec/payload-codec.ts; no Node import here). */
 const UNDECODABLE_ENCODING = 'binary/turnpike-undecodable';
 const UNDECODABLE_REASON_KEY = 'turnpike-undecodable';
 

@@ -2,7 +2,7 @@
  * The operator recipe `npx turnpike codec-server` + the Temporal CLI's `--codec-endpoint`, run
  * as operators run it, against turns whose payloads are gzip-compressed: a finished turn with a
  * 100 KB input, and a turn parked on a call whose input is over the 4 KiB gzip threshold
- * (`CompressionCodec` in client/payload-codec.ts), so its input, `turnState`, transcript, event
+ * (`CompressionCodec` in codec/payload-codec.ts), so its input, `turnState`, transcript, event
  * pages and result are all `binary/gzip` in Temporal.
  *
  * `show`, `describe`, `result`, every query with and without arguments (the CLI sends an empty

@@ -7,7 +7,7 @@
  */
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompressionCodec } from '../../client/payload-codec.js';
+import { CompressionCodec } from '../../codec/payload-codec.js';
 import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
 import type { Message } from '../../workflows/types.js';
 import { testTools, use } from '../support/test-tools.js';

@@ -7,7 +7,7 @@
  */
 import { ApplicationFailure, defaultPayloadConverter, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { CompressionCodec } from '../../client/payload-codec.js';
+import { CompressionCodec } from '../../codec/payload-codec.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEventRecord } from '../../workflows/turn-events.js';
 import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';

@@ -8,7 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import { ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GZIP_ENCODING } from '../../client/payload-codec.js';
+import { GZIP_ENCODING } from '../../codec/payload-codec.js';
 import { approveToolCallUpdate, submitToolResultUpdate, turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { agentTurnStatusKey } from '../../workflows/search-attributes.js';

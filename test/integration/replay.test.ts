@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { turnpikeDataConverter } from '../../client/payload-codec.js';
+import { turnpikeDataConverter } from '../../codec/payload-codec.js';
 import { HISTORIES_DIRECTORY } from '../support/history-recorder.js';
 
 const PRE_RELEASE_HISTORY = fileURLToPath(new URL('../replay/pre-release/update-after-local-activity.json.gz', import.meta.url));

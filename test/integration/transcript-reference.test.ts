@@ -12,7 +12,7 @@ import { convertToOpenAIMessages } from '../../activities/providers/openai.js';
 import { scriptedModelStep } from '../../activities/providers/scripted.js';
 import { TOOL_SET_MISMATCH } from '../../activities/tool-set-cache.js';
 import { TRANSCRIPT_MISMATCH } from '../../activities/transcript-cache.js';
-import { CompressionCodec } from '../../client/payload-codec.js';
+import { CompressionCodec } from '../../codec/payload-codec.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { TurnpikePlugin } from '../../worker/index.js';
 import { approveToolCallUpdate } from '../../workflows/definitions.js';

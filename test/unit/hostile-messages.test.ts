@@ -8,7 +8,7 @@ import { RawValue, type Payload } from '@temporalio/common';
 import { encodePayloadWire } from '@temporalio/workflow-streams/workflow';
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
-import { CompressionCodec, MAX_DECOMPRESSED_BYTES, UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../../client/payload-codec.js';
+import { CompressionCodec, MAX_DECOMPRESSED_BYTES, UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../../codec/payload-codec.js';
 import { MAX_DEPTH, MAX_MESSAGE_BYTES, measureJson, messageProblem } from '../../workflows/field-limits.js';
 import { approveToolCallInputSchema, describeShapeError } from '../../workflows/message-schemas.js';
 import { decodeArgument } from '../../workflows/raw-messages.js';
