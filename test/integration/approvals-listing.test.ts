@@ -3,29 +3,19 @@
  * (workflows/pending-memo.ts), and `listParkedCalls` / `GET /api/approvals` read them from the
  * visibility listing without querying any turn; so does `listDecisions` for parked turns. Proven with the worker stopped (a query would
  * find no worker), against each turn's exact `turnState`; with rights, counts, filters and the
- * expiry sort through the HTTP API; and for the cases that still need a query: inputs too large
- * for the memo, and turns that parked under workflow code from before memos.
+ * expiry sort through the HTTP API; and for the case that still needs a query: an input too large
+ * for the memo.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { WorkflowHandle } from '@temporalio/client';
-import { bundleWorkflowCode, NativeConnection } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
-import { createWorker } from '../../worker/create-worker.js';
-import { TurnpikePlugin } from '../../worker/plugin.js';
 import { PENDING_MEMO_INPUT_CAP, PENDING_MEMO_KEY } from '../../workflows/pending-memo.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-/** The last commit before turns kept their parked calls in the memo. */
-const BEFORE_MEMO_COMMIT = '170414e390480ab69f9191df6f4372c67aa05d1d';
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
@@ -190,47 +180,3 @@ describe('listing parked calls from the memo', () => {
     expect(listed.find((call) => call.turnWorkflowId === large.workflowId)?.input).toEqual({ target, count: 9 });
   });
 });
-
-describe('a turn that parked before memos existed', () => {
-  it('is listed by its turnState, before and after a worker with memos takes it over', async () => {
-    const directory = mkdtempSync(path.join(ROOT, '.before-memo-'));
-    const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-    const taskQueue = `${turnpike.taskQueue}-before-memo`;
-    const old = new TurnpikeClient({ client: turnpike.client, taskQueue });
-    try {
-      // The workflow code as it was, bundled as a worker of that time would have.
-      execFileSync('bash', ['-c', `git -C "${ROOT}" archive ${BEFORE_MEMO_COMMIT} workflows | tar -x -C "${directory}"`]);
-      const oldBundle = await bundleWorkflowCode({ workflowsPath: path.join(directory, 'workflows', 'index.ts'), plugins: [new TurnpikePlugin()], logger: silent });
-      const oldWorker = await createWorker({ tools: testTools, taskQueue, connection, namespace: inject('temporalNamespace'), workflowBundle: oldBundle });
-      const oldRun = oldWorker.run();
-      const handle = await turnpike.client.workflow.start('agentTurn', {
-        taskQueue,
-        workflowId: `before-memo-${Date.now()}`,
-        args: [{ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: use('guarded_action', { target: 'old', count: 4 }) }] }],
-      });
-      const [pending] = await waitForPending(handle);
-      expect((await handle.describe()).memo?.[PENDING_MEMO_KEY]).toBeUndefined();
-      expect(await listingOf(1, () => old.listParkedCalls())).toEqual([{ ...pending, turnWorkflowId: handle.workflowId }]);
-      oldWorker.shutdown();
-      await oldRun;
-
-      // Today's worker replays it without the patch: still no memo, still listed, still decidable.
-      const newWorker = await createWorker({ tools: testTools, taskQueue, connection, namespace: inject('temporalNamespace'), workflowBundle: { codePath: inject('workflowBundlePath') } });
-      const newRun = newWorker.run();
-      try {
-        expect(await listingOf(1, () => old.listParkedCalls())).toEqual([{ ...pending, turnWorkflowId: handle.workflowId }]);
-        await old.approveToolCall(handle.workflowId, { approvalId: pending.approvalId!, approved: true, approver: 'alice' });
-        expect((await handle.result()).status).toBe('completed');
-        expect(await listingOf(0, () => old.listParkedCalls())).toEqual([]);
-      } finally {
-        newWorker.shutdown();
-        await newRun;
-      }
-    } finally {
-      await connection.close();
-      rmSync(directory, { recursive: true, force: true });
-    }
-  });
-});
-
-const silent = { trace() {}, debug() {}, info() {}, warn() {}, error: (message: string) => console.error(message), log() {} };
