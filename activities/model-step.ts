@@ -45,13 +45,14 @@ export async function runModelStep(
   return { ...result, ...(described ? { described } : {}), ...(dispositions ? { dispositions } : {}) };
 }
 
-/** One disposition per tool call of the step, null for a tool it did not offer; none for a cut-off step (its calls never run). */
+/** One disposition per tool call of the step, null for a tool it did not offer; none when no call is of an offered tool, or the step was cut off (its calls never run). */
 async function prepareCalls(result: ModelStepResult, offered: ModelToolSpec[], tools: StepTools): Promise<Array<ToolCallDisposition | null> | undefined> {
   const calls = result.message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
   if (calls.length === 0 || cutOffStatus(result.finishReason)) return undefined;
   const names = new Set(offered.map((tool) => tool.name));
   const known = calls.filter((call) => names.has(call.toolName));
-  const decided = known.length > 0 ? await tools.prepare(known.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input }))) : [];
+  if (known.length === 0) return undefined;
+  const decided = await tools.prepare(known.map(({ toolCallId, toolName, input }) => ({ toolCallId, toolName, input })));
   let next = 0;
   return calls.map((call) => (names.has(call.toolName) ? decided[next++] : null));
 }

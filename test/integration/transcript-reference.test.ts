@@ -130,7 +130,7 @@ describe('history by reference', () => {
     expect(afterPark).toContain(request);
   });
 
-  it('sends the turn\'s tools with its first step only, and the model is offered them at every step', async () => {
+  it('describes the turn\'s tools in its first step, names them by hash in every later one, and the model is offered them at every step', async () => {
     fake.script('openai', [
       { text: '', toolCalls: [{ name: 'record_action', input: { action: 'one' } }] },
       { text: '', toolCalls: [{ name: 'record_action', input: { action: 'two' } }] },
@@ -144,14 +144,21 @@ describe('history by reference', () => {
     expect(offered.map((tool: { function: { name: string } }) => tool.function.name)).toContain('record_action');
     for (const recorded of fake.requests) expect(recorded.body.tools).toEqual(offered);
 
-    const inputs = (await modelStepInputs(handle.workflowId)).map((json) => JSON.parse(json) as { tools?: Array<{ name: string }>; toolsHash?: string });
+    const inputs = (await modelStepInputs(handle.workflowId)).map(
+      (json) => JSON.parse(json) as { tools?: Array<{ name: string }>; toolsHash?: string; describeTools?: { names?: string[] } },
+    );
     expect(inputs).toHaveLength(3);
     const [first, ...later] = inputs;
-    expect(first!.tools!.map((tool) => tool.name)).toEqual(offered.map((tool: { function: { name: string } }) => tool.function.name));
-    expect(first!.toolsHash).toMatch(/^[0-9a-f]{64}$/);
+    // The first step asks the worker to describe the turn's tools (all of them: the turn names none).
+    expect(first).toMatchObject({ describeTools: {} });
+    expect(first!.tools).toBeUndefined();
+    expect(first!.toolsHash).toBeUndefined();
+    const hash = later[0]!.toolsHash;
+    expect(hash).toMatch(/^[0-9a-f]{64}$/);
     for (const step of later) {
       expect(step.tools).toBeUndefined();
-      expect(step.toolsHash).toBe(first!.toolsHash);
+      expect(step.describeTools).toBeUndefined();
+      expect(step.toolsHash).toBe(hash);
     }
   });
 
