@@ -87,7 +87,7 @@ describe('replay of recorded histories', () => {
     cpSync(path.join(root, 'workflows'), path.join(copy, 'workflows'), { recursive: true });
     const turnFile = path.join(copy, 'workflows', 'agent-turn.ts');
     const source = readFileSync(turnFile, 'utf8');
-    const changed = source.replace('this.validateInput();', "this.validateInput();\n    await wf.sleep('1s');");
+    const changed = source.replace('validateInput(turn.input);', "validateInput(turn.input);\n  await wf.sleep('1s');");
     expect(changed).not.toBe(source);
     writeFileSync(turnFile, changed);
     try {
