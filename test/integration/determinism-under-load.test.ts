@@ -150,6 +150,7 @@ describe('determinism under load', () => {
     expect(totals.queries).toBeGreaterThan(TURNS);
     expect(totals.signals).toBeGreaterThan(TURNS);
     expect(totals.refusedUpdates).toBeGreaterThan(TURNS);
+    console.log(`determinism under load: ${TURNS} turns, ${JSON.stringify(totals)}`);
     // Every reader read every event of its turn, in order, to turn-finished.
     expect(totals.readersFinished).toBe(TURNS);
     expect(totals.readerEvents).toBeGreaterThan(TURNS * 10);

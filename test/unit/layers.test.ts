@@ -1,0 +1,84 @@
+/**
+ * The import graph of the published code runs down only: each folder imports from its own floor
+ * and the floors below, never from one above, and no file imports a file that imports it back.
+ * The one exception is Temporal's own samples' pattern: workflow code imports the *type* of its
+ * activities (`import type { TurnpikeActivities }`), which no bundle or process ever loads.
+ */
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** Floors, from the ground up: a file may import its own floor and those below. */
+const FLOORS: Record<string, number> = { workflows: 1, activities: 2, codec: 2, worker: 3, client: 4, 'index.ts': 4, api: 5, cli: 6 };
+
+function sources(folder: string): string[] {
+  const full = path.join(ROOT, folder);
+  if (statSync(full).isFile()) return [folder];
+  return readdirSync(full, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts') && !file.endsWith('.d.ts'))
+    .map((file) => path.join(folder, file));
+}
+
+function floorOf(file: string): string {
+  return file.split(path.sep)[0]!;
+}
+
+interface Import {
+  target: string;
+  typeOnly: boolean;
+}
+
+/** The repository files a file imports (relative specifiers only), and whether each import is type-only. */
+function importsOf(file: string): Import[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const found: Import[] = [];
+  for (const match of text.matchAll(/^(import|export)\s+(type\s+)?[^;]*?from\s+'(\.[^']+)'/gms)) {
+    const resolved = path.normalize(path.join(path.dirname(file), match[3]!)).replace(/\.js$/, '.ts');
+    found.push({ target: resolved, typeOnly: Boolean(match[2]) });
+  }
+  return found;
+}
+
+const files = Object.keys(FLOORS).flatMap(sources);
+const graph = new Map(files.map((file) => [file, importsOf(file)]));
+
+describe('the import graph of the published code', () => {
+  it('has no arrow running up a floor (but workflow code\'s type-only import of its activities)', () => {
+    const upward: string[] = [];
+    for (const [file, imports] of graph) {
+      for (const { target, typeOnly } of imports) {
+        const from = FLOORS[floorOf(file)]!;
+        const to = FLOORS[floorOf(target)];
+        if (to === undefined || to <= from) continue;
+        if (typeOnly && floorOf(file) === 'workflows' && target === path.join('activities', 'index.ts')) continue;
+        upward.push(`${file} -> ${target}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('has no circle of imports', () => {
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, trail: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        circles.push([...trail.slice(trail.indexOf(file)), file].join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const { target } of graph.get(file) ?? []) if (graph.has(target)) visit(target, [...trail, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(circles).toEqual([]);
+  });
+
+  it('reads every published folder', () => {
+    expect(files.length).toBeGreaterThan(100);
+    expect(files).toContain(path.join('workflows', 'agent-turn.ts'));
+  });
+});
