@@ -195,7 +195,7 @@ describe('turnpike on a PostgreSQL-backed Temporal cluster', () => {
       '--input', JSON.stringify({ approvalId: pendingBravo.approvalId, approved: false, approver: 'ops', reason: 'not now' }));
     const rejected = await temporal('workflow', 'update', 'execute', '--workflow-id', 'cli-cancel', '--name', 'approveToolCall',
       '--input', JSON.stringify({ approvalId: 'apr_unknown', approved: true })).then(() => '', (error: { stderr: string }) => error.stderr);
-    expect(rejected).toMatch(/Unknown approvalId apr_unknown/);
+    expect(rejected).toMatch(/Unknown approvalId \(11 characters\): this turn has no approval with this id/);
     expect(
       await temporal('workflow', 'update', 'execute', '--workflow-id', 'cli-client-tool', '--name', 'submitToolResult',
         '--input', JSON.stringify({ toolCallId: first.toolCallId, output: { answer: 'yes' } })),
