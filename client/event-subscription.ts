@@ -48,13 +48,20 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** A query failure that a later query may not meet: the buffer for queries of a busy workflow was full, a deadline passed. */
+/**
+ * A query failure that a later query may not meet: the buffer for queries of a busy workflow was
+ * full, no worker answered in time (a loaded worker replaying an evicted turn), the server was
+ * briefly unavailable. The client wraps the gRPC error (`ServiceError`, its `cause`).
+ */
 function isTransient(error: unknown): boolean {
-  if (error instanceof WorkflowNotFoundError) return false;
-  const code = (error as { code?: number })?.code;
-  // gRPC RESOURCE_EXHAUSTED (8), DEADLINE_EXCEEDED (4), UNAVAILABLE (14).
-  if (code === 8 || code === 4 || code === 14) return true;
-  return /query buffer is full|deadline|timed? ?out|unavailable/i.test(error instanceof Error ? error.message : String(error));
+  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
+    if (current instanceof WorkflowNotFoundError) return false;
+    const code = (current as { code?: number }).code;
+    // gRPC RESOURCE_EXHAUSTED (8), DEADLINE_EXCEEDED (4), UNAVAILABLE (14).
+    if (code === 8 || code === 4 || code === 14) return true;
+    if (/query buffer is full|deadline|timed? ?out|unavailable/i.test(current instanceof Error ? current.message : String(current))) return true;
+  }
+  return false;
 }
 
 export async function* readEventStream<E>(
