@@ -156,17 +156,24 @@ describe('determinism under load', () => {
     expect(totals.readerEvents).toBeGreaterThan(TURNS * 10);
 
     const failedTasks: string[] = [];
+    let unhandledCommand = 0;
     const histories: Array<{ workflowId: string; history: unknown }> = [];
     for (const handle of handles) {
       const history = await handle.fetchHistory();
       for (const event of history.events ?? []) {
-        if (event.workflowTaskFailedEventAttributes) failedTasks.push(`${handle.workflowId}: ${event.workflowTaskFailedEventAttributes.failure?.message}`);
+        const failed = event.workflowTaskFailedEventAttributes;
+        // UnhandledCommand is the server's answer to a task that would end the turn while a
+        // signal (here, a refused one) arrived meanwhile: it is recorded as a failed task, and the
+        // next task sees the signal and ends the turn. Not a failure of the turn's code.
+        if (failed?.failure?.message === 'UnhandledCommand') unhandledCommand++;
+        else if (failed) failedTasks.push(`${handle.workflowId}: ${failed.failure?.message}`);
       }
       histories.push({ workflowId: handle.workflowId, history });
       // A query of an ended turn replays it on the worker; on a loaded machine one may time out
       // before a worker takes it (DEADLINE_EXCEEDED), so it is asked again.
       expect((await queryAnswered(handle)).status).toBe('completed');
     }
+    console.log(`determinism under load: ${unhandledCommand} tasks answered UnhandledCommand (a signal arrived as the turn ended)`);
     expect(failedTasks).toEqual([]);
 
     async function* all() {
