@@ -18,7 +18,8 @@ import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const STEPS = 600;
-const RUNS = 10;
+/** Ten in the issue's check (`TURNPIKE_LONG_TURN_RUNS=10`); two in `npm test`, which must fit CI's time on two cores. */
+const RUNS = Number(process.env.TURNPIKE_LONG_TURN_RUNS ?? 2);
 const READERS = 3;
 const AT_ONCE = 2;
 
@@ -58,7 +59,7 @@ async function runOnce(run: number): Promise<{ workflowId: string; history: unkn
   return { workflowId: handle.workflowId, history: await handle.fetchHistory() };
 }
 
-describe('a 600-step turn with three SSE readers, ten times', () => {
+describe(`a 600-step turn with three SSE readers, ${RUNS} times`, () => {
   it('completes each time, every reader sees every event to turn-finished, every history replays', { timeout: 1_200_000 }, async () => {
     const histories: Array<{ workflowId: string; history: unknown }> = [];
     let next = 0;
