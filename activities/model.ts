@@ -46,7 +46,7 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
   }
   const context = Context.current();
   // A turn that streams asks for the deltas on its event stream (workflows/turn-events.ts).
-  const stream = input.stream ? StepStream.open(input.stream.step) : undefined;
+  const stream = input.stream ? StepStream.open(input.stream) : undefined;
   let result: ModelStepResult;
   let unsent: TurnEvent[] = [];
   try {

@@ -1,28 +1,40 @@
 /**
  * Publishes a model step's deltas to the calling turn's event stream while the provider
- * streams (`@temporalio/workflow-streams`: batched signals, deduplicated across the client's
- * retries).
+ * streams (stream-publisher.ts: batched signals, deduplicated across retries).
  *
  * The bound on history: the first delta of an attempt goes out once the step has run for
  * {@link STEP_STREAM_FIRST_FLUSH_MS} (at once, for a model whose first token takes longer than
- * that, as real models' do); after it, at most one signal per
- * {@link STEP_STREAM_FLUSH_INTERVAL_MS}, carrying the deltas of that interval merged into one
- * event per stretch of text (see `coalesceDeltas`). A step that streams for `d` ms adds at most
- * `2 + d / 200` signals to the turn's history, whatever the number of tokens; each signal usually
- * takes a workflow task with it. A step that finishes before its first flush is due signals
- * nothing: `close` hands its events back, and the turn publishes them with the step's result.
+ * that, as real models' do); after it, at most one signal per flush interval, carrying the deltas
+ * of that interval merged into one event per stretch of text (see `coalesceDeltas`). The
+ * interval follows how many publish signals the run has taken ({@link flushIntervalMs}): 200 ms
+ * while a run is young, slower as it streams on, so half an hour of streaming takes under 2,000
+ * of the 10,000 signals Temporal allows a run, whatever the number of tokens or readers (readers
+ * read by query). Each signal usually takes a workflow task with it. A step that finishes before
+ * its first flush is due signals nothing: `close` hands its events back, and the turn publishes
+ * them with the step's result.
  *
  * Streaming is best effort and never changes the step's result: a publish that fails is logged
  * and dropped, and the activity returns the provider's complete message either way.
  */
 import { Context, log } from '@temporalio/activity';
-import { WorkflowStreamClient, type TopicHandle } from '@temporalio/workflow-streams/client';
 import type { ModelStreamDelta, ModelStreamListener } from './providers/stream-delta.js';
 import { coalesceDeltas } from './coalesce-deltas.js';
+import { StreamPublisher } from './stream-publisher.js';
 import { TURN_EVENTS_TOPIC, type DeltaOrigin, type TurnEvent } from '../workflows/turn-events.js';
 
-/** How often, at most, a streaming model step signals its turn (after the first delta). */
-export const STEP_STREAM_FLUSH_INTERVAL_MS = 200;
+/** The pace of a run's stream: signals so far → the wait before the next. */
+const PACE: ReadonlyArray<readonly [below: number, intervalMs: number]> = [
+  [300, 200],
+  [600, 500],
+  [1_200, 1_000],
+  [2_400, 2_000],
+];
+const SLOWEST_INTERVAL_MS = 5_000;
+
+/** How long a run that has taken `signals` publish signals waits between two of a streaming step's. */
+export function flushIntervalMs(signals: number): number {
+  return PACE.find(([below]) => signals < below)?.[1] ?? SLOWEST_INTERVAL_MS;
+}
 
 /**
  * How long into a step its first delta may wait. Below it, a delta is not worth a signal and a
@@ -33,8 +45,7 @@ export const STEP_STREAM_FIRST_FLUSH_MS = 100;
 
 export class StepStream {
   /** Created at the first flush (see `open`). */
-  private client?: WorkflowStreamClient;
-  private topic?: TopicHandle<TurnEvent>;
+  private publisher?: StreamPublisher;
   private pending: TurnEvent[] = [];
   private timer?: NodeJS.Timeout;
   private sentFirst = false;
@@ -42,26 +53,18 @@ export class StepStream {
   private flushing: Promise<void> = Promise.resolve();
 
   /** Opens the stream of the workflow that scheduled the current activity (none for a standalone activity). */
-  static open(step: number): StepStream | undefined {
+  static open(stream: { step: number; signalsBefore?: number }): StepStream | undefined {
     const context = Context.current();
     const workflowId = context.info.workflowExecution?.workflowId;
     if (workflowId === undefined) return undefined;
-    // turnpike's own activity context, not the library's `fromWithinActivity`: the library pins
-    // its own @temporalio/activity, which an application's install may keep as a second copy.
-    // Created at the first flush: most steps of a fast model end before one is due, and send nothing.
-    const connect = () =>
-      WorkflowStreamClient.create(context.client, workflowId, {
-        // This class decides when to flush (after merging); the library's timer only has to be
-        // short, because it is still pending for that long after the stream is closed.
-        batchInterval: `${STEP_STREAM_FLUSH_INTERVAL_MS} milliseconds`,
-        maxRetryDuration: '30 seconds',
-      });
-    return new StepStream(connect, { step, attempt: context.info.attempt });
+    const connect = () => new StreamPublisher(context.client, workflowId, TURN_EVENTS_TOPIC);
+    return new StepStream(connect, { step: stream.step, attempt: context.info.attempt }, stream.signalsBefore ?? 0);
   }
 
   private constructor(
-    private readonly connect: () => WorkflowStreamClient,
+    private readonly connect: () => StreamPublisher,
     private readonly origin: DeltaOrigin,
+    private readonly signalsBefore: number,
   ) {
     if (origin.attempt > 1) {
       // Subscribers drop what earlier attempts of this step streamed before they show this one's.
@@ -74,7 +77,7 @@ export class StepStream {
   readonly listener: ModelStreamListener = (delta: ModelStreamDelta) => {
     this.pending.push({ ...delta, ...this.origin } as TurnEvent);
     if (this.sentFirst) {
-      this.timer ??= setTimeout(() => this.flush(), STEP_STREAM_FLUSH_INTERVAL_MS);
+      this.timer ??= setTimeout(() => this.flush(), flushIntervalMs(this.signalsBefore + (this.publisher?.signals ?? 0)));
       return;
     }
     const wait = STEP_STREAM_FIRST_FLUSH_MS - (Date.now() - this.startedAt);
@@ -96,10 +99,6 @@ export class StepStream {
       unsent = coalesceDeltas(this.pending.splice(0));
     }
     await this.flushing;
-    // Stops the library's background flusher, which would otherwise keep the process alive.
-    await this.client?.[Symbol.asyncDispose]().catch((error: unknown) => {
-      log.warn('Could not close the stream publisher; the step result is unaffected', { error: String(error) });
-    });
     return unsent;
   }
 
@@ -108,13 +107,9 @@ export class StepStream {
     this.timer = undefined;
     if (this.pending.length === 0) return;
     this.sentFirst = true;
-    const client = (this.client ??= this.connect());
-    const topic = (this.topic ??= client.topic<TurnEvent>(TURN_EVENTS_TOPIC));
-    for (const event of coalesceDeltas(this.pending.splice(0))) topic.publish(event);
-    this.flushing = this.flushing
-      .then(() => client.flush())
-      .catch((error: unknown) => {
-        log.warn('Could not publish streamed deltas; the step result is unaffected', { error: String(error) });
-      });
+    const publisher = (this.publisher ??= this.connect());
+    this.flushing = publisher.send(coalesceDeltas(this.pending.splice(0))).catch((error: unknown) => {
+      log.warn('Could not publish streamed deltas; the step result is unaffected', { error: String(error) });
+    });
   }
 }

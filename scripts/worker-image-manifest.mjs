@@ -29,7 +29,7 @@ const image = {
   dependencies: sorted(dependencies),
   // No devDependencies: npm would still read their engines (some want Node 22) and warn. The tree
   // installed with the lockfile is the same either way.
-  // workflow-streams runs on the image's Temporal SDK, as in the repository.
+  // The repository's overrides (for a devDependency) keep the lockfile's tree valid.
   overrides: manifest.overrides,
 };
 writeFileSync(output, `${JSON.stringify(image, null, 2)}\n`);

@@ -108,7 +108,7 @@ function modelStep(turn: TurnContext): ModelStepRequest {
     ...(input.system !== undefined ? { system: input.system } : {}),
     ...tools,
     transcript: transcript.nextStep(),
-    stream: { step: turn.step },
+    stream: { step: turn.step, signalsBefore: turn.publisher.stream.publishes },
   };
 }
 

@@ -7,8 +7,8 @@
  *
  * - zod and @noble/hashes: measured with 2,000 parked turns and a cache of 100, worker V8 heap
  *   live after GC 163 MB → 98 MB, RSS 671 MB → 394 MB (bench/results/experiments/heaps-*).
- * - turnpike's workflow modules themselves, and with them `@temporalio/workflow`'s public entry
- *   and `@temporalio/workflow-streams`: a workflow instance then adds 13 KB before it runs
+ * - turnpike's workflow modules themselves, and with them `@temporalio/workflow`'s public entry:
+ *   a workflow instance then adds 13 KB before it runs
  *   instead of 112 KB (the floor's adds 30 KB; `test/unit/plugin.test.ts` checks that a new
  *   workflow evaluates none of turnpike's modules).
  *

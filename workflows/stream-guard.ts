@@ -1,73 +1,69 @@
 /**
- * The event stream's publish signal and poll update, checked before `@temporalio/workflow-streams`
- * sees them. The library trusts both: `{}` as a publish fails the workflow task on
- * `input.items is not iterable` (and every retry of it, for good), and a poll without `topics`
- * waits until the turn ends and then fails the task that would end it. Anybody who can signal a
- * turn can send either, so the turn re-registers both handlers on raw arguments
- * (`raw-messages.ts`) and hands the library only what it can take:
+ * The checks of the event stream's publish signal and poll update (event-stream.ts), before
+ * anything in them is used. Anybody who can signal a turn can send either, so:
  *
  * - a publish (`__temporal_workflow_stream_publish`) that does not decode, or has the wrong shape,
  *   or an item that is not one of turnpike's events, is logged and dropped as a whole: a turn's
  *   stream carries only what a turn's model activity publishes (activities/step-stream.ts);
  * - a poll (`__temporal_workflow_stream_poll`) that does not decode or has the wrong shape is
- *   rejected (`UndecodablePayload`, `InvalidRequest`); one that arrives while the stream drains,
- *   with the library's own `StreamDraining`.
+ *   rejected (`UndecodablePayload`, `InvalidRequest`).
  *
  * Limits: a publish carries at most 1,000 items, each at most 64 KiB of base64, 1 MiB together, so
- * no event can push a subscriber's poll response (which the library caps near 1 MB, but always
- * with at least one item) much past that; the publisher id is at most 200 characters.
- *
- * Written against `@temporalio/workflow-streams` 1.23.0 (pinned in package.json): it reaches the
- * library's private `onPublish`, `onPoll` and `draining`.
+ * no event can push a poll's answer (capped near 1 MB, but always with at least one item) much
+ * past that; the publisher id is at most 200 characters.
  */
-import * as wf from '@temporalio/workflow';
-import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
-import { decodePayloadWire, type WorkflowStream } from '@temporalio/workflow-streams/workflow';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { MAX_ID } from './field-limits.js';
-import { decodeArgument, rawSignal, rawUpdate } from './raw-messages.js';
-import { rejection } from './rejection.js';
+import { decodePayloadWire } from './stream-wire.js';
 import { TURN_EVENTS_TOPIC } from './turn-events.js';
 
-const PUBLISH_SIGNAL = '__temporal_workflow_stream_publish';
-const POLL_UPDATE = '__temporal_workflow_stream_poll';
+/** The stream's messages, by the names `@temporalio/workflow-streams` gave them. */
+export const PUBLISH_SIGNAL = '__temporal_workflow_stream_publish';
+export const POLL_UPDATE = '__temporal_workflow_stream_poll';
+export const OFFSET_QUERY = '__temporal_workflow_stream_offset';
 
 export const MAX_PUBLISH_ITEMS = 1_000;
 export const MAX_ITEM_CHARS = 64 * 1024;
 export const MAX_PUBLISH_CHARS = 1024 * 1024;
 const MAX_POLL_TOPICS = 16;
 
-/** What the library keeps private and the guard needs. */
-interface StreamInternals {
-  draining: boolean;
-  onPublish(input: unknown): void;
-  onPoll(input: unknown): Promise<unknown>;
+/** One event as it travels: its topic and its payload's wire form (stream-wire.ts). */
+export interface PublishEntry {
+  topic: string;
+  data: string;
 }
 
-/** Registers the checked handlers over the ones `new WorkflowStream()` registered. */
-export function guardStream(stream: WorkflowStream): void {
-  const internals = stream as unknown as StreamInternals;
-  wf.setHandler(rawSignal(PUBLISH_SIGNAL), (raw) => {
-    const decoded = decodeArgument(raw);
-    const problem = decoded.ok ? publishProblem(decoded.value) : `it could not be decoded: ${decoded.reason}`;
-    if (problem) {
-      wf.log.warn('Ignored an invalid stream publish signal', { error: problem });
-      return;
-    }
-    internals.onPublish((decoded as { value: unknown }).value);
-  });
-  wf.setHandler(rawUpdate<unknown>(POLL_UPDATE), (raw) => internals.onPoll((decodeArgument(raw) as { value: unknown }).value), {
-    validator: (raw) => {
-      if (internals.draining) {
-        // The library's own refusal, which subscribers know to retry on the successor run.
-        throw ApplicationFailure.create({ message: 'Workflow is draining for continue-as-new', type: 'StreamDraining', nonRetryable: true });
-      }
-      const decoded = decodeArgument(raw);
-      if (!decoded.ok) throw rejection('UndecodablePayload', `${POLL_UPDATE} could not be decoded: ${decoded.reason}`);
-      const problem = pollProblem(decoded.value);
-      if (problem) throw rejection('InvalidRequest', `Invalid ${POLL_UPDATE}: ${problem}`);
-    },
-  });
+/** A publish signal's argument, once `publishProblem` found none. */
+export interface PublishInput {
+  items: PublishEntry[];
+  /** Empty for a publisher that does not deduplicate. */
+  publisher_id: string;
+  sequence: number;
 }
+
+/** A poll update's argument, once `pollProblem` found none. */
+export interface PollInput {
+  topics: string[];
+  from_offset: number;
+}
+
+/** A poll update's answer: the items from the offset asked for, and the offset to ask for next. */
+export interface PollResult {
+  items: WorkflowStreamWireItem[];
+  next_offset: number;
+  more_ready: boolean;
+}
+
+/** An item of a poll's answer: an event as it travels, and its offset. */
+export interface WorkflowStreamWireItem extends PublishEntry {
+  offset: number;
+}
+
+/** The stream's messages, typed: for callers (the workflow registers them on raw arguments). */
+export const streamPublishSignal = defineSignal<[PublishInput]>(PUBLISH_SIGNAL);
+export const streamPollUpdate = defineUpdate<PollResult, [PollInput]>(POLL_UPDATE);
+export const streamOffsetQuery = defineQuery<number>(OFFSET_QUERY);
 
 /** Why a publish cannot go into the stream, in turnpike's words (never quoting it), or undefined. */
 export function publishProblem(input: unknown): string | undefined {
@@ -103,7 +99,7 @@ function isTurnpikeEvent(data: string): boolean {
   }
 }
 
-function pollProblem(input: unknown): string | undefined {
+export function pollProblem(input: unknown): string | undefined {
   if (!input || typeof input !== 'object' || Array.isArray(input)) return 'it is not an object';
   const { topics, from_offset: fromOffset } = input as Record<string, unknown>;
   if (typeof fromOffset !== 'number' || !Number.isSafeInteger(fromOffset) || fromOffset < 0) return 'from_offset is not a non-negative integer';

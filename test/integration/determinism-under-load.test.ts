@@ -25,6 +25,13 @@ import { use } from '../support/test-tools.js';
 const TURNS = 200;
 const CONCURRENCY = 8;
 const RESTART_EVERY = 25;
+/**
+ * One bad signal and one bad update per turn this often. Faster, a task slowed by the loaded
+ * machine meets Temporal's default of 100 events buffered while a task runs, and the server
+ * fails that task (`FORCE_CLOSE_COMMAND`) to write them: a platform limit, met by the test's
+ * own flood (12 signals a second to one turn), not by the turn's code.
+ */
+const SIGNAL_EVERY_MS = 200;
 
 /** A policy slow enough that queries, polls, signals and updates arrive while it runs. */
 const slowPolicy = defineTool({
@@ -84,12 +91,12 @@ function makeNoise(turnpike: TurnpikeClient, handle: WorkflowHandle, done: Abort
     loop(async () => {
       await handle.signal(approveToolCallSignal, bad);
       noise.signals++;
-    }, 80),
+    }, SIGNAL_EVERY_MS),
     loop(async () => {
       await handle.executeUpdate(approveToolCallUpdate, { args: [bad] }).catch(() => {
         noise.refusedUpdates++;
       });
-    }, 80),
+    }, SIGNAL_EVERY_MS),
   ]).then(() => undefined);
   return { noise, finished };
 }
@@ -166,7 +173,7 @@ describe('determinism under load', () => {
         // signal (here, a refused one) arrived meanwhile: it is recorded as a failed task, and the
         // next task sees the signal and ends the turn. Not a failure of the turn's code.
         if (failed?.failure?.message === 'UnhandledCommand') unhandledCommand++;
-        else if (failed) failedTasks.push(`${handle.workflowId}: ${failed.failure?.message}`);
+        else if (failed) failedTasks.push(`${handle.workflowId} event ${event.eventId}: cause ${failed.cause}, ${failed.failure?.message ?? 'no failure'} (${failed.identity})`);
       }
       histories.push({ workflowId: handle.workflowId, history });
       // A query of an ended turn replays it on the worker; on a loaded machine one may time out

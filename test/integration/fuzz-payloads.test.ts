@@ -15,7 +15,7 @@ import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { createWorker } from '../../worker/create-worker.js';
 import { approveToolCallSignal, approveToolCallUpdate, callContextQuery, turnEventsQuery, turnStateQuery } from '../../workflows/definitions.js';
 import { startByteCountingProxy } from '../support/byte-counting-proxy.js';
-import { encodePayloadWire } from '@temporalio/workflow-streams/workflow';
+import { encodePayloadWire } from '../../workflows/stream-wire.js';
 import { UNDECODABLE, incompressible, json, payload, rawSignal, rawUpdate } from '../support/hostile-payloads.js';
 import { completeTurn, historyOf, parkTurn } from '../support/parked-turn.js';
 import { testTools } from '../support/test-tools.js';

@@ -82,6 +82,15 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
     expect(files.filter((file) => file.endsWith('.map'))).toEqual([]);
   });
 
+  it('installs one copy of the Temporal SDK: npm ls finds a single @temporalio/workflow, with no overrides in the app', async () => {
+    const manifest = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
+    expect(manifest.overrides).toBeUndefined();
+    const { stdout } = await inApp(app, 'npm', ['ls', '--all', '--parseable', '@temporalio/workflow']);
+    expect(stdout.split('\n').filter(Boolean).map((location) => path.relative(app, location))).toEqual([path.join('node_modules', '@temporalio', 'workflow')]);
+    const tree = await inApp(app, 'npm', ['ls', '--all', '--parseable']);
+    expect(tree.stdout.split('\n').filter((location) => location.endsWith(`${path.sep}workflow-streams`))).toEqual([]);
+  });
+
   it('type-checks with strict NodeNext, and the published .d.ts files have no errors of their own', async () => {
     await inApp(app, 'npx', ['tsc', '-p', '.', '--noEmit']);
     // With library checks on, every error must come from other packages' typings, never turnpike's.

@@ -5,7 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { RawValue, type Payload } from '@temporalio/common';
-import { encodePayloadWire } from '@temporalio/workflow-streams/workflow';
+import { encodePayloadWire } from '../../workflows/stream-wire.js';
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import { CompressionCodec, MAX_DECOMPRESSED_BYTES, UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../../codec/payload-codec.js';

@@ -16,8 +16,11 @@ export interface ModelStepInput {
   /**
    * Set by turns that stream: the activity publishes the provider's deltas, marked with this
    * step and its attempt, to the calling workflow's event stream while the model writes.
+   * `signalsBefore`: the batches the run's stream took before this step, which the activity's
+   * pace follows (activities/step-stream.ts), so a run's stream stays within Temporal's signal
+   * and history budgets however long it streams.
    */
-  stream?: { step: number };
+  stream?: { step: number; signalsBefore?: number };
 }
 
 /**
@@ -55,7 +58,7 @@ export interface ModelStepRequest {
   /** Hash of the turn's tool list (`toolSetHash`); sent by turns that send their tools by reference. */
   toolsHash?: string;
   /** As in {@link ModelStepInput}: set by turns that stream. */
-  stream?: { step: number };
+  stream?: ModelStepInput['stream'];
   /**
    * Set on a turn's first step, which carries no tools: the activity describes the worker's tools
    * of these names (all when `names` is absent), offers them, and returns them as `described`.
