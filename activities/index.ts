@@ -58,9 +58,21 @@ export function createActivities({ tools, notifications, transcriptCache, mcp }:
     },
     async callModel(request: ModelStepRequest) {
       if (!request?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');
-      return runModelStep(request, stepTools, caches, Context.current(), callModel);
+      const context = Context.current();
+      // Alive while it runs, however long the model takes: a step whose worker died, or whose
+      // task a worker's shutdown lost in transit, is tried again after the turn's heartbeat
+      // timeout (30 s by default), not after the whole start-to-close timeout.
+      const keepAlive = setInterval(() => context.heartbeat(), MODEL_HEARTBEAT_MS);
+      try {
+        return await runModelStep(request, stepTools, caches, context, callModel);
+      } finally {
+        clearInterval(keepAlive);
+      }
     },
   };
 }
+
+/** How often a model step heartbeats: well inside the turn's default heartbeat timeout of 30 s. */
+const MODEL_HEARTBEAT_MS = 5_000;
 
 export type TurnpikeActivities = ReturnType<typeof createActivities>;

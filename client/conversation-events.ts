@@ -7,10 +7,17 @@
  * Cursor: `"<c>"` for the conversation's own event at offset `c`, `"<c>.<t>"` for the event at
  * offset `t` of the turn that the conversation's event `c` (its `turn-started`) started.
  */
-import type { Client } from '@temporalio/client';
+import type { QueryDefinition } from '@temporalio/client';
 import { conversationEventsQuery, turnEventsQuery } from '../workflows/definitions.js';
-import type { ConversationEvent, TurnEvent } from '../workflows/turn-events.js';
-import { readEventStream } from './event-subscription.js';
+import type { ConversationEvent, StreamEventsPage, StreamEventsRequest, TurnEvent } from '../workflows/turn-events.js';
+import type { StreamReadOptions } from './event-subscription.js';
+
+/** Reads one workflow's event stream (`StreamHub.read`, or `readEventStream` with a client). */
+export type StreamReader = <E>(
+  workflowId: string,
+  query: QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>,
+  options: StreamReadOptions<E>,
+) => AsyncGenerator<{ offset: number; event: E }, void, undefined>;
 
 /** One event of a conversation's stream, with the cursor to resume after it. */
 export interface ConversationStreamEvent {
@@ -31,13 +38,13 @@ export function parseConversationCursor(cursor: string): { conversationOffset: n
 }
 
 export async function* readConversationEvents(
-  client: Client,
+  readEventStream: StreamReader,
   conversationId: string,
   options: { after?: string; signal?: AbortSignal } = {},
 ): AsyncGenerator<ConversationStreamEvent, void, undefined> {
   const resume = options.after !== undefined ? parseConversationCursor(options.after) : undefined;
   const { signal } = options;
-  for await (const { offset, event } of readEventStream(client, conversationId, conversationEventsQuery, {
+  for await (const { offset, event } of readEventStream(conversationId, conversationEventsQuery, {
     fromOffset: resume?.conversationOffset ?? 0,
     signal,
   })) {
@@ -46,7 +53,7 @@ export async function* readConversationEvents(
     if (!resuming) yield { cursor: String(offset), turnId: event.turnId, event };
     if (event.type !== 'turn-started') continue;
     const fromOffset = resuming && resume.turnOffset !== undefined ? resume.turnOffset + 1 : 0;
-    for await (const turn of readEventStream(client, event.turnId, turnEventsQuery, {
+    for await (const turn of readEventStream(event.turnId, turnEventsQuery, {
       fromOffset,
       isLast: (turnEvent) => turnEvent.type === 'turn-finished',
       signal,

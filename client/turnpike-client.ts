@@ -31,7 +31,7 @@ import {
 } from '../workflows/definitions.js';
 import type { TurnEventRecord } from '../workflows/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
-import { readEventStream } from './event-subscription.js';
+import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
 import { messageProblem } from '../workflows/field-limits.js';
@@ -129,10 +129,13 @@ function refuseOversized(name: 'approveToolCall' | 'submitToolResult', message: 
 export class TurnpikeClient {
   readonly client: Client;
   readonly taskQueue: string;
+  /** The readers of event streams through this client share one feed per stream (stream-hub.ts). */
+  private readonly streams: StreamHub;
 
   constructor(options: TurnpikeClientOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+    this.streams = new StreamHub(this.client);
   }
 
   /** Connects to the cluster the environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -199,9 +202,12 @@ export class TurnpikeClient {
    * step and turn ends (see `TurnEvent`) — from `fromOffset` (default 0) to `turn-finished`.
    * Resume after a disconnect with `fromOffset: last.offset + 1`: every later event arrives
    * exactly once. Works while the turn runs, while it is parked, and after it ended.
+   *
+   * All the readers of one turn through this client share one reader of the turn: any number of
+   * them costs the turn the queries of one, and no history and no update.
    */
   turnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<TurnEventRecord, void, undefined> {
-    return readEventStream(this.client, turnId, turnEventsQuery, { ...options, isLast: (event) => event.type === 'turn-finished' });
+    return this.streams.read(turnId, turnEventsQuery, { ...options, isLast: (event) => event.type === 'turn-finished' });
   }
 
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
@@ -347,7 +353,7 @@ export class TurnpikeClient {
    * `break`. Resume after a disconnect with `after: last.cursor`.
    */
   conversationEvents(conversationId: string, options: { after?: string; signal?: AbortSignal } = {}): AsyncGenerator<ConversationStreamEvent, void, undefined> {
-    return readConversationEvents(this.client, conversationId, options);
+    return readConversationEvents((workflowId, query, read) => this.streams.read(workflowId, query, read), conversationId, options);
   }
 
   /** The parked calls of a conversation's running turn: what its approvers must decide now. */

@@ -145,11 +145,15 @@ function validateInput(input: AgentTurnInput): void {
   }
 }
 
-/** The model step's activity: its own timeout and retries, or 5 minutes and 10 attempts with backoff. */
+/**
+ * The model step's activity: its own timeout and retries, or 5 minutes, a 30 s heartbeat timeout
+ * (the activity heartbeats while it runs: a step lost with its worker is tried again at once)
+ * and 10 attempts with backoff.
+ */
 function modelActivity(options: ActivityCallOptions | undefined) {
   return wf.proxyActivities<TurnpikeActivities>({
     startToCloseTimeout: options?.startToCloseTimeout ?? '5m',
-    ...(options?.heartbeatTimeout ? { heartbeatTimeout: options.heartbeatTimeout } : {}),
+    heartbeatTimeout: options?.heartbeatTimeout ?? '30s',
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', ...toRetryPolicy(options, 10) },
   }).callModel;
 }

@@ -16,7 +16,7 @@
  * - at most {@link MAX_POLLS_IN_FLIGHT} wait at once; the next is refused (`TooManyPolls`), so
  *   decisions always find a free slot;
  * - a poll waits at most {@link POLL_WAIT}, then answers with no items, so an abandoned poll
- *   ends (`patched('bounded-stream-poll')`: polls recorded before it waited until an event).
+ *   ends (`patched(BOUNDED_POLL_PATCH)`: polls recorded before it waited until an event).
  * Every message is checked before it is used (`stream-guard.ts`).
  */
 import * as wf from '@temporalio/workflow';
@@ -29,6 +29,8 @@ import { TURN_EVENTS_TOPIC, type StreamEventsPage, type StreamEventsRequest } fr
 
 /** Long polls that may wait at once: Temporal admits 10 updates in flight, the rest are for decisions. */
 export const MAX_POLLS_IN_FLIGHT = 4;
+/** The patch of the bounded wait: the 0.1.0 poll waited with no timer (docs/versioning.md). */
+export const BOUNDED_POLL_PATCH = '0.2.0-bounded-stream-poll';
 /** The longest a poll waits for an event before it answers with none. */
 export const POLL_WAIT = '30 seconds';
 /** A publisher's sequence is remembered this long past its last batch (its retries end well before). */
@@ -159,7 +161,7 @@ export class EventStream<E> {
     const ready = () => this.draining || (input.from_offset !== 0 && input.from_offset < this.base) || this.log.length > Math.max(input.from_offset - this.base, 0);
     this.polls++;
     try {
-      if (wf.patched('bounded-stream-poll')) await wf.condition(ready, POLL_WAIT);
+      if (wf.patched(BOUNDED_POLL_PATCH)) await wf.condition(ready, POLL_WAIT);
       else await wf.condition(ready);
     } finally {
       this.polls--;

@@ -214,5 +214,9 @@ async function waitForParked(handle: WorkflowHandle) {
     if (state && state.pending.length === 1 && state.pending[0]!.approvalId) return state;
     await sleep(50);
   }
-  throw new Error(`${handle.workflowId} never parked`);
+  // What it was doing instead: its pending activities and last events.
+  const { raw } = await handle.describe();
+  const activities = (raw.pendingActivities ?? []).map((activity) => `${activity.activityType?.name} attempt ${activity.attempt} state ${activity.state} worker ${activity.lastWorkerIdentity} started ${activity.lastStartedTime?.seconds}`);
+  const events = ((await handle.fetchHistory()).events ?? []).slice(-12).map((event) => `${event.eventId} ${event.eventType}`);
+  throw new Error(`${handle.workflowId} never parked; pending activities: ${JSON.stringify(activities)}; last events: ${events.join(', ')}`);
 }
