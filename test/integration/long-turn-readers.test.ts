@@ -56,7 +56,10 @@ async function runOnce(run: number): Promise<{ workflowId: string; history: unkn
     expect(offsets).toEqual(offsets.map((_, index) => index));
     expect(finished(messages.at(-1)!)).toBe(true);
   }
-  return { workflowId: handle.workflowId, history: await handle.fetchHistory() };
+  const history = await handle.fetchHistory();
+  const events = history.events ?? [];
+  console.log(`${STEPS}-step turn: ${events.length} history events (${(events.length / STEPS).toFixed(1)} a step), ${Number(events.at(-1)?.eventId ?? 0)} last event id`);
+  return { workflowId: handle.workflowId, history };
 }
 
 describe(`a 600-step turn with three SSE readers, ${RUNS} times`, () => {

@@ -176,6 +176,48 @@ describe('readers of a parked turn', () => {
   });
 });
 
+describe('readers of a conversation', () => {
+  it('50 SSE readers across 2 API servers: a message is taken and its turn decided, and every reader sees the turn finish', { timeout: 180_000 }, async () => {
+    const conversationId = `conv-many-readers-${Date.now()}`;
+    const path = `/api/conversations/${conversationId}`;
+    const send = (text: string) =>
+      fetch(`${apis[0]!.base}${path}/messages`, { method: 'POST', headers: { ...AUTH, 'content-type': 'application/json' }, body: JSON.stringify({ text }) });
+    const first = await send(use('record_action', { action: 'before the readers' }));
+    expect(first.status).toBe(202);
+    await harness.client.workflow.getHandle(((await first.json()) as { turnWorkflowId: string }).turnWorkflowId).result();
+
+    const secondTurn = `${conversationId}/turn-2`;
+    const finishedSecond = (message: SseMessage) => message.event === 'message' && (JSON.parse(message.data) as { turnId: string; event: TurnEvent }).turnId === secondTurn && eventOf(message).type === 'turn-finished';
+    const readers = apis.flatMap(({ base }) => Array.from({ length: 25 }, () => readSseFrom(`${base}${path}/events`, AUTH, finishedSecond)));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+
+    const sent = await timed(() => send(use('guarded_action', { target: 'delta', count: 4 })));
+    expect(sent.value.status).toBe(202);
+    expect(((await sent.value.json()) as { turnWorkflowId: string }).turnWorkflowId).toBe(secondTurn);
+    const turn = harness.client.workflow.getHandle(secondTurn);
+    const [pending] = await waitForPending(turn);
+    const approved = await timed(() =>
+      fetch(`${apis[1]!.base}/api/turns/${encodeURIComponent(secondTurn)}/approvals/${pending!.approvalId}`, {
+        method: 'POST',
+        headers: { ...AUTH, 'content-type': 'application/json' },
+        body: JSON.stringify({ approved: true }),
+      }),
+    );
+    expect(approved.value.status).toBe(200);
+    console.log(`with 50 conversation readers (ms): sendMessage ${sent.ms}, approval ${approved.ms}`);
+    expect(sent.ms).toBeLessThan(10_000);
+    expect(approved.ms).toBeLessThan(10_000);
+    for (const { status, messages } of await Promise.all(readers)) {
+      expect(status).toBe(200);
+      expect(finishedSecond(messages.at(-1)!)).toBe(true);
+      // Both turns, each started, finished and ended in the conversation's order.
+      const types: string[] = messages.filter((message) => message.event === 'message').map((message) => eventOf(message).type);
+      expect(types.filter((type) => type === 'turn-started')).toHaveLength(2);
+      expect(types.filter((type) => type === 'turn-finished')).toHaveLength(2);
+    }
+  });
+});
+
 describe('the shared feed of a process', () => {
   it('reads a stream once for all its readers, and stops reading 5 s after the last reader leaves', { timeout: 60_000 }, async () => {
     const handle = await threeParks();
