@@ -10,6 +10,7 @@
  * printed here and measured in `npm run bench`.
  */
 import { execFile } from 'node:child_process';
+import { setMaxListeners } from 'node:events';
 import { connect as connectSocket } from 'node:net';
 import { promisify } from 'node:util';
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
@@ -224,6 +225,8 @@ describe('the shared feed of a process', () => {
     await waitForPending(handle);
     const hub = new StreamHub(harness.client);
     const abort = new AbortController();
+    // One signal for the 30 readers, each waiting on it with a listener of its own.
+    setMaxListeners(30, abort.signal);
     const readers = Array.from({ length: 30 }, async () => {
       let seen = 0;
       for await (const _ of hub.read(handle.workflowId, turnEventsQuery, { signal: abort.signal })) seen++;
