@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { turnpikeDataConverter } from '../../codec/payload-codec.js';
+import { BOUNDED_POLL_PATCH } from '../../workflows/event-stream.js';
 import { HISTORIES_DIRECTORY } from '../support/history-recorder.js';
 
 const PRE_RELEASE_HISTORY = fileURLToPath(new URL('../replay/pre-release/update-after-local-activity.json.gz', import.meta.url));
@@ -37,11 +38,25 @@ describe('replay of recorded histories', () => {
   });
 
   it('records no patch marker and no TemporalChangeVersion in any turn or conversation of the baseline', () => {
-    const patched = files.filter((file) => {
+    const baseline = files.filter((file) => file.startsWith(`0.1.0${path.sep}`));
+    expect(baseline.length).toBeGreaterThanOrEqual(100);
+    const patched = baseline.filter((file) => {
       const text = readFileSync(path.join(HISTORIES_DIRECTORY, file), 'utf8');
       return text.includes('core_patch') || text.includes('TemporalChangeVersion');
     });
     expect(patched).toEqual([]);
+  });
+
+  it('records, after the baseline, only the patches docs/versioning.md lists', () => {
+    const recorded = new Set<string>();
+    for (const file of files.filter((name) => !name.startsWith(`0.1.0${path.sep}`))) {
+      const { events } = loadHistory(file) as { events: Array<{ markerRecordedEventAttributes?: { markerName?: string; details?: Record<string, { payloads: Array<{ data: string }> }> } }> };
+      for (const marker of events.map((event) => event.markerRecordedEventAttributes).filter((attributes) => attributes?.markerName === 'core_patch')) {
+        recorded.add((JSON.parse(Buffer.from(marker!.details!['patch-data']!.payloads[0]!.data, 'base64').toString('utf8')) as { id: string }).id);
+      }
+    }
+    expect([...recorded]).toEqual([BOUNDED_POLL_PATCH]);
+    expect(readFileSync(fileURLToPath(new URL('../../docs/versioning.md', import.meta.url)), 'utf8')).toContain(`| \`${BOUNDED_POLL_PATCH}\` |`);
   });
 
   it('records no local activity: their results can reach the code a workflow task later than their marker (docs/versioning.md)', () => {
