@@ -8,7 +8,8 @@
  *   - the latest user message is parsed with the scripted model's own parser;
  *   - while fewer assistant messages follow it than the prompt has steps, the next step's tool
  *     calls are answered;
- *   - then a text answer summarising the tool results (`Done. bench_tool: {"i":1}; …`).
+ *   - then a text answer summarising the tool results (`Done. bench_tool: {"i":1}; …`);
+ *   - except for `write <N> words`, answered with N words (the long-stream figure).
  */
 import { parseScriptedRequests } from '../activities/providers/scripted.js';
 import { startFakeProviderServer, type FakeProviderServer, type Json } from '../test/fake-provider/server.js';
@@ -40,6 +41,9 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     const messages: Json[] = body.messages;
     const lastUser = messages.findLastIndex((message) => message.role === 'user');
     const since = messages.slice(lastUser + 1);
+    // The long-stream figure's prompt: an answer of that many words, streamed as the control paces it.
+    const words = /^write (\d+) words$/.exec(text(messages[lastUser]?.content))?.[1];
+    if (words !== undefined) return { ...stream, text: Array.from({ length: Number(words) }, (_, index) => `word${index}`).join(' ') };
     const steps = parseScriptedRequests(text(messages[lastUser]?.content));
     const taken = since.filter((message) => message.role === 'assistant').length;
     if (taken < steps.length) return { ...stream, toolCalls: steps[taken].map((call) => ({ name: call.toolName, input: call.input })) };

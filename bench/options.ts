@@ -2,7 +2,8 @@
  * `npm run bench -- [flags]`: what to run and how much of it.
  *
  *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
- *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale, streaming
+ *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale, streaming, readers,
+ *                              long-stream
  *   --reps N                   measured turns per (system, step count) in the latency figure
  *   --parked N                 turns parked at once while resume latency is measured (default 1000)
  *   --resume-sample N          parked turns resumed and timed, one at a time, per system
@@ -12,6 +13,7 @@
  *   --scale-stages a,b,c       parked turns per system at each stage of the scale figure (default 1000,5000,20000)
  *   --scale-sample N           parked turns resumed (cache misses) per system at the last scale stage (default 200)
  *   --idle-seconds N           idle window over which worker CPU is measured (default 10)
+ *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
  *   --stock-server             run the dev server without the dispatch setting below (see SERVER_DYNAMIC_CONFIG)
@@ -20,7 +22,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming'] as const;
+export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /**
@@ -54,6 +56,8 @@ export interface BenchOptions {
   scaleStages: number[];
   scaleSample: number;
   idleSeconds: number;
+  /** Minutes the long-stream figure's model step streams. */
+  streamMinutes?: number;
   /** Conversation lengths (messages) for the resume-payload figure. */
   conversationLengths: number[];
   maxCachedWorkflows?: number;
@@ -81,6 +85,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       concurrency: { type: 'string' },
       capacity: { type: 'string' },
       'idle-seconds': { type: 'string' },
+      'stream-minutes': { type: 'string' },
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
       'max-cached': { type: 'string' },
@@ -115,6 +120,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     scaleSample: positiveInteger('scale-sample', values['scale-sample'], quick ? 150 : 200),
     idleSeconds: positiveInteger('idle-seconds', values['idle-seconds'], quick ? 5 : 10),
     conversationLengths: [10, 100, 1000],
+    ...(values['stream-minutes'] !== undefined ? { streamMinutes: positiveInteger('stream-minutes', values['stream-minutes'], 0) } : {}),
     ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),
     ...(values['max-wft'] !== undefined ? { maxConcurrentWorkflowTaskExecutions: positiveInteger('max-wft', values['max-wft'], 0) } : {}),
     name: values.name ?? (quick ? 'quick' : 'latest'),

@@ -3,6 +3,8 @@ import type { MachineInfo } from './machine-info.js';
 import type { BenchOptions } from './options.js';
 import type { CapacityFigures } from './scenarios/parked-capacity.js';
 import type { HistoryFigures } from './scenarios/history.js';
+import type { LongStreamFigures } from './scenarios/long-stream.js';
+import type { ReadersFigures } from './scenarios/readers.js';
 import type { ResumeLatencyFigures } from './scenarios/resume-latency.js';
 import type { ResumePayloadFigures } from './scenarios/resume-payload.js';
 import type { ScaleFigures } from './scenarios/scale.js';
@@ -20,6 +22,8 @@ export interface Figures {
   payload?: ResumePayloadFigures;
   scale?: ScaleFigures;
   streaming?: StreamingFigures;
+  readers?: ReadersFigures;
+  'long-stream'?: LongStreamFigures;
 }
 
 /** One line of the report: a figure for every system, and the target it is held to if any. */

@@ -27,6 +27,8 @@ import { measureParkedCapacity } from './scenarios/parked-capacity.js';
 import { measureResumeLatency } from './scenarios/resume-latency.js';
 import { measureResumePayload } from './scenarios/resume-payload.js';
 import { measureScale } from './scenarios/scale.js';
+import { measureLongStream } from './scenarios/long-stream.js';
+import { measureReaders } from './scenarios/readers.js';
 import { measureStreaming } from './scenarios/streaming.js';
 import { measureThroughput } from './scenarios/throughput.js';
 import { measureTurnLatency } from './scenarios/turn-latency.js';
@@ -45,6 +47,8 @@ const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
   payload: measureResumePayload,
   scale: measureScale,
   streaming: measureStreaming,
+  readers: measureReaders,
+  'long-stream': measureLongStream,
 };
 
 async function main(): Promise<void> {

@@ -18,6 +18,8 @@
 import type { Figures, ReportRow } from './results.js';
 import type { HistorySide } from './scenarios/history.js';
 import type { ScaleFigures } from './scenarios/scale.js';
+import type { LongStreamFigures } from './scenarios/long-stream.js';
+import type { ReadersFigures } from './scenarios/readers.js';
 import type { LatencyPercentiles, StreamingFigures, StreamingHistory } from './scenarios/streaming.js';
 import type { ThroughputSide } from './scenarios/throughput.js';
 import type { Summary } from './stats.js';
@@ -52,7 +54,7 @@ const bytes = (value: number) => `${value.toFixed(0)} B`;
 
 export function reportRows(figures: Figures): ReportRow[] {
   const rows: ReportRow[] = [];
-  const { latency, resume, throughput, capacity, history, payload, scale, streaming } = figures;
+  const { latency, resume, throughput, capacity, history, payload, scale, streaming, readers } = figures;
 
   if (latency) {
     for (const step of latency.bySteps) {
@@ -290,6 +292,9 @@ export function reportRows(figures: Figures): ReportRow[] {
   }
   if (scale) rows.push(...scaleRows(scale));
   if (streaming) rows.push(...streamingRows(streaming));
+  if (readers) rows.push(...readersRows(readers));
+  const longStream = figures['long-stream'];
+  if (longStream) rows.push(longStreamRow(longStream));
   return rows;
 }
 
@@ -325,6 +330,32 @@ function streamingRows(streaming: StreamingFigures): ReportRow[] {
       ...none,
     },
   ];
+}
+
+/** Readers have no floor either: the approval round trip of a turn with 0, 10 and 100 readers. */
+function readersRows(readers: ReadersFigures): ReportRow[] {
+  return Object.entries(readers.approve).map(([count, modes]) => ({
+    figure: `Approval round trip with ${count} readers of the parked turn (p50 / p99, n=${modes.shared.n}; one TurnpikeClient${modes.separate ? ' · each reader its own' : ''})`,
+    turnpike: modes.separate ? `${pair(modes.shared)} · ${pair(modes.separate)}` : pair(modes.shared),
+    floor: '—',
+    ratio: '—',
+    target: '—',
+    met: null,
+  }));
+}
+
+/** One model step streaming for minutes with 10 readers: the run's counts against Temporal's per-run limits. */
+function longStreamRow(long: LongStreamFigures): ReportRow {
+  const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+  const { run, share } = long;
+  return {
+    figure: `${long.minutes} min of streaming (${long.words} words), ${long.readers} readers: the run's signals / updates / events / history bytes, and each as a share of its limit`,
+    turnpike: `${run.signals} / ${run.updates} / ${run.events} / ${bytes(run.protoBytes)} (${percent(share.signals)} / ${percent(share.updates)} / ${percent(share.events)} / ${percent(share.protoBytes)})`,
+    floor: '—',
+    ratio: '—',
+    target: 'each ≤ 50%',
+    met: Object.values(share).every((value) => value <= 0.5),
+  };
 }
 
 function scaleRows(scale: ScaleFigures): ReportRow[] {

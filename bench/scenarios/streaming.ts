@@ -7,7 +7,7 @@
  *   - `off`: `model.stream: false`, nobody subscribed: the non-streaming turn;
  *   - `on`: streaming, nobody subscribed: what the model activity's batched publishes add;
  *   - `on + subscriber`: streaming with a `TurnpikeClient.turnEvents` reader from the start: what
- *     the reader's long polls add on top (they are updates, so they are in the history too).
+ *     the reader adds on top (it reads by query, which history does not record: it should add nothing).
  * Streaming is judged against the same provider with streaming off, not against the scripted
  * model: that isolates the stream (the provider's HTTP call is the same either way).
  *
