@@ -13,5 +13,6 @@ RECORD_HISTORIES="$name" npx vitest run --project integration \
   test/integration/approvals-listing.test.ts \
   test/integration/transcript-reference.test.ts \
   test/integration/mcp.test.ts \
-  test/integration/conversation-content.test.ts test/integration/many-readers.test.ts
+  test/integration/conversation-content.test.ts test/integration/many-readers.test.ts \
+  test/integration/turn-hand-over.test.ts
 echo "recorded $(ls "$target" | wc -l) histories in $target"

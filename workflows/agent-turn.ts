@@ -23,6 +23,7 @@ import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { modelToolsOf, toolSetHash } from './tool-set.js';
 import { textOf, TurnContext } from './turn-context.js';
 import { finish, finishCancelled, finishCutOff } from './turn-endings.js';
+import { handOverIfDue } from './turn-hand-over.js';
 import { installTurnHandlers } from './turn-handlers.js';
 import { addUsage } from './usage.js';
 import type {
@@ -62,9 +63,12 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
   const callModel = modelActivity(turn.input.modelCallOptions);
   const maxSteps = turn.input.maxSteps ?? DEFAULT_MAX_STEPS;
 
-  let lastText = '';
-  const seenToolCallIds = toolCallIdsIn(turn.input.messages);
+  let lastText = turn.input.carried?.lastText ?? '';
+  const seenToolCallIds = toolCallIdsIn([...turn.input.messages, ...turn.appended]);
   while (turn.step < maxSteps) {
+    // A long turn goes on in a new run before its history nears Temporal's limits.
+    const handingOver = handOverIfDue(turn, lastText);
+    if (handingOver) await handingOver;
     turn.step++;
     const response: ModelStepResult = await callModel(modelStep(turn));
     if (turn.toolsHash === undefined) adoptTools(turn, response.described);
@@ -142,6 +146,10 @@ function validateInput(input: AgentTurnInput): void {
   if (binaryProblem) invalidInput(`agentTurn input.${binaryProblem}`);
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     invalidInput('agentTurn input.maxSteps must be a positive integer');
+  }
+  for (const key of ['events', 'bytes'] as const) {
+    const value = input.historyLimit?.[key];
+    if (value !== undefined && (!Number.isInteger(value) || value < 100)) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least 100`);
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import type {
   ApproveToolCallInput,
+  CarriedCall,
   ApproveToolCallResult,
   PendingToolCall,
   SubmitToolResultInput,
@@ -160,6 +161,28 @@ export class CallLedger {
   record(toolCallId: string): ToolCallRecord {
     const entry = this.settled(toolCallId);
     return toRecord(entry.call, entry.settlement, entry.validatedInput);
+  }
+
+  /**
+   * Every call, for the next run at a hand-over (turn-hand-over.ts). Taken at a step boundary,
+   * where no call is parked: each is settled, and keeps what refuses a late decision or result.
+   */
+  snapshot(): CarriedCall[] {
+    const approvalOf = new Map([...this.approvals].map(([approvalId, toolCallId]) => [toolCallId, approvalId]));
+    return [...this.entries.values()].map(({ parked: _parked, ...entry }) => {
+      const approvalId = approvalOf.get(entry.call.toolCallId);
+      return { toolCallId: entry.call.toolCallId, ...(approvalId ? { approvalId } : {}), entry };
+    });
+  }
+
+  /** The ledger a run takes over from the one before (see `snapshot`). */
+  static restore(calls: readonly CarriedCall[]): CallLedger {
+    const ledger = new CallLedger();
+    for (const { toolCallId, approvalId, entry } of calls) {
+      ledger.entries.set(toolCallId, entry as CallEntry);
+      if (approvalId) ledger.approvals.set(approvalId, toolCallId);
+    }
+    return ledger;
   }
 
   private settled(toolCallId: string): CallEntry & { settlement: Settlement } {

@@ -24,7 +24,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { decodeArgument, rawSignal, rawUpdate } from './raw-messages.js';
 import { rejection } from './rejection.js';
 import { OFFSET_QUERY, POLL_UPDATE, PUBLISH_SIGNAL, pollProblem, publishProblem, type PollInput, type PollResult, type PublishInput } from './stream-guard.js';
-import { decodePayloadWire, encodePayloadWire } from './stream-wire.js';
+import { decodePayloadWire, encodePayloadWire, type WorkflowStreamState } from './stream-wire.js';
 import { TURN_EVENTS_TOPIC, type StreamEventsPage, type StreamEventsRequest } from './turn-events.js';
 
 /** Long polls that may wait at once: Temporal admits 10 updates in flight, the rest are for decisions. */
@@ -39,13 +39,7 @@ const MAX_PAGE = 1_000;
 /** A poll answer carries about this much at most (always at least one item). */
 const MAX_POLL_RESPONSE_CHARS = 1_000_000;
 
-/** The stream carried to the next run at continue-as-new (the library's snapshot, field for field). */
-export interface WorkflowStreamState {
-  log: Array<{ topic: string; data: string; offset: number }>;
-  base_offset: number;
-  publisher_sequences: Record<string, number>;
-  publisher_last_seen: Record<string, number>;
-}
+export type { WorkflowStreamState };
 
 export class EventStream<E> {
   /** Items from `base`, as they travel: topic and base64 payload. */
@@ -84,17 +78,19 @@ export class EventStream<E> {
     this.draining = true;
   }
 
-  /** The stream's state for continue-as-new, taken after `close()`: the last `keep` events. */
+  /** Takes new polls again: the workflow closed its stream for a continue-as-new that it then did not make. */
+  reopen(): void {
+    this.draining = false;
+  }
+
+  /** The stream's state for continue-as-new, taken after `close()`: its offsets, and its last `keep` events. */
   state(keep: number): WorkflowStreamState {
-    if (this.log.length > keep) {
-      this.base += this.log.length - keep;
-      this.log = this.log.slice(-keep);
-    }
+    const kept = this.log.slice(-keep);
     const now = Date.now();
     const live = Object.keys(this.sequences).filter((id) => now - (this.lastSeen[id] ?? 0) * 1000 < PUBLISHER_TTL_MS);
     return {
-      log: this.log.map(({ topic, data }) => ({ topic, data, offset: 0 })),
-      base_offset: this.base,
+      log: kept.map(({ topic, data }) => ({ topic, data, offset: 0 })),
+      base_offset: this.end - kept.length,
       publisher_sequences: Object.fromEntries(live.map((id) => [id, this.sequences[id]!])),
       publisher_last_seen: Object.fromEntries(live.map((id) => [id, this.lastSeen[id]!])),
     };

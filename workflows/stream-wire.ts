@@ -1,5 +1,5 @@
 /**
- * The wire form of an event-stream item: a Temporal `Payload` (`temporal.api.common.v1.Payload`,
+ * The wire form of an event-stream item (and, below, of a stream carried across continue-as-new): a Temporal `Payload` (`temporal.api.common.v1.Payload`,
  * `map<string, bytes> metadata = 1; bytes data = 2;`) in protobuf bytes, in standard base64.
  * It is the form `@temporalio/workflow-streams` defined for its publish signal, poll update and
  * continue-as-new state; turnpike's own stream (event-stream.ts) keeps it, so histories recorded
@@ -9,6 +9,14 @@
  * protobuf runtime and no `Buffer`: workflow-safe, side-effect free.
  */
 import type { Payload } from '@temporalio/common';
+
+/** A stream carried to the next run at continue-as-new (the library's snapshot, field for field). */
+export interface WorkflowStreamState {
+  log: Array<{ topic: string; data: string; offset: number }>;
+  base_offset: number;
+  publisher_sequences: Record<string, number>;
+  publisher_last_seen: Record<string, number>;
+}
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new Map([...B64].map((char, index) => [char, index]));

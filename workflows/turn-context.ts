@@ -31,7 +31,7 @@ export const DEFAULT_PARK_TIMEOUT = '24h';
 export class TurnContext {
   step = 0;
   /** Every tool call of this turn: kind, parked or not, resolution, result. */
-  readonly ledger = new CallLedger();
+  readonly ledger: CallLedger;
   /** The messages this turn added to the conversation: the model's, and the tool results. */
   readonly appended: Message[] = [];
   /** The given history and `appended`, as the model activity reads it (by reference). */
@@ -62,9 +62,22 @@ export class TurnContext {
   readonly nudges = new ApprovalNudges();
 
   constructor(readonly input: AgentTurnInput) {
+    // A run that a longer turn handed over to goes on where the one before stopped (turn-hand-over.ts).
+    const carried = input?.carried;
+    this.ledger = carried ? CallLedger.restore(carried.calls) : new CallLedger();
+    if (carried) {
+      this.step = carried.step;
+      this.appended.push(...carried.appended);
+      this.records.push(...carried.records);
+      this.decisions.push(...carried.decisions);
+      Object.assign(this.usage, carried.usage);
+      this.specs = new Map(carried.tools.specs.map((spec) => [spec.name, spec]));
+      this.modelTools = carried.tools.modelTools;
+      this.toolsHash = carried.tools.toolsHash;
+    }
     this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
     this.elicitations = new Elicitations(input?.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT, () => this.setStatus(this.waiting() ? 'awaiting-input' : 'running'));
-    this.publisher = new TurnPublisher(this.ledger, this.elicitations, this.decisions, input?.conversationId);
+    this.publisher = new TurnPublisher(this.ledger, this.elicitations, this.decisions, input?.conversationId, carried?.stream);
   }
 
   get status(): TurnStatus {

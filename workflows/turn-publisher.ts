@@ -11,7 +11,7 @@ import * as wf from '@temporalio/workflow';
 import type { CallLedger } from './call-ledger.js';
 import { turnEventsQuery } from './definitions.js';
 import type { Elicitations } from './elicitations.js';
-import { EventStream } from './event-stream.js';
+import { EventStream, type WorkflowStreamState } from './event-stream.js';
 import { PENDING_MEMO_KEY, pendingMemo } from './pending-memo.js';
 import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
 import type { Settlement } from './tool-results.js';
@@ -20,8 +20,8 @@ import type { DecisionRecord, ToolCallPart, TurnStatus } from './types.js';
 
 export class TurnPublisher {
   status: TurnStatus = 'running';
-  /** The turn's event stream (its query handler is installed as the turn starts). */
-  readonly stream = new EventStream<TurnEvent>(turnEventsQuery);
+  /** The turn's event stream (its query handler is installed as the turn starts), carried on from the run before a hand-over. */
+  readonly stream: EventStream<TurnEvent>;
   private lastSearchAttributes = '';
   private lastMemo = '';
   private publishQueued = false;
@@ -31,7 +31,10 @@ export class TurnPublisher {
     private readonly elicitations: Elicitations,
     private readonly decisions: readonly DecisionRecord[],
     private readonly conversationId: string | undefined,
-  ) {}
+    carriedStream?: WorkflowStreamState,
+  ) {
+    this.stream = new EventStream<TurnEvent>(turnEventsQuery, carriedStream);
+  }
 
   setStatus(status: TurnStatus): void {
     this.status = status;

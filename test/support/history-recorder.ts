@@ -42,16 +42,25 @@ function currentName(): string {
   return `${file}--${slug(state.currentTestName ?? 'setup')}`;
 }
 
-async function save(name: string, handle: WorkflowHandle): Promise<void> {
+async function save(name: string, handle: WorkflowHandle, runId?: string): Promise<void> {
   mkdirSync(setDirectory, { recursive: true });
   // The CLI writes the proto3 JSON that Worker.runReplayHistory reads (and that operators
   // download from the Web UI), without the SDK's protobuf classes.
   const { stdout } = await promisify(execFile)(
     inject('temporalCli'),
-    ['workflow', 'show', '--workflow-id', handle.workflowId, '--address', inject('temporalAddress'), '-o', 'json'],
+    ['workflow', 'show', '--workflow-id', handle.workflowId, ...(runId ? ['--run-id', runId] : []), '--address', inject('temporalAddress'), '-o', 'json'],
     { maxBuffer: 64 * 1024 * 1024 },
   );
   writeFileSync(path.join(setDirectory, `${name}.json`), stdout);
+}
+
+/**
+ * Saves every run of a workflow that continued as new, oldest first (`--run-1`, `--run-2`, ...):
+ * the runs that handed over record what the last one does not.
+ */
+export async function saveRuns(handle: WorkflowHandle, runIds: readonly string[]): Promise<void> {
+  if (!recording) return;
+  for (const [index, runId] of runIds.entries()) await save(`${currentName()}--run-${index + 1}`, handle, runId);
 }
 
 export function noteStarted(handle: WorkflowHandle): void {

@@ -5,7 +5,8 @@
 import type { EndedTurnStatus, TurnStatus } from '../turn-statuses.js';
 import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
-import type { ActivityCallOptions } from './tools.js';
+import type { ActivityCallOptions, ModelToolSpec, ToolSpec } from './tools.js';
+import type { WorkflowStreamState } from '../stream-wire.js';
 
 export interface AgentTurnInput {
   conversationId?: string;
@@ -30,6 +31,43 @@ export interface AgentTurnInput {
    * false, so a user's own parent workflow receives no signal it did not ask for.
    */
   notifyParent?: boolean;
+  /**
+   * When the turn hands over to a new run of itself (continue-as-new, at a step boundary, never
+   * while a call is parked): once its run's history reaches `events` events or `bytes` bytes.
+   * Default 8,000 events and 8 MB, under Temporal's warnings (10,240 events, 10 MB).
+   */
+  historyLimit?: HistoryLimit;
+  /** Set by the turn itself when it hands over: everything the next run carries on with. */
+  carried?: TurnCarryOver;
+}
+
+export interface HistoryLimit {
+  events?: number;
+  bytes?: number;
+}
+
+/** A turn's state at a hand-over to its next run (see `workflows/turn-hand-over.ts`). */
+export interface TurnCarryOver {
+  /** Hand-overs so far, this one included. */
+  handOvers: number;
+  step: number;
+  lastText: string;
+  usage: Usage;
+  appended: Message[];
+  records: ToolCallRecord[];
+  decisions: DecisionRecord[];
+  tools: { specs: ToolSpec[]; modelTools: ModelToolSpec[]; toolsHash: string };
+  /** Every tool call of the turn so far, settled, with its approval id: late decisions are refused as before. */
+  calls: CarriedCall[];
+  /** The turn's event stream: its offsets go on, its last events are kept. */
+  stream: WorkflowStreamState;
+}
+
+export interface CarriedCall {
+  toolCallId: string;
+  approvalId?: string;
+  /** The ledger's entry, as JSON. */
+  entry: unknown;
 }
 
 export type ToolCallOutcome = 'executed' | 'approved' | 'denied' | 'expired' | 'client' | 'error' | 'cancelled';
