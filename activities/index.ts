@@ -38,8 +38,8 @@ export function createActivities({ tools, notifications, transcriptCache, mcp }:
   const stepTools: StepTools = {
     // The MCP servers' tools are listed here, so the turn records the set it offers and keeps it.
     async describe(names) {
-      const specs = mcp ? await mcp.describe(registry, names) : registry.specs(names);
-      return notifications ? { specs, notifications: { expiringBeforeMs } } : { specs };
+      const { specs, leftOut } = mcp ? await mcp.describe(registry, names) : { specs: registry.specs(names), leftOut: [] };
+      return { specs, ...(notifications ? { notifications: { expiringBeforeMs } } : {}), ...(leftOut.length > 0 ? { leftOut } : {}) };
     },
     async prepare(calls) {
       if (!mcp || !calls.some((call) => mcp.owns(call.toolName))) return prepareToolCalls(registry, { calls });

@@ -5,7 +5,8 @@
  *
  * A retried model step becomes `reset-step` (the client drops what the earlier attempt showed);
  * a parked approval becomes `tool-approval-request` with the workflow's approvalId, and a
- * settled call `tool-output-available`, `tool-output-denied` or `tool-output-error`.
+ * settled call `tool-output-available`, `tool-output-denied` or `tool-output-error`. MCP servers
+ * a turn went without (`tools-left-out`) become a `data-tools-left-out` part.
  */
 import type { TurnEvent } from '../workflows/turn-events.js';
 
@@ -25,6 +26,7 @@ export type UiMessageChunk =
   | { type: 'tool-output-available'; toolCallId: string; output: unknown }
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
+  | { type: 'data-tools-left-out'; data: { servers: Array<{ server: string; reason: string }> } }
   | { type: 'finish'; finishReason: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'other' }
   | { type: 'error'; errorText: string };
 
@@ -97,6 +99,10 @@ export class UiMessageChunkMapper {
         if (event.outcome === 'denied') chunks.push({ type: 'tool-output-denied', toolCallId: event.toolCallId });
         else if (event.isError) chunks.push({ type: 'tool-output-error', toolCallId: event.toolCallId, errorText: typeof event.output === 'string' ? event.output : JSON.stringify(event.output) });
         else chunks.push({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.output });
+        break;
+      case 'tools-left-out':
+        // A data part of the message: the chat can say which tools this answer went without.
+        chunks.push({ type: 'data-tools-left-out', data: { servers: event.servers } });
         break;
       case 'turn-finished':
         chunks.push(...this.end(event.status === 'completed' ? 'stop' : event.status === 'max-tokens' ? 'length' : event.status === 'refused' ? 'content-filter' : 'other'));

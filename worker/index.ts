@@ -26,4 +26,5 @@ export type {
   McpPolicyContext,
   McpToolAnnotations,
 } from '../activities/mcp/mcp-servers.js';
-export { MCP_IDEMPOTENCY_KEY_META } from '../activities/mcp/mcp-servers.js';
+export { MCP_IDEMPOTENCY_KEY_META, DEFAULT_MCP_LIST_TIMEOUT_MS, DEFAULT_MCP_RECONNECT } from '../activities/mcp/mcp-servers.js';
+export type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';

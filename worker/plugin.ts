@@ -16,10 +16,11 @@
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
-import type { BundleOptions, Worker, WorkerOptions } from '@temporalio/worker';
+import { Runtime, type BundleOptions, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
 import { LazyMcpTools } from '../activities/mcp/lazy-mcp-tools.js';
+import type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
 import type { Tool } from '../activities/tools.js';
 import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
@@ -86,7 +87,10 @@ export class TurnpikePlugin extends SimplePlugin {
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
-    const mcp = options.mcpServers && Object.keys(options.mcpServers).length > 0 ? new LazyMcpTools(options.mcpServers) : undefined;
+    const mcp =
+      options.mcpServers && Object.keys(options.mcpServers).length > 0
+        ? new LazyMcpTools(options.mcpServers, () => ({ logger: Runtime.instance().logger, meter: Runtime.instance().metricMeter }))
+        : undefined;
     const activities = createActivities({
       tools: options.tools ?? [],
       ...(notifications ? { notifications } : {}),
@@ -101,6 +105,14 @@ export class TurnpikePlugin extends SimplePlugin {
     this.activityNames = Object.keys(activities);
     this.mcp = mcp;
     this.bundleSourceContent = options.bundleSourceContent ?? false;
+  }
+
+  /**
+   * What this worker knows of its MCP servers: up, down (with the error, and when it is tried
+   * again) or unknown (no turn has needed it yet). `runWorker` serves it at `GET /mcp-servers`.
+   */
+  async mcpServers(): Promise<McpServerStatus[]> {
+    return (await this.mcp?.statuses()) ?? [];
   }
 
   /** Closes the MCP connections (and stops stdio servers) once the worker has stopped. */

@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { NativeConnection, Runtime, type RuntimeOptions, type Worker } from '@temporalio/worker';
 import { createWorker, type CreateWorkerOptions } from './create-worker.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
+import { TurnpikePlugin } from './plugin.js';
 
 export interface RunWorkerOptions extends Omit<CreateWorkerOptions, 'connection' | 'namespace'> {
   /**
@@ -37,14 +38,29 @@ function numberFromEnvironment(name: string): number | undefined {
   return parsed;
 }
 
-/** `/healthz`: the process answers. `/readyz`: the worker is polling its task queue (503 while starting or draining). */
+/**
+ * `/healthz`: the process answers. `/readyz`: the worker is polling its task queue (503 while
+ * starting or draining). `/mcp-servers`: what the worker knows of each MCP server it declares
+ * (up, down with the error and the next retry, or unknown until a turn needs it).
+ */
 async function serveHealth(worker: Worker, host: string, port: number): Promise<http.Server> {
+  const plugin = worker.options.plugins?.find((candidate): candidate is TurnpikePlugin => candidate instanceof TurnpikePlugin);
   const server = http.createServer((request, response) => {
+    const reply = (status: number, body: unknown) => {
+      response.writeHead(status, { 'content-type': 'application/json' });
+      response.end(JSON.stringify(body));
+    };
+    if (request.url === '/mcp-servers') {
+      void (plugin?.mcpServers() ?? Promise.resolve([])).then(
+        (servers) => reply(200, { servers }),
+        (error: unknown) => reply(500, { error: error instanceof Error ? error.message : String(error) }),
+      );
+      return;
+    }
     const state = worker.getState();
     const ready = state === 'RUNNING';
     const status = request.url === '/healthz' ? 200 : request.url === '/readyz' ? (ready ? 200 : 503) : 404;
-    response.writeHead(status, { 'content-type': 'application/json' });
-    response.end(JSON.stringify(status === 404 ? { error: 'GET /healthz or /readyz' } : { state, taskQueue: worker.options.taskQueue }));
+    reply(status, status === 404 ? { error: 'GET /healthz, /readyz or /mcp-servers' } : { state, taskQueue: worker.options.taskQueue });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -125,6 +125,11 @@ function adoptTools(turn: TurnContext, described: DescribedTools | undefined): v
   turn.nudges.settings = described.notifications;
   turn.modelTools = modelToolsOf(described.specs);
   turn.toolsHash = toolSetHash(turn.modelTools);
+  // Never silently fewer tools: the turn's state and stream name the servers it goes without.
+  if (Array.isArray(described.leftOut) && described.leftOut.length > 0) {
+    turn.toolsLeftOut = described.leftOut;
+    turn.publisher.publish({ type: 'tools-left-out', servers: described.leftOut });
+  }
 }
 
 /** The turn's input is invalid: the turn fails at once (there is no caller to refuse). */

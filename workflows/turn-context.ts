@@ -21,6 +21,7 @@ import type {
   PendingToolCall,
   ToolCallPart,
   ToolCallRecord,
+  ToolServerLeftOut,
   ToolSpec,
   TurnStatus,
   Usage,
@@ -47,6 +48,8 @@ export class TurnContext {
   modelTools: ModelToolSpec[] = [];
   /** The hash later model steps name the tools by (tool-set.ts). */
   toolsHash?: string;
+  /** MCP servers the first step left out of the turn's tools (it was offered all), and why. */
+  toolsLeftOut: ToolServerLeftOut[] = [];
   /** Compiled JSON schemas of tool inputs and outputs, for the update validators. */
   readonly schemas = new SchemaCache();
   /** The calls of the step in progress, so a cancellation can settle whatever is still open. */
@@ -74,6 +77,7 @@ export class TurnContext {
       this.specs = new Map(carried.tools.specs.map((spec) => [spec.name, spec]));
       this.modelTools = carried.tools.modelTools;
       this.toolsHash = carried.tools.toolsHash;
+      this.toolsLeftOut = carried.tools.leftOut ?? [];
     }
     this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
     this.elicitations = new Elicitations(input?.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT, () => this.setStatus(this.waiting() ? 'awaiting-input' : 'running'));

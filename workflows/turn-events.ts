@@ -13,6 +13,7 @@
  */
 import type { EndedTurnStatus } from './turn-statuses.js';
 import type { FinishReason, Usage } from './types/model.js';
+import type { ToolServerLeftOut } from './types/tools.js';
 import type { ApprovalRecord, ToolCallOutcome } from './types/turn.js';
 
 /** The topic of the workflow stream that carries a turn's (or a conversation's) events. */
@@ -72,7 +73,9 @@ export type TurnEvent =
    */
   | { type: 'tool-result'; step: number; toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean; approval?: ApprovalRecord }
   /** The turn ended; the last event of its stream. */
-  | { type: 'turn-finished'; status: EndedTurnStatus; text: string; steps: number; usage: Usage };
+  | { type: 'turn-finished'; status: EndedTurnStatus; text: string; steps: number; usage: Usage }
+  /** The turn was offered all tools, and these MCP servers did not answer its first step: it goes on without their tools. */
+  | { type: 'tools-left-out'; servers: ToolServerLeftOut[] };
 
 /** A turn event with its offset in the turn's stream. */
 export interface TurnEventRecord {

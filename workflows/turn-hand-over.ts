@@ -43,7 +43,7 @@ function carryOver(turn: TurnContext, lastText: string): TurnCarryOver | undefin
     appended: turn.appended,
     records: turn.records,
     decisions: turn.decisions,
-    tools: { specs: [...turn.specs.values()], modelTools: turn.modelTools, toolsHash: turn.toolsHash! },
+    tools: { specs: [...turn.specs.values()], modelTools: turn.modelTools, toolsHash: turn.toolsHash!, ...(turn.toolsLeftOut.length > 0 ? { leftOut: turn.toolsLeftOut } : {}) },
     calls: turn.ledger.snapshot(),
     stream: turn.publisher.stream.state(CARRIED_EVENTS),
   };

@@ -78,6 +78,7 @@ function turnState(turn: TurnContext): TurnState {
     pending: [...turn.ledger.pending(), ...turn.elicitations.pending()],
     ...(turn.input?.conversationId ? { conversationId: turn.input.conversationId } : {}),
     ...(turn.decisions.length > 0 ? { decisions: turn.decisions } : {}),
+    ...(turn.toolsLeftOut.length > 0 ? { toolsLeftOut: turn.toolsLeftOut } : {}),
   };
 }
 

@@ -8,8 +8,9 @@
  * What must be answered synchronously (whether a tool name belongs to a server, the check of the
  * worker's own tool names) needs only the declared server names; the rest waits for the SDK.
  */
-import type { ExecuteToolInput, ExecuteToolResult, ToolCallDisposition, ToolSpec } from '../../workflows/types.js';
+import type { ExecuteToolInput, ExecuteToolResult, ToolCallDisposition, ToolServerLeftOut, ToolSpec } from '../../workflows/types.js';
 import type { ToolRegistry } from '../tool-registry.js';
+import type { McpHealthTelemetry, McpServerStatus } from './mcp-server-health.js';
 import { checkMcpServers, type McpServerConfig } from './mcp-servers.js';
 import { mcpServerOf } from './mcp-tool-names.js';
 import type { McpToolSource } from './mcp-tool-source.js';
@@ -21,7 +22,11 @@ const loadMcpModule = () => importOptional('A worker with mcpServers', ['@modelc
 export class LazyMcpTools {
   private source?: Promise<McpToolSource>;
 
-  constructor(private readonly servers: Record<string, McpServerConfig>) {
+  constructor(
+    private readonly servers: Record<string, McpServerConfig>,
+    /** The worker's logger and metric meter, asked for when the first turn loads the SDK (the worker's Runtime is installed by then). */
+    private readonly telemetry: () => McpHealthTelemetry = () => ({}),
+  ) {
     checkMcpServers(servers);
   }
 
@@ -38,12 +43,12 @@ export class LazyMcpTools {
   }
 
   private load(): Promise<McpToolSource> {
-    this.source ??= loadMcpModule().then(({ McpToolSource }) => new McpToolSource(this.servers));
+    this.source ??= loadMcpModule().then(({ McpToolSource }) => new McpToolSource(this.servers, this.telemetry()));
     return this.source;
   }
 
-  /** The worker's own tools and the servers' tools, as `describeTools` offers them. */
-  async describe(registry: ToolRegistry, names: string[] | undefined): Promise<ToolSpec[]> {
+  /** The worker's own tools and the servers' tools, as `describeTools` offers them, and the servers left out. */
+  async describe(registry: ToolRegistry, names: string[] | undefined): Promise<{ specs: ToolSpec[]; leftOut: ToolServerLeftOut[] }> {
     const [{ describeWithMcp }, source] = await Promise.all([loadMcpModule(), this.load()]);
     return describeWithMcp(registry, source, names);
   }
@@ -54,6 +59,15 @@ export class LazyMcpTools {
 
   async execute(request: ExecuteToolInput): Promise<ExecuteToolResult> {
     return (await this.load()).execute(request);
+  }
+
+  /**
+   * What this worker knows of each declared server: `unknown` for all of them until a turn
+   * first loads the MCP SDK (no server is contacted before a turn needs one).
+   */
+  async statuses(): Promise<McpServerStatus[]> {
+    const source = this.source ? await this.source.catch(() => undefined) : undefined;
+    return source?.statuses() ?? Object.entries(this.servers).map(([server, config]) => ({ server, state: 'unknown' as const, required: config.required === true }));
   }
 
   /** Closes the connections, if any was opened (none was if the SDK failed to load: the turns were told). */

@@ -16,7 +16,7 @@ import {
   type ElicitResult,
   type Tool as McpTool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { McpHttpServerConfig, McpServerConfig, McpStdioServerConfig } from './mcp-servers.js';
+import { mcpServerTimings, type McpHttpServerConfig, type McpServerConfig, type McpStdioServerConfig } from './mcp-servers.js';
 
 export type { McpTool };
 
@@ -43,12 +43,16 @@ export class McpConnection {
   private ended = false;
   /** The call holding this connection, which the server's questions are for. */
   asker?: ElicitationHandler;
+  /** Connecting and listing take at most this long: a slow server never holds a turn longer. */
+  private readonly listTimeoutMs: number;
 
   constructor(
     readonly server: string,
     private readonly config: McpServerConfig,
     private readonly events: McpConnectionEvents,
-  ) {}
+  ) {
+    this.listTimeoutMs = mcpServerTimings(server, config).listTimeoutMs;
+  }
 
   /** False once the connection ended: it is not handed out again. */
   get usable(): boolean {
@@ -93,7 +97,7 @@ export class McpConnection {
       client.onclose = () => this.end();
       const transport = this.newTransport();
       this.transport = transport;
-      this.client = client.connect(transport).then(() => client);
+      this.client = client.connect(transport, { timeout: this.listTimeoutMs }).then(() => client);
       this.client.catch(() => this.end());
     }
     return this.client;
@@ -112,7 +116,7 @@ export class McpConnection {
     const tools: McpTool[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client.listTools(cursor ? { cursor } : undefined);
+      const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.listTimeoutMs });
       tools.push(...page.tools);
       cursor = page.nextCursor;
     } while (cursor);

@@ -2,6 +2,7 @@
  * How a worker declares MCP servers as tool sources (`TurnpikePlugin({ mcpServers })`), and the
  * approval a tool gets when nothing is configured for it.
  */
+import { msToNumber, type Duration } from '@temporalio/common';
 import type { ActivityCallOptions } from '../../workflows/types.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { MCP_SERVER_NAME } from './mcp-tool-names.js';
@@ -54,6 +55,24 @@ interface McpServerBase extends McpToolOptions {
    * call beyond the limit waits for one to come free. Default 8.
    */
   maxConnections?: number;
+  /**
+   * A turn offered all tools (it names none) fails when this server cannot list its tools,
+   * instead of going on without them. Default false: such a turn gets the tools of the servers
+   * that answer, and its state and stream name the servers left out and why.
+   */
+  required?: boolean;
+  /**
+   * How long connecting and `tools/list` may take before the server counts as unavailable: a
+   * slow server never holds a turn's start for longer. Milliseconds or a duration ('5s').
+   * Default 5 s.
+   */
+  listTimeout?: Duration;
+  /**
+   * How a server that could not be listed is tried again in the background: after
+   * `initialInterval` (default 1 s), doubling up to `maximumInterval` (default 1 min), until it
+   * answers. Turns offered all tools leave it out meanwhile, without waiting for it.
+   */
+  reconnect?: { initialInterval?: Duration; maximumInterval?: Duration };
 }
 
 /** A server the worker starts as a child process and talks to over stdin/stdout. */
@@ -87,6 +106,8 @@ export function checkMcpServers(servers: Record<string, McpServerConfig>): void 
     if (config.maxConnections !== undefined && !(Number.isInteger(config.maxConnections) && config.maxConnections >= 1)) {
       throw new Error(`mcpServers.${name}: maxConnections must be a whole number of at least 1`);
     }
+    if (config.required !== undefined && typeof config.required !== 'boolean') throw new Error(`mcpServers.${name}: required must be true or false`);
+    mcpServerTimings(name, config);
     for (const [where, options] of [[name, config], ...Object.entries(config.tools ?? {}).map(([tool, o]) => [`${name}.tools.${tool}`, o] as const)] as const) {
       const { approval, approvers, approverGroups } = options as McpToolOptions;
       if (approval !== undefined && typeof approval !== 'boolean' && typeof approval !== 'function') {
@@ -117,4 +138,32 @@ export function mcpToolOptions(config: McpServerConfig, tool: string): McpToolOp
   const own = config.tools?.[tool] ?? {};
   const pick = <K extends keyof McpToolOptions>(key: K): McpToolOptions[K] => (own[key] !== undefined ? own[key] : config[key]);
   return { approval: pick('approval'), approvers: pick('approvers'), approverGroups: pick('approverGroups'), activityOptions: pick('activityOptions') };
+}
+
+/** The defaults of {@link McpServerBase.listTimeout} and {@link McpServerBase.reconnect}. */
+export const DEFAULT_MCP_LIST_TIMEOUT_MS = 5_000;
+export const DEFAULT_MCP_RECONNECT = { initialIntervalMs: 1_000, maximumIntervalMs: 60_000 };
+
+export interface McpServerTimings {
+  listTimeoutMs: number;
+  reconnect: { initialIntervalMs: number; maximumIntervalMs: number };
+}
+
+/** A server's list timeout and reconnect backoff in milliseconds; throws naming the field when one is not a positive duration. */
+export function mcpServerTimings(name: string, config: McpServerConfig): McpServerTimings {
+  const positive = (field: string, value: Duration | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    let ms: number;
+    try {
+      ms = msToNumber(value);
+    } catch {
+      ms = Number.NaN;
+    }
+    if (!(ms > 0)) throw new Error(`mcpServers.${name}: ${field} must be a positive duration (milliseconds or a string such as '5s'), got ${JSON.stringify(value)}`);
+    return ms;
+  };
+  const initialIntervalMs = positive('reconnect.initialInterval', config.reconnect?.initialInterval, DEFAULT_MCP_RECONNECT.initialIntervalMs);
+  const maximumIntervalMs = positive('reconnect.maximumInterval', config.reconnect?.maximumInterval, Math.max(initialIntervalMs, DEFAULT_MCP_RECONNECT.maximumIntervalMs));
+  if (maximumIntervalMs < initialIntervalMs) throw new Error(`mcpServers.${name}: reconnect.maximumInterval must not be below reconnect.initialInterval`);
+  return { listTimeoutMs: positive('listTimeout', config.listTimeout, DEFAULT_MCP_LIST_TIMEOUT_MS), reconnect: { initialIntervalMs, maximumIntervalMs } };
 }

@@ -11,12 +11,13 @@ import { awaitElicitationAnswerUpdate, elicitationAnswerQuery, parkElicitationUp
 import type { ElicitationAnswerState } from '../../workflows/elicitations.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolSpec } from '../../workflows/types.js';
+import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolServerLeftOut, ToolSpec } from '../../workflows/types.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';
 import { DEFAULT_MCP_POOL_LIMITS, McpConnectionPool, type CallEnd } from './mcp-connection-pool.js';
-import { defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
+import { McpServerHealth, type McpHealthTelemetry, type McpServerStatus } from './mcp-server-health.js';
+import { defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpServerTimings, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
 import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
 
 export { MCP_IDEMPOTENCY_KEY_META };
@@ -37,14 +38,20 @@ interface ResolvedTool {
 
 export class McpToolSource {
   private readonly pools = new Map<string, McpConnectionPool<McpConnection>>();
+  private readonly health = new Map<string, McpServerHealth>();
   private readonly validator = new AjvJsonSchemaValidator();
   private readonly validators = new WeakMap<object, JsonSchemaValidator<unknown>>();
 
   /** `servers` as checked by `checkMcpServers` (the worker's `LazyMcpTools` checks them at start-up). */
-  constructor(private readonly servers: Record<string, McpServerConfig>) {
+  constructor(
+    private readonly servers: Record<string, McpServerConfig>,
+    telemetry: McpHealthTelemetry = {},
+  ) {
     for (const [name, config] of Object.entries(servers)) {
       const limits = { ...DEFAULT_MCP_POOL_LIMITS, ...(config.maxConnections !== undefined ? { maxConnections: config.maxConnections } : {}) };
       this.pools.set(name, new McpConnectionPool(name, (events) => new McpConnection(name, config, events), limits));
+      const timings = mcpServerTimings(name, config);
+      this.health.set(name, new McpServerHealth(name, config.required === true, timings, () => this.toolsOf(name), telemetry));
     }
   }
 
@@ -58,27 +65,70 @@ export class McpToolSource {
     return server !== undefined && this.pools.has(server);
   }
 
+  /** The server's tools (from its pool's cache when it has them); the outcome tells the server's health. */
   private async toolsOf(server: string): Promise<ResolvedTool[]> {
     const pool = this.pools.get(server)!;
     const config = this.servers[server]!;
-    const listed = await pool.listTools();
+    const health = this.health.get(server)!;
+    let listed: McpTool[];
+    try {
+      listed = await pool.listTools();
+    } catch (error) {
+      health.failed(messageOf(error));
+      throw error;
+    }
     const offered = config.include ? listed.filter((tool) => config.include!.includes(tool.name)) : listed;
+    health.listed(offered.length);
     const names = mcpToolNames(server, offered.map((tool) => tool.name));
     return offered.map((tool) => ({ name: names.get(tool.name)!, server, tool, pool, config }));
   }
 
-  /** Every server's tools as specs, in declaration order; a server that cannot be listed fails the listing, retryably. */
-  async specs(): Promise<ToolSpec[]> {
+  /**
+   * The tools of the named servers as specs, in the order given. A turn that uses them needs
+   * them: one that cannot be listed fails the step, retryably (the step's retry policy gives it
+   * time to come back).
+   */
+  async specsOf(servers: readonly string[]): Promise<ToolSpec[]> {
     const perServer = await Promise.all(
-      this.serverNames.map(async (server) => {
+      servers.map((server) =>
+        this.toolsOf(server).catch((error: unknown) => {
+          throw ApplicationFailure.retryable(`MCP server "${server}" could not list its tools: ${messageOf(error)}`, 'McpServerUnavailable');
+        }),
+      ),
+    );
+    return perServer.flat().map(toSpec);
+  }
+
+  /**
+   * Every server's tools, for a turn offered all tools: the servers that answer, in declaration
+   * order, and the others left out with the reason. A server already known to be down is left out
+   * at once (the background retry brings it back); a `required` one is always asked, and fails
+   * the step when it does not answer.
+   */
+  async allSpecs(): Promise<{ specs: ToolSpec[]; leftOut: ToolServerLeftOut[] }> {
+    const perServer = await Promise.all(
+      this.serverNames.map(async (server): Promise<ResolvedTool[] | ToolServerLeftOut> => {
+        const health = this.health.get(server)!;
+        if (health.down && !health.required) return { server, reason: health.reason };
         try {
           return await this.toolsOf(server);
         } catch (error) {
-          throw ApplicationFailure.retryable(`MCP server "${server}" could not list its tools: ${messageOf(error)}`, 'McpServerUnavailable');
+          if (health.required) {
+            throw ApplicationFailure.retryable(`MCP server "${server}" is required and could not list its tools: ${messageOf(error)}`, 'McpServerUnavailable');
+          }
+          return { server, reason: `its listing failed: ${messageOf(error)}` };
         }
       }),
     );
-    return perServer.flat().map(toSpec);
+    return {
+      specs: perServer.flatMap((tools) => (Array.isArray(tools) ? tools.map(toSpec) : [])),
+      leftOut: perServer.filter((tools): tools is ToolServerLeftOut => !Array.isArray(tools)),
+    };
+  }
+
+  /** What this worker knows of each server, in declaration order. */
+  statuses(): McpServerStatus[] {
+    return this.serverNames.map((server) => this.health.get(server)!.status());
   }
 
   private async resolve(name: string): Promise<ResolvedTool | undefined> {
@@ -273,24 +323,32 @@ export class McpToolSource {
   }
 
   async close(): Promise<void> {
+    for (const health of this.health.values()) health.close();
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
   }
 }
 
-/** The turn's tools: the worker's own and the MCP servers', all of them or the named ones in the given order. */
-export async function describeWithMcp(registry: ToolRegistry, mcp: McpToolSource, names: string[] | undefined): Promise<ToolSpec[]> {
-  if (names === undefined) return [...registry.specs(), ...(await mcp.specs())];
-  if (!names.some((name) => mcp.owns(name))) return registry.specs(names);
-  const mcpSpecs = new Map((await mcp.specs()).map((spec) => [spec.name, spec]));
+/**
+ * The turn's tools: the worker's own and the MCP servers', all of them (with the servers left
+ * out, if any) or the named ones in the given order, listing only the servers those names belong to.
+ */
+export async function describeWithMcp(registry: ToolRegistry, mcp: McpToolSource, names: string[] | undefined): Promise<{ specs: ToolSpec[]; leftOut: ToolServerLeftOut[] }> {
+  if (names === undefined) {
+    const all = await mcp.allSpecs();
+    return { specs: [...registry.specs(), ...all.specs], leftOut: all.leftOut };
+  }
+  if (!names.some((name) => mcp.owns(name))) return { specs: registry.specs(names), leftOut: [] };
+  const servers = [...new Set(names.flatMap((name) => (mcp.owns(name) ? [mcpServerOf(name)!] : [])))];
+  const mcpSpecs = new Map((await mcp.specsOf(servers)).map((spec) => [spec.name, spec]));
   const unknown = names.filter((name) => mcp.owns(name) && !mcpSpecs.has(name));
   if (unknown.length > 0) {
     throw ApplicationFailure.nonRetryable(
-      `Unknown tool(s) requested for this turn: ${unknown.join(', ')}. The MCP servers offer: ${[...mcpSpecs.keys()].join(', ') || '(none)'}`,
+      `Unknown tool(s) requested for this turn: ${unknown.join(', ')}. Their MCP servers offer: ${[...mcpSpecs.keys()].join(', ') || '(none)'}`,
       'UnknownToolRequested',
     );
   }
   const own = new Map(registry.specs(names.filter((name) => !mcp.owns(name))).map((spec) => [spec.name, spec]));
-  return names.map((name) => mcpSpecs.get(name) ?? own.get(name)!);
+  return { specs: names.map((name) => mcpSpecs.get(name) ?? own.get(name)!), leftOut: [] };
 }
 
 /**

@@ -30,13 +30,15 @@ export interface WorkerProcess {
   kill(): Promise<void>;
   /** SIGTERM: a graceful shutdown; resolves with the exit code and everything it printed. */
   terminate(): Promise<{ code: number | null; output: string }>;
+  /** What it printed so far (stdout and stderr). */
+  output(): string;
 }
 
-/** Starts test/chaos/worker-process.ts and resolves once it polls. */
-export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
+/** A worker process running `script` (default: the chaos tests' worker), ready once it prints "ready". */
+export async function startWorkerProcess(env: Record<string, string>, script = 'test/chaos/worker-process.ts'): Promise<WorkerProcess> {
   // `node --import tsx`, not the tsx CLI: the CLI runs the script in a child process, which a
   // SIGKILL of the CLI would leave running.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/chaos/worker-process.ts')], {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -61,6 +63,7 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   return {
     child,
     ready,
+    output: () => output,
     async terminate() {
       if (child.exitCode !== null || child.signalCode !== null) return { code: child.exitCode, output };
       const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

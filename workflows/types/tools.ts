@@ -64,4 +64,12 @@ export interface ExecuteToolResult {
 export interface DescribedTools {
   specs: ToolSpec[];
   notifications?: { expiringBeforeMs: number };
+  /** MCP servers whose tools a turn offered all tools goes without, because they did not answer. */
+  leftOut?: ToolServerLeftOut[];
+}
+
+/** An MCP server left out of a turn's tools, and why (its listing failed or timed out, or it is down since an earlier one did). */
+export interface ToolServerLeftOut {
+  server: string;
+  reason: string;
 }

@@ -5,7 +5,7 @@
 import type { EndedTurnStatus, TurnStatus } from '../turn-statuses.js';
 import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
-import type { ActivityCallOptions, ModelToolSpec, ToolSpec } from './tools.js';
+import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';
 import type { WorkflowStreamState } from '../stream-wire.js';
 
 export interface AgentTurnInput {
@@ -56,7 +56,7 @@ export interface TurnCarryOver {
   appended: Message[];
   records: ToolCallRecord[];
   decisions: DecisionRecord[];
-  tools: { specs: ToolSpec[]; modelTools: ModelToolSpec[]; toolsHash: string };
+  tools: { specs: ToolSpec[]; modelTools: ModelToolSpec[]; toolsHash: string; leftOut?: ToolServerLeftOut[] };
   /** Every tool call of the turn so far, settled, with its approval id: late decisions are refused as before. */
   calls: CarriedCall[];
   /** The turn's event stream: its offsets go on, its last events are kept. */
@@ -212,6 +212,8 @@ export interface TurnState {
   conversationId?: string;
   /** The turn's approval decisions so far, oldest first (absent when none). */
   decisions?: DecisionRecord[];
+  /** MCP servers the turn (offered all tools) goes without, because they did not answer its first step (absent when none). */
+  toolsLeftOut?: ToolServerLeftOut[];
 }
 
 export interface ApproveToolCallInput {
