@@ -12,13 +12,15 @@
  * after that event: every later event arrives exactly once. A turn's stream ends with an
  * `event: end` message after `turn-finished`; a client closes then rather than reconnecting.
  * The events routes accept `Authorization: Bearer` as well, for clients that can send headers.
+ * A stream token is issued, and a bearer caller served, only to one who may read the turn or
+ * conversation (api/read-access.ts); anyone else gets 404, as for one that does not exist.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { parseConversationCursor } from '../client/conversation-events.js';
 import type { TurnpikeClient } from '../client/turnpike-client.js';
-import type { Authenticator } from './auth.js';
+import type { Authenticator, Caller } from './auth.js';
 import type { StreamScope, StreamTokens } from './stream-token.js';
 import { openEventStream } from './sse.js';
 
@@ -31,16 +33,32 @@ export interface EventStreamRouteOptions {
   client: TurnpikeClient;
   authenticate: Authenticator;
   tokens: StreamTokens;
+  /** Whether the caller may read this turn's or conversation's stream. */
+  mayRead: (caller: Caller, scope: 'turn' | 'conversation', target: string) => Promise<boolean>;
   /** Writes `{ error: { type, message } }` with the type's status. */
   unauthorized: (reply: FastifyReply) => FastifyReply;
+  notFound: (reply: FastifyReply, scope: 'turn' | 'conversation', target: string) => FastifyReply;
   invalid: (reply: FastifyReply, message: string) => FastifyReply;
 }
 
 const eventsQuery = z.object({ token: z.string().max(2_000).optional(), lastEventId: z.string().max(100).optional() });
 
-/** The stream's caller: a bearer token, else a stream token for exactly this stream. */
-async function streamCaller(request: FastifyRequest, options: EventStreamRouteOptions, scope: StreamScope, target: string, token: string | undefined): Promise<string | undefined> {
-  if (request.headers.authorization) return (await options.authenticate(request.headers.authorization))?.identity;
+/**
+ * The stream's caller: a bearer token's, if they may read it (`not-found` if not), else the
+ * holder of a stream token for exactly this stream (issued only to one who may read it).
+ */
+async function streamCaller(
+  request: FastifyRequest,
+  options: EventStreamRouteOptions,
+  scope: StreamScope & ('turn' | 'conversation'),
+  target: string,
+  token: string | undefined,
+): Promise<string | 'not-found' | undefined> {
+  if (request.headers.authorization) {
+    const caller = await options.authenticate(request.headers.authorization);
+    if (!caller) return undefined;
+    return (await options.mayRead(caller, scope, target)) ? caller.identity : 'not-found';
+  }
   return token ? options.tokens.verify(token, scope, target) : undefined;
 }
 
@@ -76,21 +94,25 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
   const typed = app as FastifyInstance & { withTypeProvider: FastifyInstance['withTypeProvider'] };
   const api = typed.withTypeProvider<ZodTypeProvider>();
 
-  api.post('/api/turns/:turnId/stream-token', { schema: { params: z.object({ turnId: z.string().min(1) }) } }, async (request) => {
+  api.post('/api/turns/:turnId/stream-token', { schema: { params: z.object({ turnId: z.string().min(1) }) } }, async (request, reply) => {
     const { turnId } = request.params;
+    if (!(await options.mayRead(request.caller!, 'turn', turnId))) return options.notFound(reply, 'turn', turnId);
     const issued = await options.tokens.issue({ scope: 'turn', target: turnId, identity: request.caller!.identity });
     return { ...issued, url: `/api/turns/${encodeURIComponent(turnId)}/events?token=${issued.token}` };
   });
 
-  api.post('/api/conversations/:conversationId/stream-token', { schema: { params: z.object({ conversationId: z.string().min(1) }) } }, async (request) => {
+  api.post('/api/conversations/:conversationId/stream-token', { schema: { params: z.object({ conversationId: z.string().min(1) }) } }, async (request, reply) => {
     const { conversationId } = request.params;
+    if (!(await options.mayRead(request.caller!, 'conversation', conversationId))) return options.notFound(reply, 'conversation', conversationId);
     const issued = await options.tokens.issue({ scope: 'conversation', target: conversationId, identity: request.caller!.identity });
     return { ...issued, url: `/api/conversations/${encodeURIComponent(conversationId)}/events?token=${issued.token}` };
   });
 
   api.get('/api/turns/:turnId/events', { schema: { params: z.object({ turnId: z.string().min(1) }), querystring: eventsQuery } }, async (request, reply) => {
     const { turnId } = request.params;
-    if (!(await streamCaller(request, options, 'turn', turnId, request.query.token))) return options.unauthorized(reply);
+    const streamReader = await streamCaller(request, options, 'turn', turnId, request.query.token);
+    if (streamReader === 'not-found') return options.notFound(reply, 'turn', turnId);
+    if (!streamReader) return options.unauthorized(reply);
     const after = lastEventId(request, request.query.lastEventId);
     if (after !== undefined && !/^\d{1,15}$/.test(after)) return options.invalid(reply, `Last-Event-ID "${after}" is not an offset of this turn's stream`);
     const abort = new AbortController();
@@ -100,7 +122,9 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
 
   api.get('/api/conversations/:conversationId/events', { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: eventsQuery } }, async (request, reply) => {
     const { conversationId } = request.params;
-    if (!(await streamCaller(request, options, 'conversation', conversationId, request.query.token))) return options.unauthorized(reply);
+    const streamReader = await streamCaller(request, options, 'conversation', conversationId, request.query.token);
+    if (streamReader === 'not-found') return options.notFound(reply, 'conversation', conversationId);
+    if (!streamReader) return options.unauthorized(reply);
     const after = lastEventId(request, request.query.lastEventId);
     if (after !== undefined) {
       try {

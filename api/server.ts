@@ -26,6 +26,7 @@ import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
 import { registerUiChatRoute } from './ui-chat-route.js';
 import { StreamTokens } from './stream-token.js';
+import { ReadAccess, type ReadAccessOptions } from './read-access.js';
 import { anyOf, oidcAuthenticator, signDecision, staticTokenAuthenticator, verifyDecision, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 
 declare module 'fastify' {
@@ -58,6 +59,8 @@ export interface ApiOptions {
   approvalsFeedIntervalMs?: number;
   /** When set, every decision must carry the signed token the approval was listed with. */
   decisionSecret?: string;
+  /** Who reads everything (see api/read-access.ts); default from `TURNPIKE_ADMIN_GROUPS` and `TURNPIKE_ADMINS`. */
+  access?: ReadAccessOptions;
   /** Shown by the dashboard as links, e.g. http://127.0.0.1:8233. */
   temporalUiUrl?: string;
   namespace?: string;
@@ -198,9 +201,16 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
    * multiplying that load.
    */
   let listing: { at: number; calls: Promise<ParkedCall[]> } | undefined;
+  const access = new ReadAccess(options.client, options.access);
+  /** Per listing: the starters of the conversations whose client-tool calls and questions it lists, for reading rights. */
+  const listedStarters = new WeakMap<readonly ParkedCall[], Map<string, string | undefined>>();
   const parkedCalls = (): Promise<ParkedCall[]> => {
     if (!listing || Date.now() - listing.at > LISTING_TTL_MS) {
-      const calls = options.client.listParkedCalls({ limit: options.listingLimit ?? DEFAULT_LISTING_LIMIT });
+      const calls = options.client.listParkedCalls({ limit: options.listingLimit ?? DEFAULT_LISTING_LIMIT }).then(async (all) => {
+        const conversations = all.flatMap((call) => (call.kind !== 'approval' && !call.startedBy && call.conversationId ? [call.conversationId] : []));
+        listedStarters.set(all, await access.conversationStarters(conversations));
+        return all;
+      });
       listing = { at: Date.now(), calls };
       calls.catch(() => (listing = undefined));
     }
@@ -211,8 +221,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const viewFor = (all: readonly ParkedCall[], who: Caller, keep: (call: ParkedCall) => boolean = () => true) => {
     const identity = who.identity;
     // Each approver sees what they may decide (the turn checks again when they do); client-tool
-    // calls and MCP questions are listed for everyone, since no approver decides them.
-    const mine = all.filter((call) => call.kind !== 'approval' || mayDecide(call, { approver: identity, approverGroups: who.groups }));
+    // calls and MCP questions are listed to those who may read their turn (api/read-access.ts).
+    const starters = listedStarters.get(all) ?? new Map<string, string | undefined>();
+    const mine = all.filter((call) =>
+      call.kind === 'approval' ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : access.mayReadListed(who, call, starters),
+    );
     const counts: Record<string, number> = {};
     for (const call of mine) if (call.kind === 'approval') counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
     const sign = (call: ParkedCall) =>
@@ -223,6 +236,23 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
   };
   const feed = new ApprovalsFeed(parkedCalls, options.approvalsFeedIntervalMs ?? DEFAULT_FEED_INTERVAL_MS);
+  /** Decisions on turns the caller may read, each turn checked once; `next` pages on from the last one read. */
+  const readableDecisions = async (who: Caller, query: Omit<z.infer<typeof decisionsQuery>, 'format'>) => {
+    const all = await options.client.listDecisions(query);
+    const next = all.length > 0 ? { next: { until: all.at(-1)!.decidedAt } } : {};
+    if (access.isAdmin(who)) return { decisions: all, ...next };
+    const turns = [...new Set(all.map((decision) => decision.turnWorkflowId))];
+    const readable = new Set<string>();
+    for (let at = 0; at < turns.length; at += 32) {
+      const batch = turns.slice(at, at + 32);
+      const allowed = await Promise.all(batch.map((turnId) => access.mayReadTurn(who, turnId).catch(() => false)));
+      batch.forEach((turnId, index) => allowed[index] && readable.add(turnId));
+    }
+    return { decisions: all.filter((decision) => readable.has(decision.turnWorkflowId)), ...next };
+  };
+  /** The same answer for a turn that does not exist and one the caller may not read. */
+  const turnNotFound = (reply: FastifyReply, turnId: string) => sendError(reply, 'NotFound', `No turn ${JSON.stringify(turnId)} was found`);
+  const conversationNotFound = (reply: FastifyReply, conversationId: string) => sendError(reply, 'NotFound', `No conversation ${JSON.stringify(conversationId)} was found`);
   /** After a decision or a result: the next listing must not show the call, and open dashboards should learn at once. */
   const listingChanged = () => {
     listing = undefined;
@@ -237,11 +267,15 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   app.post('/api/turns', { schema: { body: startTurnBody } }, async (request, reply) => {
     const { turnId, input } = request.body;
-    return answer(reply, async () => ({ turnId: (await options.client.startTurn(input as AgentTurnInput, { turnId })).workflowId }), 201);
+    // Starting an id that exists returns that turn: only to one who may read it.
+    const existing = await options.client.describeStart(turnId);
+    if (existing && !(await access.mayReadTurn(request.caller!, turnId, existing))) return turnNotFound(reply, turnId);
+    return answer(reply, async () => ({ turnId: (await options.client.startTurn(input as AgentTurnInput, { turnId, startedBy: caller(request) })).workflowId }), 201);
   });
 
   app.get('/api/turns/:turnId', { schema: { params: turnParams } }, async (request, reply) => {
     const { turnId } = request.params;
+    if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
     return answer(reply, async () => {
       const state = await options.client.turnState(turnId);
       return { turnId, state, ...(isTurnEnded(state.status) ? { result: await options.client.turnResult(turnId) } : {}) };
@@ -269,21 +303,21 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     const { format, ...query } = request.query;
     if (format === 'jsonl') {
       return answer(reply, async () => {
-        const decisions = await options.client.listDecisions(query);
+        const { decisions } = await readableDecisions(request.caller!, query);
         reply.type('application/x-ndjson');
         return decisions.map((decision) => `${JSON.stringify(decision)}\n`).join('');
       });
     }
-    return answer(reply, async () => {
-      const decisions = await options.client.listDecisions(query);
-      return { decisions, ...(decisions.length > 0 ? { next: { until: decisions.at(-1)!.decidedAt } } : {}) };
-    });
+    return answer(reply, () => readableDecisions(request.caller!, query));
   });
 
   app.get(
     '/api/turns/:turnId/calls/:toolCallId/context',
     { schema: { params: z.object({ turnId: z.string().min(1), toolCallId: z.string().min(1) }) } },
-    async (request, reply) => answer(reply, () => options.client.callContext(request.params.turnId, request.params.toolCallId)),
+    async (request, reply) => {
+      if (!(await access.mayReadTurn(request.caller!, request.params.turnId))) return turnNotFound(reply, request.params.turnId);
+      return answer(reply, () => options.client.callContext(request.params.turnId, request.params.toolCallId));
+    },
   );
 
   app.post(
@@ -312,6 +346,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     { schema: { params: z.object({ turnId: z.string().min(1), toolCallId: z.string().min(1) }), body: toolResultBody } },
     async (request, reply) => {
       const { turnId, toolCallId } = request.params;
+      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
       return answer(reply, async () => {
         const result = await options.client.submitToolResult(turnId, { toolCallId, ...request.body });
         listingChanged();
@@ -329,7 +364,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
       const conversation = { model: model ?? { provider: 'scripted' as const, model: 'demo' }, ...(system ? { system } : {}) };
       // The parts' details are the conversation's to check: it refuses a bad one before accepting the message.
       const parts = content ? { content: content as unknown as UserContentPart[] } : {};
-      return answer(reply, () => options.client.sendMessage({ conversationId, conversation, ...message, ...parts }), 202);
+      // A first message creates the conversation, with the caller as its starter; later ones come from its readers.
+      if ((await access.mayReadConversation(request.caller!, conversationId)) === false) return conversationNotFound(reply, conversationId);
+      return answer(reply, () => options.client.sendMessage({ conversationId, conversation, ...message, ...parts, startedBy: caller(request) }), 202);
     },
   );
 
@@ -337,6 +374,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     '/api/conversations/:conversationId/history',
     { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }) } },
     async (request, reply) => {
+      if ((await access.mayReadConversation(request.caller!, request.params.conversationId)) !== true) return conversationNotFound(reply, request.params.conversationId);
       return answer(reply, () => options.client.history(request.params.conversationId, request.query));
     },
   );
@@ -346,6 +384,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     client: options.client,
     authenticate,
     tokens: streamTokens,
+    mayRead: async (who, scope, target) => (scope === 'turn' ? access.mayReadTurn(who, target) : (await access.mayReadConversation(who, target)) === true),
+    notFound: (reply, scope, target) => (scope === 'turn' ? turnNotFound(reply, target) : conversationNotFound(reply, target)),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token for it (POST …/stream-token) or Authorization: Bearer <token>'),
     invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
   });
@@ -358,6 +398,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   registerUiChatRoute(app, {
     client: options.client,
+    mayRead: (who, conversationId) => access.mayReadConversation(who, conversationId),
+    notFound: (reply, conversationId) => conversationNotFound(reply, conversationId),
     rejected: (reply, error) => sendError(reply, error.type, error.message),
     invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
   });

@@ -21,6 +21,7 @@ import { inputHash } from '../workflows/input-hash.js';
 import type { ModelSettings } from '../workflows/types.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from './ui-message-chunks.js';
 import { openEventStream } from './sse.js';
+import type { Caller } from './auth.js';
 
 const partSchema = z.looseObject({ type: z.string() });
 const chatBody = z.looseObject({
@@ -44,6 +45,9 @@ function isApprovalResponse(part: { type: string }): part is ApprovalResponsePar
 
 export interface UiChatRouteOptions {
   client: TurnpikeClient;
+  /** Whether the caller may read the conversation (`absent`: there is none yet, and a user message creates it). */
+  mayRead: (caller: Caller, conversationId: string) => Promise<boolean | 'absent'>;
+  notFound: (reply: FastifyReply, conversationId: string) => FastifyReply;
   /** The model of conversations a chat starts (default: the scripted demo). */
   model?: ModelSettings;
   rejected: (reply: FastifyReply, error: TurnpikeRejectedError) => FastifyReply;
@@ -72,12 +76,15 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
     let turnId: string;
     let fromOffset = 0;
     let messageId: string;
+    // Nothing of a conversation the caller may not read: not its stream, not that it exists.
+    const readable = await options.mayRead(caller, conversationId);
+    if (readable === false || (readable === 'absent' && last.role !== 'user')) return options.notFound(reply, conversationId);
     try {
       if (last.role === 'user') {
         const text = last.parts.flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n');
         if (text.trim() === '') return options.invalid(reply, 'The last user message has no text');
         const model = (request.body.model as ModelSettings | undefined) ?? options.model ?? { provider: 'scripted', model: 'demo' };
-        const sent = await options.client.sendMessage({ conversationId, text, messageId: last.id, conversation: { model } });
+        const sent = await options.client.sendMessage({ conversationId, text, messageId: last.id, conversation: { model }, startedBy: caller.identity });
         turnId = sent.turnWorkflowId;
         messageId = `msg-${last.id}`;
       } else {

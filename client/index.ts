@@ -3,7 +3,7 @@
  * conversations, decide approvals, submit client-tool results. With a plain
  * `@temporalio/client` `Client`, use the message definitions and `turnpikeDataConverter` here.
  */
-export { TurnpikeClient, type ParkedCall, type TurnpikeClientOptions } from './turnpike-client.js';
+export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type StartRecord, type TurnpikeClientOptions } from './turnpike-client.js';
 export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';

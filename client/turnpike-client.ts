@@ -65,6 +65,20 @@ export { TurnpikeNotFoundError, TurnpikeRejectedError };
 export interface ParkedCall extends PendingToolCall {
   turnWorkflowId: string;
   conversationId?: string;
+  /** Who started the turn, when it was started with `startedBy` (the HTTP API records its caller). */
+  startedBy?: string;
+}
+
+/**
+ * The memo key under which `startTurn` and `sendMessage` record who started a turn or a
+ * conversation (their `startedBy` option): the HTTP API's reading rights rest on it.
+ */
+export const STARTED_BY_MEMO_KEY = 'turnpikeStartedBy';
+
+/** Who started a turn or a conversation, and the conversation a turn belongs to (`describeStart`). */
+export interface StartRecord {
+  startedBy?: string;
+  conversationId?: string;
 }
 
 export interface TurnpikeClientOptions {
@@ -155,13 +169,32 @@ export class TurnpikeClient {
    * Starts a turn. Idempotent by `turnId`: starting the same id again returns the running
    * turn instead of a second one.
    */
-  async startTurn(input: AgentTurnInput, options: { turnId: string }): Promise<WorkflowHandle<typeof agentTurn>> {
+  async startTurn(input: AgentTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
     return this.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
       taskQueue: this.taskQueue,
       workflowId: options.turnId,
       args: [input],
       workflowIdConflictPolicy: 'USE_EXISTING',
+      ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
     });
+  }
+
+  /**
+   * Who started a turn or conversation (recorded by `startTurn`/`sendMessage` with `startedBy`)
+   * and the conversation a turn belongs to, from the workflow's description: no query, so it
+   * works on any turn, running or ended. Undefined when there is no such workflow.
+   */
+  async describeStart(workflowId: string): Promise<StartRecord | undefined> {
+    let description: Awaited<ReturnType<WorkflowHandle['describe']>>;
+    try {
+      description = await this.client.workflow.getHandle(workflowId).describe();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError || (error as { code?: number })?.code === 5) return undefined;
+      throw error;
+    }
+    const startedBy = description.memo?.[STARTED_BY_MEMO_KEY];
+    const conversationId = description.typedSearchAttributes.get(agentConversationIdKey);
+    return { ...(typeof startedBy === 'string' ? { startedBy } : {}), ...(conversationId ? { conversationId } : {}) };
   }
 
   turn(turnId: string): WorkflowHandle<typeof agentTurn> {
@@ -278,29 +311,30 @@ export class TurnpikeClient {
    */
   async listParkedCalls(options: { query?: string; limit?: number } = {}): Promise<ParkedCall[]> {
     const query = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${this.taskQueue}"`;
-    const turns: Array<{ id: string; calls?: ParkedCall[] }> = [];
+    const turns: Array<{ id: string; about: { conversationId?: string; startedBy?: string }; calls?: ParkedCall[] }> = [];
     for await (const execution of this.client.workflow.list({ query, pageSize: 1_000 })) {
       const status = execution.typedSearchAttributes.get(agentTurnStatusKey);
       // Nothing is parked in a turn in any other status (a custom query may return those).
       if (status !== undefined && status !== 'awaiting-input') continue;
       const memo = status === undefined ? undefined : readPendingMemo(execution.memo?.[PENDING_MEMO_KEY]);
       const conversationId = execution.typedSearchAttributes.get(agentConversationIdKey);
+      const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
+      const about = { ...(conversationId ? { conversationId } : {}), ...(typeof startedBy === 'string' ? { startedBy } : {}) };
       const complete = memo && memo.calls.every((call) => !call.inputOmitted);
       turns.push({
         id: execution.workflowId,
-        ...(complete
-          ? { calls: memo.calls.map(({ inputOmitted: _omitted, ...call }) => ({ ...call, input: call.input, turnWorkflowId: execution.workflowId, ...(conversationId ? { conversationId } : {}) })) }
-          : {}),
+        about,
+        ...(complete ? { calls: memo.calls.map(({ inputOmitted: _omitted, ...call }) => ({ ...call, input: call.input, turnWorkflowId: execution.workflowId, ...about })) } : {}),
       });
       if (turns.length >= (options.limit ?? 500)) break;
     }
     // The rest are queried, a bounded number at a time: a parked turn is usually out of the
     // worker's cache, so each query replays it, and thousands at once would time out.
-    const calls = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, calls: fromMemo }) => {
+    const calls = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, about, calls: fromMemo }) => {
       if (fromMemo) return fromMemo;
       try {
         const state = await this.turnState(id);
-        return state.pending.map((call) => ({ ...call, turnWorkflowId: id, ...(state.conversationId ? { conversationId: state.conversationId } : {}) }));
+        return state.pending.map((call) => ({ ...call, turnWorkflowId: id, ...about, ...(state.conversationId ? { conversationId: state.conversationId } : {}) }));
       } catch {
         return []; // It finished between the listing and the query.
       }
@@ -320,14 +354,20 @@ export class TurnpikeClient {
    * Idempotent by `messageId`.
    */
   async sendMessage(
-    request: SendMessageInput & { conversationId: string; conversation: Omit<AgentConversationInput, 'carried' | 'conversationId'> },
+    request: SendMessageInput & {
+      conversationId: string;
+      conversation: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
+      /** Recorded as the conversation's starter when this message creates it (see `describeStart`). */
+      startedBy?: string;
+    },
   ): Promise<SendMessageResult> {
-    const { conversationId, conversation, ...message } = request;
+    const { conversationId, conversation, startedBy, ...message } = request;
     const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
       workflowId: conversationId,
       taskQueue: this.taskQueue,
       args: [{ ...conversation, conversationId }],
       workflowIdConflictPolicy: 'USE_EXISTING',
+      ...(startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {}),
     });
     return rejections(
       this.client.workflow.executeUpdateWithStart(sendMessageUpdate, {

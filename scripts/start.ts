@@ -93,6 +93,8 @@ async function main(): Promise<void> {
     const api = await buildApi({
       client: new TurnpikeClient({ client, taskQueue: worker.options.taskQueue }),
       tokens,
+      // The one-off token's holder reads every turn, as the developer running turnpike expects.
+      ...(process.env.TURNPIKE_API_TOKENS ? {} : { access: { admins: ['you'] } }),
       decisionSecret: process.env.TURNPIKE_DECISION_SECRET,
       ...(process.env.TURNPIKE_STREAM_SECRET ? { streamSecret: process.env.TURNPIKE_STREAM_SECRET } : {}),
       temporalUiUrl: server?.uiUrl ?? process.env.TEMPORAL_UI_URL,

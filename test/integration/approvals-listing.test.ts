@@ -54,7 +54,13 @@ async function exactly(handles: WorkflowHandle[]): Promise<ParkedCall[]> {
   const calls = await Promise.all(
     handles.map(async (handle) => {
       const state = await client.turnState(handle.workflowId);
-      return state.pending.map((call) => ({ ...call, turnWorkflowId: handle.workflowId, ...(state.conversationId ? { conversationId: state.conversationId } : {}) }));
+      const startedBy = (await client.describeStart(handle.workflowId))?.startedBy;
+      return state.pending.map((call) => ({
+        ...call,
+        turnWorkflowId: handle.workflowId,
+        ...(state.conversationId ? { conversationId: state.conversationId } : {}),
+        ...(startedBy ? { startedBy } : {}),
+      }));
     }),
   );
   return calls.flat().sort(byCallId);
@@ -81,7 +87,8 @@ describe('listing parked calls from the memo', () => {
       text: `${use('guarded_action', { target: 'first', count: 3 })} and ${use('finance_transfer', { account: 'acc-2', amount: 70 })}`,
       approvalTimeout: '4h',
     });
-    client_ = await turnpike.startTurn({ text: use('pick_colour', { options: ['red', 'blue'] }), clientToolTimeout: '5h' });
+    // Started by alice (as POST /api/turns records its caller): only she reads its client-tool call.
+    client_ = await turnpike.startTurn({ text: use('pick_colour', { options: ['red', 'blue'] }), clientToolTimeout: '5h', startedBy: 'alice' });
     for (const handle of [guardedSoon, guardedLater, finance, client_]) await waitForPending(handle);
     await waitForPending(pair, 2);
     const expected = await exactly([guardedSoon, guardedLater, finance, pair, client_]);
@@ -103,7 +110,8 @@ describe('listing parked calls from the memo', () => {
   it('shows each approver what they may decide, counted per tool, filtered, sorted by expiry', async () => {
     const alice = await approvals('alice-token');
     expect(alice.approver).toBe('alice');
-    // guarded_action: alice or bob; finance_transfer: controller or the finance group; the client tool: anyone.
+    // guarded_action: alice or bob; finance_transfer: controller or the finance group; the client
+    // tool's call: those who may read its turn, here alice, who started it.
     expect(alice.calls.map((call) => [call.toolName, call.input])).toEqual([
       ['guarded_action', { target: 'soon', count: 1 }],
       ['guarded_action', { target: 'later', count: 2 }],
@@ -116,13 +124,12 @@ describe('listing parked calls from the memo', () => {
     expect(fiona.calls.map((call) => [call.toolName, call.input])).toEqual([
       ['finance_transfer', { account: 'acc-1', amount: 50 }],
       ['finance_transfer', { account: 'acc-2', amount: 70 }],
-      ['pick_colour', { options: ['red', 'blue'] }],
     ]);
     expect(fiona.counts).toEqual({ finance_transfer: 2 });
     expect((await approvals('controller-token')).counts).toEqual({ finance_transfer: 2 });
     const mallory = await approvals('mallory-token');
     expect(mallory.counts).toEqual({});
-    expect(mallory.calls.map((call) => call.kind)).toEqual(['client-tool']);
+    expect(mallory.calls).toEqual([]);
 
     expect((await approvals('alice-token', '?conversation=conv-later')).calls.map((call) => call.turnWorkflowId)).toEqual([guardedLater.workflowId]);
     expect((await approvals('fiona-token', '?tool=finance_transfer')).calls.map((call) => call.turnWorkflowId)).toEqual([finance.workflowId, pair.workflowId]);

@@ -134,7 +134,7 @@ describe('approval dashboard in Chromium', () => {
     const turns = [
       await turnpike.startTurn({ text: use('guarded_action', { target: 'db-primary', count: 2 }) }),
       await turnpike.startTurn({ text: 'refund $420 on order 1001' }),
-      await turnpike.startTurn({ text: use('pick_colour', { options: ['red', 'green', 'blue'] }) }),
+      await turnpike.startTurn({ startedBy: 'alice', text: use('pick_colour', { options: ['red', 'green', 'blue'] }) }),
     ];
     for (const handle of turns) await waitForPending(handle);
     const page = await openDashboard('alice-token');
@@ -250,7 +250,7 @@ describe('approval dashboard in Chromium', () => {
   });
 
   it("answers an MCP server's question from a form built from its requested schema: an invalid value is refused with a message, a valid answer completes the call", async () => {
-    const handle = await turnpike.startTurn({ text: use('everything__trigger-elicitation-request', {}) });
+    const handle = await turnpike.startTurn({ startedBy: 'alice', text: use('everything__trigger-elicitation-request', {}) });
     const [pending] = await waitForPending(handle);
     expect(pending.kind).toBe('elicitation');
     const page = await openDashboard('alice-token');
@@ -336,7 +336,7 @@ describe('approval dashboard in Chromium', () => {
   });
 
   it('declines an MCP server question with a click on a phone-sized screen, and the server is told', async () => {
-    const handle = await turnpike.startTurn({ text: use('everything__trigger-elicitation-request', {}) });
+    const handle = await turnpike.startTurn({ startedBy: 'bob', text: use('everything__trigger-elicitation-request', {}) });
     const [pending] = await waitForPending(handle);
     const page = await openDashboard('bob-token', '', { width: 390, height: 844 });
     const question = card(page, pending.elicitationId!);
@@ -370,7 +370,7 @@ describe('approval dashboard in Chromium', () => {
     await page.waitForSelector('#main:not([hidden])');
     await page.locator('#status.live').waitFor();
 
-    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'streamed', count: 5 }) });
+    const handle = await turnpike.startTurn({ startedBy: 'alice', text: use('guarded_action', { target: 'streamed', count: 5 }) });
     const [pending] = await waitForPending(handle);
     const entry = card(page, pending.approvalId!);
     await entry.waitFor({ timeout: 20_000 });

@@ -46,7 +46,7 @@ async function streamToken(path: string): Promise<{ token: string; url: string; 
 
 describe('turn events over SSE', () => {
   it('streams a parked turn with a stream token and resumes after Last-Event-ID exactly once', async () => {
-    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'sse', count: 3 }) });
+    const handle = await turnpike.startTurn({ startedBy: 'alice', text: use('guarded_action', { target: 'sse', count: 3 }) });
     const turnPath = `/api/turns/${encodeURIComponent(handle.workflowId)}`;
     const issued = await streamToken(turnPath);
     expect(Date.parse(issued.expiresAt) - Date.now()).toBeLessThanOrEqual(STREAM_TOKEN_TTL_SECONDS * 1000);
@@ -74,9 +74,12 @@ describe('turn events over SSE', () => {
   });
 
   it('refuses a missing, forged, expired or other stream\'s token with 401, and takes a bearer token', async () => {
-    const handle = await turnpike.startTurn({ text: use('record_action', { action: 'sse-auth' }) });
+    const handle = await turnpike.startTurn({ startedBy: 'alice', text: use('record_action', { action: 'sse-auth' }) });
     const turnPath = `/api/turns/${encodeURIComponent(handle.workflowId)}`;
-    const other = await streamToken(`/api/turns/${encodeURIComponent(`turn-${randomUUID()}`)}`);
+    const otherTurn = await turnpike.startTurn({ startedBy: 'alice', text: use('record_action', { action: 'sse-other' }) });
+    const other = await streamToken(`/api/turns/${encodeURIComponent(otherTurn.workflowId)}`);
+    // No token for a turn that does not exist: the same 404 as for one the caller may not read.
+    expect((await fetch(`${base}/api/turns/${encodeURIComponent(`turn-${randomUUID()}`)}/stream-token`, { method: 'POST', headers: { authorization: 'Bearer alice-token' } })).status).toBe(404);
     const forged = await new StreamTokens('another-secret-that-is-32-characters-long').issue({ scope: 'turn', target: handle.workflowId, identity: 'alice' });
     const expired = await new StreamTokens(SECRET).issue({ scope: 'turn', target: handle.workflowId, identity: 'alice' }, Date.now() - (STREAM_TOKEN_TTL_SECONDS + 60) * 1000);
     const conversationScoped = await new StreamTokens(SECRET).issue({ scope: 'conversation', target: handle.workflowId, identity: 'alice' });
@@ -117,7 +120,7 @@ describe('the approvals listing over SSE', () => {
   it('sends the caller\'s listing when it opens and again when a call parks or is decided, on one connection', async () => {
     const issued = await streamToken('/api/approvals');
     expect(issued.url).toMatch(/^\/api\/approvals\/events\?token=/);
-    const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'sse-listing', count: 2 }) });
+    const handle = await turnpike.startTurn({ startedBy: 'alice', text: use('guarded_action', { target: 'sse-listing', count: 2 }) });
     const [pending] = await waitForPending(handle);
     const listed = (message: SseMessage) => (JSON.parse(message.data) as { calls: Array<{ approvalId?: string }> }).calls.some((call) => call.approvalId === pending.approvalId);
     let decided = false;

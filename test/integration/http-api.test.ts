@@ -56,7 +56,7 @@ function turnPath(turnId: string): string {
 }
 
 async function parkedTurn(text = use('guarded_action', { target: 'http-api', count: 1 })) {
-  const handle = await turnpike.startTurn({ text });
+  const handle = await turnpike.startTurn({ text, startedBy: 'alice' });
   const [pending] = await waitForPending(handle);
   return { handle, pending };
 }

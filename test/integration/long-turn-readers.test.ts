@@ -42,7 +42,7 @@ const finished = (message: SseMessage) => message.event === 'message' && (JSON.p
 
 async function runOnce(run: number): Promise<{ workflowId: string; history: unknown }> {
   const text = Array.from({ length: STEPS }, (_, step) => `look up order ${1000 + ((run + step) % 3)}`).join(' then ');
-  const handle = await turnpike.startTurn({ text, maxSteps: STEPS + 1 });
+  const handle = await turnpike.startTurn({ text, maxSteps: STEPS + 1, startedBy: 'alice' });
   const readers = Array.from({ length: READERS }, () =>
     readSseFrom(`${base}/api/turns/${handle.workflowId}/events`, { authorization: 'Bearer alice-token' }, finished),
   );

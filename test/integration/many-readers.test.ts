@@ -60,6 +60,7 @@ afterAll(async () => {
 /** Three approvals, one after another. */
 function threeParks() {
   return harness.startTurn({
+    startedBy: 'alice',
     text: ['alpha', 'bravo', 'charlie'].map((target, index) => use('guarded_action', { target, count: index + 1 })).join(' then '),
   });
 }

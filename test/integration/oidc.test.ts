@@ -22,6 +22,8 @@ beforeAll(async () => {
   api = await buildApi({
     client,
     oidc: { jwksUrl: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience },
+    // Auditors read every turn's decisions (api/read-access.ts).
+    access: { adminGroups: ['auditors'] },
   });
 });
 afterAll(async () => {
@@ -160,8 +162,9 @@ describe('tokens from an identity provider', () => {
     await Promise.all([automatic.result(), denied.result(), expired.result()]);
 
     const ours = new Set([automatic.workflowId, denied.workflowId, expired.workflowId]);
-    const list = async (query: string) => {
-      const response = await api.inject({ url: `/api/decisions${query}`, headers: { authorization: `Bearer ${bob}` } });
+    const auditor = await idp.sign({ sub: 'audrey', email: 'audrey', groups: ['auditors'] });
+    const list = async (query: string, token = auditor) => {
+      const response = await api.inject({ url: `/api/decisions${query}`, headers: { authorization: `Bearer ${token}` } });
       expect(response.statusCode).toBe(200);
       return response;
     };
@@ -170,6 +173,9 @@ describe('tokens from an identity provider', () => {
     expect(byTurn.get(automatic.workflowId)).toMatchObject({ toolName: 'issue_refund', outcome: 'approved', automatic: true, reason: expect.stringContaining('automatic limit') });
     expect(byTurn.get(denied.workflowId)).toMatchObject({ toolName: 'guarded_action', outcome: 'denied', automatic: false, approver: 'bob', reason: 'not in production', inputHash: toDeny.inputHash });
     expect(byTurn.get(expired.workflowId)).toMatchObject({ toolName: 'guarded_action', outcome: 'expired', automatic: true });
+    // bob, no auditor, lists the decision he made, and not those of turns he may not read.
+    const bobsView = ((await list('?limit=1000', bob)).json() as { decisions: Array<{ turnWorkflowId: string }> }).decisions.filter((decision) => ours.has(decision.turnWorkflowId));
+    expect(bobsView.map((decision) => decision.turnWorkflowId)).toEqual([denied.workflowId]);
 
     const bobs = (await list('?approver=bob&tool=guarded_action')).json() as { decisions: Array<{ approver?: string; toolName: string }> };
     expect(bobs.decisions.length).toBeGreaterThan(0);

@@ -5,6 +5,7 @@
  *   ... turnpike.client.workflow.start(agentTurn, { taskQueue: turnpike.taskQueue, ... })
  *   await turnpike.stop();
  */
+import { STARTED_BY_MEMO_KEY } from '../../client/turnpike-client.js';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
@@ -31,7 +32,7 @@ export interface TurnpikeHarness {
   client: Client;
   taskQueue: string;
   /** Starts an agentTurn with the scripted demo model unless `model` says otherwise. */
-  startTurn(input: Partial<AgentTurnInput> & { text?: string }, workflowId?: string): Promise<WorkflowHandle<typeof agentTurn>>;
+  startTurn(input: Partial<AgentTurnInput> & { text?: string; startedBy?: string }, workflowId?: string): Promise<WorkflowHandle<typeof agentTurn>>;
   /** Starts a second worker on the same task queue (e.g. after `stopWorker`). */
   startWorker(): Promise<void>;
   stopWorker(): Promise<void>;
@@ -66,13 +67,19 @@ export async function startTurnpike({
     client,
     taskQueue,
     async startTurn(input, workflowId = `turn-${randomUUID()}`) {
-      const { text, ...rest } = input;
+      // `startedBy`: recorded as TurnpikeClient.startTurn records it, for the HTTP API's reading rights.
+      const { text, startedBy, ...rest } = input;
       const turnInput: AgentTurnInput = {
         model: { provider: 'scripted', model: 'demo' },
         messages: text !== undefined ? [{ role: 'user', content: text }] : [],
         ...rest,
       };
-      const handle = await client.workflow.start<typeof agentTurn>('agentTurn', { taskQueue, workflowId, args: [turnInput] });
+      const handle = await client.workflow.start<typeof agentTurn>('agentTurn', {
+        taskQueue,
+        workflowId,
+        args: [turnInput],
+        ...(startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {}),
+      });
       noteStarted(handle);
       return handle;
     },

@@ -23,6 +23,7 @@
  *   `activities/` throw, and the keys `workflows/` pass to `upsertMemo`, read from the source
  *   (string literals and the constants they name).
  */
+import * as clientModule from '../../client/index.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -150,7 +151,7 @@ interface Types {
 let types: Types;
 
 beforeAll(() => {
-  const roots = [join(ROOT, 'index.ts'), ...sourceFiles('workflows'), ...sourceFiles('activities'), DOC_FILE];
+  const roots = [join(ROOT, 'index.ts'), ...sourceFiles('workflows'), ...sourceFiles('activities'), ...sourceFiles('client'), DOC_FILE];
   const options: ts.CompilerOptions = {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -356,6 +357,16 @@ function upsertedMemoKeys(files: string[]): string[] {
   return [...found].sort();
 }
 
+/** The keys the sources set in a workflow's memo when they start it (`memo: { … }` in start options). */
+function startMemoKeys(files: string[]): string[] {
+  const { each, propertyValues } = sourceStrings(files);
+  const found = new Set<string>();
+  each((node, source) => {
+    if (ts.isPropertyAssignment(node) && node.name.getText() === 'memo') for (const key of propertyValues(node.initializer, source)) found.add(key);
+  });
+  return [...found].sort();
+}
+
 // ---- the checks -----------------------------------------------------------------------------
 
 describe('docs/contract.md', () => {
@@ -403,8 +414,9 @@ describe('docs/contract.md', () => {
   });
 
   it('lists exactly the memo keys and stream topics', () => {
-    const memoKeys = upsertedMemoKeys(sourceFiles('workflows'));
-    expect(memoKeys, 'the keys the workflows upsert are *_MEMO_KEY constants').toEqual(constantsNamed(/_MEMO_KEY$/));
+    const memoKeys = [...upsertedMemoKeys(sourceFiles('workflows')), ...startMemoKeys(sourceFiles('client'))].sort();
+    const clientConstants = Object.entries(clientModule).filter(([key, value]) => /_MEMO_KEY$/.test(key) && typeof value === 'string').map(([, value]) => value as string);
+    expect(memoKeys, 'the keys the workflows upsert and the client sets at start are *_MEMO_KEY constants').toEqual([...constantsNamed(/_MEMO_KEY$/), ...clientConstants].sort());
     expect(listed('memo-keys')).toEqual(memoKeys);
     expect(listed('stream-topics')).toEqual(constantsNamed(/_TOPIC$/));
   });

@@ -1,0 +1,103 @@
+/**
+ * Who may read what through the HTTP API: one rule, which every route that shows a turn or a
+ * conversation asks (the turn's state, a call's context, a turn's result, its stream and stream
+ * tokens, decisions, a conversation's history and stream, `/api/chat`, the approvals listing).
+ *
+ * A caller may read a turn when they
+ * - belong to one of the admin groups (`TURNPIKE_ADMIN_GROUPS`), or are an admin identity
+ *   (`TURNPIKE_ADMINS`);
+ * - started it through the API (`POST /api/turns` records the caller in the turn's memo), or may
+ *   read the conversation it belongs to;
+ * - may decide one of its parked calls, or decided one of its calls.
+ * A caller may read a conversation when they are an admin, started it (its first message came
+ * from them through the API), or may decide a parked call of its current turn.
+ *
+ * Anyone else is answered as if the turn or conversation did not exist (404), so that its
+ * existence is not confirmed. Operators keep full access through Temporal itself (CLI, Web UI,
+ * codec server), which Temporal's own namespace access control protects.
+ */
+import type { StartRecord, TurnpikeClient } from '../client/turnpike-client.js';
+import { mayDecide } from '../workflows/call-checks.js';
+import type { Caller } from './auth.js';
+
+export interface ReadAccessOptions {
+  /** Members of these groups read everything. Default `TURNPIKE_ADMIN_GROUPS` (comma-separated). */
+  adminGroups?: readonly string[];
+  /** These identities read everything. Default `TURNPIKE_ADMINS` (comma-separated). */
+  admins?: readonly string[];
+}
+
+function listFromEnvironment(value: string | undefined): string[] {
+  return (value ?? '').split(',').map((part) => part.trim()).filter(Boolean);
+}
+
+export class ReadAccess {
+  private readonly adminGroups: ReadonlySet<string>;
+  private readonly admins: ReadonlySet<string>;
+
+  constructor(
+    private readonly client: TurnpikeClient,
+    options: ReadAccessOptions = {},
+  ) {
+    this.adminGroups = new Set(options.adminGroups ?? listFromEnvironment(process.env.TURNPIKE_ADMIN_GROUPS));
+    this.admins = new Set(options.admins ?? listFromEnvironment(process.env.TURNPIKE_ADMINS));
+  }
+
+  isAdmin(caller: Caller): boolean {
+    return this.admins.has(caller.identity) || caller.groups.some((group) => this.adminGroups.has(group));
+  }
+
+  /** Whether `caller` may read the turn; false also when there is no such turn. */
+  async mayReadTurn(caller: Caller, turnId: string, start?: StartRecord): Promise<boolean> {
+    const record = start ?? (await this.client.describeStart(turnId));
+    if (!record) return false;
+    if (this.isAdmin(caller) || record.startedBy === caller.identity) return true;
+    if (record.conversationId && (await this.startedConversation(caller, record.conversationId))) return true;
+    return this.decides(caller, turnId);
+  }
+
+  /**
+   * Whether `caller` may read the conversation: `absent` when there is none (a first message may
+   * create it), else true or false.
+   */
+  async mayReadConversation(caller: Caller, conversationId: string): Promise<boolean | 'absent'> {
+    const record = await this.client.describeStart(conversationId);
+    if (!record) return 'absent';
+    if (this.isAdmin(caller) || record.startedBy === caller.identity) return true;
+    const turnId = await this.client.conversationState(conversationId).then(
+      (state) => state.currentTurn?.turnWorkflowId,
+      () => undefined,
+    );
+    return turnId !== undefined && (await this.decides(caller, turnId));
+  }
+
+  /**
+   * Whether `caller` may read a turn listed as parked, from what the listing knows (its starter,
+   * its conversation's starter): no request per call. An approval the caller may decide is
+   * readable by that alone.
+   */
+  mayReadListed(caller: Caller, call: { startedBy?: string; conversationId?: string }, conversationStarters: ReadonlyMap<string, string | undefined>): boolean {
+    if (this.isAdmin(caller) || call.startedBy === caller.identity) return true;
+    return call.conversationId !== undefined && conversationStarters.get(call.conversationId) === caller.identity;
+  }
+
+  /** The starters of these conversations, for {@link mayReadListed}. */
+  async conversationStarters(conversationIds: Iterable<string>): Promise<Map<string, string | undefined>> {
+    const ids = [...new Set(conversationIds)];
+    const records = await Promise.all(ids.map((id) => this.client.describeStart(id).catch(() => undefined)));
+    return new Map(ids.map((id, index) => [id, records[index]?.startedBy]));
+  }
+
+  private async startedConversation(caller: Caller, conversationId: string): Promise<boolean> {
+    return (await this.client.describeStart(conversationId))?.startedBy === caller.identity;
+  }
+
+  /** The caller may decide one of the turn's parked calls, or decided one of its calls. */
+  private async decides(caller: Caller, turnId: string): Promise<boolean> {
+    const state = await this.client.turnState(turnId).catch(() => undefined);
+    if (!state) return false;
+    const approver = { approver: caller.identity, approverGroups: caller.groups };
+    if (state.pending.some((call) => call.kind === 'approval' && mayDecide(call, approver))) return true;
+    return (state.decisions ?? []).some((decision) => !decision.automatic && decision.approver === caller.identity);
+  }
+}
