@@ -5,16 +5,14 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { ErrorCode, McpError, type CallToolResult, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
-import { awaitElicitationAnswerUpdate, elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/definitions.js';
-import type { ElicitationAnswerState } from '../../workflows/elicitations.js';
+import { ErrorCode, McpError, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolServerLeftOut, ToolSpec } from '../../workflows/types.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';
+import { askTheTurn } from './mcp-elicitation.js';
 import { DEFAULT_MCP_POOL_LIMITS, McpConnectionPool, type CallEnd } from './mcp-connection-pool.js';
 import { McpServerHealth, type McpHealthTelemetry, type McpServerStatus } from './mcp-server-health.js';
 import { defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpServerTimings, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
@@ -24,9 +22,6 @@ export { MCP_IDEMPOTENCY_KEY_META };
 
 /** The heartbeat timeout of an MCP call's activity unless its `activityOptions` set one. */
 export const DEFAULT_MCP_HEARTBEAT_TIMEOUT = '30s';
-
-/** How often a call waiting for an answer asks its turn: an answer reaches the server within this. */
-const ELICITATION_POLL_MS = 500;
 
 interface ResolvedTool {
   name: string;
@@ -207,7 +202,7 @@ export class McpToolSource {
     const keepAlive = setInterval(() => context.heartbeat(lastProgress), every);
     let result: CallToolResult;
     try {
-      const ask = (params: ElicitRequest['params'], signal: AbortSignal) => this.elicit(context, request, params, signal);
+      const ask = (params: ElicitRequest['params'], signal: AbortSignal) => askTheTurn(context, request, params, signal);
       result = await resolved.pool.with(
         async (connection) => {
           // The connection is this call's alone until it returns: the server's questions on it are this call's.
@@ -251,77 +246,6 @@ export class McpToolSource {
     return { output: outputOf(result), isError: result.isError === true };
   }
 
-  /**
-   * A question from the server while this call runs: parked in the turn (the `parkElicitation`
-   * update), then awaited (the `awaitElicitationAnswer` update, a long poll; or, when the turn
-   * refuses it, by polling `elicitationAnswer`) while the call keeps heartbeating. The MCP
-   * request stays open meanwhile; if this worker dies, so does the connection, and the retried
-   * call asks again (see workflows/elicitations.ts).
-   */
-  private async elicit(context: Context, request: ExecuteToolInput, params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
-    // `context` is this call's, passed in: the MCP client runs this handler in the async context
-    // of whichever activity opened the connection, so `Context.current()` here would be wrong.
-    const workflowId = context.info.workflowExecution?.workflowId;
-    if (!('requestedSchema' in params) || !workflowId) return { action: 'decline' };
-    const turn = context.client.workflow.getHandle(workflowId);
-    const parked = await turn.executeUpdate(parkElicitationUpdate, {
-      args: [{ toolCallId: request.toolCallId, attempt: context.info.attempt, message: params.message, requestedSchema: params.requestedSchema as JsonSchema }],
-    });
-    if (parked.answer) return parked.answer as ElicitResult;
-    const awaited = await this.awaitAnswer(turn, parked.elicitationId, context.cancellationSignal, signal);
-    if (awaited === 'stopped') return this.stopped(context);
-    if (awaited) return answerOf(awaited);
-    for (;;) {
-      if (context.cancellationSignal.aborted || signal.aborted) return this.stopped(context);
-      // A query that fails (the server is briefly unreachable) is asked again at the next poll.
-      const answer = await turn.query(elicitationAnswerQuery, parked.elicitationId).catch(() => undefined);
-      if (answer && answer.state !== 'open') return answerOf(answer);
-      await context.sleep(ELICITATION_POLL_MS).catch(() => undefined);
-    }
-  }
-
-  /**
-   * The answer by long poll, or `undefined` when the turn refused to wait that way (enough calls
-   * already do, or it runs workflow code from before the update) or the poll failed: then the
-   * caller polls. `stopped` when this attempt or the server's request ended first.
-   */
-  private async awaitAnswer(
-    turn: WorkflowHandle,
-    elicitationId: string,
-    cancellation: AbortSignal,
-    request: AbortSignal,
-  ): Promise<ElicitationAnswerState | 'stopped' | undefined> {
-    // Refused or failed, at its start or later: undefined, and the caller polls.
-    const waiting = turn
-      .startUpdate(awaitElicitationAnswerUpdate, { args: [elicitationId], waitForStage: WorkflowUpdateStage.ACCEPTED })
-      .then((update) => update.result())
-      .catch(() => undefined);
-    let onAbort!: () => void;
-    const stopped = new Promise<'stopped'>((resolve) => {
-      onAbort = () => resolve('stopped');
-      if (cancellation.aborted || request.aborted) onAbort();
-      cancellation.addEventListener('abort', onAbort, { once: true });
-      request.addEventListener('abort', onAbort, { once: true });
-    });
-    try {
-      // The update itself completes when the call ends, which closes the question.
-      return await Promise.race([waiting, stopped]);
-    } finally {
-      cancellation.removeEventListener('abort', onAbort);
-      request.removeEventListener('abort', onAbort);
-    }
-  }
-
-  /**
-   * This attempt is ending (the turn was cancelled, the worker shuts down): answer nothing — the
-   * server must not take "cancel" for the person's answer, and a retried call asks again. Else
-   * the server withdrew its question, and `cancel` goes nowhere.
-   */
-  private stopped(context: Context): ElicitResult {
-    if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-    return { action: 'cancel' };
-  }
-
   async close(): Promise<void> {
     for (const health of this.health.values()) health.close();
     await Promise.all([...this.pools.values()].map((pool) => pool.close()));
@@ -362,11 +286,6 @@ export function callEnd(outcome: { ok: true } | { ok: false; error: unknown }, c
   const { error } = outcome;
   // The server answered with an error: the connection is fine.
   return error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed ? 'reusable' : 'retire';
-}
-
-/** What the server is told once the question is answered, expired (`cancel`) or gone (`cancel`). */
-function answerOf(state: ElicitationAnswerState): ElicitResult {
-  return state.state === 'answered' ? (state.answer as ElicitResult) : { action: 'cancel' };
 }
 
 function annotationsOf(tool: McpTool): McpToolAnnotations | undefined {
