@@ -31,7 +31,11 @@ function listFromEnvironment(value: string | undefined): string[] {
   return (value ?? '').split(',').map((part) => part.trim()).filter(Boolean);
 }
 
+/** Conversation starters kept by {@link ReadAccess.conversationStarters}. */
+const STARTERS_KEPT = 10_000;
+
 export class ReadAccess {
+  private readonly starters = new Map<string, string | undefined>();
   private readonly adminGroups: ReadonlySet<string>;
   private readonly admins: ReadonlySet<string>;
 
@@ -81,11 +85,22 @@ export class ReadAccess {
     return call.conversationId !== undefined && conversationStarters.get(call.conversationId) === caller.identity;
   }
 
-  /** The starters of these conversations, for {@link mayReadListed}. */
+  /**
+   * The starters of these conversations, for {@link mayReadListed}. A conversation's starter never
+   * changes, so each is asked once and kept (the latest {@link STARTERS_KEPT}): a listing that
+   * runs every few seconds does not describe every listed conversation again.
+   */
   async conversationStarters(conversationIds: Iterable<string>): Promise<Map<string, string | undefined>> {
     const ids = [...new Set(conversationIds)];
-    const records = await Promise.all(ids.map((id) => this.client.describeStart(id).catch(() => undefined)));
-    return new Map(ids.map((id, index) => [id, records[index]?.startedBy]));
+    const unknown = ids.filter((id) => !this.starters.has(id));
+    const records = await Promise.all(unknown.map((id) => this.client.describeStart(id).catch(() => undefined)));
+    unknown.forEach((id, index) => {
+      // Not found (or not reachable now): asked again next time.
+      if (!records[index]) return;
+      this.starters.set(id, records[index].startedBy);
+      if (this.starters.size > STARTERS_KEPT) this.starters.delete(this.starters.keys().next().value!);
+    });
+    return new Map(ids.map((id) => [id, this.starters.get(id)]));
   }
 
   private async startedConversation(caller: Caller, conversationId: string): Promise<boolean> {

@@ -172,4 +172,17 @@ describe('a conversation started through the API', () => {
     expect(response.status).toBe(200);
     expect(await response.text()).toContain('acc-secret');
   });
+
+  it('lists its client-tool call to its readers only', async () => {
+    const withClientTool = `conv-read-access-client-${randomUUID()}`;
+    expect((await as('sam', 'POST', `/api/conversations/${withClientTool}/messages`, { text: use('pick_colour', { options: ['red', 'green'] }) })).status).toBe(202);
+    const [pending] = await waitForPending(turnpike.client.workflow.getHandle(`${withClientTool}/turn-1`));
+    const listed = async (who: string) =>
+      ((await as(who, 'GET', `/api/approvals?conversation=${withClientTool}`)).body.calls as Array<{ toolCallId: string }>).map((call) => call.toolCallId);
+    for (let attempt = 0; attempt < 100 && (await listed('sam')).length === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await listed('sam')).toEqual([pending.toolCallId]);
+    expect(await listed('ada')).toEqual([pending.toolCallId]);
+    expect(await listed('mallory')).toEqual([]);
+    expect(await listed('controller')).toEqual([]);
+  });
 });
