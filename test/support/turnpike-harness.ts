@@ -103,8 +103,11 @@ export async function startTurnpike({
     async stopWorker() {
       if (worker && worker.getState() === 'RUNNING') worker.shutdown();
       await running;
-      await nativeConnection?.close();
+      // Once: a test that stopped the worker itself is stopped again by its harness's `stop`.
+      const closing = nativeConnection;
+      nativeConnection = undefined;
       worker = undefined;
+      await closing?.close();
     },
     async stop() {
       await saveStarted();
