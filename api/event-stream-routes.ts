@@ -11,7 +11,8 @@
  * line). `Last-Event-ID` (sent by EventSource when it reconnects), or `?lastEventId=`, resumes
  * after that event: every later event arrives exactly once. A turn's stream ends with an
  * `event: end` message after `turn-finished`; a client closes then rather than reconnecting.
- * The events routes accept `Authorization: Bearer` as well, for clients that can send headers.
+ * The events routes accept `Authorization: Bearer` as well, for clients that can send headers,
+ * and the dashboard's sign-in cookie (api/session.ts), which EventSource sends same-origin.
  * A stream token is issued, and a bearer caller served, only to one who may read the turn or
  * conversation (api/read-access.ts); anyone else gets 404, as for one that does not exist.
  */
@@ -33,6 +34,8 @@ export interface EventStreamRouteOptions {
   client: TurnpikeClient;
   authenticate: Authenticator;
   tokens: StreamTokens;
+  /** The caller of the request's sign-in cookie, if any. */
+  signedIn?: (request: FastifyRequest) => Caller | undefined;
   /** Whether the caller may read this turn's or conversation's stream. */
   mayRead: (caller: Caller, scope: 'turn' | 'conversation', target: string) => Promise<boolean>;
   /** Writes `{ error: { type, message } }` with the type's status. */
@@ -59,7 +62,10 @@ async function streamCaller(
     if (!caller) return undefined;
     return (await options.mayRead(caller, scope, target)) ? caller.identity : 'not-found';
   }
-  return token ? options.tokens.verify(token, scope, target) : undefined;
+  if (token) return options.tokens.verify(token, scope, target);
+  const signedIn = options.signedIn?.(request);
+  if (!signedIn) return undefined;
+  return (await options.mayRead(signedIn, scope, target)) ? signedIn.identity : 'not-found';
 }
 
 function lastEventId(request: FastifyRequest, fromQuery: string | undefined): string | undefined {
