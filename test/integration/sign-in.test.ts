@@ -159,11 +159,20 @@ describe('signing in to the dashboard with the identity provider', () => {
   });
 
   it('asks to sign in again when the session expires', async () => {
+    const handle = await turnpike.startTurn({ startedBy: 'bob@example.test', text: use('guarded_action', { target: 'expiring', count: 1 }) });
+    await waitForPending(handle);
     const { context, page } = await signIn('bob', shortUrl);
     await expect(page.locator('#who').textContent()).resolves.toBe('signed in as bob@example.test');
+    // A turn's stream opened with the cookie ends with the session: reconnecting is then refused.
+    const events = `/api/turns/${encodeURIComponent(handle.workflowId)}/events`;
+    await page.evaluate(
+      `void (window.streamEnded = new Promise((resolve) => { let seen = 0; const source = new EventSource(${JSON.stringify(events)}); source.onmessage = () => seen++; source.onerror = () => { if (source.readyState === EventSource.CLOSED) resolve(seen); }; }))`,
+    );
     await page.waitForSelector('#login:not([hidden])', { timeout: (SHORT_SESSION_SECONDS + 5) * 1000 });
     await expect(page.locator('#login-message').textContent()).resolves.toMatch(/sign in again/);
     await expect(status(page, '/api/me')).resolves.toBe(401);
+    await expect(page.evaluate('window.streamEnded')).resolves.toBeGreaterThan(0);
+    await handle.cancel();
     await context.close();
   });
 
