@@ -16,6 +16,8 @@ export const OPTIONAL_PEERS = {
   fastify: '^5.12.8',
   'fastify-type-provider-zod': '^7.0.0',
   jose: '^6.2.17',
+  '@fastify/secure-session': '^8.4.0',
+  'openid-client': '^6.9.0',
 } as const;
 
 export type OptionalPeer = keyof typeof OPTIONAL_PEERS;

@@ -7,9 +7,10 @@
  * Each message is `data: {"approver"…,"counts"…,"calls":[…]}` — the same body as
  * `GET /api/approvals` for this caller — sent when the stream opens and whenever it changes.
  * A listing that fails is sent as `event: listing-error` with `{ message }`; the stream stays open
- * and the next listing that works is sent as usual. `Authorization: Bearer` works too.
+ * and the next listing that works is sent as usual. `Authorization: Bearer` works too, and so does
+ * the sign-in cookie (api/session.ts): such a stream ends when the session does.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { ParkedCall } from '../client/turnpike-client.js';
@@ -28,6 +29,8 @@ export interface ApprovalsEventsRouteOptions {
   feed: ApprovalsFeed;
   authenticate: Authenticator;
   tokens: StreamTokens;
+  /** The caller of the request's sign-in cookie, with when the session ends. */
+  signedIn?: (request: FastifyRequest) => (Caller & { expiresAt: number }) | undefined;
   /** The listing body `GET /api/approvals` answers this caller with. */
   view: (calls: readonly ParkedCall[], caller: Caller) => unknown;
   unauthorized: (reply: FastifyReply) => FastifyReply;
@@ -44,11 +47,12 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
   });
 
   api.get('/api/approvals/events', { schema: { querystring: z.object({ token: z.string().max(4_000).optional() }) } }, async (request, reply) => {
+    const signedIn = request.headers.authorization || request.query.token ? undefined : options.signedIn?.(request);
     const caller: Caller | undefined = request.headers.authorization
       ? await options.authenticate(request.headers.authorization)
       : request.query.token
         ? await options.tokens.verifyCaller(request.query.token, 'approvals', TARGET)
-        : undefined;
+        : signedIn && { identity: signedIn.identity, groups: signedIn.groups };
     if (!caller) return options.unauthorized(reply);
 
     const response = openEventStream(reply);
@@ -66,7 +70,10 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
       response.write(`data: ${body}\n\n`);
     });
     const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
+    // A signed-in reader hears nothing after the session ends; EventSource then reconnects and gets 401.
+    const sessionEnd = signedIn ? setTimeout(() => response.end(), Math.min(signedIn.expiresAt - Date.now(), 2 ** 31 - 1)) : undefined;
     request.raw.on('close', () => {
+      clearTimeout(sessionEnd);
       clearInterval(keepAlive);
       unsubscribe();
       response.end();

@@ -64,6 +64,16 @@ function claimList(payload: JWTPayload, claim: string): string[] {
   return typeof value === 'string' ? value.split(' ').filter(Boolean) : [];
 }
 
+/**
+ * The caller a verified token's claims name: identity from `identityClaim`, else `email`, else
+ * `sub`; groups from `groupsClaim` (default `groups`). Shared by bearer JWTs and the sign-in flow.
+ */
+export function callerFromClaims(payload: JWTPayload, options: { identityClaim?: string; groupsClaim?: string } = {}): Caller | undefined {
+  const identity = options.identityClaim ? claimText(payload, options.identityClaim) : (claimText(payload, 'email') ?? claimText(payload, 'sub'));
+  if (!identity) return undefined;
+  return { identity, groups: claimList(payload, options.groupsClaim ?? 'groups') };
+}
+
 /** Verifies JWT bearer tokens against the identity provider's keys (fetched and cached by jose). */
 export function oidcAuthenticator(options: OidcOptions): Authenticator {
   const keys = createRemoteJWKSet(new URL(options.jwksUrl));
@@ -79,9 +89,7 @@ export function oidcAuthenticator(options: OidcOptions): Authenticator {
         clockTolerance: options.clockToleranceSeconds ?? 30,
         requiredClaims: ['exp'],
       });
-      const identity = options.identityClaim ? claimText(payload, options.identityClaim) : (claimText(payload, 'email') ?? claimText(payload, 'sub'));
-      if (!identity) return undefined;
-      return { identity, groups: claimList(payload, options.groupsClaim ?? 'groups') };
+      return callerFromClaims(payload, options);
     } catch {
       // Expired, wrong issuer or audience, unknown key, bad signature, `alg: none`: all 401.
       return undefined;

@@ -11,7 +11,8 @@
  * line). `Last-Event-ID` (sent by EventSource when it reconnects), or `?lastEventId=`, resumes
  * after that event: every later event arrives exactly once. A turn's stream ends with an
  * `event: end` message after `turn-finished`; a client closes then rather than reconnecting.
- * The events routes accept `Authorization: Bearer` as well, for clients that can send headers.
+ * The events routes accept `Authorization: Bearer` as well, for clients that can send headers,
+ * and the dashboard's sign-in cookie (api/session.ts), which EventSource sends same-origin.
  * A stream token is issued, and a bearer caller served, only to one who may read the turn or
  * conversation (api/read-access.ts); anyone else gets 404, as for one that does not exist.
  */
@@ -33,6 +34,8 @@ export interface EventStreamRouteOptions {
   client: TurnpikeClient;
   authenticate: Authenticator;
   tokens: StreamTokens;
+  /** The caller of the request's sign-in cookie, if any, with when the session ends. */
+  signedIn?: (request: FastifyRequest) => (Caller & { expiresAt: number }) | undefined;
   /** Whether the caller may read this turn's or conversation's stream. */
   mayRead: (caller: Caller, scope: 'turn' | 'conversation', target: string) => Promise<boolean>;
   /** Writes `{ error: { type, message } }` with the type's status. */
@@ -59,7 +62,10 @@ async function streamCaller(
     if (!caller) return undefined;
     return (await options.mayRead(caller, scope, target)) ? caller.identity : 'not-found';
   }
-  return token ? options.tokens.verify(token, scope, target) : undefined;
+  if (token) return options.tokens.verify(token, scope, target);
+  const signedIn = options.signedIn?.(request);
+  if (!signedIn) return undefined;
+  return (await options.mayRead(signedIn, scope, target)) ? signedIn.identity : 'not-found';
 }
 
 function lastEventId(request: FastifyRequest, fromQuery: string | undefined): string | undefined {
@@ -69,10 +75,18 @@ function lastEventId(request: FastifyRequest, fromQuery: string | undefined): st
 }
 
 /** Streams `events` as SSE until they end or the client goes away. */
-async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: AbortController, events: AsyncIterable<{ id: string; data: unknown }>, endMessage: boolean): Promise<void> {
+/** When the stream must stop: the end of the sign-in session it was opened with (a bearer or stream token's reader has none). */
+function sessionEnd(request: FastifyRequest, options: EventStreamRouteOptions, token: string | undefined): number | undefined {
+  return request.headers.authorization || token ? undefined : options.signedIn?.(request)?.expiresAt;
+}
+
+/** Streams `events` as SSE until they end, the client goes away or `endsAt` (epoch ms) passes. */
+async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: AbortController, events: AsyncIterable<{ id: string; data: unknown }>, endMessage: boolean, endsAt?: number): Promise<void> {
   const response = openEventStream(reply);
   response.flushHeaders();
   request.raw.on('close', () => abort.abort());
+  // A signed-in reader hears nothing after the session ends; EventSource then reconnects and gets 401.
+  const sessionTimer = endsAt === undefined ? undefined : setTimeout(() => abort.abort(), Math.min(Math.max(endsAt - Date.now(), 0), 2 ** 31 - 1));
   const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
   try {
     // Ask EventSource to come back quickly after a dropped connection.
@@ -86,6 +100,7 @@ async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: A
     if (!abort.signal.aborted) response.write(`event: error\ndata: ${JSON.stringify({ message: error instanceof Error ? error.message : String(error) })}\n\n`);
   } finally {
     clearInterval(keepAlive);
+    clearTimeout(sessionTimer);
     response.end();
   }
 }
@@ -117,7 +132,7 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
     if (after !== undefined && !/^\d{1,15}$/.test(after)) return options.invalid(reply, `Last-Event-ID "${after}" is not an offset of this turn's stream`);
     const abort = new AbortController();
     const records = options.client.turnEvents(turnId, { fromOffset: after === undefined ? 0 : Number(after) + 1, signal: abort.signal });
-    await sendEvents(request, reply, abort, mapRecords(records, (record) => ({ id: String(record.offset), data: record })), true);
+    await sendEvents(request, reply, abort, mapRecords(records, (record) => ({ id: String(record.offset), data: record })), true, sessionEnd(request, options, request.query.token));
   });
 
   api.get('/api/conversations/:conversationId/events', { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: eventsQuery } }, async (request, reply) => {
@@ -135,7 +150,7 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
     }
     const abort = new AbortController();
     const events = options.client.conversationEvents(conversationId, { ...(after !== undefined ? { after } : {}), signal: abort.signal });
-    await sendEvents(request, reply, abort, mapRecords(events, (event) => ({ id: event.cursor, data: event })), false);
+    await sendEvents(request, reply, abort, mapRecords(events, (event) => ({ id: event.cursor, data: event })), false, sessionEnd(request, options, request.query.token));
   });
 }
 

@@ -1,19 +1,22 @@
 /**
  * `npm run api`: the HTTP API and approval dashboard against the cluster the environment
  * names. Callers: TURNPIKE_OIDC_* (JWTs from an identity provider) and/or TURNPIKE_API_TOKENS="token:identity,...";
+ * the dashboard signs in with TURNPIKE_LOGIN_* (OpenID Connect code flow; TURNPIKE_SESSION_SECRET encrypts its cookie);
  * TURNPIKE_API_PORT (default 3000),
  * TURNPIKE_DECISION_SECRET (optional: require signed decision tokens), TURNPIKE_STREAM_SECRET (stream
  * tokens; set one for every instance behind a load balancer), TEMPORAL_UI_URL (links).
  */
 import { TurnpikeClient } from '../client/turnpike-client.js';
 import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
+import { loginOptionsFromEnvironment } from './login.js';
 import { buildApi } from './server.js';
 
 async function main(): Promise<void> {
   const tokens = parseTokenMap(process.env.TURNPIKE_API_TOKENS);
   const oidc = oidcOptionsFromEnvironment();
-  if (tokens.size === 0 && !oidc) {
-    console.error('Set TURNPIKE_OIDC_JWKS_URL, TURNPIKE_OIDC_ISSUER and TURNPIKE_OIDC_AUDIENCE (tokens from your identity provider), or TURNPIKE_API_TOKENS="<token>:<identity>,..." (development), so decisions carry who made them.');
+  const login = loginOptionsFromEnvironment();
+  if (tokens.size === 0 && !oidc && !login) {
+    console.error('Set TURNPIKE_LOGIN_ISSUER, TURNPIKE_LOGIN_CLIENT_ID and TURNPIKE_LOGIN_REDIRECT_URI (sign in with your identity provider), TURNPIKE_OIDC_JWKS_URL, TURNPIKE_OIDC_ISSUER and TURNPIKE_OIDC_AUDIENCE (tokens from your identity provider), or TURNPIKE_API_TOKENS="<token>:<identity>,..." (development), so decisions carry who made them.');
     process.exit(2);
   }
   const client = await TurnpikeClient.connect();
@@ -21,6 +24,8 @@ async function main(): Promise<void> {
     client,
     tokens,
     ...(oidc ? { oidc } : {}),
+    ...(login ? { login } : {}),
+    ...(process.env.TURNPIKE_SESSION_SECRET ? { sessionSecret: process.env.TURNPIKE_SESSION_SECRET } : {}),
     decisionSecret: process.env.TURNPIKE_DECISION_SECRET,
     ...(process.env.TURNPIKE_STREAM_SECRET ? { streamSecret: process.env.TURNPIKE_STREAM_SECRET } : {}),
     temporalUiUrl: process.env.TEMPORAL_UI_URL,

@@ -9,7 +9,8 @@
  * Each error body is `{ error: { type, message } }`; every type and its status is in
  * `REJECTION_TYPES` (workflows/rejection-types.ts).
  *
- * The approver of a decision is the identity of the request's bearer token, never the body.
+ * The approver of a decision is the identity of the request's bearer token or sign-in session
+ * (api/session.ts, api/login.ts), never the body.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -27,6 +28,8 @@ import { registerEventStreamRoutes } from './event-stream-routes.js';
 import { registerUiChatRoute } from './ui-chat-route.js';
 import { StreamTokens } from './stream-token.js';
 import { ReadAccess, type ReadAccessOptions } from './read-access.js';
+import { registerSessions } from './session.js';
+import { registerSessionRoutes, type LoginOptions } from './login.js';
 import { anyOf, oidcAuthenticator, signDecision, staticTokenAuthenticator, verifyDecision, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 
 declare module 'fastify' {
@@ -42,6 +45,13 @@ export interface ApiOptions {
   tokens?: Map<string, string>;
   /** JWT bearer tokens from the organisation's identity provider. */
   oidc?: OidcOptions;
+  /**
+   * Signing in to the dashboard with the identity provider (OpenID Connect code flow with PKCE);
+   * the session is an encrypted httpOnly cookie (api/session.ts).
+   */
+  login?: LoginOptions;
+  /** Encrypts session cookies (at least 32 characters; `TURNPIKE_SESSION_SECRET`); the same on every instance. Random per process when omitted. */
+  sessionSecret?: string;
   /** Any other way to authenticate; tried after `tokens` and `oidc`. */
   authenticate?: Authenticator;
   /** Parked turns a listing reads at most. Default 5,000. */
@@ -171,16 +181,26 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.oidc ? [oidcAuthenticator(options.oidc)] : []),
     ...(options.authenticate ? [options.authenticate] : []),
   ];
-  if (authenticators.length === 0) throw new Error('buildApi needs tokens, oidc or authenticate: decisions must carry who made them');
+  if (authenticators.length === 0 && !options.login) throw new Error('buildApi needs tokens, oidc, login or authenticate: decisions must carry who made them');
   const authenticate = anyOf(...authenticators);
+  const sessions = await registerSessions(app, { ...(options.sessionSecret ? { secret: options.sessionSecret } : {}), ...(options.login?.sessionMaxAge ? { maxAgeSeconds: options.login.sessionMaxAge } : {}) });
+  await registerSessionRoutes(app, { sessions, authenticate, ...(options.login ? { login: options.login } : {}) });
 
   // Every /api/ route but the public configuration needs a caller; the page and its files do not.
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
     // Event streams check a bearer token or their own stream token (EventSource sends no headers).
     if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url) || /^\/api\/approvals\/events(\?|$)/.test(request.url)) return;
-    request.caller = await authenticate(request.headers.authorization);
-    if (!request.caller) return sendError(reply, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server accepts');
+    if (request.headers.authorization) {
+      request.caller = await authenticate(request.headers.authorization);
+      if (!request.caller) return sendError(reply, 'Unauthorized', 'Send Authorization: Bearer <token> with a token this server accepts');
+      return;
+    }
+    // The dashboard's sign-in session; what it changes must carry the session's CSRF token.
+    const signedIn = sessions.caller(request);
+    if (!signedIn) return sendError(reply, 'Unauthorized', 'Sign in, or send Authorization: Bearer <token> with a token this server accepts');
+    if (!sessions.csrfOk(request)) return sendError(reply, 'InvalidCsrfToken', 'A signed-in request that changes something needs the x-csrf-token header of this session (GET /api/me)');
+    request.caller = { identity: signedIn.identity, groups: signedIn.groups };
   });
 
   /** The caller of an /api/ route; the hook has answered 401 for requests without one. */
@@ -259,10 +279,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     feed.nudge();
   };
 
-  app.get('/api/config', async () => ({ temporalUiUrl: options.temporalUiUrl ?? null, namespace: options.namespace ?? 'default', signedDecisions: Boolean(options.decisionSecret) }));
+  app.get('/api/config', async () => ({ temporalUiUrl: options.temporalUiUrl ?? null, namespace: options.namespace ?? 'default', signedDecisions: Boolean(options.decisionSecret), login: Boolean(options.login) }));
 
   app.get('/api/me', async (request) => {
-    return { identity: caller(request), groups: request.caller!.groups };
+    // A signed-in page also learns its CSRF token and when the session ends; a bearer caller needs neither.
+    const signedIn = request.headers.authorization ? undefined : sessions.caller(request);
+    const session = signedIn ? { csrfToken: sessions.csrfToken(request), expiresAt: new Date(signedIn.expiresAt).toISOString() } : {};
+    return { identity: caller(request), groups: request.caller!.groups, ...session };
   });
 
   app.post('/api/turns', { schema: { body: startTurnBody } }, async (request, reply) => {
@@ -384,6 +407,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     client: options.client,
     authenticate,
     tokens: streamTokens,
+    signedIn: (request) => sessions.caller(request),
     mayRead: async (who, scope, target) => (scope === 'turn' ? access.mayReadTurn(who, target) : (await access.mayReadConversation(who, target)) === true),
     notFound: (reply, scope, target) => (scope === 'turn' ? turnNotFound(reply, target) : conversationNotFound(reply, target)),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token for it (POST …/stream-token) or Authorization: Bearer <token>'),
@@ -393,6 +417,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     feed,
     authenticate,
     tokens: streamTokens,
+    signedIn: (request) => sessions.caller(request),
     view: (calls, who) => viewFor(calls, who),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token (POST /api/approvals/stream-token) or Authorization: Bearer <token>'),
   });

@@ -97,6 +97,7 @@ async function main(): Promise<void> {
       ...(process.env.TURNPIKE_API_TOKENS ? {} : { access: { admins: ['you'] } }),
       decisionSecret: process.env.TURNPIKE_DECISION_SECRET,
       ...(process.env.TURNPIKE_STREAM_SECRET ? { streamSecret: process.env.TURNPIKE_STREAM_SECRET } : {}),
+      ...(process.env.TURNPIKE_SESSION_SECRET ? { sessionSecret: process.env.TURNPIKE_SESSION_SECRET } : {}),
       temporalUiUrl: server?.uiUrl ?? process.env.TEMPORAL_UI_URL,
       namespace,
     });

@@ -42,6 +42,7 @@ export const REJECTION_TYPES = {
   // ---- the HTTP API ----
   Unauthorized: { raisedBy: ['api'], httpStatus: 401, description: 'No bearer token, or one the server does not know.' },
   InvalidDecisionToken: { raisedBy: ['api'], httpStatus: 403, description: 'The server signs decisions and the decision lacks the `decisionToken` and `inputHash` it was listed with, for this approver.' },
+  InvalidCsrfToken: { raisedBy: ['api'], httpStatus: 403, description: 'A request authenticated by the sign-in cookie changes something and lacks the session\'s `x-csrf-token` header (a cross-site request, or a page that lost its token).' },
   NotFound: { raisedBy: ['api'], httpStatus: 404, description: 'No turn or conversation with this id.' },
   InternalError: { raisedBy: ['api'], httpStatus: 500, description: 'turnpike could not complete the request; the server logs why.' },
 } as const satisfies Record<string, RejectionTypeInfo>;

@@ -7,17 +7,21 @@
 const params = new URLSearchParams(location.search);
 const REFRESH_MS = Number(params.get('interval') ?? 1000);
 const STREAM = params.get('stream') !== '0' && REFRESH_MS > 0 && typeof EventSource === 'function';
-const TOKEN_KEY = 'turnpike.token';
+// Signed in by a session cookie (httpOnly: page scripts never see it), started at /auth/login
+// (the identity provider) or by exchanging an API token at /auth/token. The page keeps no token;
+// what it POSTs carries the session's CSRF token from GET /api/me.
 
 const $ = (selector) => document.querySelector(selector);
-const state = { token: localStorage.getItem(TOKEN_KEY), config: {}, cards: new Map(), deciding: new Set(), polling: [], source: null };
+const state = { csrf: null, expiry: null, config: {}, cards: new Map(), deciding: new Set(), polling: [], source: null };
 
 async function api(path, options = {}) {
+  const method = options.method ?? 'GET';
   const response = await fetch(path, {
     ...options,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${state.token}`, ...(options.headers ?? {}) },
+    headers: { 'content-type': 'application/json', ...(method !== 'GET' && state.csrf ? { 'x-csrf-token': state.csrf } : {}), ...(options.headers ?? {}) },
   });
   const body = await response.json().catch(() => ({}));
+  if (response.status === 401 && path.startsWith('/api/')) showLogin('Your session has ended: sign in again.');
   if (!response.ok) {
     const error = new Error(body.error?.message ?? `HTTP ${response.status}`);
     error.status = response.status;
@@ -556,21 +560,43 @@ async function connectStream(failures = 0) {
   });
 }
 
-function showLogin() {
+function showLogin(message = '') {
+  const wasSignedIn = !$('#main').hidden;
+  state.csrf = null;
+  clearTimeout(state.expiry);
+  state.source?.close();
+  state.source = null;
+  stopPolling();
   $('#main').hidden = true;
   $('#login').hidden = false;
+  $('#sso').hidden = !state.config.login;
+  if (wasSignedIn && message) $('#login-message').textContent = message;
+  $('#sign-out').hidden = true;
   $('#who').textContent = '';
+  if (wasSignedIn && message) showStatus(false, 'signed out');
+}
+
+async function signOut() {
+  await fetch('/auth/logout', { method: 'POST' }).catch(() => {});
+  showLogin();
+  showStatus(false, 'signed out');
 }
 
 async function start() {
   state.config = await fetch('/api/config').then((response) => response.json());
   try {
-    const { identity } = await api('/api/me');
-    $('#who').textContent = `signed in as ${identity}`;
+    const me = await api('/api/me');
+    $('#who').textContent = `signed in as ${me.identity}`;
+    state.csrf = me.csrfToken ?? null;
+    // When the session ends, the next request would be refused: ask for a new sign-in then.
+    clearTimeout(state.expiry);
+    if (me.expiresAt) state.expiry = setTimeout(() => api('/api/me').catch(() => {}), Math.min(Date.parse(me.expiresAt) - Date.now() + 500, 2 ** 31 - 1));
   } catch {
     showLogin();
     return;
   }
+  $('#sign-out').hidden = false;
+  $('#login-message').textContent = '';
   $('#login').hidden = true;
   $('#main').hidden = false;
   await refreshDecisions();
@@ -635,15 +661,18 @@ document.addEventListener('keydown', (event) => {
 $('#help-button').addEventListener('click', () => toggleHelp(true));
 $('#shortcuts-close').addEventListener('click', () => toggleHelp(false));
 
-$('#login-form').addEventListener('submit', (event) => {
+// The token buys a session cookie and is forgotten: nothing is kept in storage.
+$('#login-form').addEventListener('submit', async (event) => {
   event.preventDefault();
-  state.token = $('#token').value.trim();
-  localStorage.setItem(TOKEN_KEY, state.token);
+  const token = $('#token').value.trim();
+  $('#token').value = '';
+  const response = await fetch('/auth/token', { method: 'POST', headers: { authorization: `Bearer ${token}` } }).catch(() => null);
+  if (!response?.ok) {
+    toast(response?.status === 401 ? 'This token is not accepted' : 'Cannot reach turnpike', 'error');
+    return;
+  }
   start();
 });
+$('#sign-out').addEventListener('click', signOut);
 
-if (state.token) start();
-else {
-  fetch('/api/config').then((response) => response.json()).then((config) => (state.config = config));
-  showLogin();
-}
+start();

@@ -136,7 +136,7 @@ const EXAMPLE_MANIFEST = JSON.parse(readFileSync(path.join(EXAMPLE, 'package.jso
 };
 
 /** turnpike's optional peers that an app with one provider (openai) and no HTTP API does not install. */
-const NOT_INSTALLED = ['@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'fastify', 'fastify-type-provider-zod', 'jose'];
+const NOT_INSTALLED = ['@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'fastify', 'fastify-type-provider-zod', 'jose', '@fastify/secure-session', 'openid-client', 'sodium-native'];
 
 /** The app: a client tool used with the typed submitToolResult, and a script that runs three turns on the test server. */
 const LEAN_APP_FILES: Record<string, string> = {

@@ -122,4 +122,27 @@ describe('useChat client in Chromium', () => {
     expect(pageErrors).toEqual([]);
     await page.close();
   });
+
+  it('works from the sign-in session cookie, with its CSRF token and no bearer token', async () => {
+    const chatId = `chat-${randomUUID()}`;
+    const page = await browser.newPage();
+    await page.goto(`${baseUrl}/`);
+    // The dashboard's token exchange: the page gets a session cookie, and keeps no token.
+    await page.evaluate(`fetch('/auth/token', { method: 'POST', headers: { authorization: 'Bearer alice-token' } })`);
+    const authorizations: Array<string | undefined> = [];
+    page.on('request', (request) => {
+      if (request.url().endsWith('/api/chat')) authorizations.push(request.headers().authorization);
+    });
+    await page.goto(`${baseUrl}/ui-chat/?chat=${encodeURIComponent(chatId)}`);
+    await page.fill('#prompt', use('guarded_action', { target: 'by-cookie', count: 1 }));
+    await page.click('#composer button[type=submit]');
+    const tool = page.locator('#messages > li').nth(1).locator('.tool[data-state="approval-requested"]');
+    await tool.waitFor();
+    await tool.locator('button.approve').click();
+    await page.locator('#messages > li').nth(1).locator('.tool[data-state="output-available"]').waitFor();
+    const result = await client.turnResult(`${chatId}/turn-1`);
+    expect(result.toolCalls[0]).toMatchObject({ outcome: 'approved', approval: { approver: 'alice' } });
+    expect(authorizations).toEqual([undefined, undefined]);
+    await page.close();
+  });
 });

@@ -3,7 +3,8 @@
  * with `DefaultChatTransport`, as `useChat` configures it for tool approvals, rendering the chat's
  * messages into the DOM. Bundled for the browser by esbuild at test time.
  *
- * The page is opened as /ui-chat/?chat=<conversation id>&token=<bearer token> on the API's origin.
+ * The page is opened as /ui-chat/?chat=<conversation id>&token=<bearer token> on the API's origin,
+ * or without `token` by a browser signed in with a session cookie (POST /auth/token, /auth/login).
  */
 import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 
@@ -84,7 +85,13 @@ function render() {
 
 chat = new DomChat({
   id: params.get('chat'),
-  transport: new DefaultChatTransport({ api: '/api/chat', headers: { authorization: `Bearer ${params.get('token')}` } }),
+  // With ?token=, a bearer token; without, the sign-in session's cookie (sent by the browser) and its CSRF token.
+  transport: new DefaultChatTransport({
+    api: '/api/chat',
+    headers: params.get('token')
+      ? { authorization: `Bearer ${params.get('token')}` }
+      : async () => ({ 'x-csrf-token': (await fetch('/api/me').then((response) => response.json())).csrfToken ?? '' }),
+  }),
   sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
 });
 render();
