@@ -4,6 +4,7 @@
 // Settings from the page URL:
 //   ?interval=<ms>  polling interval when the stream is unavailable (default 1000); 0: load once, no updates
 //   ?stream=0       poll, never open the stream
+//   ?turn=<id>      also show that turn: its status, step and parked calls, if the caller may read it
 const params = new URLSearchParams(location.search);
 const REFRESH_MS = Number(params.get('interval') ?? 1000);
 const STREAM = params.get('stream') !== '0' && REFRESH_MS > 0 && typeof EventSource === 'function';
@@ -582,6 +583,28 @@ async function signOut() {
   showStatus(false, 'signed out');
 }
 
+/**
+ * One turn, by its id in the page URL: what GET /api/turns/:id answers. A turn the caller may not
+ * read is answered as one that does not exist (404), and the page says only that.
+ */
+async function showTurn(turnId) {
+  $('#turn-view').hidden = false;
+  $('#turn-id').textContent = turnId;
+  try {
+    const { state: turn } = await api(`/api/turns/${encodeURIComponent(turnId)}`);
+    $('#turn-status').textContent = turn.status;
+    $('#turn-step').textContent = String(turn.step);
+    $('#turn-facts').hidden = false;
+    if (turn.pending.length > 0) {
+      renderJson($('#turn-pending'), turn.pending.map(({ toolName, input, kind }) => ({ toolName, kind, input })));
+      $('#turn-pending').hidden = false;
+    }
+  } catch (error) {
+    $('#turn-missing').textContent = error.status === 404 ? 'No such turn was found.' : `The turn could not be read: ${error.message}`;
+    $('#turn-missing').hidden = false;
+  }
+}
+
 async function start() {
   state.config = await fetch('/api/config').then((response) => response.json());
   try {
@@ -599,6 +622,7 @@ async function start() {
   $('#login-message').textContent = '';
   $('#login').hidden = true;
   $('#main').hidden = false;
+  if (params.get('turn')) await showTurn(params.get('turn'));
   await refreshDecisions();
   // The stream's first message is the listing: no separate first request.
   if (STREAM) connectStream();

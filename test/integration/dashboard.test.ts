@@ -130,6 +130,25 @@ describe('approval dashboard in Chromium', () => {
     await fresh.close();
   });
 
+  it('shows a turn by its URL to one who may read it, and to anyone else only that no such turn was found', async () => {
+    // Started by alice; finance_transfer is decided by the controller or the finance group, so bob may not read it.
+    const handle = await turnpike.startTurn({ startedBy: 'alice', text: use('finance_transfer', { account: 'acc-private', amount: 77 }) });
+    await waitForPending(handle);
+    const query = `?turn=${encodeURIComponent(handle.workflowId)}`;
+    const mine = await openDashboard('alice-token', query);
+    await mine.locator('#turn-facts:not([hidden])').waitFor();
+    await expect(mine.locator('#turn-status').textContent()).resolves.toBe('awaiting-input');
+    await expect(mine.locator('#turn-pending').textContent()).resolves.toContain('acc-private');
+    const theirs = await openDashboard('bob-token', query);
+    await theirs.locator('#turn-missing:not([hidden])').waitFor();
+    await expect(theirs.locator('#turn-missing').textContent()).resolves.toBe('No such turn was found.');
+    expect(await theirs.locator('#turn-facts').isHidden()).toBe(true);
+    expect(await theirs.content()).not.toContain('acc-private');
+    await mine.close();
+    await theirs.close();
+    await handle.cancel();
+  });
+
   it('lists approvals and client-tool calls across turns', async () => {
     const turns = [
       await turnpike.startTurn({ text: use('guarded_action', { target: 'db-primary', count: 2 }) }),
