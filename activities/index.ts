@@ -5,6 +5,8 @@
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, msToNumber } from '@temporalio/common';
+import type { ContentStore } from '../content/content-store.js';
+import { readStoredContent, storeLargeOutput } from '../content/stored-content.js';
 import { executeTool } from './execute-tool.js';
 import { callModel } from './model.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
@@ -15,7 +17,7 @@ import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
 import { ToolSetCache } from './tool-set-cache.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
-import type { ApprovalNotification, ExecuteToolInput, ModelStepRequest } from '../workflows/types.js';
+import type { ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];
@@ -25,9 +27,15 @@ export interface CreateActivitiesOptions {
   transcriptCache?: TranscriptCacheOptions;
   /** Tools of MCP servers, offered next to `tools` under `<server>__<tool>` names. */
   mcp?: LazyMcpTools;
+  /**
+   * Where large tool outputs are kept, and stored images, documents and outputs are read from
+   * for model steps (content/stored-content.ts). Without one, outputs stay inline (and one over
+   * Temporal's 2 MB payload limit fails as it is recorded).
+   */
+  contentStore?: ContentStore;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore }: CreateActivitiesOptions) {
   const registry = createToolRegistry(tools);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
@@ -53,8 +61,9 @@ export function createActivities({ tools, notifications, transcriptCache, mcp }:
       if (!notifications) return;
       await sendNotification(notifications, notification, Context.current().cancellationSignal);
     },
-    async executeTool(input: ExecuteToolInput) {
-      return mcp?.owns(input.toolName) ? mcp.execute(input) : executeTool(registry, input);
+    async executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult> {
+      const result = mcp?.owns(input.toolName) ? await mcp.execute(input) : await executeTool(registry, input);
+      return contentStore ? storeLargeOutput(result, contentStore) : result;
     },
     async callModel(request: ModelStepRequest) {
       if (!request?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');
@@ -64,7 +73,8 @@ export function createActivities({ tools, notifications, transcriptCache, mcp }:
       // timeout (30 s by default), not after the whole start-to-close timeout.
       const keepAlive = setInterval(() => context.heartbeat(), MODEL_HEARTBEAT_MS);
       try {
-        return await runModelStep(request, stepTools, caches, context, callModel);
+        const call = contentStore ? async (input: ModelStepInput) => callModel({ ...input, messages: await readStoredContent(input.messages, contentStore) }) : callModel;
+        return await runModelStep(request, stepTools, caches, context, call);
       } finally {
         clearInterval(keepAlive);
       }

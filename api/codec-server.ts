@@ -1,7 +1,8 @@
 /**
  * A codec server for turnpike's payloads: Temporal's codec-server HTTP protocol, so the
  * Temporal CLI (`temporal workflow show --codec-endpoint http://127.0.0.1:8888`) and the Web UI
- * (Settings → Codec Server) show gzip-compressed turn inputs and results as JSON.
+ * (Settings → Codec Server) show gzip-compressed turn inputs and results as JSON, and payloads kept
+ * in the content store (the claim check) as their content.
  *
  *   POST /decode  (also /{namespace}/decode)   { payloads: [{ metadata: { k: base64 }, data: base64 }] }
  *   POST /encode  (also /{namespace}/encode)   the same shape, encoded
@@ -17,12 +18,19 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { CompressionCodec } from '../codec/payload-codec.js';
+import { turnpikeCodecs } from '../codec/data-converter.js';
+import type { ContentStore } from '../content/content-store.js';
 import { identify } from './auth.js';
 
 export interface CodecServerOptions {
-  /** The codecs of the workers' data converter, in the same order. Default: turnpike's compression codec. */
+  /**
+   * The codecs of the workers' data converter, in the same order. Default: turnpike's own
+   * (compression, then the claim check over `contentStore`), so claimed payloads show as their
+   * content.
+   */
   codecs?: PayloadCodec[];
+  /** The workers' content store, for the default codecs. Default: the one `TURNPIKE_CONTENT_STORE` names. */
+  contentStore?: ContentStore;
   /** Origins allowed to call from a browser, e.g. the Web UI's `http://localhost:8233`. Default: none. */
   allowOrigins?: string[];
   /** When set, requests need `Authorization: Bearer <token>` with one of these tokens. */
@@ -69,7 +77,7 @@ function toJson(payloads: Payload[]): JsonPayloads {
 }
 
 export async function buildCodecServer(options: CodecServerOptions = {}): Promise<FastifyInstance> {
-  const codecs = options.codecs ?? [new CompressionCodec()];
+  const codecs = options.codecs ?? turnpikeCodecs([], options.contentStore ? { contentStore: options.contentStore } : {});
   const allowOrigins = new Set(options.allowOrigins ?? []);
   // A turn's conversation can make a payload of a few MB; Temporal's own limit is 2 MB a payload.
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: 64 * 1024 * 1024 });

@@ -12,6 +12,7 @@
  * The approver of a decision is the identity of the request's bearer token or sign-in session
  * (api/session.ts, api/login.ts), never the body.
  */
+import { MAX_STORED_PART_BYTES } from '../workflows/binary-parts.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
@@ -78,8 +79,12 @@ export interface ApiOptions {
 }
 
 const LISTING_TTL_MS = 500;
-/** The largest request body the API reads. */
-const API_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
+/**
+ * The largest request body the API reads: one image or document of the largest size the content
+ * store takes, base64-encoded, and the rest of the request. Parts of 128 KiB or more are stored
+ * by the client before the turn starts; only their references reach workflow history.
+ */
+const API_BODY_LIMIT_BYTES = Math.ceil((MAX_STORED_PART_BYTES * 4) / 3) + 2 * 1024 * 1024;
 /** Parked turns one listing reads at most (from visibility; see `TurnpikeClient.listParkedCalls`). */
 const DEFAULT_LISTING_LIMIT = 5_000;
 

@@ -58,7 +58,10 @@ import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
-import { turnpikeDataConverter } from '../codec/payload-codec.js';
+import { createTurnpikeDataConverter, turnpikeDataConverter } from '../codec/data-converter.js';
+import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
+import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
+import { isStoredOutput, readStoredOutput, storeLargeContent, storeLargeParts } from '../content/stored-content.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
@@ -85,6 +88,12 @@ export interface TurnpikeClientOptions {
   client: Client;
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
+  /**
+   * Where images and documents of 128 KiB or more are kept when a turn or message is sent, and
+   * where stored tool outputs are read from: the workers' store. Default: the one
+   * `TURNPIKE_CONTENT_STORE` names (docs/content-store.md), opened on first use.
+   */
+  contentStore?: ContentStore;
 }
 
 /** Queries a listing runs at once (see `listParkedCalls`). */
@@ -145,18 +154,45 @@ export class TurnpikeClient {
   readonly taskQueue: string;
   /** The readers of event streams through this client share one feed per stream (stream-hub.ts). */
   private readonly streams: StreamHub;
+  private givenStore?: ContentStore;
 
   constructor(options: TurnpikeClientOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
     this.streams = new StreamHub(this.client);
+    this.givenStore = options.contentStore;
   }
 
-  /** Connects to the cluster the environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
-  static async connect(options: { taskQueue?: string } = {}): Promise<TurnpikeClient> {
+  /**
+   * Connects to the cluster the environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
+   * profiles), with turnpike's data converter over `contentStore` (default: `TURNPIKE_CONTENT_STORE`).
+   */
+  static async connect(options: { taskQueue?: string; contentStore?: ContentStore } = {}): Promise<TurnpikeClient> {
     const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
     const connection = await Connection.connect(connectionOptions as Parameters<typeof Connection.connect>[0]);
-    return new TurnpikeClient({ client: new Client({ connection, namespace, dataConverter: turnpikeDataConverter }), taskQueue: options.taskQueue });
+    const dataConverter = options.contentStore ? createTurnpikeDataConverter({ contentStore: options.contentStore }) : turnpikeDataConverter;
+    return new TurnpikeClient({ client: new Client({ connection, namespace, dataConverter }), taskQueue: options.taskQueue, ...(options.contentStore ? { contentStore: options.contentStore } : {}) });
+  }
+
+  /** The content store this client keeps large parts in and reads stored outputs from. */
+  get contentStore(): ContentStore {
+    this.givenStore ??= contentStoreFromEnvironment();
+    return this.givenStore;
+  }
+
+  /**
+   * A tool output as the model saw it: a {@link StoredOutput} (an output of 128 KiB or more,
+   * kept in the content store) read back and checked; any other output as it is.
+   */
+  async readToolOutput(output: unknown): Promise<unknown> {
+    return isStoredOutput(output) ? readStoredOutput(output, this.contentStore) : output;
+  }
+
+  /** The bytes a stored image or document (`source.type: 'stored'`) or any `sha256:` reference names, checked against it. */
+  async readContent(ref: string): Promise<Uint8Array> {
+    const key = keyOfRef(ref);
+    if (!key) throw new TypeError(`Not a content reference: ${JSON.stringify(ref)}`);
+    return readVerified(this.contentStore, key);
   }
 
   async close(): Promise<void> {
@@ -170,10 +206,12 @@ export class TurnpikeClient {
    * turn instead of a second one.
    */
   async startTurn(input: AgentTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
+    // Images and documents of 128 KiB or more go to the content store; the turn gets references.
+    const messages = Array.isArray(input?.messages) ? await storeLargeParts(input.messages, this.contentStore) : input?.messages;
     return this.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
       taskQueue: this.taskQueue,
       workflowId: options.turnId,
-      args: [input],
+      args: [messages === input?.messages ? input : { ...input, messages }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
     });
@@ -361,7 +399,8 @@ export class TurnpikeClient {
       startedBy?: string;
     },
   ): Promise<SendMessageResult> {
-    const { conversationId, conversation, startedBy, ...message } = request;
+    const { conversationId, conversation, startedBy, ...given } = request;
+    const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, this.contentStore) } : given;
     const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
       workflowId: conversationId,
       taskQueue: this.taskQueue,

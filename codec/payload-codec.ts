@@ -18,12 +18,12 @@
  * reads it (an activity result, a turn's input, a client reading a result) fails as loudly as
  * before, with the SDK's "Unknown encoding: binary/turnpike-undecodable".
  *
- * Workers and clients must use the same codec (`turnpikeDataConverter`): `createWorker` and
- * `TurnpikeClient.connect` do. A client without it can still start turns and send decisions,
+ * Workers and clients must use the same codecs (`turnpikeDataConverter`, codec/data-converter.ts):
+ * `createWorker` and `TurnpikeClient.connect` do. A client without it can still start turns and send decisions,
  * but reads large results as compressed bytes.
  */
 import { gunzipSync, gzipSync } from 'node:zlib';
-import type { DataConverter, Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 
 // A CommonJS module: Node's ESM loader sees only its default export.
@@ -85,6 +85,3 @@ function decompress(data: Uint8Array | null | undefined): Payload {
     return undecodablePayload('its binary/gzip data does not unzip to a payload');
   }
 }
-
-/** The data converter every turnpike worker and client uses. */
-export const turnpikeDataConverter: DataConverter = { payloadCodecs: [new CompressionCodec()] };

@@ -10,8 +10,9 @@
  *   });
  *
  * On a Worker it adds turnpike's activities (model calls, tool policies, tool executions) and
- * the compressing payload codec, and has the workflow bundle preload zod once per V8 context.
- * On a Client it adds the codec, so large turn inputs and results read back as JSON.
+ * its payload codecs (compression, and the claim check that keeps large payloads in the content
+ * store), and has the workflow bundle preload zod once per V8 context. On a Client it adds the
+ * codecs, so large turn inputs and results read back as JSON.
  */
 import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
@@ -24,7 +25,9 @@ import type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
 import type { Tool } from '../activities/tools.js';
 import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
-import { CompressionCodec } from '../codec/payload-codec.js';
+import { turnpikeCodecs } from '../codec/data-converter.js';
+import type { ContentStore } from '../content/content-store.js';
+import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -41,6 +44,14 @@ export interface TurnpikePluginOptions {
    * payloads, and payloads it did not compress, untouched.
    */
   compressPayloads?: boolean;
+  /**
+   * Where content too large for workflow history is kept: payloads of 128 KiB or more (the claim
+   * check), large tool outputs, and stored images and documents that model steps read back.
+   * Every worker, client, HTTP API and codec server of a namespace must use the same store.
+   * Default: the one `TURNPIKE_CONTENT_STORE` names, else `.turnpike/content` (see
+   * docs/content-store.md).
+   */
+  contentStore?: ContentStore;
   /**
    * Webhook nudges for approvals: when a call parks, when its approval is about to expire, and
    * when it is decided. Default: from `TURNPIKE_WEBHOOK_URL` (+ `_SECRET`, `_EXPIRING_BEFORE`).
@@ -73,17 +84,16 @@ export interface TurnpikePluginOptions {
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
 const SDK_DEVTOOL = 'inline-source-map';
 
-/** Adds turnpike's compression in front of the user's own codecs (compress before encrypting). */
-function withCompression(existing: DataConverter | undefined): DataConverter {
-  const codecs = existing?.payloadCodecs ?? [];
-  if (codecs.some((codec) => codec instanceof CompressionCodec)) return existing ?? {};
-  return { ...existing, payloadCodecs: [new CompressionCodec(), ...codecs] };
+/** turnpike's codecs around the user's own: compress before encrypting, store what is still large last. */
+function withTurnpikeCodecs(contentStore: ContentStore, compressPayloads: boolean): (existing: DataConverter | undefined) => DataConverter {
+  return (existing) => ({ ...existing, payloadCodecs: turnpikeCodecs(existing?.payloadCodecs ?? [], { contentStore, compressPayloads }) });
 }
 
 export class TurnpikePlugin extends SimplePlugin {
   private readonly activityNames: string[];
   private readonly mcp?: LazyMcpTools;
   private readonly bundleSourceContent: boolean;
+  private readonly ownedStore?: ContentStore;
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
@@ -91,8 +101,10 @@ export class TurnpikePlugin extends SimplePlugin {
       options.mcpServers && Object.keys(options.mcpServers).length > 0
         ? new LazyMcpTools(options.mcpServers, () => ({ logger: Runtime.instance().logger, meter: Runtime.instance().metricMeter }))
         : undefined;
+    const contentStore = options.contentStore ?? contentStoreFromEnvironment();
     const activities = createActivities({
       tools: options.tools ?? [],
+      contentStore,
       ...(notifications ? { notifications } : {}),
       ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
       ...(mcp ? { mcp } : {}),
@@ -100,9 +112,11 @@ export class TurnpikePlugin extends SimplePlugin {
     super({
       name: 'turnpike',
       activities,
-      ...(options.compressPayloads === false ? {} : { dataConverter: withCompression }),
+      dataConverter: withTurnpikeCodecs(contentStore, options.compressPayloads !== false),
     });
     this.activityNames = Object.keys(activities);
+    // A store the plugin opened is the plugin's to close; one it was given is the caller's.
+    this.ownedStore = options.contentStore ? undefined : contentStore;
     this.mcp = mcp;
     this.bundleSourceContent = options.bundleSourceContent ?? false;
   }
@@ -121,6 +135,7 @@ export class TurnpikePlugin extends SimplePlugin {
       await super.runWorker(worker, next);
     } finally {
       await this.mcp?.close();
+      await this.ownedStore?.close?.();
     }
   }
 

@@ -9,8 +9,16 @@
  */
 import type { BinarySource, Message, ModelProvider } from './types.js';
 
-/** The largest inline image or document, decoded: what one part may add to every step's input. */
+/** The largest inline image or document, decoded: what one part may add to the turn's input. */
 export const MAX_INLINE_PART_BYTES = 1024 * 1024;
+
+/**
+ * The largest image or document kept in the content store (a `stored` source): only its
+ * reference travels in history, so the limit is the providers' (OpenAI takes files up to 50 MB).
+ */
+export const MAX_STORED_PART_BYTES = 50 * 1024 * 1024;
+
+const STORED_REF = /^sha256:[0-9a-f]{64}$/;
 
 /**
  * The most base64 text all of a turn's inline parts may hold together: under Temporal's 2 MB
@@ -55,10 +63,12 @@ export function binaryPartsProblem(messages: readonly Message[], provider: Model
     }
   }
   if (total > MAX_INLINE_TOTAL_BASE64_CHARS) {
-    return `messages: the inline images and documents hold ${total} base64 characters together; at most ${MAX_INLINE_TOTAL_BASE64_CHARS} fit in a turn (they travel in workflow history, which refuses payloads over 2 MB). Pass large files by URL`;
+    return `messages: the inline images and documents hold ${total} base64 characters together; at most ${MAX_INLINE_TOTAL_BASE64_CHARS} fit in a turn (they travel in workflow history, which refuses payloads over 2 MB). ${LARGER_ONES}`;
   }
   return undefined;
 }
+
+const LARGER_ONES = `. Larger files go by reference: TurnpikeClient and the HTTP API keep inline parts of 128 KiB or more in the content store (up to ${MAX_STORED_PART_BYTES} bytes each), or pass a URL`;
 
 function partProblem(part: { type: 'image' | 'document'; source?: unknown; detail?: unknown; filename?: unknown }, provider: ModelProvider): string | undefined {
   const kinds = part.type === 'image' ? IMAGE_MEDIA_TYPES : DOCUMENT_MEDIA_TYPES;
@@ -69,7 +79,7 @@ function partProblem(part: { type: 'image' | 'document'; source?: unknown; detai
     return '.filename must be a non-empty string of at most 255 characters';
   }
   const source = part.source as Record<string, unknown> | undefined;
-  if (!source || typeof source !== 'object') return `.source must be { type: 'base64', mediaType, data } or { type: 'url', url }`;
+  if (!source || typeof source !== 'object') return `.source must be { type: 'base64', mediaType, data }, { type: 'stored', ref, mediaType, bytes } or { type: 'url', url }`;
   if (source.mediaType !== undefined && !kinds.includes(source.mediaType as string)) {
     return `.source.mediaType must be one of ${kinds.join(', ')} (got ${JSON.stringify(source.mediaType)})`;
   }
@@ -82,7 +92,8 @@ function partProblem(part: { type: 'image' | 'document'; source?: unknown; detai
     }
     return undefined;
   }
-  if (source.type !== 'base64') return `.source.type must be 'base64' or 'url' (got ${JSON.stringify(source.type)})`;
+  if (source.type === 'stored') return storedProblem(source, kinds);
+  if (source.type !== 'base64') return `.source.type must be 'base64', 'stored' or 'url' (got ${JSON.stringify(source.type)})`;
   if (source.mediaType === undefined) return `.source.mediaType is required for base64 data (one of ${kinds.join(', ')})`;
   const data = source.data;
   if (typeof data !== 'string' || data.length === 0) return '.source.data must be a non-empty base64 string';
@@ -90,7 +101,16 @@ function partProblem(part: { type: 'image' | 'document'; source?: unknown; detai
   if (data.length % 4 !== 0 || !BASE64.test(data)) return '.source.data is not valid base64';
   const bytes = base64Bytes(data);
   if (bytes > MAX_INLINE_PART_BYTES) {
-    return ` is ${bytes} bytes; an inline ${part.type} may be at most ${MAX_INLINE_PART_BYTES} bytes (it travels in workflow history). Pass a larger one by URL`;
+    return ` is ${bytes} bytes; an inline ${part.type} may be at most ${MAX_INLINE_PART_BYTES} bytes (it travels in workflow history)${LARGER_ONES}`;
   }
+  return undefined;
+}
+
+function storedProblem(source: Record<string, unknown>, kinds: readonly string[]): string | undefined {
+  if (typeof source.ref !== 'string' || !STORED_REF.test(source.ref)) return '.source.ref must be "sha256:" and 64 lowercase hex digits';
+  if (source.mediaType === undefined) return `.source.mediaType is required for stored content (one of ${kinds.join(', ')})`;
+  const bytes = source.bytes;
+  if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes <= 0) return '.source.bytes must be a positive integer';
+  if (bytes > MAX_STORED_PART_BYTES) return `.source is ${bytes} bytes; a stored image or document may be at most ${MAX_STORED_PART_BYTES} bytes`;
   return undefined;
 }

@@ -6,6 +6,7 @@
  * `tool_result` block at the start of the very next user message. The conversion below
  * produces exactly that from neutral history.
  */
+import { inlineData } from './binary-sources.js';
 import Anthropic, { AnthropicError, APIError } from '@anthropic-ai/sdk';
 import { ApplicationFailure } from '@temporalio/common';
 import type {
@@ -228,12 +229,12 @@ function userBlocks(message: UserMessage): ContentBlockParam[] {
 /** The workflow checked the media type when the turn started (see workflows/binary-parts.ts). */
 function imageSource(source: BinarySource): ImageBlockParam['source'] {
   if (source.type === 'url') return { type: 'url', url: source.url };
-  return { type: 'base64', media_type: source.mediaType as Base64ImageSource['media_type'], data: source.data };
+  return { type: 'base64', media_type: source.mediaType as Base64ImageSource['media_type'], data: inlineData(source) };
 }
 
 function documentSource(source: BinarySource): DocumentBlockParam['source'] {
   if (source.type === 'url') return { type: 'url', url: source.url };
-  return { type: 'base64', media_type: 'application/pdf', data: source.data };
+  return { type: 'base64', media_type: 'application/pdf', data: inlineData(source) };
 }
 
 function assistantBlocks(message: AssistantMessage): ContentBlockParam[] {

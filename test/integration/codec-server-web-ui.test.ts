@@ -13,7 +13,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { turnpikeDataConverter } from '../../codec/payload-codec.js';
+import { turnpikeDataConverter } from '../../codec/data-converter.js';
 import { freePort, startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { createWorker } from '../../worker/create-worker.js';
 import { turnStateQuery } from '../../workflows/definitions.js';

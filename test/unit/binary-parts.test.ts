@@ -7,7 +7,7 @@ import { callAnthropic } from '../../activities/providers/anthropic.js';
 import type { ProviderCallOptions } from '../../activities/providers/errors.js';
 import { callOpenAI } from '../../activities/providers/openai.js';
 import { callOpenAIResponses } from '../../activities/providers/openai-responses.js';
-import { base64Bytes, binaryPartsProblem, MAX_INLINE_PART_BYTES, MAX_INLINE_TOTAL_BASE64_CHARS } from '../../workflows/binary-parts.js';
+import { base64Bytes, binaryPartsProblem, MAX_INLINE_PART_BYTES, MAX_INLINE_TOTAL_BASE64_CHARS, MAX_STORED_PART_BYTES } from '../../workflows/binary-parts.js';
 import type { Message, ModelProvider, ModelStepInput, ModelStepResult, UserContentPart } from '../../workflows/types.js';
 import { startFakeProviderServer, type FakeProvider, type FakeProviderServer } from '../fake-provider/server.js';
 
@@ -33,7 +33,7 @@ describe('binaryPartsProblem', () => {
     const data = 'A'.repeat(Math.ceil(((MAX_INLINE_PART_BYTES + 3) * 4) / 3 / 4) * 4);
     expect(base64Bytes(data)).toBeGreaterThan(MAX_INLINE_PART_BYTES);
     const problem = binaryPartsProblem([{ role: 'user', content: 'x' }, userWith({ type: 'image', source: { type: 'base64', mediaType: 'image/png', data } })], 'openai');
-    expect(problem).toBe(`messages[1].content[1] is ${base64Bytes(data)} bytes; an inline image may be at most ${MAX_INLINE_PART_BYTES} bytes (it travels in workflow history). Pass a larger one by URL`);
+    expect(problem).toBe(`messages[1].content[1] is ${base64Bytes(data)} bytes; an inline image may be at most ${MAX_INLINE_PART_BYTES} bytes (it travels in workflow history). Larger files go by reference: TurnpikeClient and the HTTP API keep inline parts of 128 KiB or more in the content store (up to ${MAX_STORED_PART_BYTES} bytes each), or pass a URL`);
   });
 
   it('refuses inline parts that together exceed what fits in a turn', () => {
@@ -49,7 +49,9 @@ describe('binaryPartsProblem', () => {
     ['base64 without a media type', { type: 'image', source: { type: 'base64', data: PNG_BASE64 } }, '.source.mediaType is required for base64 data (one of image/png, image/jpeg, image/gif, image/webp)'],
     ['a file: URL', { type: 'image', source: { type: 'url', url: 'file:///etc/passwd' } }, '.source.url must be an http(s) URL'],
     ['a URL too long', { type: 'image', source: { type: 'url', url: `https://example.com/${'a'.repeat(3000)}` } }, '.source.url is 3020 characters long; at most 2048 are allowed'],
-    ['a bare string as source', { type: 'image', source: PNG_BASE64 }, ".source must be { type: 'base64', mediaType, data } or { type: 'url', url }"],
+    ['a bare string as source', { type: 'image', source: PNG_BASE64 }, ".source must be { type: 'base64', mediaType, data }, { type: 'stored', ref, mediaType, bytes } or { type: 'url', url }"],
+    ['a stored source with a malformed reference', { type: 'image', source: { type: 'stored', ref: 'sha256:abc', mediaType: 'image/png', bytes: 10 } }, '.source.ref must be "sha256:" and 64 lowercase hex digits'],
+    ['a stored source over its limit', { type: 'document', source: { type: 'stored', ref: `sha256:${'a'.repeat(64)}`, mediaType: 'application/pdf', bytes: MAX_STORED_PART_BYTES + 1 } }, `.source is ${MAX_STORED_PART_BYTES + 1} bytes; a stored image or document may be at most ${MAX_STORED_PART_BYTES} bytes`],
     ['an unknown detail', { type: 'image', source: { type: 'base64', mediaType: 'image/png', data: PNG_BASE64 }, detail: 'ultra' }, '.detail must be one of low, high, auto (got "ultra")'],
     ['a document that is not a PDF', { type: 'document', source: { type: 'base64', mediaType: 'text/html', data: PDF_BASE64 } }, '.source.mediaType must be one of application/pdf (got "text/html")'],
   ])('refuses %s, naming the part', (_label, part, message) => {

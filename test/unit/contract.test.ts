@@ -151,7 +151,7 @@ interface Types {
 let types: Types;
 
 beforeAll(() => {
-  const roots = [join(ROOT, 'index.ts'), ...sourceFiles('workflows'), ...sourceFiles('activities'), ...sourceFiles('client'), DOC_FILE];
+  const roots = [join(ROOT, 'index.ts'), ...sourceFiles('workflows'), ...sourceFiles('activities'), ...sourceFiles('client'), ...sourceFiles('content'), DOC_FILE];
   const options: ts.CompilerOptions = {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -429,8 +429,8 @@ describe('docs/contract.md', () => {
     }
   });
 
-  it('lists exactly the failure types the workflows and activities throw', () => {
-    expect(listed('failure-types')).toEqual(failureTypes([...sourceFiles('workflows'), ...sourceFiles('activities')]));
+  it('lists exactly the failure types the workflows, activities and content reads throw', () => {
+    expect(listed('failure-types')).toEqual(failureTypes([...sourceFiles('workflows'), ...sourceFiles('activities'), ...sourceFiles('content')]));
   });
 
   it('lists exactly the turn statuses, and which of them end a turn', () => {

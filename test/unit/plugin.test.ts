@@ -16,20 +16,21 @@ class UserCodec implements PayloadCodec {
 }
 
 describe('TurnpikePlugin', () => {
-  it('compresses before the user\'s own codecs (e.g. encryption), and keeps the rest of their converter', () => {
+  it('compresses before the user\'s own codecs (e.g. encryption), stores large payloads after them, and keeps the rest of their converter', () => {
     const mine = new UserCodec();
     const { dataConverter } = new TurnpikePlugin().configureClient({ dataConverter: { payloadCodecs: [mine], payloadConverterPath: '/app/converter.js' } });
-    expect(dataConverter?.payloadCodecs?.map((codec) => codec.constructor.name)).toEqual(['CompressionCodec', 'UserCodec']);
+    expect(dataConverter?.payloadCodecs?.map((codec) => codec.constructor.name)).toEqual(['CompressionCodec', 'UserCodec', 'ClaimCheckCodec']);
     expect(dataConverter?.payloadCodecs?.[1]).toBe(mine);
     expect(dataConverter?.payloadConverterPath).toBe('/app/converter.js');
   });
 
-  it('adds the codec once, however often it is applied, and not at all when compression is off', () => {
+  it('adds its codecs once, however often it is applied, and no compression when compression is off', () => {
     const plugin = new TurnpikePlugin();
     const twice = plugin.configureClient(plugin.configureClient({}));
-    expect(twice.dataConverter?.payloadCodecs).toHaveLength(1);
+    expect(twice.dataConverter?.payloadCodecs?.map((codec) => codec.constructor.name)).toEqual(['CompressionCodec', 'ClaimCheckCodec']);
     expect(twice.dataConverter?.payloadCodecs?.[0]).toBeInstanceOf(CompressionCodec);
-    expect(new TurnpikePlugin({ compressPayloads: false }).configureClient({}).dataConverter).toBeUndefined();
+    const uncompressed = new TurnpikePlugin({ compressPayloads: false }).configureClient({}).dataConverter;
+    expect(uncompressed?.payloadCodecs?.map((codec) => codec.constructor.name)).toEqual(['ClaimCheckCodec']);
   });
 
   it('preloads turnpike\'s shared modules in the user\'s workflow bundle, next to the user\'s own', () => {

@@ -71,6 +71,8 @@ export type ReasoningProvider = 'anthropic' | 'openai';
 /**
  * Where an image's or a document's bytes are: inline as base64 (checked against the size limits
  * in `workflows/binary-parts.ts` when the turn starts, because they travel in workflow history),
+ * in turnpike's content store by reference (`TurnpikeClient` and the HTTP API store every inline
+ * part of 128 KiB or more there; the model step reads it back, see content/stored-content.ts),
  * or a URL the provider fetches itself.
  */
 export type BinarySource =
@@ -87,7 +89,30 @@ export type BinarySource =
       url: string;
       /** Optional; the provider infers it from the response when absent. */
       mediaType?: string;
-    };
+    }
+  | StoredSource;
+
+/** Bytes kept in turnpike's content store: only their reference travels in workflow history. */
+export interface StoredSource {
+  type: 'stored';
+  /** `sha256:` and the 64 hex digits of the bytes' SHA-256: the store's key, checked on every read. */
+  ref: string;
+  mediaType: string;
+  /** How many bytes are stored. */
+  bytes: number;
+}
+
+/**
+ * A tool's output that was too large for workflow history (128 KiB or more as JSON): it is kept
+ * in the content store as JSON, and the tool result carries this in its place. The model step
+ * reads it back, so the model sees the whole output; callers read it with
+ * `TurnpikeClient.readStoredOutput` or `turnpike content get <ref>`.
+ */
+export interface StoredOutput {
+  turnpikeStored: string;
+  mediaType: 'application/json';
+  bytes: number;
+}
 
 /**
  * An image in a user message: PNG, JPEG, GIF or WebP. Sent to OpenAI Chat Completions as an
