@@ -21,6 +21,14 @@ import type { ExecuteToolResult, Message, StoredOutput, StoredSource, UserConten
 /** Inline parts and tool outputs this big or bigger are stored: the claim-check codec's threshold. */
 export const DEFAULT_STORE_THRESHOLD_BYTES = DEFAULT_CLAIM_THRESHOLD_BYTES;
 
+/**
+ * The most of one stored tool output a model step sends: 1 MiB of its JSON. No provider takes
+ * more in one request (Anthropic refuses requests over 32 MB, and a model's context is a few MB
+ * of text at most), so a larger output reaches the model as its first 1 MiB and a note with its
+ * size and reference, while the whole output stays in the store for the caller.
+ */
+export const DEFAULT_MODEL_OUTPUT_BYTES = 1024 * 1024;
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -80,7 +88,7 @@ export async function readStoredOutput(output: StoredOutput, store: ContentStore
  * `messages` with every stored image, document and tool output read back inline, for a model
  * step's provider request. Each reference is read once, however many times it appears.
  */
-export async function readStoredContent(messages: readonly Message[], store: ContentStore): Promise<Message[]> {
+export async function readStoredContent(messages: readonly Message[], store: ContentStore, modelOutputBytes = DEFAULT_MODEL_OUTPUT_BYTES): Promise<Message[]> {
   const reads = new Map<string, Promise<Uint8Array>>();
   const read = (ref: string): Promise<Uint8Array> => {
     let pending = reads.get(ref);
@@ -106,13 +114,21 @@ export async function readStoredContent(messages: readonly Message[], store: Con
       }
       if (message.role === 'tool') {
         const content = await Promise.all(
-          message.content.map(async (part) => (isStoredOutput(part.output) ? { ...part, output: JSON.parse(decoder.decode(await read(part.output.turnpikeStored))) as unknown } : part)),
+          message.content.map(async (part) => (isStoredOutput(part.output) ? { ...part, output: modelView(part.output, await read(part.output.turnpikeStored), modelOutputBytes) } : part)),
         );
         return { ...message, content };
       }
       return message;
     }),
   );
+}
+
+/** What the model gets of a stored output: all of it, or its first `limit` bytes of JSON and a note. */
+function modelView(output: StoredOutput, bytes: Uint8Array, limit: number): unknown {
+  if (bytes.length <= limit) return JSON.parse(decoder.decode(bytes)) as unknown;
+  // A character cut in two at the end decodes to U+FFFD: left out.
+  const head = decoder.decode(bytes.subarray(0, limit)).replace(/\uFFFD$/, '');
+  return `${head}\n\n[turnpike: this tool output is ${bytes.length} bytes of JSON; the first ${limit} are shown. The whole output is kept as ${output.turnpikeStored}.]`;
 }
 
 /** A read that failed, as the step's failure: typed and naming the reference when the content is missing or corrupt. */

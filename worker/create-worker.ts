@@ -35,6 +35,8 @@ export interface CreateWorkerOptions {
   transcriptCache?: TurnpikePluginOptions['transcriptCache'];
   /** MCP servers whose tools turns may offer (see `TurnpikePluginOptions.mcpServers`). */
   mcpServers?: TurnpikePluginOptions['mcpServers'];
+  /** Where content too large for history is kept (see `TurnpikePluginOptions.contentStore`). */
+  contentStore?: TurnpikePluginOptions['contentStore'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -88,6 +90,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       new TurnpikePlugin({
         tools: options.tools,
         ...(options.notifications ? { notifications: options.notifications } : {}),
+        ...(options.contentStore ? { contentStore: options.contentStore } : {}),
         ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
         ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
       }),

@@ -12,7 +12,8 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { inject } from 'vitest';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
 import type { Tool } from '../../activities/tools.js';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { createTurnpikeDataConverter, turnpikeDataConverter } from '../../codec/data-converter.js';
+import type { ContentStore } from '../../content/content-store.js';
 import { createWorker, type CreateWorkerOptions } from '../../worker/create-worker.js';
 import { turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
@@ -45,8 +46,11 @@ export async function startTurnpike({
   shutdownGraceTime,
   mcpServers,
   notifications,
+  contentStore,
 }: {
   tools: readonly Tool[];
+  /** The workers' and the client's content store (default: `TURNPIKE_CONTENT_STORE`'s, `.turnpike/content`). */
+  contentStore?: ContentStore;
   maxCachedWorkflows?: number;
   /** How long `stopWorker` lets running activities finish (a graceful restart); none by default. */
   shutdownGraceTime?: string;
@@ -58,7 +62,7 @@ export async function startTurnpike({
   const namespace = inject('temporalNamespace');
   const taskQueue = `test-${randomUUID()}`;
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection, namespace, dataConverter: turnpikeDataConverter });
+  const client = new Client({ connection, namespace, dataConverter: contentStore ? createTurnpikeDataConverter({ contentStore }) : turnpikeDataConverter });
   let nativeConnection: NativeConnection | undefined;
   let worker: Worker | undefined;
   let running: Promise<void> | undefined;
@@ -89,6 +93,7 @@ export async function startTurnpike({
         tools,
         ...(mcpServers ? { mcpServers } : {}),
         ...(notifications ? { notifications } : {}),
+        ...(contentStore ? { contentStore } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,
