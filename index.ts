@@ -32,6 +32,7 @@ export {
   IMAGE_MEDIA_TYPES,
   MAX_INLINE_PART_BYTES,
   MAX_INLINE_TOTAL_BASE64_CHARS,
+  MAX_STORED_PART_BYTES,
   MAX_URL_LENGTH,
 } from './workflows/binary-parts.js';
 export type { ConversationEvent, DeltaOrigin, TurnEvent, TurnEventRecord } from './workflows/turn-events.js';

@@ -33,9 +33,11 @@ export interface CreateActivitiesOptions {
    * Temporal's 2 MB payload limit fails as it is recorded).
    */
   contentStore?: ContentStore;
+  /** The most of one stored tool output a model step sends (default 1 MiB; see content/stored-content.ts). */
+  modelToolOutputBytes?: number;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes }: CreateActivitiesOptions) {
   const registry = createToolRegistry(tools);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
@@ -73,7 +75,7 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
       // timeout (30 s by default), not after the whole start-to-close timeout.
       const keepAlive = setInterval(() => context.heartbeat(), MODEL_HEARTBEAT_MS);
       try {
-        const call = contentStore ? async (input: ModelStepInput) => callModel({ ...input, messages: await readStoredContent(input.messages, contentStore) }) : callModel;
+        const call = contentStore ? async (input: ModelStepInput) => callModel({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) }) : callModel;
         return await runModelStep(request, stepTools, caches, context, call);
       } finally {
         clearInterval(keepAlive);

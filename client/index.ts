@@ -11,6 +11,11 @@ export { parseConversationCursor, type ConversationStreamEvent } from './convers
 export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/turn-events.js';
 export { CompressionCodec, GZIP_ENCODING } from '../codec/payload-codec.js';
 export { createTurnpikeDataConverter, turnpikeCodecs, turnpikeDataConverter, type TurnpikeCodecOptions } from '../codec/data-converter.js';
+export { ContentUnavailableError, contentKey, contentRef, keyOfRef, readVerified, type ContentStore, type StoredObject } from '../content/content-store.js';
+export { FileContentStore } from '../content/file-content-store.js';
+export { CONTENT_STORE_VARIABLE, contentStoreFromEnvironment, contentStoreFromUrl } from '../content/store-from-environment.js';
+export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type ClaimCheckOptions } from '../content/claim-check-codec.js';
+export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';
 export * from '../workflows/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';

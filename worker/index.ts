@@ -12,6 +12,9 @@ export {
   type CreateWorkerOptions,
 } from './create-worker.js';
 export { runWorker, type RunWorkerOptions } from './run-worker.js';
+export type { ContentStore, StoredObject } from '../content/content-store.js';
+export { FileContentStore } from '../content/file-content-store.js';
+export { contentStoreFromEnvironment, contentStoreFromUrl } from '../content/store-from-environment.js';
 export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/error-types.js';
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';

@@ -53,6 +53,13 @@ export interface TurnpikePluginOptions {
    */
   contentStore?: ContentStore;
   /**
+   * The most of one stored tool output (one of 128 KiB or more) a model step sends: its first this
+   * many bytes of JSON and a note with its size and reference. Default 1 MiB
+   * (`DEFAULT_MODEL_OUTPUT_BYTES`): no provider takes a 50 MB tool result in a request, and a
+   * model's context holds a few MB of text at most. The caller still reads the whole output.
+   */
+  modelToolOutputBytes?: number;
+  /**
    * Webhook nudges for approvals: when a call parks, when its approval is about to expire, and
    * when it is decided. Default: from `TURNPIKE_WEBHOOK_URL` (+ `_SECRET`, `_EXPIRING_BEFORE`).
    */
@@ -84,6 +91,11 @@ export interface TurnpikePluginOptions {
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
 const SDK_DEVTOOL = 'inline-source-map';
 
+function checkedOutputBytes(bytes: number): number {
+  if (!Number.isInteger(bytes) || bytes < 1024) throw new TypeError(`TurnpikePlugin: modelToolOutputBytes must be an integer of at least 1024 (got ${String(bytes)})`);
+  return bytes;
+}
+
 /** turnpike's codecs around the user's own: compress before encrypting, store what is still large last. */
 function withTurnpikeCodecs(contentStore: ContentStore, compressPayloads: boolean): (existing: DataConverter | undefined) => DataConverter {
   return (existing) => ({ ...existing, payloadCodecs: turnpikeCodecs(existing?.payloadCodecs ?? [], { contentStore, compressPayloads }) });
@@ -105,6 +117,7 @@ export class TurnpikePlugin extends SimplePlugin {
     const activities = createActivities({
       tools: options.tools ?? [],
       contentStore,
+      ...(options.modelToolOutputBytes !== undefined ? { modelToolOutputBytes: checkedOutputBytes(options.modelToolOutputBytes) } : {}),
       ...(notifications ? { notifications } : {}),
       ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
       ...(mcp ? { mcp } : {}),
