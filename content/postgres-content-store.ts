@@ -73,6 +73,9 @@ export class PostgresContentStore implements ContentStore {
   /** Private fields (#): the password never shows in JSON.stringify or console.log of the store. */
   readonly #options: PostgresContentStoreOptions;
   #ready?: Promise<Pool>;
+  /** Connections open (connected and not yet closed), so close() can wait for the last. */
+  #connections = 0;
+  #allClosed?: () => void;
 
   constructor(options: PostgresContentStoreOptions) {
     this.#options = options;
@@ -103,6 +106,11 @@ export class PostgresContentStore implements ContentStore {
     const pool = new PoolClass(config);
     // An idle connection that the server drops must not crash the process; the next query reconnects.
     pool.on('error', () => {});
+    pool.on('connect', () => this.#connections++);
+    pool.on('remove', () => {
+      this.#connections--;
+      if (this.#connections === 0) this.#allClosed?.();
+    });
     try {
       await pool.query(
         `CREATE TABLE IF NOT EXISTS ${this.quotedTable} (key text PRIMARY KEY, bytes bytea NOT NULL, size integer NOT NULL, stored_at timestamptz NOT NULL DEFAULT now())`,
@@ -159,11 +167,15 @@ export class PostgresContentStore implements ContentStore {
     await pool.query(`DELETE FROM ${this.quotedTable} WHERE key = $1`, [key]);
   }
 
-  /** Ends the connection pool; the store cannot be used afterwards. */
+  /** Ends the connection pool, resolving once every connection is closed; the store cannot be used afterwards. */
   async close(): Promise<void> {
     this.closed = true;
-    const ready = this.#ready;
+    const pool = await this.#ready?.catch(() => undefined);
     this.#ready = undefined;
-    if (ready) await (await ready.catch(() => undefined))?.end();
+    if (!pool) return;
+    // pool.end() resolves once no connection is in use, before their sockets have closed.
+    const closed = new Promise<void>((resolve) => (this.#allClosed = resolve));
+    await pool.end();
+    if (this.#connections > 0) await closed;
   }
 }

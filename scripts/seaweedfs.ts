@@ -18,7 +18,8 @@ import { ManagedProcess } from './managed-process.js';
 
 /**
  * The one place the version is pinned. The module proxy serves SeaweedFS only as pseudo-versions
- * of its main branch (its release tags are not Go-module versions); this is the 2026-11-09 commit.
+ * of its main branch (its release tags are not Go-module versions); this is the 2026-11-09 commit,
+ * which reports itself as `weed version` 4.53.
  * Its go.mod asks for Go 1.26.6 and has a `replace`, so it is built with `go build` inside the
  * downloaded module rather than with `go install ...@version`.
  */

@@ -81,18 +81,19 @@ async function postgresBackend(): Promise<Backend> {
   const postgres: Postgres = await startPostgres({ dataDirectory: path.join(directory, 'pg'), port: await freePort(), user: 'turnpike', password: 'content-test', logFile: path.join(directory, 'postgres.log') });
   const connectionString = `postgresql://${postgres.user}:${postgres.password}@${postgres.host}:${postgres.port}/postgres`;
   const store = new PostgresContentStore({ connectionString, table: 'content_conformance', pageSize: PAGE_SIZE });
-  const pool = new pg.Pool({ connectionString });
+  const client = new pg.Client({ connectionString });
+  await client.connect();
   return {
     store,
     url: `${connectionString}?table=turnpike_content`,
     corrupt: async (key, bytes) => {
-      const updated = await pool.query('UPDATE content_conformance SET bytes = $2 WHERE key = $1', [key, Buffer.from(bytes)]);
+      const updated = await client.query('UPDATE content_conformance SET bytes = $2 WHERE key = $1', [key, Buffer.from(bytes)]);
       expect(updated.rowCount).toBe(1);
     },
     clockResolutionMs: 5,
     stop: async () => {
       await store.close();
-      await pool.end();
+      await client.end();
       await postgres.stop();
     },
   };
