@@ -77,15 +77,26 @@ export interface SeaweedS3 {
   stop(): Promise<void>;
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/**
+ * `count` distinct free ports in 20000–32767: below Linux's ephemeral range (32768+), so no
+ * outgoing connection takes one between the check and SeaweedFS's listen.
+ */
+async function freePorts(count: number, taken: number[]): Promise<number[]> {
+  const ports: number[] = [];
+  for (let attempt = 0; ports.length < count && attempt < 500; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    if (!taken.includes(port) && !ports.includes(port) && (await portIsFree(port))) ports.push(port);
+  }
+  if (ports.length < count) throw new Error(`SeaweedFS: found only ${ports.length} of ${count} free ports between 20000 and 32767.`);
+  return ports;
 }
 
 /** Resolves once an S3 request that needs the filer and a volume (writing an object) succeeds. */
@@ -133,7 +144,7 @@ export async function startSeaweedS3(options: SeaweedS3Options): Promise<Seaweed
     }),
     { mode: 0o600 },
   );
-  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3Grpc] = await Promise.all(Array.from({ length: 7 }, () => freePort()));
+  const [master, masterGrpc, volume, volumeGrpc, filer, filerGrpc, s3Grpc] = await freePorts(7, [options.port]);
   const args = [
     'server',
     '-ip=127.0.0.1',
