@@ -143,10 +143,11 @@ describe.each(BACKENDS)('%s content store', (_name, start) => {
   let backend: Backend;
   let store: ContentStore;
 
+  // Long enough for a first run that builds SeaweedFS with Go (CI builds it before the tests).
   beforeAll(async () => {
     backend = await start();
     store = backend.store;
-  });
+  }, 45 * 60_000);
   afterAll(() => backend?.stop());
 
   it('gives back a 20 MB object byte for byte', async () => {
