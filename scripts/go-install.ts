@@ -2,7 +2,8 @@
  * Builds Go programs from the Go module proxy into turnpike's cache, for the parts of a
  * Temporal cluster that `npm run cluster` and the cluster test run without Docker: the
  * Temporal CLI (scripts/temporal-cli.ts), and the Temporal server, its SQL schema tool and the
- * Web UI server (scripts/temporal-server.ts).
+ * Web UI server (scripts/temporal-server.ts); and SeaweedFS, the S3-compatible server of the
+ * content store test (scripts/seaweedfs.ts).
  *
  * Only `go install module/cmd@version` and `go mod download` are used: both fetch from the
  * module proxy (GOPROXY), never from a release page, and `go install` at a version refuses a
