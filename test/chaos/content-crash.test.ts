@@ -7,7 +7,7 @@
  * the tool ran once; the store holds each object once and no half-written file; the turn's
  * history stays under 1 MB.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -19,12 +19,12 @@ import { contentKey } from '../../content/content-store.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import { DEFAULT_MODEL_OUTPUT_BYTES } from '../../content/stored-content.js';
 import { freePort, startDevServer, type DevServer } from '../../scripts/dev-server.js';
-import { startFakeProviderServer, type FakeProviderServer, type RecordedRequest } from '../fake-provider/server.js';
+import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
+import { MB, pdfsSent, sha, toolResultSent } from '../support/content-fixtures.js';
 import { sleep, startWorkerProcess, temporaryDirectory, writeBundle, type WorkerProcess } from './chaos-support.js';
 import { REPORT_LOG, reportOutput } from './content-tools.js';
 
 const { temporal } = proto;
-const MB = 1024 * 1024;
 const TASK_QUEUE = 'chaos-content';
 
 let directory: string;
@@ -46,28 +46,9 @@ afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-const sha = (bytes: string | Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
 async function connect(address: string, store: FileContentStore): Promise<TurnpikeClient> {
   const connection = await Connection.connect({ address });
   return new TurnpikeClient({ client: new Client({ connection, dataConverter: createTurnpikeDataConverter({ contentStore: store }) }), taskQueue: TASK_QUEUE, contentStore: store });
-}
-
-/** The base64 of every inline PDF a Chat Completions request carries. */
-function pdfsSent(request: RecordedRequest): string[] {
-  const messages = (request.body as { messages: Array<{ content: unknown }> }).messages;
-  return messages.flatMap((message) =>
-    Array.isArray(message.content)
-      ? (message.content as Array<{ type: string; file?: { file_data?: string } }>).flatMap((part) =>
-          part.type === 'file' && part.file?.file_data ? [part.file.file_data.replace(/^data:application\/pdf;base64,/, '')] : [],
-        )
-      : [],
-  );
-}
-
-function toolResultSent(request: RecordedRequest): string | undefined {
-  const tool = (request.body as { messages: Array<{ role: string; content: unknown }> }).messages.find((message) => message.role === 'tool');
-  return tool ? String(tool.content) : undefined;
 }
 
 /** Every file under `root`, relative paths. */
@@ -152,7 +133,7 @@ describe('content through a worker crash and a server restart', () => {
     const requests = fake.requests;
     expect(requests.map((request) => request.errors)).toEqual(requests.map(() => []));
     expect(requests.length).toBeGreaterThanOrEqual(3);
-    for (const request of requests) expect(pdfsSent(request).map((data) => sha(Buffer.from(data, 'base64')))).toEqual([sha(pdf)]);
+    for (const request of requests) expect(pdfsSent(request)).toEqual([sha(pdf)]);
     const reportRef = `sha256:${contentKey(Buffer.from(reportJson))}`;
     const views = requests.map(toolResultSent).filter((view): view is string => view !== undefined);
     expect(views.length).toBeGreaterThanOrEqual(2);

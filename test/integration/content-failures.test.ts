@@ -5,57 +5,28 @@
  * the reference, visible on the turn's pending activity; once the right bytes are back, the
  * step's next attempt reads them, the turn completes and the model got the PDF byte for byte.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { contentKey } from '../../content/content-store.js';
-import { FileContentStore } from '../../content/file-content-store.js';
-import type { RecordedRequest } from '../fake-provider/server.js';
-import { useFakeProviders } from '../support/fake-providers.js';
+import { pdfOf, pdfsSent, sha, startContentTurnpike, type ContentTurnpike } from '../support/content-fixtures.js';
 import { noteStarted } from '../support/history-recorder.js';
-import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-let fake: Awaited<ReturnType<typeof useFakeProviders>>;
-let turnpike: TurnpikeHarness;
-let client: TurnpikeClient;
+let context: ContentTurnpike;
+let fake: ContentTurnpike['fake'];
+let turnpike: ContentTurnpike['turnpike'];
+let client: ContentTurnpike['client'];
+let store: ContentTurnpike['store'];
 let folder: string;
-let store: FileContentStore;
 
 beforeAll(async () => {
-  folder = mkdtempSync(path.join(tmpdir(), 'turnpike-content-failures-'));
-  store = new FileContentStore(folder);
-  fake = await useFakeProviders();
-  turnpike = await startTurnpike({ tools: [], contentStore: store });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue, contentStore: store });
+  context = await startContentTurnpike([]);
+  ({ fake, turnpike, client, store, folder } = context);
 });
-afterAll(async () => {
-  await turnpike?.stop();
-  await fake?.restore();
-  if (folder) rmSync(folder, { recursive: true, force: true });
-});
+afterAll(() => context?.stop());
 beforeEach(() => fake.reset());
-
-const sha = (bytes: Uint8Array) => createHash('sha256').update(bytes).digest('hex');
-
-/** A 300 KB PDF-shaped file no other test shares: stored, not inline. */
-function pdfOf(bytes: number): Buffer {
-  return Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(bytes), Buffer.from('\n%%EOF\n')]);
-}
-
-function pdfsSent(request: RecordedRequest): string[] {
-  const messages = (request.body as { messages: Array<{ content: unknown }> }).messages;
-  return messages.flatMap((message) =>
-    Array.isArray(message.content)
-      ? (message.content as Array<{ type: string; file?: { file_data?: string } }>).flatMap((part) =>
-          part.type === 'file' && part.file?.file_data ? [part.file.file_data.replace(/^data:application\/pdf;base64,/, '')] : [],
-        )
-      : [],
-  );
-}
 
 /** Polls the turn's pending activity until its last failure is an ApplicationFailure of `type`. */
 async function waitForStepFailure(handle: WorkflowHandle, type: string): Promise<{ message: string; type: string; nonRetryable: boolean; attempt: number }> {
@@ -114,7 +85,7 @@ describe('stored content that cannot be read', () => {
     expect(result.status).toBe('completed');
     expect(result.text).toBe('The PDF is a report.');
     expect(fake.requests.map((request) => request.errors)).toEqual([[]]);
-    expect(pdfsSent(fake.requests[0]!).map((data) => sha(Buffer.from(data, 'base64')))).toEqual([sha(pdf)]);
+    expect(pdfsSent(fake.requests[0]!)).toEqual([sha(pdf)]);
     console.log(`content-failures: ${type} after ${failure.attempt} attempt(s): ${failure.message}`);
   });
 });

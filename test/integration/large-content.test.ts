@@ -5,33 +5,15 @@
  * note naming its reference), the caller reads the whole result back, and the turn's history
  * stays under 1 MB. Then a conversation carries ten files across ten turns and a continue-as-new.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import proto from '@temporalio/proto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../activities/tools.js';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { contentKey } from '../../content/content-store.js';
-import { FileContentStore } from '../../content/file-content-store.js';
 import { DEFAULT_MODEL_OUTPUT_BYTES, isStoredOutput } from '../../content/stored-content.js';
 import type { ModelSettings, StoredOutput } from '../../workflows/types.js';
-import type { Json, RecordedRequest } from '../fake-provider/server.js';
-import { useFakeProviders } from '../support/fake-providers.js';
+import { historyBytes, MB, pdfOf, pdfsSent, sha, startContentTurnpike, storedKeys, toolResultSent, type ContentTurnpike } from '../support/content-fixtures.js';
 import { noteStarted } from '../support/history-recorder.js';
-import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
-
-const { temporal } = proto;
-const MB = 1024 * 1024;
-
-/** A PDF-shaped file of `bytes` bytes whose content no two calls share. */
-function pdfOf(bytes: number): Buffer {
-  const head = Buffer.from('%PDF-1.7\n');
-  const tail = Buffer.from('\n%%EOF\n');
-  return Buffer.concat([head, randomBytes(bytes - head.length - tail.length), tail]);
-}
 
 /** 50 MB of rows as JSON: what a database tool returns for a large query. */
 const ROWS = randomBytes(Math.ceil((50 * MB * 3) / 4)).toString('base64').slice(0, 50 * MB);
@@ -45,70 +27,17 @@ const exportRows = defineTool({
   execute: async () => rowsOutput,
 });
 
-let fake: Awaited<ReturnType<typeof useFakeProviders>>;
-let turnpike: TurnpikeHarness;
-let client: TurnpikeClient;
-let folder: string;
-let store: FileContentStore;
+let context: ContentTurnpike;
+let fake: ContentTurnpike['fake'];
+let client: ContentTurnpike['client'];
+let store: ContentTurnpike['store'];
 
 beforeAll(async () => {
-  folder = mkdtempSync(path.join(tmpdir(), 'turnpike-content-'));
-  store = new FileContentStore(folder);
-  fake = await useFakeProviders();
-  turnpike = await startTurnpike({ tools: [exportRows], contentStore: store });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue, contentStore: store });
+  context = await startContentTurnpike([exportRows]);
+  ({ fake, client, store } = context);
 });
-afterAll(async () => {
-  await turnpike?.stop();
-  await fake?.restore();
-  if (folder) rmSync(folder, { recursive: true, force: true });
-});
+afterAll(() => context?.stop());
 beforeEach(() => fake.reset());
-
-const sha = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
-
-/** The size of a workflow's whole history as Temporal stores it (protobuf). */
-async function historyBytes(workflowId: string): Promise<number> {
-  const history = await client.client.workflow.getHandle(workflowId).fetchHistory();
-  return temporal.api.history.v1.History.encode(history).finish().length;
-}
-
-async function storedKeys(): Promise<string[]> {
-  const keys: string[] = [];
-  for await (const object of store.list()) keys.push(object.key);
-  return keys;
-}
-
-/** Every inline PDF in a recorded request, base64, in order: Chat Completions `file` parts or Anthropic `document` blocks. */
-function pdfsSent(request: RecordedRequest): string[] {
-  const found: string[] = [];
-  const visit = (value: Json): void => {
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (!value || typeof value !== 'object') return;
-    const record = value as Record<string, Json>;
-    const file = record.file as Record<string, Json> | undefined;
-    if (record.type === 'file' && typeof file?.file_data === 'string') found.push(file.file_data.replace(/^data:application\/pdf;base64,/, ''));
-    const source = record.source as Record<string, Json> | undefined;
-    if (record.type === 'document' && source?.type === 'base64') found.push(String(source.data));
-    Object.values(record).forEach(visit);
-  };
-  visit(request.body);
-  return found;
-}
-
-/** The content of the request's tool result, as text: a Chat Completions `tool` message or an Anthropic `tool_result` block. */
-function toolResultSent(request: RecordedRequest): string | undefined {
-  const messages = (request.body as { messages: Array<{ role: string; content: Json }> }).messages;
-  const tool = messages.find((message) => message.role === 'tool');
-  if (tool) return String(tool.content);
-  for (const message of messages) {
-    if (!Array.isArray(message.content)) continue;
-    const block = (message.content as Array<Record<string, Json>>).find((part) => part.type === 'tool_result');
-    if (!block) continue;
-    return typeof block.content === 'string' ? block.content : (block.content as Array<{ text: string }>).map((part) => part.text).join('');
-  }
-  return undefined;
-}
 
 describe('content of any size', () => {
   const providers: Array<[string, ModelSettings]> = [
@@ -137,7 +66,7 @@ describe('content of any size', () => {
     const requests = fake.requests.filter((request) => request.provider === provider);
     expect(requests.map((request) => request.errors)).toEqual([[], []]);
     // Both steps send the PDF, byte for byte.
-    for (const request of requests) expect(pdfsSent(request).map((data) => sha(Buffer.from(data, 'base64')))).toEqual([sha(pdf)]);
+    for (const request of requests) expect(pdfsSent(request)).toEqual([sha(pdf)]);
     // The model sees the result's first MiB, exactly, and where the rest is kept.
     const view = toolResultSent(requests[1]!)!;
     const ref = `sha256:${contentKey(Buffer.from(rowsJson))}`;
@@ -152,8 +81,8 @@ describe('content of any size', () => {
     expect(sha(whole.rows)).toBe(sha(ROWS));
 
     // History holds references only; the store holds each object once.
-    expect(await historyBytes(turnId)).toBeLessThan(1 * MB);
-    const keys = await storedKeys();
+    expect(await historyBytes(client.client, turnId)).toBeLessThan(1 * MB);
+    const keys = await storedKeys(store);
     expect(keys.filter((key) => key === contentKey(pdf))).toHaveLength(1);
     expect(keys.filter((key) => key === contentKey(Buffer.from(rowsJson)))).toHaveLength(1);
   });
@@ -185,11 +114,11 @@ describe('content of any size', () => {
     expect(requests.map((request) => request.errors)).toEqual(files.map(() => []));
     // Turn n sends files 1..n, each byte for byte.
     for (const [index, request] of requests.entries()) {
-      expect(pdfsSent(request).map((data) => sha(Buffer.from(data, 'base64')))).toEqual(files.slice(0, index + 1).map((file) => sha(file)));
+      expect(pdfsSent(request)).toEqual(files.slice(0, index + 1).map((file) => sha(file)));
     }
     // The conversation's history holds references: its current run is far smaller than one file.
-    expect(await historyBytes(conversationId)).toBeLessThan(1 * MB);
-    const keys = new Set(await storedKeys());
+    expect(await historyBytes(client.client, conversationId)).toBeLessThan(1 * MB);
+    const keys = new Set(await storedKeys(store));
     for (const file of files) expect(keys.has(contentKey(file))).toBe(true);
   });
 });
