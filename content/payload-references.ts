@@ -24,7 +24,7 @@ import { claimReference, isClaimed } from './claim-check-codec.js';
 import { referencedKeys } from './content-store.js';
 
 /** Encodings of Temporal's default payload converter: what a payload is in once fully decoded. */
-const CONVERTER_ENCODINGS = new Set(['binary/null', 'binary/plain', 'json/plain', 'json/protobuf', 'binary/protobuf']);
+export const CONVERTER_ENCODINGS: ReadonlySet<string> = new Set(['binary/null', 'binary/plain', 'json/plain', 'json/protobuf', 'binary/protobuf']);
 
 const decoder = new TextDecoder();
 

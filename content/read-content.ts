@@ -11,6 +11,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { CompressionCodec, UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../codec/payload-codec.js';
 import { contentRef, readVerified, type ContentStore } from './content-store.js';
+import { CONVERTER_ENCODINGS } from './payload-references.js';
 
 // A CommonJS module: Node's ESM loader sees only its default export.
 const { temporal } = proto;
@@ -57,6 +58,9 @@ export async function readStoredContent(
   if (encoding === UNDECODABLE_ENCODING) {
     const reason = payload.metadata?.[UNDECODABLE_REASON_KEY];
     throw new Error(`Stored content ${contentRef(key)} is a payload that could not be decoded: ${reason ? decoder.decode(reason) : 'no reason given'} (--raw gives its bytes)`);
+  }
+  if (!CONVERTER_ENCODINGS.has(encoding)) {
+    throw new Error(`Stored content ${contentRef(key)} is a payload still ${encoding} after turnpike's codecs (a codec of the application's?); --raw gives its bytes`);
   }
   return { bytes: payload.data ?? new Uint8Array(), encoding };
 }
