@@ -7,7 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Payload } from '@temporalio/common';
+import type { Payload, PayloadCodec } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
@@ -17,6 +17,7 @@ import { contentRef, keyOfRef, storeContent } from '../../content/content-store.
 import { FileContentStore } from '../../content/file-content-store.js';
 import { CONTENT_STORE_VARIABLE } from '../../content/store-from-environment.js';
 import { startOwnTemporal, type OwnTemporal } from '../support/own-temporal.js';
+import { REVERSED_ENCODING, ReversingCodec } from '../support/reversing-codec.js';
 
 const encoder = new TextEncoder();
 
@@ -60,10 +61,10 @@ function fileOf(key: string): string {
   return path.join(root, key.slice(0, 2), key);
 }
 
-/** A claimed payload of `value`, stored as the data converter stores one: compressed, then claimed. */
-async function claim(value: unknown): Promise<string> {
+/** A claimed payload of `value`, stored as the data converter stores one: compressed, (`codecs`,) then claimed. */
+async function claim(value: unknown, codecs: PayloadCodec[] = []): Promise<string> {
   let payloads: Payload[] = [{ metadata: { encoding: encoder.encode('json/plain') }, data: encoder.encode(JSON.stringify(value)) }];
-  for (const codec of [new CompressionCodec(), new ClaimCheckCodec({ store, thresholdBytes: 1024 })]) payloads = await codec.encode(payloads);
+  for (const codec of [new CompressionCodec(), ...codecs, new ClaimCheckCodec({ store, thresholdBytes: 1024 })]) payloads = await codec.encode(payloads);
   const key = keyOfRef(claimReference(payloads[0] as Payload)?.ref);
   if (!key) throw new Error('not claimed');
   return key;
@@ -97,6 +98,19 @@ describe('turnpike content get', () => {
     const toFile = await cli('content', 'get', contentRef(key), '--out', out, '--json');
     expect(JSON.parse(toFile.stdout.toString())).toEqual({ ref: contentRef(key), out, bytes: JSON.stringify(value).length, encoding: 'json/plain' });
     expect(JSON.parse(await readFile(out, 'utf8'))).toEqual(value);
+
+    const raw = await cli('content', 'get', contentRef(key), '--raw');
+    expect(raw.code, raw.stderr).toBe(0);
+    expect(Buffer.compare(raw.stdout, await readFile(fileOf(key)))).toBe(0);
+  });
+
+  it('refuses a claimed payload still in an encoding of the application\'s codec, and gives its stored bytes with --raw', async () => {
+    const key = await claim({ secret: randomBytes(3_000).toString('hex') }, [new ReversingCodec()]);
+    const refused = await cli('content', 'get', contentRef(key));
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(contentRef(key));
+    expect(refused.stderr).toContain(REVERSED_ENCODING);
+    expect(refused.stdout.length).toBe(0);
 
     const raw = await cli('content', 'get', contentRef(key), '--raw');
     expect(raw.code, raw.stderr).toBe(0);

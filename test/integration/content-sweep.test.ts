@@ -11,8 +11,7 @@ import { mkdtemp, mkdir, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { Payload, PayloadCodec } from '@temporalio/common';
-import proto from '@temporalio/proto';
+import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../codec/payload-codec.js';
 import { ClaimCheckCodec, claimReference, isClaimed } from '../../content/claim-check-codec.js';
@@ -21,9 +20,9 @@ import { sweepContent, type SweepOptions } from '../../content/content-sweep.js'
 import { FileContentStore } from '../../content/file-content-store.js';
 import type { AgentTurnInput } from '../../workflows/types.js';
 import { startOwnTemporal, type OwnTemporal } from '../support/own-temporal.js';
+import { ReversingCodec } from '../support/reversing-codec.js';
 
 const HOUR = 3_600_000;
-const PayloadMessage = proto.temporal.api.common.v1.Payload;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -181,21 +180,3 @@ describe('the content sweep', () => {
     expect(await exists(orphan)).toBe(false);
   });
 });
-
-/** An application's codec, as an encryption codec would be to the sweep: its own encoding, its data unreadable without it. */
-class ReversingCodec implements PayloadCodec {
-  private static readonly ENCODING = 'binary/test-reversed';
-  async encode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => ({
-      metadata: { encoding: encoder.encode(ReversingCodec.ENCODING) },
-      data: PayloadMessage.encode(payload).finish().reverse(),
-    }));
-  }
-  async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) =>
-      payload.metadata?.encoding && decoder.decode(payload.metadata.encoding) === ReversingCodec.ENCODING
-        ? (PayloadMessage.decode(Uint8Array.from(payload.data ?? []).reverse()) as Payload)
-        : payload,
-    );
-  }
-}
