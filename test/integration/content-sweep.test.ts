@@ -15,8 +15,8 @@ import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../codec/payload-codec.js';
 import { ClaimCheckCodec, claimReference, isClaimed } from '../../content/claim-check-codec.js';
-import { contentRef, keyOfRef, storeContent } from '../../content/content-store.js';
-import { sweepContent, type SweepOptions } from '../../content/content-sweep.js';
+import { contentRef, keyOfRef, storeContent, type ContentStore } from '../../content/content-store.js';
+import { keepingWorkflowsQuery, sweepContent, type SweepOptions } from '../../content/content-sweep.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import type { AgentTurnInput } from '../../workflows/types.js';
 import { startOwnTemporal, type OwnTemporal } from '../support/own-temporal.js';
@@ -88,6 +88,12 @@ async function claimedInputKey(client: Client, workflowId: string): Promise<{ ke
   return { key, historyText };
 }
 
+async function listedBy(query: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for await (const execution of temporal.client.workflow.list({ query })) ids.add(execution.workflowId);
+  return ids;
+}
+
 async function sweep(options: Partial<SweepOptions> = {}) {
   const log: string[] = [];
   const report = await sweepContent({ client: temporal.client, store, retention: '1h', log: (line) => log.push(line), ...options });
@@ -138,6 +144,10 @@ describe('the content sweep', () => {
     await age(nested, plain, ofClosedTurn, claim, ...orphans);
     await untilListed([claimedId, plainId, turnId], [turnId]);
 
+    // The server's answer to the sweep's query: the closed turn is listed while its close time is after the cutoff, and not after.
+    expect(await listedBy(keepingWorkflowsQuery(new Date(Date.now() - HOUR)))).toEqual(new Set([claimedId, plainId, turnId]));
+    expect(await listedBy(keepingWorkflowsQuery(new Date(Date.now() + 1_000)))).toEqual(new Set([claimedId, plainId]));
+
     const dry = await sweep({ dryRun: true });
     expect(dry.report).toMatchObject({ dryRun: true, objects: 7, kept: { recent: 1, referenced: 4, unverified: 0 }, deleted: 2, unreadable: 0, partialsRemoved: 0 });
     expect(dry.report.deletedKeys.sort()).toEqual([...orphans].sort());
@@ -156,6 +166,30 @@ describe('the content sweep', () => {
     // The running workflow still reads its input: the claim and what it refers to are there.
     const again = await sweep();
     expect(again.report).toMatchObject({ objects: 5, deleted: 0, kept: { recent: 1, referenced: 4 } });
+  });
+
+  it('keeps an object stored again after the sweep listed it', async () => {
+    const bytes = encoder.encode(`old, and stored again while the sweep reads histories ${randomUUID()}`);
+    const refreshed = await storeContent(store, bytes);
+    await age(refreshed);
+    let listings = 0;
+    // The store as the sweep sees it; once the first listing is done, someone stores the same content again.
+    const storingAgain: ContentStore = {
+      description: store.description,
+      get: (key) => store.get(key),
+      put: (key, value) => store.put(key, value),
+      delete: (key) => store.delete(key),
+      async *list() {
+        yield* store.list();
+        listings += 1;
+        if (listings === 1) await store.put(refreshed, bytes);
+      },
+    };
+    const { report } = await sweep({ store: storingAgain });
+    expect(listings).toBe(2);
+    expect(report.deletedKeys).toEqual([]);
+    expect(report.kept.recent).toBe(2); // the one stored a moment ago in the test before, and this one
+    expect(await exists(refreshed)).toBe(true);
   });
 
   it('deletes nothing while a payload is in an encoding its codecs do not read, and reads it with the codec given', async () => {
