@@ -5,7 +5,8 @@
  * - it was stored (or stored again: `put` refreshes `storedAt`) before `now - retention`, and
  * - no workflow that is running, or that closed after `now - retention`, refers to it: in its
  *   history, read raw and decoded through the codecs (payload-references.ts), or, for a running
- *   one, in what Temporal holds outside history (pending activities' heartbeat details).
+ *   one, in what Temporal holds outside history (pending activities' heartbeat details); and no
+ *   schedule does (its action holds the input of every workflow it will start).
  * Every workflow type in the namespace is read, the application's own as well as turnpike's:
  * keeping an object too long costs storage, deleting one too early breaks a workflow.
  *
@@ -82,6 +83,8 @@ export interface SweepReport {
   partialsRemoved: number;
   /** Objects stored before this were candidates. */
   cutoff: string;
+  /** Schedules whose actions were read: the input of the workflows they will start. */
+  schedulesScanned: number;
 }
 
 /** How many histories are read at once. */
@@ -105,7 +108,9 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
   const log = options.log ?? (() => undefined);
   const started = Date.now();
   const now = options.now ?? new Date(started);
-  const cutoff = new Date(now.getTime() - msToNumber(options.retention));
+  const retention = msToNumber(options.retention);
+  if (!(retention > 0)) throw new TypeError(`sweepContent: retention must be above 0 (got ${String(options.retention)})`);
+  const cutoff = new Date(now.getTime() - retention);
   const report: SweepReport = {
     workflowsScanned: 0,
     objects: 0,
@@ -118,6 +123,7 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
     undecodable: 0,
     partialsRemoved: 0,
     cutoff: cutoff.toISOString(),
+    schedulesScanned: 0,
   };
 
   const candidates = new Map<string, StoredObject>();
@@ -141,6 +147,7 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
     });
   };
   await scan(keepingWorkflowsQuery(cutoff));
+  report.schedulesScanned = await scanSchedules(client, scanner, referenced);
   await scan(startedSinceQuery(new Date(started - STARTED_MARGIN_MS)));
   report.unreadable = scanner.unreadable;
   report.undecodable = scanner.undecodable;
@@ -208,6 +215,28 @@ async function scanRun(client: Client, scanner: ReferenceScanner, run: Run, into
     if ((error as { code?: unknown }).code === NOT_FOUND) return false;
     throw new Error(`${where}: its history could not be read; nothing deleted`, { cause: error });
   }
+}
+
+/** Adds the keys every schedule refers to (its action holds the input of each workflow it starts) and gives how many schedules were read. */
+async function scanSchedules(client: Client, scanner: ReferenceScanner, into: Set<string>): Promise<number> {
+  const namespace = client.options.namespace;
+  let count = 0;
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.listSchedules({ namespace, maximumPageSize: 1_000, nextPageToken });
+    for (const entry of page.schedules ?? []) {
+      if (!entry.scheduleId) continue;
+      try {
+        const described = await client.workflowService.describeSchedule({ namespace, scheduleId: entry.scheduleId });
+        await scanner.scan(described, into, `schedule ${entry.scheduleId}`);
+        count += 1;
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== NOT_FOUND) throw new Error(`schedule ${entry.scheduleId} could not be read; nothing deleted`, { cause: error });
+      }
+    }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return count;
 }
 
 async function forEachAtMost<Item>(limit: number, items: readonly Item[], work: (item: Item) => Promise<void>): Promise<void> {

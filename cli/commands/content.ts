@@ -81,7 +81,7 @@ function sweepText(report: SweepReport, retention: number, context: CliContext):
   const { colors } = context;
   const { recent, referenced, unverified } = report.kept;
   const lines = [
-    `${report.objects} objects; retention ${formatDuration(retention)} (stored before ${report.cutoff}); ${report.workflowsScanned} workflows read`,
+    `${report.objects} objects; retention ${formatDuration(retention)} (stored before ${report.cutoff}); ${report.workflowsScanned} workflows and ${report.schedulesScanned} schedules read`,
     `  kept     ${recent} recent, ${referenced} referenced${unverified > 0 ? `, ${unverified} unverified` : ''}`,
     `  ${report.dryRun ? 'would delete' : 'deleted'}  ${report.deleted} (${report.bytesDeleted} bytes)`,
   ];

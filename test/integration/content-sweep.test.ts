@@ -192,6 +192,39 @@ describe('the content sweep', () => {
     expect(await exists(refreshed)).toBe(true);
   });
 
+  it('keeps what a schedule\'s action refers to, claimed or not, until the schedule is deleted', async () => {
+    const nested = await put(`an image the input of a scheduled workflow refers to ${randomUUID()}`);
+    const claiming = temporal.clientWith({ payloadCodecs: [new CompressionCodec(), new ClaimCheckCodec({ store, thresholdBytes: 1024 })] });
+    const scheduleId = `schedule-${randomUUID()}`;
+    const schedule = await claiming.schedule.create({
+      scheduleId,
+      spec: { intervals: [{ every: '1 day' }] },
+      action: {
+        type: 'startWorkflow',
+        workflowType: 'waitsForever',
+        taskQueue: `nobody-${randomUUID()}`,
+        args: [{ content: [{ type: 'image', ref: contentRef(nested) }], padding: randomBytes(4096).toString('hex') }],
+      },
+      state: { paused: true },
+    });
+    // The schedule as the server holds it: its action's input is a claim.
+    const described = await claiming.workflowService.describeSchedule({ namespace: temporal.server.namespace, scheduleId });
+    const [input] = described.schedule?.action?.startWorkflow?.input?.payloads ?? [];
+    expect(input && isClaimed(input as Payload)).toBe(true);
+    const claim = keyOfRef(claimReference(input as Payload)?.ref) as string;
+    expect(await exists(claim)).toBe(true);
+    await age(nested, claim);
+    try {
+      const { report } = await sweep();
+      expect(report).toMatchObject({ schedulesScanned: 1, deleted: 0, unreadable: 0 });
+      expect(await exists(nested)).toBe(true);
+    } finally {
+      await schedule.delete();
+    }
+    const after = await sweep();
+    expect(after.report.deletedKeys.sort()).toEqual([claim, nested].sort());
+  });
+
   it('deletes nothing while a payload is in an encoding its codecs do not read, and reads it with the codec given', async () => {
     const hidden = await put('named only inside a payload of a codec of the application');
     const orphan = await put('old and referred to by nothing');
