@@ -39,18 +39,20 @@ export function registerContentCommands(program: Command, context: CliContext): 
     .command('get')
     .description('write a stored object, checked against its hash; a claimed payload as the JSON it holds')
     .argument('<ref>', 'sha256:<hex>, as history and messages show it', parseRef)
-    .option('--out <file>', 'write it to this file (default: stdout)')
+    .option('--out <file>', 'write it to this file (default: stdout; with --json, as base64 in {ref, bytes, encoding?, base64})')
     .option('--raw', 'the stored bytes as they are, also of a claimed payload')
     .addHelpText('after', '\nExit code 4 when there is no such object, 1 when its bytes do not hash to its reference.')
     .action(async (key: string, options: { out?: string; raw?: boolean }) => {
       const found = await withStore((store) => readStoredContent(store, key, { raw: options.raw }));
+      const about = { ref: `sha256:${key}`, bytes: found.bytes.length, ...(found.encoding ? { encoding: found.encoding } : {}) };
       if (!options.out) {
-        context.bytes(found.bytes);
+        // stdout holds JSON only with --json: the content goes in it as base64.
+        if (context.json) context.print({ ...about, base64: Buffer.from(found.bytes).toString('base64') }, () => '');
+        else context.bytes(found.bytes);
         return;
       }
       await writeFile(options.out, found.bytes);
-      const written = { ref: `sha256:${key}`, out: options.out, bytes: found.bytes.length, ...(found.encoding ? { encoding: found.encoding } : {}) };
-      context.print(written, () => `wrote ${written.bytes} bytes${found.encoding ? ` (the ${found.encoding} data of a claimed payload)` : ''} to ${options.out}`);
+      context.print({ ...about, out: options.out }, () => `wrote ${about.bytes} bytes${found.encoding ? ` (the ${found.encoding} data of a claimed payload)` : ''} to ${options.out}`);
     });
 
   content

@@ -84,6 +84,12 @@ describe('turnpike content get', () => {
     const toStdout = await cli('content', 'get', contentRef(key));
     expect(toStdout.code, toStdout.stderr).toBe(0);
     expect(Buffer.compare(toStdout.stdout, bytes)).toBe(0);
+
+    const asJson = await cli('content', 'get', contentRef(key), '--json');
+    expect(asJson.code, asJson.stderr).toBe(0);
+    const { base64, ...about } = JSON.parse(asJson.stdout.toString()) as { base64: string };
+    expect(about).toEqual({ ref: contentRef(key), bytes: 5000 });
+    expect(Buffer.compare(Buffer.from(base64, 'base64'), bytes)).toBe(0);
   });
 
   it('writes a claimed payload as the JSON it holds, and its stored bytes with --raw', async () => {
@@ -96,7 +102,7 @@ describe('turnpike content get', () => {
 
     const out = path.join(root, 'claimed.json');
     const toFile = await cli('content', 'get', contentRef(key), '--out', out, '--json');
-    expect(JSON.parse(toFile.stdout.toString())).toEqual({ ref: contentRef(key), out, bytes: JSON.stringify(value).length, encoding: 'json/plain' });
+    expect(JSON.parse(toFile.stdout.toString())).toEqual({ ref: contentRef(key), bytes: JSON.stringify(value).length, encoding: 'json/plain', out });
     expect(JSON.parse(await readFile(out, 'utf8'))).toEqual(value);
 
     const raw = await cli('content', 'get', contentRef(key), '--raw');
