@@ -33,8 +33,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { msToNumber, type Duration, type PayloadCodec } from '@temporalio/common';
-import { CompressionCodec } from '../codec/payload-codec.js';
-import { ClaimCheckCodec } from './claim-check-codec.js';
+import { turnpikeCodecs } from '../codec/data-converter.js';
 import type { ContentStore, StoredObject } from './content-store.js';
 import { ReferenceScanner } from './payload-references.js';
 
@@ -136,7 +135,7 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
   log(`${report.objects} objects in ${store.description}, ${candidates.size} stored before ${report.cutoff}`);
   if (candidates.size === 0) return report;
 
-  const scanner = new ReferenceScanner(options.codecs ?? [new CompressionCodec(), new ClaimCheckCodec({ store })], log);
+  const scanner = new ReferenceScanner(options.codecs ?? turnpikeCodecs([], { contentStore: store }), log);
   const referenced = new Set<string>();
   const scanned = new Set<string>();
   const scan = async (query: string) => {

@@ -4,6 +4,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { InvalidArgumentError, type Command } from 'commander';
+import { ClaimCheckCodec } from '../../content/claim-check-codec.js';
 import { keyOfRef, isContentKey, type ContentStore } from '../../content/content-store.js';
 import { sweepContent, type SweepReport } from '../../content/content-sweep.js';
 import { readStoredContent } from '../../content/read-content.js';
@@ -72,8 +73,11 @@ with sweepContent({ codecs }) instead.`,
     .action(async (options: { retention?: number; dryRun?: boolean; verbose?: boolean }) => {
       const { client } = await context.client();
       const retention = options.retention ?? parseDuration(DEFAULT_RETENTION);
+      // The client's own codecs, when it has turnpike's: those of an application embedding the CLI with its client included.
+      const own = client.options.loadedDataConverter.payloadCodecs;
+      const codecs = own.some((codec) => codec instanceof ClaimCheckCodec) ? { codecs: own } : {};
       const report = await withStore((store) =>
-        sweepContent({ client, store, retention, dryRun: Boolean(options.dryRun), ...(options.verbose ? { log: (line: string) => context.note(line) } : {}) }),
+        sweepContent({ client, store, retention, ...codecs, dryRun: Boolean(options.dryRun), ...(options.verbose ? { log: (line: string) => context.note(line) } : {}) }),
       );
       context.print(report, () => sweepText(report, retention, context));
     });

@@ -27,11 +27,11 @@ let root: string;
 let store: FileContentStore;
 
 beforeAll(async () => {
-  temporal = await startOwnTemporal();
-  client = new TurnpikeClient({ client: temporal.client, taskQueue: temporal.taskQueue });
   root = await mkdtemp(path.join(tmpdir(), 'turnpike-cli-content-'));
   process.env[CONTENT_STORE_VARIABLE] = `file:${root}`;
   store = new FileContentStore(root);
+  temporal = await startOwnTemporal({ contentStore: store });
+  client = new TurnpikeClient({ client: temporal.client, taskQueue: temporal.taskQueue, contentStore: store });
 });
 
 afterAll(async () => {

@@ -32,9 +32,9 @@ let store: FileContentStore;
 const started: Array<{ client: Client; workflowId: string }> = [];
 
 beforeAll(async () => {
-  temporal = await startOwnTemporal();
   root = await mkdtemp(path.join(tmpdir(), 'turnpike-sweep-'));
   store = new FileContentStore(root);
+  temporal = await startOwnTemporal({ contentStore: store });
 });
 
 afterAll(async () => {

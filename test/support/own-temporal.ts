@@ -8,7 +8,8 @@ import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { turnpikeDataConverter } from '../../codec/payload-codec.js';
+import { createTurnpikeDataConverter } from '../../codec/data-converter.js';
+import type { ContentStore } from '../../content/content-store.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { createWorker } from '../../worker/create-worker.js';
 import { testTools } from './test-tools.js';
@@ -22,7 +23,7 @@ try {
 export interface OwnTemporal {
   server: DevServer;
   connection: Connection;
-  /** With turnpike's data converter, as the worker's. */
+  /** With turnpike's data converter over the test's store, as the worker's. */
   client: Client;
   /** The worker's task queue. */
   taskQueue: string;
@@ -31,7 +32,7 @@ export interface OwnTemporal {
   stop(): Promise<void>;
 }
 
-export async function startOwnTemporal(): Promise<OwnTemporal> {
+export async function startOwnTemporal({ contentStore }: { contentStore: ContentStore }): Promise<OwnTemporal> {
   const server = await startDevServer({ log: () => undefined });
   const taskQueue = `test-${randomUUID()}`;
   let connection: Connection | undefined;
@@ -51,6 +52,7 @@ export async function startOwnTemporal(): Promise<OwnTemporal> {
     worker = await createWorker({
       tools: testTools,
       taskQueue,
+      contentStore,
       connection: nativeConnection,
       namespace: server.namespace,
       workflowBundle: { codePath: inject('workflowBundlePath') },
@@ -64,7 +66,7 @@ export async function startOwnTemporal(): Promise<OwnTemporal> {
   return {
     server,
     connection: opened,
-    client: new Client({ connection: opened, namespace: server.namespace, dataConverter: turnpikeDataConverter }),
+    client: new Client({ connection: opened, namespace: server.namespace, dataConverter: createTurnpikeDataConverter({ contentStore }) }),
     taskQueue,
     clientWith: (dataConverter) => new Client({ connection: opened, namespace: server.namespace, dataConverter }),
     stop,
