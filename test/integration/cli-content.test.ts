@@ -92,6 +92,14 @@ describe('turnpike content get', () => {
     expect(Buffer.compare(Buffer.from(base64, 'base64'), bytes)).toBe(0);
   });
 
+  it('writes a stored tool output, JSON kept as it is, unchanged', async () => {
+    const json = encoder.encode(JSON.stringify({ rows: [{ id: 1, note: randomUUID() }] }));
+    const key = await storeContent(store, json);
+    const run = await cli('content', 'get', contentRef(key));
+    expect(run.code, run.stderr).toBe(0);
+    expect(Buffer.compare(run.stdout, Buffer.from(json))).toBe(0);
+  });
+
   it('writes a claimed payload as the JSON it holds, and its stored bytes with --raw', async () => {
     const value = { role: 'tool', content: [{ type: 'text', text: randomBytes(3_000).toString('hex') }] };
     const key = await claim(value);

@@ -15,9 +15,10 @@ import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../codec/payload-codec.js';
 import { ClaimCheckCodec, claimReference, isClaimed } from '../../content/claim-check-codec.js';
-import { contentRef, keyOfRef, storeContent, type ContentStore } from '../../content/content-store.js';
+import { contentKey, contentRef, keyOfRef, storeContent, type ContentStore } from '../../content/content-store.js';
 import { keepingWorkflowsQuery, sweepContent, type SweepOptions } from '../../content/content-sweep.js';
 import { FileContentStore } from '../../content/file-content-store.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { AgentTurnInput } from '../../workflows/types.js';
 import { startOwnTemporal, type OwnTemporal } from '../support/own-temporal.js';
 import { ReversingCodec } from '../support/reversing-codec.js';
@@ -190,6 +191,28 @@ describe('the content sweep', () => {
     expect(report.deletedKeys).toEqual([]);
     expect(report.kept.recent).toBe(2); // the one stored a moment ago in the test before, and this one
     expect(await exists(refreshed)).toBe(true);
+  });
+
+  it('keeps an image a turn was sent by reference through TurnpikeClient, after the turn completed', async () => {
+    const image = randomBytes(200 * 1024);
+    const turnpike = new TurnpikeClient({ client: temporal.client, taskQueue: temporal.taskQueue, contentStore: store });
+    const turnId = `turn-${randomUUID()}`;
+    const handle = await turnpike.startTurn(
+      {
+        model: { provider: 'scripted', model: 'demo' },
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'what is in this picture?' }, { type: 'image', source: { type: 'base64', mediaType: 'image/png', data: image.toString('base64') } }] }],
+      },
+      { turnId },
+    );
+    expect(((await handle.result()) as { status: string }).status).toBe('completed');
+    const key = contentKey(image);
+    expect(await exists(key)).toBe(true);
+    await age(key);
+    await untilListed([turnId], [turnId]);
+
+    const { report } = await sweep();
+    expect(report).toMatchObject({ deleted: 0, unreadable: 0 });
+    expect(await exists(key)).toBe(true);
   });
 
   it('keeps what a schedule\'s action refers to, claimed or not, until the schedule is deleted', async () => {
