@@ -23,8 +23,8 @@
  * after its history was read (a new turn given a message that carries an old `ref`) and before
  * the delete. The second scan and the second listing narrow that window to the moments between
  * them and the delete; whoever writes a reference into a new workflow's input should store the
- * content again (which refreshes it) rather than copy a reference older than the retention.
- * turnpike's own writers store the content every time they write a reference to it.
+ * content again (which refreshes it) rather than copy a reference older than the retention. A
+ * turn a running conversation starts is safe: the conversation refers to the same content.
  *
  * A sweep that meets a payload it cannot read to the end (see payload-references.ts) scans on,
  * reports it as `unreadable`, and deletes nothing: that payload may refer to any object. A
