@@ -21,6 +21,17 @@ function text(content: Json): string {
   return '';
 }
 
+/** Decoded bytes of each inline (`data:` URL) image in a Chat Completions message. */
+function inlineImageSizes(message: Json): number[] {
+  if (!Array.isArray(message?.content)) return [];
+  return message.content.flatMap((part: Json) => {
+    const url = part?.type === 'image_url' ? part.image_url?.url : undefined;
+    if (typeof url !== 'string' || !url.startsWith('data:')) return [];
+    const data = url.slice(url.indexOf(',') + 1);
+    return [Buffer.byteLength(data, 'base64')];
+  });
+}
+
 export interface FakeOpenAI {
   baseURL: string;
   /** Requests the fake rejected since the last call (the real API would have too), then forgets all requests. */
@@ -30,15 +41,22 @@ export interface FakeOpenAI {
    * streaming figure, or (undefined) as fast as the socket takes them.
    */
   setStreamControl(control: ScriptedStreamControl | undefined): void;
+  /**
+   * The size (decoded bytes) of every inline image in the requests the fake answered since the
+   * last call, one entry per image per request, in order; then forgets them.
+   */
+  takeImageSizes(): number[];
   close(): Promise<void>;
 }
 
 export async function startFakeOpenAI(): Promise<FakeOpenAI> {
   const server: FakeProviderServer = await startFakeProviderServer();
   let streamControl: ScriptedStreamControl | undefined;
+  let imageSizes: number[] = [];
   server.setDefault('openai', (body) => {
     const stream = streamControl && body.stream === true ? { stream: streamControl } : {};
     const messages: Json[] = body.messages;
+    imageSizes.push(...messages.flatMap(inlineImageSizes));
     const lastUser = messages.findLastIndex((message) => message.role === 'user');
     const since = messages.slice(lastUser + 1);
     // The long-stream figure's prompt: an answer of that many words, streamed as the control paces it.
@@ -62,6 +80,11 @@ export async function startFakeOpenAI(): Promise<FakeOpenAI> {
     },
     setStreamControl(control) {
       streamControl = control;
+    },
+    takeImageSizes() {
+      const taken = imageSizes;
+      imageSizes = [];
+      return taken;
     },
     close: () => server.close(),
   };

@@ -3,7 +3,7 @@
  *
  *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
  *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale, streaming, readers,
- *                              long-stream
+ *                              long-stream, large-image
  *   --reps N                   measured turns per (system, step count) in the latency figure
  *   --parked N                 turns parked at once while resume latency is measured (default 1000)
  *   --resume-sample N          parked turns resumed and timed, one at a time, per system
@@ -13,6 +13,7 @@
  *   --scale-stages a,b,c       parked turns per system at each stage of the scale figure (default 1000,5000,20000)
  *   --scale-sample N           parked turns resumed (cache misses) per system at the last scale stage (default 200)
  *   --idle-seconds N           idle window over which worker CPU is measured (default 10)
+ *   --image-turns N            turns per side (with / without the image) in the large-image figure (default 5; 3 with --quick)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
@@ -22,7 +23,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream'] as const;
+export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream', 'large-image'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /**
@@ -56,6 +57,8 @@ export interface BenchOptions {
   scaleStages: number[];
   scaleSample: number;
   idleSeconds: number;
+  /** Turns with the 10 MiB image, and as many without, in the large-image figure. */
+  largeImageTurns: number;
   /** Minutes the long-stream figure's model step streams. */
   streamMinutes?: number;
   /** Conversation lengths (messages) for the resume-payload figure. */
@@ -86,6 +89,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       capacity: { type: 'string' },
       'idle-seconds': { type: 'string' },
       'stream-minutes': { type: 'string' },
+      'image-turns': { type: 'string' },
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
       'max-cached': { type: 'string' },
@@ -120,6 +124,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     scaleSample: positiveInteger('scale-sample', values['scale-sample'], quick ? 150 : 200),
     idleSeconds: positiveInteger('idle-seconds', values['idle-seconds'], quick ? 5 : 10),
     conversationLengths: [10, 100, 1000],
+    largeImageTurns: positiveInteger('image-turns', values['image-turns'], quick ? 3 : 5),
     ...(values['stream-minutes'] !== undefined ? { streamMinutes: positiveInteger('stream-minutes', values['stream-minutes'], 0) } : {}),
     ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),
     ...(values['max-wft'] !== undefined ? { maxConcurrentWorkflowTaskExecutions: positiveInteger('max-wft', values['max-wft'], 0) } : {}),

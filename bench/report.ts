@@ -1,6 +1,7 @@
 /** Writes a run's results: `bench/results/<name>.json` (everything) and `<name>.md` (the summary table). */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { SCENARIOS } from './options.js';
 import type { BenchResults } from './results.js';
 import type { WorkerSettings } from './worker-protocol.js';
 
@@ -68,12 +69,44 @@ export function renderMarkdown(results: BenchResults): string {
       );
     }
   }
+  const image = figures['large-image'];
+  if (image) {
+    const ms = (value: number) => `${value.toFixed(1)} ms`;
+    const x = (value: number) => (Number.isFinite(value) ? `${value.toFixed(2)}×` : '—');
+    const mb = (value: number) => `${(value / 1e6).toFixed(1)} MB`;
+    lines.push(
+      '',
+      `The same ${image.steps}-step turn through the \`openai\` provider and the fake OpenAI server, without and with a ${mb(image.imageBytes)} PNG in its user message ` +
+        `(stored by \`TurnpikeClient.startTurn\`, read back and sent as ${mb(image.imageBase64Bytes)} of base64 by every model step); medians of ${image.turns} turns each, alternated:`,
+      '',
+    );
+    lines.push('| figure | without the image | with the image | with ÷ without |', '|---|---|---|---|');
+    const { without, with: withImage } = image;
+    const timed = (what: string, pick: (side: typeof withImage) => { median: number; n: number }, ratio: number) =>
+      lines.push(`| ${what} (p50, n=${pick(withImage).n}) | ${ms(pick(without).median)} | ${ms(pick(withImage).median)} | ${x(ratio)} |`);
+    timed('`startTurn` (with the image: storing it)', (side) => side.start, image.ratio.start);
+    timed('turn, start → result', (side) => side.turn, image.ratio.turn);
+    timed('model step (`callModel` scheduled → completed)', (side) => side.modelStep, image.ratio.modelStep);
+    timed('tool step (`executeTool` scheduled → completed)', (side) => side.toolStep, image.ratio.toolStep);
+    lines.push(`| history events | ${image.without.history.events} | ${image.with.history.events} | ${x(image.with.history.events / image.without.history.events)} |`);
+    lines.push(`| history, protobuf bytes | ${image.without.history.protoBytes} B | ${image.with.history.protoBytes} B | ${x(image.ratio.historyProtoBytes)} |`);
+    lines.push(
+      '',
+      `Of a model step with the image, reading it back from the store (read, hash check, base64; \`readStoredContent\` alone, in the bench process) took ${ms(image.readBack.median)} (p50, n=${image.readBack.n}). ` +
+        `The content store held ${image.store.objects} objects, ${mb(image.store.bytes)}, at the end (every turn's image is new, and one more for the read-back).`,
+    );
+  }
   const failed = Object.entries(errors);
   if (failed.length > 0) {
     lines.push('', 'Scenarios that failed:', '');
     for (const [scenario, message] of failed) lines.push(`- ${scenario}: ${message.split('\n')[0]}`);
   }
-  lines.push('', `Full figures: \`${options.name}.json\`. Re-run: \`npm run bench${options.quick ? ' -- --quick' : ''}\`.`, '');
+  const flags = [
+    ...(options.quick ? ['--quick'] : []),
+    ...(options.scenarios.length < SCENARIOS.length ? [`--only ${options.scenarios.join(',')}`] : []),
+    ...(options.name !== (options.quick ? 'quick' : 'latest') ? [`--name ${options.name}`] : []),
+  ];
+  lines.push('', `Full figures: \`${options.name}.json\`. Re-run: \`npm run bench${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}\`.`, '');
   return lines.join('\n');
 }
 

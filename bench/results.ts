@@ -3,6 +3,7 @@ import type { MachineInfo } from './machine-info.js';
 import type { BenchOptions } from './options.js';
 import type { CapacityFigures } from './scenarios/parked-capacity.js';
 import type { HistoryFigures } from './scenarios/history.js';
+import type { LargeImageFigures } from './scenarios/large-image.js';
 import type { LongStreamFigures } from './scenarios/long-stream.js';
 import type { ReadersFigures } from './scenarios/readers.js';
 import type { ResumeLatencyFigures } from './scenarios/resume-latency.js';
@@ -24,6 +25,7 @@ export interface Figures {
   streaming?: StreamingFigures;
   readers?: ReadersFigures;
   'long-stream'?: LongStreamFigures;
+  'large-image'?: LargeImageFigures;
 }
 
 /** One line of the report: a figure for every system, and the target it is held to if any. */

@@ -27,6 +27,7 @@ import { measureParkedCapacity } from './scenarios/parked-capacity.js';
 import { measureResumeLatency } from './scenarios/resume-latency.js';
 import { measureResumePayload } from './scenarios/resume-payload.js';
 import { measureScale } from './scenarios/scale.js';
+import { measureLargeImage } from './scenarios/large-image.js';
 import { measureLongStream } from './scenarios/long-stream.js';
 import { measureReaders } from './scenarios/readers.js';
 import { measureStreaming } from './scenarios/streaming.js';
@@ -49,6 +50,7 @@ const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
   streaming: measureStreaming,
   readers: measureReaders,
   'long-stream': measureLongStream,
+  'large-image': measureLargeImage,
 };
 
 async function main(): Promise<void> {

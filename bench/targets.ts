@@ -18,6 +18,7 @@
 import type { Figures, ReportRow } from './results.js';
 import type { HistorySide } from './scenarios/history.js';
 import type { ScaleFigures } from './scenarios/scale.js';
+import type { LargeImageFigures } from './scenarios/large-image.js';
 import type { LongStreamFigures } from './scenarios/long-stream.js';
 import type { ReadersFigures } from './scenarios/readers.js';
 import type { LatencyPercentiles, StreamingFigures, StreamingHistory } from './scenarios/streaming.js';
@@ -295,7 +296,25 @@ export function reportRows(figures: Figures): ReportRow[] {
   if (readers) rows.push(...readersRows(readers));
   const longStream = figures['long-stream'];
   if (longStream) rows.push(longStreamRow(longStream));
+  const largeImage = figures['large-image'];
+  if (largeImage) rows.push(...largeImageRows(largeImage));
   return rows;
+}
+
+/**
+ * The large-image figure has no floor: the same turn without the image → with it, both in the
+ * turnpike column, with ÷ without in brackets (report.ts also prints them side by side).
+ */
+function largeImageRows(image: LargeImageFigures): ReportRow[] {
+  const mib = (image.imageBytes / 2 ** 20).toFixed(0);
+  const turn = `${image.steps}-step openai turn without → with a ${mib} MiB PNG by reference`;
+  const none = { floor: '—', ratio: '—', target: '—', met: null } as const;
+  const row = (what: string, without: string, withImage: string, ratio: number): ReportRow => ({ figure: `${what} (${turn})`, turnpike: `${without} → ${withImage} (${x(ratio)})`, ...none });
+  return [
+    row(`Turn start → result (p50, n=${image.with.turn.n})`, ms(image.without.turn.median), ms(image.with.turn.median), image.ratio.turn),
+    row(`Model step, callModel scheduled → completed (p50, n=${image.with.modelStep.n})`, ms(image.without.modelStep.median), ms(image.with.modelStep.median), image.ratio.modelStep),
+    row(`History per turn (median; events / protobuf bytes)`, `${image.without.history.events} ev / ${bytes(image.without.history.protoBytes)}`, `${image.with.history.events} ev / ${bytes(image.with.history.protoBytes)}`, image.ratio.historyProtoBytes),
+  ];
 }
 
 /**

@@ -85,8 +85,13 @@ async function main(): Promise<void> {
   // its memory, or its RSS would not be a floor; nor the ai-sdk worker turnpike's.
   let worker: Worker;
   if (config.kind === 'turnpike') {
-    const [{ createWorker }, { benchTools }] = await Promise.all([import('../worker/create-worker.js'), import('./bench-tools.js')]);
-    worker = await createWorker({ ...common, tools: benchTools, workerOptions: extra });
+    const [{ createWorker }, { benchTools }, { FileContentStore }] = await Promise.all([
+      import('../worker/create-worker.js'),
+      import('./bench-tools.js'),
+      import('../content/file-content-store.js'),
+    ]);
+    const contentStore = config.contentFolder ? { contentStore: new FileContentStore(config.contentFolder) } : {};
+    worker = await createWorker({ ...common, ...contentStore, tools: benchTools, workerOptions: extra });
   } else if (config.kind === 'ai-sdk') {
     const [{ AiSdkPlugin }, { createOpenAI }, { createAiSdkActivities }] = await Promise.all([
       import('@temporalio/ai-sdk'),

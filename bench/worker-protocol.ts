@@ -22,6 +22,11 @@ export interface WorkerProcessConfig {
    * worker's `@ai-sdk/openai` provider call it.
    */
   openaiBaseURL?: string;
+  /**
+   * A folder for a turnpike worker's content store (`FileContentStore`); absent, the worker uses
+   * the store `TURNPIKE_CONTENT_STORE` names, as `createWorker` does by default.
+   */
+  contentFolder?: string;
   /** Worker option overrides; absent means the SDK defaults that `createWorker` leaves in place. */
   workerOptions?: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>;
 }

@@ -2,18 +2,25 @@
  * The README's Web UI recipe in a real headless Chromium (Debian's, driven by playwright-core):
  * `npx turnpike codec-server --allow-origin <the UI's origin>`, then the codec server endpoint
  * set in the Web UI's page header. A turn parked on a call over the gzip threshold shows its
- * input, and its `turnState` query result, as JSON instead of `binary/gzip` bytes.
+ * input, and its `turnState` query result, as JSON instead of `binary/gzip` bytes; a turn whose
+ * input is over the claim-check threshold (kept in the content store, `binary/turnpike-claim` in
+ * history; without the codec server the UI shows its `sha256:` reference) shows its content,
+ * read from the store by the codec server the workers share.
  *
  * The shared dev server runs without its Web UI (`--headless`), so this file starts its own
  * dev server with the UI on a free port, and a worker on it.
  */
-import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { createTurnpikeDataConverter } from '../../codec/data-converter.js';
+import { claimReference, isClaimed } from '../../content/claim-check-codec.js';
+import { FileContentStore } from '../../content/file-content-store.js';
 import { freePort, startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { createWorker } from '../../worker/create-worker.js';
 import { turnStateQuery } from '../../workflows/definitions.js';
@@ -29,6 +36,7 @@ const MARKER = 'web-ui-codec-marker';
 const TARGET = `${MARKER} ${Array.from({ length: 1_200 }, (_, index) => `u${index}`).join(' ')}`;
 /** `binary/gzip` as the UI prints a payload it cannot decode: its metadata, base64. */
 const GZIP_METADATA = Buffer.from('binary/gzip').toString('base64');
+const CLAIM_MARKER = 'web-ui-claim-marker';
 
 let devServer: DevServer;
 let uiUrl: string;
@@ -40,6 +48,8 @@ let codecServer: CodecServerProcess;
 let browser: Browser;
 let handle: WorkflowHandle<typeof agentTurn>;
 let approvalId: string;
+let claimed: WorkflowHandle<typeof agentTurn>;
+let folder: string;
 
 /** The Web UI comes up a little after the frontend that startDevServer waits for. */
 async function waitForUi(url: string): Promise<void> {
@@ -60,10 +70,14 @@ beforeAll(async () => {
   uiUrl = devServer.uiUrl!;
   await waitForUi(uiUrl);
 
+  // The workers, the client and the codec server share one content store, as they must.
+  folder = mkdtempSync(path.join(tmpdir(), 'turnpike-web-ui-content-'));
+  const contentStore = new FileContentStore(folder);
   const taskQueue = `web-ui-${randomUUID()}`;
   nativeConnection = await NativeConnection.connect({ address: devServer.address });
   worker = await createWorker({
     tools: testTools,
+    contentStore,
     taskQueue,
     connection: nativeConnection,
     namespace: devServer.namespace,
@@ -71,14 +85,22 @@ beforeAll(async () => {
   });
   running = worker.run();
   connection = await Connection.connect({ address: devServer.address });
-  const client = new Client({ connection, namespace: devServer.namespace, dataConverter: turnpikeDataConverter });
+  const client = new Client({ connection, namespace: devServer.namespace, dataConverter: createTurnpikeDataConverter({ contentStore }) });
   const input: AgentTurnInput = { model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: use('guarded_action', { target: TARGET, count: 3 }) }] };
   handle = await client.workflow.start<typeof agentTurn>('agentTurn', { taskQueue, workflowId: `web-ui-${randomUUID()}`, args: [input] });
   const { pending } = await waitForState(handle, (state) => state.pending.length === 1);
   approvalId = pending[0].approvalId!;
+  // ~300 KB of incompressible text: over the claim threshold after gzip, so history holds a
+  // reference. On a task queue no worker polls: the UI shows the input from history alone.
+  const large = `${CLAIM_MARKER} ${randomBytes(225 * 1024).toString('base64')}`;
+  claimed = await client.workflow.start<typeof agentTurn>('agentTurn', {
+    taskQueue: `web-ui-unpolled-${randomUUID()}`,
+    workflowId: `web-ui-claimed-${randomUUID()}`,
+    args: [{ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: large }] }],
+  });
 
   // As the README says: the codec server answers browsers from the Web UI's origin only.
-  codecServer = await startCodecServer(['--allow-origin', uiUrl]);
+  codecServer = await startCodecServer(['--allow-origin', uiUrl], { TURNPIKE_CONTENT_STORE: folder });
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     // Without the background-networking flags Chromium keeps dialling hosts this machine cannot reach.
@@ -90,15 +112,17 @@ afterAll(async () => {
   await browser?.close();
   await codecServer?.stop();
   await handle?.terminate('test over').catch(() => undefined);
+  await claimed?.terminate('test over').catch(() => undefined);
   if (worker?.getState() === 'RUNNING') worker.shutdown();
   await running;
   await nativeConnection?.close();
   await connection?.close();
   await devServer?.stop();
+  if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
-function workflowPage(page: Page): Promise<unknown> {
-  return page.goto(`${uiUrl}/namespaces/${devServer.namespace}/workflows/${handle.workflowId}`);
+function workflowPage(page: Page, workflowId = handle.workflowId): Promise<unknown> {
+  return page.goto(`${uiUrl}/namespaces/${devServer.namespace}/workflows/${workflowId}`);
 }
 
 /** The codec server endpoint set in the page header, as an operator does; the browser keeps it. */
@@ -129,6 +153,28 @@ describe('the Temporal Web UI with the codec server endpoint set', () => {
       await page.getByRole('button', { name: 'Run Query' }).click();
       await expect.poll(() => page.content(), { timeout: 30_000 }).toContain(approvalId);
       expect(await page.content()).toContain(MARKER);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('shows a claimed turn input (kept in the content store) as its content, and the claim without the codec server', async () => {
+    // History holds the claim: its encoding and a reference, not the content.
+    const started = (await claimed.fetchHistory()).events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads![0]!;
+    expect(isClaimed(started)).toBe(true);
+    const { ref } = claimReference(started)!;
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    try {
+      // Without the codec server the UI prints the claim's data: the reference.
+      await workflowPage(page, claimed.workflowId);
+      await expect.poll(() => page.innerText('body'), { timeout: 30_000 }).toContain(ref);
+      expect(await page.content()).not.toContain(CLAIM_MARKER);
+
+      await setCodecEndpoint(page, codecServer.endpoint);
+      await workflowPage(page, claimed.workflowId);
+      // The Input panel prints the stored input: the user's message, from its first characters.
+      await page.getByText(CLAIM_MARKER).first().waitFor({ timeout: 30_000 });
+      expect(await page.innerText('body')).not.toContain(ref);
     } finally {
       await page.close();
     }

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
-import { MAX_INLINE_PART_BYTES } from '../../workflows/binary-parts.js';
+import { MAX_STORED_PART_BYTES } from '../../workflows/binary-parts.js';
 import type { AgentConversationInput, ModelSettings, UserContentPart } from '../../workflows/types.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
@@ -93,9 +93,10 @@ describe('conversation messages with images and documents', () => {
       expect(error).toBeInstanceOf(TurnpikeRejectedError);
       return (error as TurnpikeRejectedError).message;
     };
-    const data = 'A'.repeat(Math.ceil(((MAX_INLINE_PART_BYTES + 16) * 4) / 3 / 4) * 4);
-    expect(await refusal([{ type: 'image', source: { type: 'base64', mediaType: 'image/png', data } }])).toMatch(
-      new RegExp(`^Invalid sendMessage: content\\[0\\] is \\d+ bytes; an inline image may be at most ${MAX_INLINE_PART_BYTES} bytes`),
+    // Inline parts of 128 KiB or more are stored by the client and go by reference; one over the limit is refused.
+    const tooLarge = { type: 'stored' as const, ref: `sha256:${'0'.repeat(64)}`, mediaType: 'image/png', bytes: MAX_STORED_PART_BYTES + 1 };
+    expect(await refusal([{ type: 'image', source: tooLarge }])).toBe(
+      `Invalid sendMessage: content[0].source is ${MAX_STORED_PART_BYTES + 1} bytes; a stored image or document may be at most ${MAX_STORED_PART_BYTES} bytes`,
     );
     expect(await refusal([image, { type: 'audio', data: 'AAAA' }])).toMatch(/^Invalid sendMessage: content\.1/);
     expect(await refusal([{ type: 'document', source: { type: 'url', url: 'https://example.com/terms.pdf' } }])).toMatch(

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { MAX_INLINE_PART_BYTES } from '../../workflows/binary-parts.js';
+import { MAX_STORED_PART_BYTES } from '../../workflows/binary-parts.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -183,10 +183,12 @@ describe('HTTP API', () => {
     expect(sent.status).toBe(202);
     await turnpike.client.workflow.getHandle(sent.body.turnWorkflowId).result();
 
-    const data = 'A'.repeat(Math.ceil(((MAX_INLINE_PART_BYTES + 16) * 4) / 3 / 4) * 4);
-    const refused = await call({ method: 'POST', url, body: { text: 'and this', content: [{ ...image, source: { ...image.source, data } }] } });
+    // Inline parts of 128 KiB or more are stored by the API's client and go by reference; a
+    // stored part over the limit is refused by name.
+    const tooLarge = { type: 'stored', ref: `sha256:${'0'.repeat(64)}`, mediaType: 'image/png', bytes: MAX_STORED_PART_BYTES + 1 };
+    const refused = await call({ method: 'POST', url, body: { text: 'and this', content: [{ ...image, source: tooLarge }] } });
     expect(refused).toMatchObject({ status: 400, body: { error: { type: 'InvalidRequest' } } });
-    expect(refused.body.error.message).toMatch(/^Invalid sendMessage: content\[0\] is \d+ bytes/);
+    expect(refused.body.error.message).toBe(`Invalid sendMessage: content[0].source is ${MAX_STORED_PART_BYTES + 1} bytes; a stored image or document may be at most ${MAX_STORED_PART_BYTES} bytes`);
     const unknownPart = await call({ method: 'POST', url, body: { text: 'and this', content: [{ type: 'audio' }] } });
     expect(unknownPart.status).toBe(400);
 

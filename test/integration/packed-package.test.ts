@@ -180,8 +180,9 @@ export async function answer(turnpike: TurnpikeClient, turnId: string, toolCallI
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { ModelSettings } from 'turnpike';
+import { createHash, randomBytes } from 'node:crypto';
 import { TurnpikeClient } from 'turnpike/client';
-import { bundleWorkflows, connectionOptionsFromEnvironment, createWorker, TurnpikePlugin } from 'turnpike/worker';
+import { bundleWorkflows, connectionOptionsFromEnvironment, createWorker, FileContentStore, TurnpikePlugin } from 'turnpike/worker';
 import { askUser } from './tools.js';
 
 /** The failure and its causes, outermost first. */
@@ -199,15 +200,26 @@ async function outcomeOf(turnpike: TurnpikeClient, turnId: string, model: ModelS
   return handle.result().then(() => [{ message: 'completed' }], chainOf);
 }
 
+/** A turn whose 300 KB document goes by reference: where it was stored, and how the turn ended. */
+async function storedDocument(turnpike: TurnpikeClient, store: FileContentStore, turnId: string) {
+  const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(300 * 1024)]);
+  const content = [{ type: 'text' as const, text: 'Read this.' }, { type: 'document' as const, source: { type: 'base64' as const, mediaType: 'application/pdf', data: pdf.toString('base64') } }];
+  const handle = await turnpike.startTurn({ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content }] }, { turnId });
+  const status = (await handle.result()).status;
+  const key = createHash('sha256').update(pdf).digest('hex');
+  return { status, stored: (await store.get(key))?.length === pdf.length };
+}
+
 async function main(): Promise<void> {
   const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
   const taskQueue = process.env.LEAN_TASK_QUEUE!;
+  const contentStore = new FileContentStore(process.env.LEAN_CONTENT_FOLDER!);
   const workerConnection = await NativeConnection.connect(connectionOptions);
   const connection = await Connection.connect(connectionOptions);
-  const client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
+  const client = new Client({ connection, namespace, plugins: [new TurnpikePlugin({ contentStore })] });
   try {
     const workflowBundle = await bundleWorkflows();
-    const worker = await createWorker({ tools: [askUser], connection: workerConnection, namespace, taskQueue, workflowBundle });
+    const worker = await createWorker({ tools: [askUser], connection: workerConnection, namespace, taskQueue, workflowBundle, contentStore });
     const mcpWorker = await createWorker({
       tools: [],
       connection: workerConnection,
@@ -216,13 +228,14 @@ async function main(): Promise<void> {
       workflowBundle,
       mcpServers: { files: { command: 'npx', args: ['mcp-server-filesystem', '.'] } },
     });
-    const turnpike = new TurnpikeClient({ client, taskQueue });
+    const turnpike = new TurnpikeClient({ client, taskQueue, contentStore });
     const mcpTurnpike = new TurnpikeClient({ client, taskQueue: taskQueue + '-mcp' });
     const result = await worker.runUntil(() =>
       mcpWorker.runUntil(async () => ({
         anthropic: await outcomeOf(turnpike, taskQueue + '-anthropic', { provider: 'anthropic', model: 'claude-sonnet-4-6' }),
         openai: await outcomeOf(turnpike, taskQueue + '-openai', { provider: 'openai', model: 'gpt-4.1-mini' }),
         mcp: await outcomeOf(mcpTurnpike, taskQueue + '-mcp-turn', { provider: 'scripted', model: 'demo' }),
+        content: await storedDocument(turnpike, contentStore, taskQueue + '-content'),
       })),
     );
     console.log(JSON.stringify(result));
@@ -328,16 +341,19 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
     expect(codecServer?.stderr).toMatch(/turnpike codec-server needs (fastify|jose), which is not installed: npm install fastify@\^5\.12\.8 jose@\^6\.2\.17/);
   });
 
-  it('runs turns: the missing provider SDK and MCP SDK fail them naming the package; the installed provider is loaded', async () => {
+  it('runs turns: the missing provider SDK and MCP SDK fail them naming the package; the installed provider is loaded; a large document goes through the app\'s content store', async () => {
     await inApp(app, 'npx', ['tsc', '-p', '.', '--skipLibCheck']);
     const { stdout } = await inApp(app, 'node', ['dist/run.js'], {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_NAMESPACE: inject('temporalNamespace'),
       LEAN_TASK_QUEUE: `lean-app-${randomUUID()}`,
+      LEAN_CONTENT_FOLDER: path.join(app, 'content'),
       OPENAI_API_KEY: '',
       ANTHROPIC_API_KEY: '',
     });
-    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'anthropic' | 'openai' | 'mcp', Array<{ type?: string; message: string }>>;
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'anthropic' | 'openai' | 'mcp', Array<{ type?: string; message: string }>> & { content: unknown };
+    // A document of 300 KB went through the app's own content store, and the turn read it back.
+    expect(result.content).toEqual({ status: 'completed', stored: true });
     expect(result.anthropic).toContainEqual({
       type: 'MissingPackage',
       message: 'The model provider "anthropic" needs @anthropic-ai/sdk, which is not installed: npm install @anthropic-ai/sdk@^1.12.0',

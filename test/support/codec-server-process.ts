@@ -14,9 +14,11 @@ export interface CodecServerProcess {
   stop(): Promise<void>;
 }
 
-export async function startCodecServer(extraArguments: string[] = []): Promise<CodecServerProcess> {
+/** `env` adds to this process's environment, e.g. `TURNPIKE_CONTENT_STORE` for the workers' store. */
+export async function startCodecServer(extraArguments: string[] = [], env: Record<string, string> = {}): Promise<CodecServerProcess> {
   const port = await freePort();
   const child: ChildProcess = spawn(process.execPath, [BIN, 'codec-server', '--port', String(port), '--json', ...extraArguments], {
+    env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const endpoint = await new Promise<string>((resolve, reject) => {

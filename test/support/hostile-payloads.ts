@@ -44,6 +44,8 @@ export const UNDECODABLE: Record<string, () => Payload[]> = {
   'protobuf where JSON is expected': () => [payload('json/protobuf', '{"approvalId":"x"}', { messageType: 'turnpike.Decision' })],
   'binary protobuf': () => [payload('binary/protobuf', randomBytes(32), { messageType: 'turnpike.Decision' })],
   'an empty payload list': () => [],
+  'a claim check of content no store holds': () => [payload('binary/turnpike-claim', JSON.stringify({ ref: `sha256:${randomBytes(32).toString('hex')}`, bytes: 300_000 }))],
+  'a claim check whose data is not a reference': () => [payload('binary/turnpike-claim', '{"ref":"../../etc/passwd","bytes":1}')],
   'a payload without metadata': () => [{ data: bytes('{"approvalId":"x","approved":true}') }],
   'JSON without data': () => [payload('json/plain')],
   'a good first argument and an undecodable second': () => [json({ approvalId: 'apr_x', approved: true }), payload('json/plain', '{NaN')],
