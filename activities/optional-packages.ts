@@ -1,8 +1,8 @@
 /**
  * The packages that only some applications need are optional peer dependencies of turnpike
  * (package.json `peerDependenciesMeta`): an application installs the provider SDK it calls, the
- * MCP SDK if its worker declares MCP servers, and the HTTP API's packages if it serves
- * `turnpike/api`. Code that needs one loads it on first use through {@link importOptional}, so a
+ * MCP SDK if its worker declares MCP servers, the HTTP API's packages if it serves
+ * `turnpike/api`, and `pg` or `@aws-sdk/client-s3` if its content store is in PostgreSQL or S3. Code that needs one loads it on first use through {@link importOptional}, so a
  * missing package is reported by name, with the command that installs it, instead of as Node's
  * module-resolution error from deep inside turnpike.
  */
@@ -18,6 +18,8 @@ export const OPTIONAL_PEERS = {
   jose: '^6.2.17',
   '@fastify/secure-session': '^8.4.0',
   'openid-client': '^6.9.0',
+  pg: '^8.23.1',
+  '@aws-sdk/client-s3': '^3.1169.0',
 } as const;
 
 export type OptionalPeer = keyof typeof OPTIONAL_PEERS;

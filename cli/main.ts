@@ -60,8 +60,8 @@ Environment:
                        (TEMPORAL_API_KEY, TLS variables and TEMPORAL_PROFILE as the temporal CLI reads them)
   TURNPIKE_TASK_QUEUE  the turnpike workers' task queue (default "turnpike"; --task-queue overrides it)
   TURNPIKE_CONTENT_STORE
-                       the content store (content get, content sweep): a folder or file: URL
-                       (default .turnpike/content); the same store the workers use
+                       the content store (content get, content sweep): a folder, file:,
+                       postgresql:// or s3:// URL (default .turnpike/content); the workers' store
   NO_COLOR             no colours (colours are only used when stdout is a terminal)
 
 With --json, stdout holds JSON only (watch and --wait: one JSON object per line) and errors are

@@ -13,6 +13,8 @@ export { CompressionCodec, GZIP_ENCODING } from '../codec/payload-codec.js';
 export { createTurnpikeDataConverter, turnpikeCodecs, turnpikeDataConverter, type TurnpikeCodecOptions } from '../codec/data-converter.js';
 export { ContentUnavailableError, contentKey, contentRef, keyOfRef, readVerified, type ContentStore, type StoredObject } from '../content/content-store.js';
 export { FileContentStore } from '../content/file-content-store.js';
+export { PostgresContentStore, type PostgresContentStoreOptions } from '../content/postgres-content-store.js';
+export { S3ContentStore, type S3ContentStoreOptions } from '../content/s3-content-store.js';
 export { CONTENT_STORE_VARIABLE, contentStoreFromEnvironment, contentStoreFromUrl } from '../content/store-from-environment.js';
 export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type ClaimCheckOptions } from '../content/claim-check-codec.js';
 export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';

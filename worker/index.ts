@@ -14,6 +14,8 @@ export {
 export { runWorker, type RunWorkerOptions } from './run-worker.js';
 export type { ContentStore, StoredObject } from '../content/content-store.js';
 export { FileContentStore } from '../content/file-content-store.js';
+export { PostgresContentStore, type PostgresContentStoreOptions } from '../content/postgres-content-store.js';
+export { S3ContentStore, type S3ContentStoreOptions } from '../content/s3-content-store.js';
 export { contentStoreFromEnvironment, contentStoreFromUrl } from '../content/store-from-environment.js';
 export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/error-types.js';

@@ -135,8 +135,8 @@ const EXAMPLE_MANIFEST = JSON.parse(readFileSync(path.join(EXAMPLE, 'package.jso
   devDependencies: Record<string, string>;
 };
 
-/** turnpike's optional peers that an app with one provider (openai) and no HTTP API does not install. */
-const NOT_INSTALLED = ['@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'fastify', 'fastify-type-provider-zod', 'jose', '@fastify/secure-session', 'openid-client', 'sodium-native'];
+/** turnpike's optional peers that an app with one provider (openai), no HTTP API and the default content store does not install. */
+const NOT_INSTALLED = ['@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'fastify', 'fastify-type-provider-zod', 'jose', '@fastify/secure-session', 'openid-client', 'sodium-native', 'pg', '@aws-sdk/client-s3'];
 
 /** The app: a client tool used with the typed submitToolResult, and a script that runs three turns on the test server. */
 const LEAN_APP_FILES: Record<string, string> = {
