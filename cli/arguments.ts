@@ -51,3 +51,13 @@ export function parseList(value: string): string[] {
     .map((item) => item.trim())
     .filter(Boolean);
 }
+
+const DURATION_UNITS: Record<string, number> = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 };
+
+/** A duration as a whole number and a unit (s, m, h, d, w): `7d`, `12h`, `30m`; in milliseconds. */
+export function parseDuration(value: string): number {
+  const match = /^(\d+)([smhdw])$/.exec(value.trim());
+  const ms = match ? Number(match[1]) * (DURATION_UNITS[match[2] as string] as number) : 0;
+  if (!match || ms === 0) throw new InvalidArgumentError('expected a duration above 0 as a number and a unit (s, m, h, d, w), e.g. 7d, 12h, 30m');
+  return ms;
+}

@@ -6,9 +6,9 @@ import { TurnpikeClient } from '../client/turnpike-client.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { colorsFor, type Colors } from './format.js';
 
-/** A stream the CLI writes to: `process.stdout`, or a capture in tests. */
+/** A stream the CLI writes to: `process.stdout`, or a capture in tests. Bytes only from `content get`. */
 export interface OutputStream {
-  write(chunk: string): unknown;
+  write(chunk: string | Uint8Array): unknown;
   isTTY?: boolean;
 }
 
@@ -102,6 +102,16 @@ export class CliContext {
     if (!this.textOpen) return;
     this.textOpen = false;
     this.io.stdout.write('\n');
+  }
+
+  /** Bytes as they are, on stdout (`content get`). */
+  bytes(data: Uint8Array): void {
+    this.io.stdout.write(data);
+  }
+
+  /** A line for people on stderr, beside the answer on stdout (`content sweep --verbose`). */
+  note(line: string): void {
+    this.io.stderr.write(`${this.errorColors.dim(line)}\n`);
   }
 
   /** One JSON object on one line, with or without `--json`: for exports (`decisions --jsonl`). */

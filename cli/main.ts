@@ -11,7 +11,9 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../client/turnpike-client.js';
+import { ContentUnavailableError } from '../content/content-store.js';
 import { registerCodecServerCommand } from './commands/codec-server.js';
+import { registerContentCommands } from './commands/content.js';
 import { registerConversationCommands } from './commands/conversations.js';
 import { registerDecisionsCommand } from './commands/decisions.js';
 import { registerParkedCommands } from './commands/parked.js';
@@ -31,7 +33,7 @@ export const EXIT_CODES = {
   usage: 2,
   /** The workflow rejected the request (TurnpikeRejectedError); its type (one of REJECTION_TYPES) and message are printed. */
   rejected: 3,
-  /** No turn or conversation with that id. */
+  /** No turn or conversation with that id, no stored object with that reference. */
   notFound: 4,
 } as const;
 
@@ -44,7 +46,7 @@ Exit codes:
   1  unexpected error (no connection, a failed turn, ...)
   2  usage error (unknown command or option, missing or invalid argument)
   3  rejected by the workflow; its type (below) and message are printed on stderr
-  4  not found: no turn or conversation with that id
+  4  not found: no turn or conversation with that id, no stored object with that reference
 
 Rejection types (exit code 3):
 ${CLI_REJECTION_TYPES.map(([type, info]) => `  ${type.padEnd(24)}${info.description.replaceAll('`', '')}`).join('\n')}
@@ -57,6 +59,9 @@ Environment:
   TEMPORAL_NAMESPACE   the namespace (default "default")
                        (TEMPORAL_API_KEY, TLS variables and TEMPORAL_PROFILE as the temporal CLI reads them)
   TURNPIKE_TASK_QUEUE  the turnpike workers' task queue (default "turnpike"; --task-queue overrides it)
+  TURNPIKE_CONTENT_STORE
+                       the content store (content get, content sweep): a folder, file:,
+                       postgresql:// or s3:// URL (default .turnpike/content); the workers' store
   NO_COLOR             no colours (colours are only used when stdout is a terminal)
 
 With --json, stdout holds JSON only (watch and --wait: one JSON object per line) and errors are
@@ -94,6 +99,7 @@ function buildProgram(context: CliContext, io: CliIo): Command {
   registerConversationCommands(program, context);
   registerDecisionsCommand(program, context);
   registerCodecServerCommand(program, context);
+  registerContentCommands(program, context);
   return program;
 }
 
@@ -106,6 +112,12 @@ function report(context: CliContext, error: unknown): number {
   if (error instanceof TurnpikeRejectedError) {
     context.error({ exitCode: EXIT_CODES.rejected, kind: 'rejected', type: error.type, message: error.message });
     return EXIT_CODES.rejected;
+  }
+  if (error instanceof ContentUnavailableError) {
+    // Missing is "not found"; corrupt is an error: the object is there but cannot be trusted.
+    const exitCode = error.reason === 'missing' ? EXIT_CODES.notFound : EXIT_CODES.error;
+    context.error({ exitCode, kind: error.reason === 'missing' ? 'not found' : 'corrupt', message: error.message });
+    return exitCode;
   }
   if (error instanceof TurnpikeNotFoundError || error instanceof WorkflowNotFoundError) {
     context.error({ exitCode: EXIT_CODES.notFound, kind: 'not found', message: error.message });

@@ -18,6 +18,7 @@ export { S3ContentStore, type S3ContentStoreOptions } from '../content/s3-conten
 export { CONTENT_STORE_VARIABLE, contentStoreFromEnvironment, contentStoreFromUrl } from '../content/store-from-environment.js';
 export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type ClaimCheckOptions } from '../content/claim-check-codec.js';
 export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';
+export { sweepContent, type SweepOptions, type SweepReport } from '../content/content-sweep.js';
 export * from '../workflows/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';

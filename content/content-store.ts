@@ -33,6 +33,11 @@ export interface ContentStore {
   list(): AsyncIterable<StoredObject>;
   /** Removes the object; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Removes what interrupted writes left behind (temporary files, unfinished uploads) last
+   * touched before `olderThan`, and gives how many. The retention sweep calls it when present.
+   */
+  removeStalePartials?(olderThan: Date): Promise<number>;
   /** Releases connections. */
   close?(): Promise<void>;
 }

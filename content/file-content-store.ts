@@ -75,4 +75,21 @@ export class FileContentStore implements ContentStore {
   async delete(key: string): Promise<void> {
     await rm(this.pathOf(key), { force: true });
   }
+
+  /** Removes `*.partial` files last written before `olderThan`: writes a crash cut short. */
+  async removeStalePartials(olderThan: Date): Promise<number> {
+    const folders = await readdir(this.root).catch(() => [] as string[]);
+    let removed = 0;
+    for (const folder of folders) {
+      const names = await readdir(path.join(this.root, folder)).catch(() => [] as string[]);
+      for (const name of names.filter((each) => each.endsWith(TEMPORARY_SUFFIX))) {
+        const file = path.join(this.root, folder, name);
+        const info = await stat(file).catch(() => undefined);
+        if (!info?.isFile() || info.mtime >= olderThan) continue;
+        await rm(file, { force: true });
+        removed += 1;
+      }
+    }
+    return removed;
+  }
 }
