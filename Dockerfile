@@ -45,6 +45,10 @@ RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY --from=build /app/dist ./dist
 
+# The content store's folder (TURNPIKE_CONTENT_STORE in docker-compose.yml), owned by the
+# unprivileged user: a named volume mounted there starts with this ownership.
+RUN mkdir -p /srv/turnpike/content && chown node:node /srv/turnpike/content
+
 # Run unprivileged. The worker writes nothing under /app.
 USER node
 
