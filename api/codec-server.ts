@@ -18,7 +18,7 @@
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { turnpikeCodecs } from '../codec/data-converter.js';
+import { turnpikeCodecs } from '../content/data-converter.js';
 import type { ContentStore } from '../content/content-store.js';
 import { identify } from './auth.js';
 

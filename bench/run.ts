@@ -13,7 +13,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
-import { turnpikeDataConverter } from '../codec/data-converter.js';
+import { turnpikeDataConverter } from '../content/data-converter.js';
 import { startDevServer } from '../scripts/dev-server.js';
 import { writeBundles } from './bundles.js';
 import { startFakeOpenAI } from './fake-openai.js';

@@ -58,7 +58,7 @@ import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
-import { createTurnpikeDataConverter, turnpikeDataConverter } from '../codec/data-converter.js';
+import { createTurnpikeDataConverter, turnpikeDataConverter } from '../content/data-converter.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
 import { isStoredOutput, readStoredOutput, storeLargeContent, storeLargeParts } from '../content/stored-content.js';

@@ -18,7 +18,7 @@
  * reads it (an activity result, a turn's input, a client reading a result) fails as loudly as
  * before, with the SDK's "Unknown encoding: binary/turnpike-undecodable".
  *
- * Workers and clients must use the same codecs (`turnpikeDataConverter`, codec/data-converter.ts):
+ * Workers and clients must use the same codecs (`turnpikeDataConverter`, content/data-converter.ts):
  * `createWorker` and `TurnpikeClient.connect` do. A client without it can still start turns and send decisions,
  * but reads large results as compressed bytes.
  */

@@ -33,7 +33,7 @@
  */
 import type { Client } from '@temporalio/client';
 import { msToNumber, type Duration, type PayloadCodec } from '@temporalio/common';
-import { turnpikeCodecs } from '../codec/data-converter.js';
+import { turnpikeCodecs } from './data-converter.js';
 import type { ContentStore, StoredObject } from './content-store.js';
 import { ReferenceScanner } from './payload-references.js';
 

@@ -25,7 +25,7 @@ import type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
 import type { Tool } from '../activities/tools.js';
 import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
-import { turnpikeCodecs } from '../codec/data-converter.js';
+import { turnpikeCodecs } from '../content/data-converter.js';
 import type { ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
 

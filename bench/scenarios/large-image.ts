@@ -24,7 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { Client, type WorkflowHandle } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { createTurnpikeDataConverter } from '../../codec/data-converter.js';
+import { createTurnpikeDataConverter } from '../../content/data-converter.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import { readStoredContent, storeLargeParts } from '../../content/stored-content.js';
 import type { AgentTurnInput, ModelSettings } from '../../workflows/types.js';

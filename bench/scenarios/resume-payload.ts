@@ -13,7 +13,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import type { BenchContext, Systems } from '../context.js';
 import { FloorSystem } from '../floor-system.js';
 import { waitFor } from '../pool.js';

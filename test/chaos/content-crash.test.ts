@@ -14,7 +14,7 @@ import { Client, Connection } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { createTurnpikeDataConverter } from '../../codec/data-converter.js';
+import { createTurnpikeDataConverter } from '../../content/data-converter.js';
 import { contentKey } from '../../content/content-store.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import { DEFAULT_MODEL_OUTPUT_BYTES } from '../../content/stored-content.js';

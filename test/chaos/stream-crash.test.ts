@@ -8,7 +8,7 @@
 import { rmSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import type { agentTurn } from '../../workflows/index.js';

@@ -9,7 +9,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';

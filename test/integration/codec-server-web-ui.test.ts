@@ -18,7 +18,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createTurnpikeDataConverter } from '../../codec/data-converter.js';
+import { createTurnpikeDataConverter } from '../../content/data-converter.js';
 import { claimReference, isClaimed } from '../../content/claim-check-codec.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import { freePort, startDevServer, type DevServer } from '../../scripts/dev-server.js';

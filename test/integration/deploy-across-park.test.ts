@@ -16,7 +16,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { z } from 'zod';
 import { defineTool } from '../../activities/tools.js';
 import { TurnpikeClient } from '../../client/index.js';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { createWorker } from '../../worker/create-worker.js';
 import { turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';

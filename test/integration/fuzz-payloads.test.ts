@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { Connection, Client, WorkflowUpdateFailedError } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { createWorker } from '../../worker/create-worker.js';
 import { approveToolCallSignal, approveToolCallUpdate, callContextQuery, turnEventsQuery, turnStateQuery } from '../../workflows/definitions.js';

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEvent } from '../../workflows/turn-events.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';

@@ -20,7 +20,7 @@ import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { StreamHub } from '../../client/stream-hub.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { turnEventsQuery } from '../../workflows/definitions.js';
 import { streamPollUpdate } from '../../workflows/stream-guard.js';
 import type { TurnEvent } from '../../workflows/turn-events.js';

@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { BOUNDED_POLL_PATCH } from '../../workflows/event-stream.js';
 import { TURN_HAND_OVER_PATCH } from '../../workflows/turn-hand-over.js';
 import { HISTORIES_DIRECTORY } from '../support/history-recorder.js';

@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readEventStream } from '../../client/event-subscription.js';
 import { TurnpikeRejectedError } from '../../client/errors.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { turnpikeDataConverter } from '../../codec/data-converter.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { turnEventsQuery } from '../../workflows/definitions.js';
 import { streamOffsetQuery } from '../../workflows/stream-guard.js';
 import type { TurnEventRecord } from '../../workflows/turn-events.js';

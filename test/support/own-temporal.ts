@@ -8,7 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
-import { createTurnpikeDataConverter } from '../../codec/data-converter.js';
+import { createTurnpikeDataConverter } from '../../content/data-converter.js';
 import type { ContentStore } from '../../content/content-store.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { createWorker } from '../../worker/create-worker.js';

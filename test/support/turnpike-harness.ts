@@ -12,7 +12,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import { inject } from 'vitest';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
 import type { Tool } from '../../activities/tools.js';
-import { createTurnpikeDataConverter, turnpikeDataConverter } from '../../codec/data-converter.js';
+import { createTurnpikeDataConverter, turnpikeDataConverter } from '../../content/data-converter.js';
 import type { ContentStore } from '../../content/content-store.js';
 import { createWorker, type CreateWorkerOptions } from '../../worker/create-worker.js';
 import { turnStateQuery } from '../../workflows/definitions.js';

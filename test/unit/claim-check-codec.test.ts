@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApplicationFailure, type Payload } from '@temporalio/common';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { turnpikeCodecs } from '../../codec/data-converter.js';
+import { turnpikeCodecs } from '../../content/data-converter.js';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../../codec/payload-codec.js';
 import { CLAIM_ENCODING, ClaimCheckCodec } from '../../content/claim-check-codec.js';
 import { contentKey, type ContentStore } from '../../content/content-store.js';

@@ -12,7 +12,7 @@ import type { Payload } from '@temporalio/common';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCodecServer } from '../../api/codec-server.js';
-import { turnpikeCodecs } from '../../codec/data-converter.js';
+import { turnpikeCodecs } from '../../content/data-converter.js';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../../codec/payload-codec.js';
 import { CLAIM_ENCODING, claimReference } from '../../content/claim-check-codec.js';
 import { keyOfRef } from '../../content/content-store.js';

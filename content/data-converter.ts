@@ -8,10 +8,10 @@
  * server use the same chain over the same content store, so each reads what the others wrote.
  */
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
-import { ClaimCheckCodec } from '../content/claim-check-codec.js';
-import type { ContentStore } from '../content/content-store.js';
-import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
-import { CompressionCodec } from './payload-codec.js';
+import { ClaimCheckCodec } from './claim-check-codec.js';
+import type { ContentStore } from './content-store.js';
+import { contentStoreFromEnvironment } from './store-from-environment.js';
+import { CompressionCodec } from '../codec/payload-codec.js';
 
 export interface TurnpikeCodecOptions {
   /** Where large payloads go. Default: the store `TURNPIKE_CONTENT_STORE` names, opened on first use. */
