@@ -11,7 +11,7 @@ export { parseConversationCursor, type ConversationStreamEvent } from './convers
 export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/turn-events.js';
 export { CompressionCodec, GZIP_ENCODING } from '../codec/payload-codec.js';
 export { createTurnpikeDataConverter, turnpikeCodecs, turnpikeDataConverter, type TurnpikeCodecOptions } from '../content/data-converter.js';
-export { ContentUnavailableError, contentKey, contentRef, keyOfRef, readVerified, type ContentStore, type StoredObject } from '../content/content-store.js';
+export { ContentUnavailableError, contentKey, contentRef, keyOfRef, readVerified, storeContent, type ContentStore, type StoredObject } from '../content/content-store.js';
 export { FileContentStore } from '../content/file-content-store.js';
 export { PostgresContentStore, type PostgresContentStoreOptions } from '../content/postgres-content-store.js';
 export { S3ContentStore, type S3ContentStoreOptions } from '../content/s3-content-store.js';

@@ -10,6 +10,9 @@
  *    Meanwhile one worker is SIGKILLed while it runs charges and the Temporal server process is
  *    SIGKILLed and started again. Every turn completes, no approved charge is lost or takes
  *    effect twice, no denied charge runs.
+ * The workers and the test's client keep large content in a table of the same PostgreSQL
+ * (TURNPIKE_CONTENT_STORE=postgresql://…): every turn of 2. carries a 300 KB document by
+ * reference, which each of its model steps reads back from there.
  */
 import { execFile } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,7 +21,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approveToolCallUpdate, turnpikeDataConverter, turnStateQuery, type agentTurn, type AgentTurnInput, type AgentTurnResult, type Message, type ToolMessage, type TurnState } from '../../client/index.js';
+import { randomBytes } from 'node:crypto';
+import { approveToolCallUpdate, contentRef, createTurnpikeDataConverter, PostgresContentStore, readVerified, storeContent, turnStateQuery, type DocumentPart, type agentTurn, type AgentTurnInput, type AgentTurnResult, type Message, type ToolMessage, type TurnState } from '../../client/index.js';
 import { bundleWorkflows } from '../../worker/index.js';
 import { DYNAMIC_CONFIG_FILE, ROOT, randomClusterPorts, startCluster, type Cluster } from '../../scripts/temporal-cluster.js';
 
@@ -35,6 +39,7 @@ let directory: string;
 let records: string;
 let cluster: Cluster | undefined;
 let client: Client;
+let contentStore: PostgresContentStore;
 /** Tests that ran to their end; when one did not, the cluster's logs are kept. */
 let finished = 0;
 
@@ -46,35 +51,40 @@ beforeAll(async () => {
   mkdirSync(path.join(records, 'effects'), { recursive: true });
   const bundlePath = path.join(directory, 'workflow-bundle.js');
   writeFileSync(bundlePath, (await bundleWorkflows()).code);
+  const ports = await randomClusterPorts();
+  // The cluster's own PostgreSQL (scripts/postgres.ts's bootstrap user), a table of its own.
+  const contentUrl = `postgresql://temporal:temporal@127.0.0.1:${ports.postgres}/postgres?table=turnpike_content`;
+  contentStore = new PostgresContentStore({ connectionString: contentUrl.replace('?table=turnpike_content', ''), table: 'turnpike_content' });
   cluster = await startCluster({
     directory,
-    ports: await randomClusterPorts(),
+    ports,
     workers: WORKERS,
     worker: {
       entry: path.join(ROOT, 'test', 'cluster', 'worker-process.ts'),
-      env: { TURNPIKE_TASK_QUEUE: TASK_QUEUE, CHAOS_RECORDS_DIR: records, WORKFLOW_BUNDLE: bundlePath },
+      env: { TURNPIKE_TASK_QUEUE: TASK_QUEUE, CHAOS_RECORDS_DIR: records, WORKFLOW_BUNDLE: bundlePath, TURNPIKE_CONTENT_STORE: contentUrl },
       readyPattern: /^ready$/,
     },
     ui: true,
     log: (line) => console.log(line),
   });
-  client = new Client({ connection: await Connection.connect({ address: cluster.address }), namespace: cluster.namespace, dataConverter: turnpikeDataConverter });
+  client = new Client({ connection: await Connection.connect({ address: cluster.address }), namespace: cluster.namespace, dataConverter: createTurnpikeDataConverter({ contentStore }) });
 });
 
 afterAll(async () => {
   await client?.connection.close();
+  await contentStore?.close();
   await cluster?.stop();
   if (finished === 3) rmSync(directory, { recursive: true, force: true });
   else console.log(`cluster test failed: its logs are kept in ${path.join(directory, 'logs')}`);
 });
 
-function startTurn(workflowId: string, text: string, extra: Partial<AgentTurnInput> = {}): Promise<WorkflowHandle<typeof agentTurn>> {
+function startTurn(workflowId: string, text: string, extra: Partial<AgentTurnInput> = {}, document?: DocumentPart): Promise<WorkflowHandle<typeof agentTurn>> {
   return client.workflow.start<typeof agentTurn>('agentTurn', {
     taskQueue: TASK_QUEUE,
     workflowId,
     args: [{
       model: { provider: 'scripted', model: 'demo' },
-      messages: [{ role: 'user', content: text }],
+      messages: [{ role: 'user', content: document ? [{ type: 'text', text }, document] : text }],
       // A model call whose attempt is lost — its worker SIGKILLed, or the poll reply carrying it
       // lost while the server restarts — is retried only when its start-to-close timeout passes:
       // 5 minutes by default, for slow LLMs. The scripted model answers at once, so 10s here.
@@ -220,12 +230,14 @@ describe('turnpike on a PostgreSQL-backed Temporal cluster', () => {
     const mark = (what: string) => phases.push(`${what} at ${((Date.now() - began) / 1000).toFixed(0)}s`);
     const ids = Array.from({ length: TURNS }, (_, index) => `cluster-turn-${index}`);
     const indexOf = new Map(ids.map((id, index) => [id, index]));
+    // A 300 KB document every turn carries by reference, kept in the cluster's PostgreSQL.
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(300 * 1024)]);
+    const key = await storeContent(contentStore, pdf);
+    const document: DocumentPart = { type: 'document', source: { type: 'stored', ref: contentRef(key), mediaType: 'application/pdf', bytes: pdf.length } };
     // Two approval-gated charges per turn, one step after the other: every turn parks twice.
     const handles = await Promise.all(
       ids.map((id, index) =>
-        startTurn(id, `use charge_card with {"amount": ${index + 1}} then use charge_card with {"amount": ${index + 1001}}`, {
-          conversationId: `cluster-conversation-${index % 10}`,
-        }),
+        startTurn(id, `use charge_card with {"amount": ${index + 1}} then use charge_card with {"amount": ${index + 1001}}`, { conversationId: `cluster-conversation-${index % 10}` }, document),
       ),
     );
 
@@ -337,6 +349,9 @@ describe('turnpike on a PostgreSQL-backed Temporal cluster', () => {
     // Every turn completed with a valid history and the expected outcomes.
     expect(results.map((result) => result.status)).toEqual(Array(TURNS).fill('completed'));
     expect(results.every((result) => everyCallAnsweredOnce(result.messages))).toBe(true);
+    // Every model step read the document back from PostgreSQL (a step that cannot fails with
+    // ContentMissing, and its turn would not have completed), and it is there unchanged.
+    expect(Buffer.from(await readVerified(contentStore, key)).equals(pdf)).toBe(true);
     const expectedOutcomes = ids.map((_, index) => (index % DENY_EVERY === DENY_EVERY - 1 ? 'approved,denied' : 'approved,approved'));
     expect(results.map((result) => result.toolCalls.map((call) => call.outcome).join())).toEqual(expectedOutcomes);
 
