@@ -50,12 +50,15 @@ export function strictSchemaErrors(schema: unknown, name: string): string[] {
   const errors: string[] = [];
   let deepest = 0;
   let properties = 0;
-  const visit = (node: unknown, path: string[], depth: number) => {
+  // Nesting counts the objects on the path to a schema (the root object is level 1): OpenAI does
+  // not document how it counts, so this is the fake's reading of "levels of nesting".
+  const visit = (node: unknown, path: string[], outer: number) => {
     if (!isObject(node)) return;
-    deepest = Math.max(deepest, depth);
     const at = `In context=${contextOf(path)}`;
     for (const keyword of NOT_PERMITTED) if (keyword in node) errors.push(`${prefix}: ${at}, '${keyword}' is not permitted.`);
     const types = Array.isArray(node.type) ? node.type : [node.type];
+    const depth = types.includes('object') ? outer + 1 : outer;
+    deepest = Math.max(deepest, depth);
     if (types.includes('object')) {
       if (node.additionalProperties !== false) errors.push(`${prefix}: ${at}, 'additionalProperties' is required to be supplied and to be false.`);
       const keys = isObject(node.properties) ? Object.keys(node.properties) : [];
@@ -65,15 +68,15 @@ export function strictSchemaErrors(schema: unknown, name: string): string[] {
       if (missing.length > 0 || !Array.isArray(node.required)) {
         errors.push(`${prefix}: ${at}, 'required' is required to be supplied and to be an array including every key in properties. Missing '${missing[0] ?? ''}'.`);
       }
-      for (const key of keys) visit(node.properties[key], [...path, 'properties', key], depth + 1);
+      for (const key of keys) visit(node.properties[key], [...path, 'properties', key], depth);
     }
-    if (node.items !== undefined) visit(node.items, [...path, 'items'], depth + 1);
+    if (node.items !== undefined) visit(node.items, [...path, 'items'], depth);
     if (Array.isArray(node.anyOf)) node.anyOf.forEach((branch: unknown, index: number) => visit(branch, [...path, 'anyOf', String(index)], depth));
     for (const defs of ['$defs', 'definitions']) {
       if (isObject(node[defs])) for (const [key, value] of Object.entries(node[defs])) visit(value, [...path, defs, key], depth);
     }
   };
-  visit(schema, [], 1);
+  visit(schema, [], 0);
   if (deepest > MAX_NESTING) errors.push(`${prefix}: ${deepest} levels of nesting exceeds limit of ${MAX_NESTING}.`);
   if (properties > MAX_PROPERTIES) errors.push(`${prefix}: ${properties} parameters exceeds limit of ${MAX_PROPERTIES}.`);
   return errors;
