@@ -162,7 +162,10 @@ export function forcedTool(body: Json): string | undefined {
   return isObject(body?.tool_choice) && body.tool_choice.type === 'tool' && typeof body.tool_choice.name === 'string' ? body.tool_choice.name : undefined;
 }
 
-/** `output_config.format`, or the deprecated `output_format` (beta header `structured-outputs-2025-11-13`). */
+/**
+ * `output_config.format`, or the deprecated `output_format` (beta header
+ * `structured-outputs-2025-11-13`), which the doc says still works during the migration.
+ */
 function anthropicFormat(body: Record<string, Json>): { format: unknown; at: string } | undefined {
   if (isObject(body.output_config) && body.output_config.format != null) return { format: body.output_config.format, at: 'output_config.format' };
   if (body.output_format != null) return { format: body.output_format, at: 'output_format' };
@@ -175,7 +178,7 @@ function anthropicFormat(body: Record<string, Json>): { format: unknown; at: str
  * `parse` helpers strip them and validate client-side); no recursive `$ref`. The doc lists the
  * rules but not the API's wording, so the messages here name the field and the rule.
  */
-const ANTHROPIC_UNSUPPORTED = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'maxItems', 'uniqueItems'];
+const ANTHROPIC_UNSUPPORTED = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'maxItems', 'minProperties', 'maxProperties'];
 
 function anthropicSchemaErrors(schema: unknown, at: string): string[] {
   if (!isObject(schema)) return [`${at}.schema: Field required`];
@@ -214,9 +217,6 @@ export function validateAnthropicStructuredOutput(body: Record<string, Json>, th
       else if (!names.includes(choice.name)) errors.push(`Tool '${choice.name}' not found in provided tools`);
     }
     if (isObject(choice) && (choice.type === 'any' || choice.type === 'tool') && thinkingOn) errors.push('Thinking may not be enabled when tool_choice forces tool use.');
-  }
-  if (isObject(body.output_config) && body.output_config.format != null && body.output_format != null) {
-    errors.push('output_format: deprecated; it cannot be combined with output_config.format, which replaces it');
   }
   const found = anthropicFormat(body);
   if (found) {
