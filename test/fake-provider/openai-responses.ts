@@ -17,6 +17,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Json, ScriptedReply, ScriptedResponse } from './server.js';
+import { validateResponsesTextFormat } from './structured-output.js';
 
 /** What the scripted `finishReason` means here: the response `status`, or its `incomplete_details.reason`. */
 export const RESPONSES_FINISH_REASONS: readonly string[] = ['completed', 'max_output_tokens', 'content_filter', 'failed', 'cancelled'];
@@ -130,6 +131,7 @@ export function validateResponsesRequest(body: unknown, state: ResponsesState): 
   }
   errors.push(...validateServiceTierAndMetadata(body));
   errors.push(...validateTools(body.tools));
+  errors.push(...validateResponsesTextFormat(body));
   if (typeof body.input === 'string') {
     if (body.input.length === 0) errors.push("Invalid 'input': string too short. Expected a string with minimum length 1.");
   } else if (!Array.isArray(body.input) || body.input.length === 0) {
@@ -392,7 +394,7 @@ export function responsesReply(body: Json, scripted: ScriptedReply, nextId: (pre
     service_tier: body.service_tier === 'flex' || body.service_tier === 'priority' ? body.service_tier : 'default',
     store: body.store ?? true,
     temperature: body.temperature ?? 1,
-    text: { format: { type: 'text' } },
+    text: { format: body.text?.format ?? { type: 'text' } },
     tool_choice: 'auto',
     tools: body.tools ?? [],
     top_p: 1,

@@ -58,6 +58,13 @@ import {
   validateServiceTierAndMetadata,
 } from './openai-responses.js';
 import { PromptCache, validateCacheControl, type PromptCacheUsage } from './anthropic-cache.js';
+import {
+  impossibleStructuredReply,
+  openAIStructuredErrorFields,
+  resolveStructuredReply,
+  validateAnthropicStructuredOutput,
+  validateChatResponseFormat,
+} from './structured-output.js';
 import { ANTHROPIC_STREAM_ERROR, anthropicStreamFrames } from './anthropic-stream.js';
 import { OPENAI_STREAM_ERROR, openAIStreamFrames } from './openai-stream.js';
 import { responsesStreamError, responsesStreamFrames } from './openai-responses-stream.js';
@@ -126,6 +133,14 @@ export interface ScriptedReply extends ScriptedBase {
   reasoning?: Array<{ summary?: string[] }>;
   /** openai-responses only: the model declines, with a `refusal` content part instead of text. */
   refusal?: string;
+  /**
+   * A structured final answer (structured-output.ts), only for a request that asked for one: sent
+   * as the message's JSON text (OpenAI `response_format` / `text.format`, Anthropic
+   * `output_config.format`) or, when an Anthropic request forces a tool with `tool_choice`, as
+   * the input of that tool's `tool_use`. Excludes `text`, `toolCalls`, `noContent` and `refusal`.
+   * The fake does not check it against the request's schema: script one that conforms.
+   */
+  json?: unknown;
   /**
    * How the reply is delivered when the request asked for `stream: true` (ignored otherwise):
    * pause part-way until the test says so, drop the connection, or fail with the API's mid-stream error.
@@ -336,10 +351,11 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       return sendError(reply, provider, scripted.status, scripted.message, recorded.body);
     }
     let replyBody: Json;
-    if (provider === 'openai') replyBody = openAICompletion(recorded.body, scripted as ScriptedReply, nextId);
-    else if (provider === 'openai-responses') replyBody = responsesReply(recorded.body, scripted as ScriptedReply, nextId, responsesState);
+    const replyScript = resolveStructuredReply(provider, recorded.body, scripted as ScriptedReply);
+    if (provider === 'openai') replyBody = openAICompletion(recorded.body, replyScript, nextId);
+    else if (provider === 'openai-responses') replyBody = responsesReply(recorded.body, replyScript, nextId, responsesState);
     else {
-      replyBody = anthropicMessage(recorded.body, scripted as ScriptedReply, nextId, signer, promptCache.use(recorded.body));
+      replyBody = anthropicMessage(recorded.body, replyScript, nextId, signer, promptCache.use(recorded.body));
       const thinking = replyBody.content.filter((block: Json) => block.type === 'thinking' || block.type === 'redacted_thinking');
       for (const block of replyBody.content) if (block.type === 'tool_use') issuedThinking.set(block.id, thinking);
     }
@@ -373,7 +389,8 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     const impossible =
       impossibleReply(provider, scripted) ??
       ((scripted as ScriptedReply).thinking && !thinkingOn(body) ? 'thinking blocks scripted for a request that did not enable thinking' : undefined) ??
-      (provider === 'openai-responses' ? impossibleResponsesReply(body, scripted) : undefined);
+      (provider === 'openai-responses' ? impossibleResponsesReply(body, scripted) : undefined) ??
+      impossibleStructuredReply(provider, body, scripted);
     // Computed replies are only known now: answer a 500 the test will see, not a reply no API sends.
     return impossible ? { status: 500, message: `fake provider: impossible scripted reply: ${impossible}` } : scripted;
   }
@@ -506,12 +523,12 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
 }
 
 function sendError(reply: FastifyReply, provider: FakeProvider, status: number, message: string | undefined, body: Json) {
-  const errorBody = provider === 'anthropic' ? anthropicErrorBody(status, message, body) : openAIErrorBody(status, message, body);
+  const errorBody = provider === 'anthropic' ? anthropicErrorBody(status, message, body) : openAIErrorBody(status, message, body, message ? openAIStructuredErrorFields(provider, message) : undefined);
   return reply.code(status).send(errorBody);
 }
 
 /** `{ error: { message, type, param, code } }`, as api.openai.com answers. */
-export function openAIErrorBody(status: number, message?: string, body?: Json) {
+export function openAIErrorBody(status: number, message?: string, body?: Json, fields?: { param: string; code: string | null }) {
   const model = typeof body?.model === 'string' ? body.model : 'unknown';
   const [type, code, defaultMessage]: [string, string | null, string] =
     status === 400 ? ['invalid_request_error', null, 'Invalid request.']
@@ -522,7 +539,7 @@ export function openAIErrorBody(status: number, message?: string, body?: Json) {
     : status === 503 ? ['server_error', null, 'The engine is currently overloaded, please try again later']
     : status >= 500 ? ['server_error', null, 'The server had an error while processing your request. Sorry about that!']
     : ['invalid_request_error', null, `Request failed with status ${status}.`];
-  return { error: { message: message ?? defaultMessage, type, param: null, code } };
+  return { error: { message: message ?? defaultMessage, type, param: fields?.param ?? null, code: fields ? fields.code : code } };
 }
 
 /** `{ type: 'error', error: { type, message }, request_id }`, as api.anthropic.com answers. */
@@ -595,6 +612,7 @@ export function validateOpenAIRequest(body: unknown): string[] {
     errors.push(...validateOpenAIToolCallPairing(body.messages));
   }
   errors.push(...validateOpenAITools(body));
+  errors.push(...validateChatResponseFormat(body));
   for (const field of ['max_tokens', 'max_completion_tokens'] as const) {
     if (body[field] != null && !(Number.isInteger(body[field]) && body[field] >= 1)) {
       errors.push(`Invalid '${field}': integer below minimum value. Expected a value >= 1.`);
@@ -789,6 +807,7 @@ export function validateAnthropicRequest(body: unknown): string[] {
     }
   }
   errors.push(...validateAnthropicTools(body.tools));
+  errors.push(...validateAnthropicStructuredOutput(body, thinkingOn(body)));
   if (errors.length === 0) errors.push(...validateCacheControl(body));
   return errors;
 }
