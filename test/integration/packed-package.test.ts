@@ -202,7 +202,7 @@ async function outcomeOf(turnpike: TurnpikeClient, turnId: string, model: ModelS
 
 /** A turn whose 300 KB document goes by reference: where it was stored, and how the turn ended. */
 async function storedDocument(turnpike: TurnpikeClient, store: FileContentStore, turnId: string) {
-  const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(300 * 1024)]);
+  const pdf = Buffer.concat([Buffer.from('%PDF-1.7\\n'), randomBytes(300 * 1024)]);
   const content = [{ type: 'text' as const, text: 'Read this.' }, { type: 'document' as const, source: { type: 'base64' as const, mediaType: 'application/pdf', data: pdf.toString('base64') } }];
   const handle = await turnpike.startTurn({ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content }] }, { turnId });
   const status = (await handle.result()).status;
