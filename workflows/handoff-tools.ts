@@ -8,6 +8,8 @@
 import type { HandoffTarget, ToolSpec } from './types.js';
 
 export const HANDOFF_TOOL_PREFIX = 'transfer_to_';
+/** The patch of the paths a handoff takes, in the turn and in the conversation (docs/versioning.md). */
+export const HANDOFFS_PATCH = '0.2.0-handoffs';
 /**
  * Agent names: letters, digits, `_` and `-`, at most 52 characters, so that `transfer_to_<name>`
  * stays within the 64 characters both providers allow a tool name.

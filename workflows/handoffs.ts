@@ -11,14 +11,11 @@
  * turn goes on.
  */
 import * as wf from '@temporalio/workflow';
-import { HANDOFF_TOOL_PREFIX } from './handoff-tools.js';
+import { HANDOFF_TOOL_PREFIX, HANDOFFS_PATCH } from './handoff-tools.js';
 import { errorSettlement, type Settlement } from './tool-results.js';
 import { finish } from './turn-endings.js';
 import type { TurnContext } from './turn-context.js';
 import type { AgentTurnResult, ToolCallPart } from './types.js';
-
-/** The patch of the path a handoff call takes (docs/versioning.md). */
-export const HANDOFFS_PATCH = '0.2.0-handoffs';
 
 /** Whether the call is of one of the turn's handoff tools. */
 export function isHandoffCall(turn: TurnContext, call: ToolCallPart): boolean {
