@@ -7,11 +7,15 @@
  * agent survives the conversation's continue-as-new.
  */
 import { randomUUID } from 'node:crypto';
+import { WorkflowFailedError } from '@temporalio/client';
 import { z } from 'zod';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.js';
+import { parseTokenMap } from '../../api/auth.js';
+import { buildApi } from '../../api/server.js';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
 import { conversationEventsQuery } from '../../workflows/definitions.js';
+import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';
 import type { ConversationEvent } from '../../workflows/turn-events.js';
 import type { AgentConversationInput, AgentDefinition, AgentTurnResult, ModelSettings } from '../../workflows/types.js';
 import type { FakeProvider, RecordedRequest, ScriptedEntry } from '../fake-provider/server.js';
@@ -218,6 +222,40 @@ describe('handoffs', () => {
       await expect(client.conversation(conversationId).describe()).rejects.toThrow();
     }
     expect(fake.requests).toHaveLength(0);
+
+    // A turn started on its own checks its handoffs as it checks the rest of its input.
+    const turn = await turnpike.startTurn({ text: 'hello', handoffs: [{ agent: 'two words', description: '' }] });
+    const failure = await turn.result().then(() => undefined, (caught: unknown) => caught as WorkflowFailedError);
+    expect(failure).toBeInstanceOf(WorkflowFailedError);
+    expect(failure!.cause).toMatchObject({ type: INVALID_TURN_INPUT, message: expect.stringMatching(/agentTurn input\.handoffs\[0\]\.agent must match/) });
+  });
+
+  it('takes agents over HTTP with the first message, and refuses invalid ones with 400', async () => {
+    const api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
+    try {
+      const post = async (conversationId: string, body: unknown) => {
+        const response = await api.inject({
+          method: 'POST',
+          url: `/api/conversations/${conversationId}/messages`,
+          headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
+          payload: JSON.stringify(body),
+        });
+        return { status: response.statusCode, body: response.json() as { error?: { type: string; message: string } } };
+      };
+      const valid = agents('openai');
+      const refused = await post(`handoff-${randomUUID()}`, { text: 'hello', agents: { ...valid, billing: { ...valid.billing!, handoffs: ['nobody'] } } });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toEqual({ type: 'InvalidRequest', message: expect.stringMatching(/agents\.billing: handoffs names "nobody"/) });
+
+      fake.script('openai', [{ toolCalls: [{ name: 'transfer_to_billing', input: {} }] }, { text: 'Billing here.' }]);
+      const conversationId = `handoff-${randomUUID()}`;
+      const accepted = await post(conversationId, { text: 'A refund, please.', agents: valid, agent: 'triage' });
+      expect(accepted.status).toBe(202);
+      expect((await waitForIdle(conversationId, 1)).agent).toBe('billing');
+      expect(requestsOf('openai').map((request) => seen('openai', request).system)).toEqual(['You are triage.', 'You are billing.']);
+    } finally {
+      await api.close();
+    }
   });
 
   it('follows at most 5 handoffs in a row without a user message; a sixth gets an error result, and a user message allows more', async () => {
