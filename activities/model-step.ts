@@ -11,8 +11,9 @@
  */
 import type { Context } from '@temporalio/activity';
 import { cutOffStatus } from '../workflows/cut-off-step.js';
+import { withHandoffTools } from '../workflows/handoff-tools.js';
 import { modelToolsOf, toolSetHash } from '../workflows/tool-set.js';
-import type { DescribedTools, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec, ToolCallDisposition, ToolCallPart } from '../workflows/types.js';
+import type { DescribedTools, HandoffTarget, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec, ToolCallDisposition, ToolCallPart } from '../workflows/types.js';
 import type { PrepareToolCallsInput } from './prepare-tool-calls.js';
 import { resolveModelStep, type ModelStepCaches } from './transcript-source.js';
 
@@ -30,7 +31,7 @@ export async function runModelStep(
   call: (input: ModelStepInput) => Promise<ModelStepResult>,
 ): Promise<ModelStepResult> {
   const { describeTools, ...step } = request;
-  const described = describeTools ? await tools.describe(describeTools.names) : undefined;
+  const described = describeTools ? withHandoffs(await tools.describe(describeTools.names), describeTools.handoffs) : undefined;
   if (described) {
     // Sent inline and by hash, so the worker keeps them for the steps that send the hash alone.
     step.tools = modelToolsOf(described.specs);
@@ -43,6 +44,11 @@ export async function runModelStep(
   });
   const dispositions = await prepareCalls(result, offered, tools);
   return { ...result, ...(described ? { described } : {}), ...(dispositions ? { dispositions } : {}) };
+}
+
+/** The worker's tools and the turn's handoff tools (workflows/handoff-tools.ts), which the turn settles itself. */
+function withHandoffs(described: DescribedTools, handoffs: HandoffTarget[] | undefined): DescribedTools {
+  return handoffs && handoffs.length > 0 ? { ...described, specs: withHandoffTools(described.specs, handoffs) } : described;
 }
 
 /** One disposition per tool call of the step, null for a tool it did not offer; none when no call is of an offered tool, or the step was cut off (its calls never run). */

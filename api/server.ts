@@ -22,7 +22,7 @@ import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type Park
 import { mayDecide } from '../workflows/call-checks.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
 import { isTurnEnded } from '../workflows/turn-statuses.js';
-import type { AgentTurnInput, UserContentPart } from '../workflows/types.js';
+import type { AgentDefinition, AgentTurnInput, UserContentPart } from '../workflows/types.js';
 import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
@@ -125,6 +125,20 @@ const sendMessageBody = z.strictObject({
   policy: z.enum(['queue', 'supersede']).optional(),
   model: modelSchema.optional(),
   system: z.string().optional(),
+  /** The conversation's agents and the one that answers first (see docs/conversations.md, "Handoffs"); the conversation checks them. */
+  agents: z
+    .record(
+      z.string(),
+      z.strictObject({
+        model: modelSchema,
+        system: z.string().optional(),
+        tools: z.array(z.string()).optional(),
+        handoffs: z.array(z.string()).optional(),
+        description: z.string().optional(),
+      }),
+    )
+    .optional(),
+  agent: z.string().optional(),
 });
 
 const turnParams = z.object({ turnId: z.string().min(1) });
@@ -388,8 +402,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     { schema: { params: z.object({ conversationId: z.string().min(1).max(200) }), body: sendMessageBody } },
     async (request, reply) => {
       const { conversationId } = request.params;
-      const { model, system, content, ...message } = request.body;
-      const conversation = { model: model ?? { provider: 'scripted' as const, model: 'demo' }, ...(system ? { system } : {}) };
+      const { model, system, content, agents, agent, ...message } = request.body;
+      const conversation = {
+        ...(model || !agents ? { model: model ?? { provider: 'scripted' as const, model: 'demo' } } : {}),
+        ...(system ? { system } : {}),
+        ...(agents ? { agents: agents as Record<string, AgentDefinition> } : {}),
+        ...(agent !== undefined ? { agent } : {}),
+      };
       // The parts' details are the conversation's to check: it refuses a bad one before accepting the message.
       const parts = content ? { content: content as unknown as UserContentPart[] } : {};
       // A first message creates the conversation, with the caller as its starter; later ones come from its readers.

@@ -34,6 +34,7 @@ import { readConversationEvents, type ConversationStreamEvent } from './conversa
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
+import { agentsProblem } from '../workflows/conversation-agents.js';
 import { messageProblem } from '../workflows/field-limits.js';
 import { isRejectionType } from '../workflows/rejection-types.js';
 import { agentConversationIdKey, agentTurnStatusKey } from '../workflows/search-attributes.js';
@@ -400,6 +401,9 @@ export class TurnpikeClient {
     },
   ): Promise<SendMessageResult> {
     const { conversationId, conversation, startedBy, ...given } = request;
+    // Settings the conversation could not run are refused before anything starts.
+    const settingsProblem = agentsProblem(conversation);
+    if (settingsProblem) throw new TurnpikeRejectedError(`Invalid conversation settings: ${settingsProblem}`, 'InvalidRequest');
     const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, this.contentStore) } : given;
     const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
       workflowId: conversationId,

@@ -17,6 +17,7 @@ import {
   turnFinishedSignal,
 } from './definitions.js';
 import { agentTurn } from './agent-turn.js';
+import { activeModel, agentsProblem, agentTurnSettings, followHandoff, handoffTurnId, startingAgent } from './conversation-agents.js';
 import { EventStream } from './event-stream.js';
 import { setSignalHandler, setUpdateHandler } from './message-handlers.js';
 import type { ConversationEvent } from './turn-events.js';
@@ -32,6 +33,7 @@ import type {
   HistoryPage,
   HistoryPageRequest,
   Message,
+  ModelSettings,
   QueuedMessage,
   SendMessageInput,
   SendMessageResult,
@@ -68,6 +70,11 @@ class Conversation {
     this.conversationId = input.conversationId ?? wf.workflowInfo().workflowId;
     this.state = input.carried ?? { history: [], turnCount: 0, queue: [], finished: [], seen: [], failedTurns: [], runs: 0 };
     this.state.runs += input.carried ? 1 : 0;
+    // The active agent (with agents) is carried across continue-as-new.
+    if (this.state.agent === undefined && !agentsProblem(input)) {
+      const agent = startingAgent(input);
+      if (agent !== undefined) this.state.agent = agent;
+    }
   }
 
   installHandlers(): void {
@@ -76,6 +83,9 @@ class Conversation {
       validator: (request) => {
         const shape = sendMessageInputSchema().safeParse(request);
         if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
+        // A conversation started with settings it cannot run takes no message.
+        const settings = agentsProblem(this.input);
+        if (settings) throw rejection('InvalidRequest', `Invalid conversation settings: ${settings}`);
         const problem = this.contentProblem(shape.data as SendMessageInput);
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
@@ -98,7 +108,8 @@ class Conversation {
       await wf.condition(
         () => this.finishedCurrent() !== undefined || (!this.state.current && this.state.queue.length > 0) || wf.workflowInfo().continueAsNewSuggested,
       );
-      this.absorbFinishedTurn();
+      const handoff = this.absorbFinishedTurn();
+      if (handoff) await this.startHandoffTurn(handoff);
       if (!this.state.current && this.state.queue.length > 0) await this.startNextTurn();
       if (wf.workflowInfo().continueAsNewSuggested) {
         // Every handler done first, so no accepted message is lost between runs; the stream's
@@ -153,7 +164,7 @@ class Conversation {
    */
   private contentProblem(request: SendMessageInput): string | undefined {
     if (!request.content) return undefined;
-    const provider = request.options?.model?.provider ?? this.input.model.provider;
+    const provider = request.options?.model?.provider ?? activeModel(this.input, this.state).provider;
     const own = binaryPartsProblem([{ role: 'user', content: request.content }], provider);
     if (own) return own.replace(/^messages\[0\]\./, '').replace(/^messages: /, 'content: ');
     const withHistory = binaryPartsProblem([...this.state.history, userMessage(request)], provider);
@@ -170,39 +181,64 @@ class Conversation {
     return current ? this.state.finished.find((finished) => finished.turnWorkflowId === current.turnWorkflowId) : undefined;
   }
 
-  /** Appends the user message and what the finished turn added; a failed turn keeps the user message. */
-  private absorbFinishedTurn(): void {
+  /**
+   * Appends the user message and what the finished turn added; a failed turn keeps the user
+   * message. A turn that went on after a handoff adds only its own messages. Returns the
+   * handoff the turn ended with, once the new agent is the active one.
+   */
+  private absorbFinishedTurn(): { from: string; to: string; current: NonNullable<ConversationCarryOver['current']> } | undefined {
     const finished = this.finishedCurrent();
     const current = this.state.current;
-    if (!finished || !current) return;
-    this.state.history.push(userMessage(current));
+    if (!finished || !current) return undefined;
+    if (!current.handoff) this.state.history.push(userMessage(current));
     if (finished.result) this.state.history.push(...finished.result.messages);
     else this.state.failedTurns.push(current.turnWorkflowId);
     // Reports of turns that are not current (a stale duplicate) are dropped with it.
     this.state.finished = this.state.finished.filter((entry) => entry.turnWorkflowId !== current.turnWorkflowId);
     this.state.current = undefined;
     this.stream.publish({ type: 'turn-ended', turnId: current.turnWorkflowId, turnNumber: current.turnNumber, failed: !finished.result });
+    const handoff = followHandoff(this.input, this.state, finished.result);
+    if (!handoff) return undefined;
+    this.stream.publish({ type: 'handoff', turnId: current.turnWorkflowId, ...handoff });
+    // A newer message superseded the turn: that message goes to the new agent instead.
+    return finished.result?.supersededBy === undefined ? { ...handoff, current } : undefined;
+  }
+
+  /** Starts the turn of the agent a handoff named, on the same user message, which the history holds already. */
+  private async startHandoffTurn({ from, to, current }: { from: string; to: string; current: NonNullable<ConversationCarryOver['current']> }): Promise<void> {
+    const turnWorkflowId = handoffTurnId(this.conversationId, current.turnNumber, this.state.handoffsInARow ?? 1);
+    const { handoff: _earlier, ...message } = current;
+    this.state.current = { ...message, turnWorkflowId, handoff: { from, to } };
+    await this.startTurn(turnWorkflowId, current.turnNumber, current.messageId, agentTurnSettings(this.input, this.state), [...this.state.history]);
   }
 
   /** Starts the first queued message's turn; `current` is set before the first await, so it never starts twice. */
   private async startNextTurn(): Promise<void> {
     const next = this.state.queue.shift() as QueuedMessage;
-    const options = { ...this.input, ...next.options };
+    // A user message: the agents may hand the conversation on again.
+    if (this.state.handoffsInARow) this.state.handoffsInARow = 0;
+    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
+    const options = { ...agentTurnSettings(this.input, this.state), ...next.options };
+    await this.startTurn(next.turnWorkflowId, next.turnNumber, next.messageId, options, [...this.state.history, userMessage(next)]);
+  }
+
+  private async startTurn(turnWorkflowId: string, turnNumber: number, messageId: string, options: ReturnType<typeof agentTurnSettings>, messages: Message[]): Promise<void> {
     const turnInput: AgentTurnInput = {
       conversationId: this.conversationId,
-      model: options.model,
-      messages: [...this.state.history, userMessage(next)],
+      model: options.model as ModelSettings,
+      messages,
       ...(options.system !== undefined ? { system: options.system } : {}),
       ...(options.tools !== undefined ? { tools: options.tools } : {}),
       ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
       ...(options.approvalTimeout !== undefined ? { approvalTimeout: options.approvalTimeout } : {}),
       ...(options.clientToolTimeout !== undefined ? { clientToolTimeout: options.clientToolTimeout } : {}),
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
+      ...(options.handoffs !== undefined ? { handoffs: options.handoffs } : {}),
+      ...(options.handoffsRefused !== undefined ? { handoffsRefused: options.handoffsRefused } : {}),
     };
-    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
-    this.stream.publish({ type: 'turn-started', turnId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId });
+    this.stream.publish({ type: 'turn-started', turnId: turnWorkflowId, turnNumber, messageId });
     await wf.startChild(agentTurn, {
-      workflowId: next.turnWorkflowId,
+      workflowId: turnWorkflowId,
       args: [turnInput],
       // The turn outlives a continue-as-new of the conversation and reports back by signal.
       parentClosePolicy: 'ABANDON',
@@ -228,6 +264,7 @@ class Conversation {
       queued: this.state.queue.map(({ messageId, turnWorkflowId }) => ({ messageId, turnWorkflowId })),
       failedTurns: [...this.state.failedTurns],
       runs: this.state.runs,
+      ...(this.state.agent !== undefined ? { agent: this.state.agent } : {}),
     };
   }
 }

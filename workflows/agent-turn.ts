@@ -17,6 +17,8 @@ import { binaryPartsProblem } from './binary-parts.js';
 import { cutOffStatus } from './cut-off-step.js';
 import { turnFinishedSignal } from './definitions.js';
 import { modelSettingsProblem } from './model-settings.js';
+import { handoffTargetsProblem } from './handoff-tools.js';
+import { finishHandoff } from './handoffs.js';
 import { INVALID_TURN_INPUT } from './rejection-types.js';
 import { settleStep, toRetryPolicy } from './settle-step.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
@@ -91,6 +93,7 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     if (calls.length === 0) return finish(turn, 'completed', lastText);
     const results = await settleStep(turn, calls, renamed, response.dispositions ?? []);
     turn.appended.push({ role: 'tool', content: results });
+    if (turn.handoff) return finishHandoff(turn, lastText);
     if (turn.superseded) return finish(turn, 'cancelled', lastText);
   }
   return finish(turn, 'max-steps', lastText);
@@ -105,7 +108,7 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
 function modelStep(turn: TurnContext): ModelStepRequest {
   const { input, transcript } = turn;
   const tools: Partial<ModelStepRequest> = turn.toolsHash === undefined
-    ? { describeTools: input.tools !== undefined ? { names: input.tools } : {} }
+    ? { describeTools: { ...(input.tools !== undefined ? { names: input.tools } : {}), ...(input.handoffs?.length ? { handoffs: input.handoffs } : {}) } }
     : { ...(transcript.uncached ? { tools: turn.modelTools } : {}), toolsHash: turn.toolsHash };
   return {
     model: input.model,
@@ -152,6 +155,8 @@ function validateInput(input: AgentTurnInput): void {
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     invalidInput('agentTurn input.maxSteps must be a positive integer');
   }
+  const handoffsProblem = handoffTargetsProblem(input.handoffs);
+  if (handoffsProblem) invalidInput(`agentTurn input.${handoffsProblem}`);
   for (const key of ['events', 'bytes'] as const) {
     const value = input.historyLimit?.[key];
     if (value !== undefined && (!Number.isInteger(value) || value < 100)) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least 100`);

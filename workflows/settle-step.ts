@@ -8,6 +8,7 @@
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
 import type { CallEntry, CallKind } from './call-ledger.js';
+import { isHandoffCall, settleHandoff } from './handoffs.js';
 import { inputHash } from './input-hash.js';
 import { recordDecision } from './park-telemetry.js';
 import { awaitApproval, awaitClientResult, supersededSettlement } from './parking.js';
@@ -23,7 +24,7 @@ import type { ActivityCallOptions, ApprovalRecord, ToolCallDisposition, ToolCall
 export async function settleStep(turn: TurnContext, calls: ToolCallPart[], repeated: Set<string>, dispositions: Array<ToolCallDisposition | null>): Promise<ToolResultPart[]> {
   turn.openStep = calls;
   const byCall = new Map(
-    calls.map((call, index) => [call, turn.specs.has(call.toolName) && !repeated.has(call.toolCallId) ? (dispositions[index] ?? undefined) : undefined]),
+    calls.map((call, index) => [call, turn.specs.has(call.toolName) && !repeated.has(call.toolCallId) && !isHandoffCall(turn, call) ? (dispositions[index] ?? undefined) : undefined]),
   );
   await Promise.all(
     calls.map(async (call) => {
@@ -52,6 +53,7 @@ async function settleCall(turn: TurnContext, entry: CallEntry, disposition: Tool
   const { call } = entry;
   const spec = turn.specs.get(call.toolName);
   if (turn.superseded) return supersededSettlement(turn, entry);
+  if (isHandoffCall(turn, call)) return settleHandoff(turn, call);
   if (spec && !disposition) {
     return errorSettlement('error', `This call repeated an earlier tool call id, so it was not run. Use a new id for each call.`);
   }

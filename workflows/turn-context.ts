@@ -56,6 +56,8 @@ export class TurnContext {
   openStep?: ToolCallPart[];
   /** Set by supersedeTurn: no further tool runs or parks, and the turn ends after this step. */
   superseded?: { reason: string; messageId?: string };
+  /** Set when the model handed the conversation to another agent (handoffs.ts). */
+  handoff?: { to: string };
   /** Set when a cut-off step ended the turn. */
   cutOff?: CutOffStep;
   /** Questions MCP servers asked while a call ran (see elicitations.ts). */

@@ -90,7 +90,9 @@ export interface TurnEventRecord {
  */
 export type ConversationEvent =
   | { type: 'turn-started'; turnId: string; turnNumber: number; messageId: string }
-  | { type: 'turn-ended'; turnId: string; turnNumber: number; failed: boolean };
+  | { type: 'turn-ended'; turnId: string; turnNumber: number; failed: boolean }
+  /** The turn `turnId` handed the conversation from agent `from` to agent `to`. */
+  | { type: 'handoff'; turnId: string; from: string; to: string };
 
 /** Request of the `turnEvents` query: the events from an offset (default 0). */
 export interface StreamEventsRequest {

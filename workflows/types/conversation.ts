@@ -22,8 +22,28 @@ export interface TurnOptions {
   modelCallOptions?: ActivityCallOptions;
 }
 
-export interface AgentConversationInput extends TurnOptions {
+/**
+ * One agent of a conversation: its own model, system prompt and tools, and the agents it may
+ * hand the conversation to (by name). Data only; see docs/conversations.md, "Handoffs".
+ */
+export interface AgentDefinition {
   model: ModelSettings;
+  system?: string;
+  /** Registered tool names it is offered (default: all). */
+  tools?: string[];
+  /** Names of the conversation's other agents it may hand the conversation to. */
+  handoffs?: string[];
+  /** What the model of an agent that may hand to this one is told about it. */
+  description?: string;
+}
+
+export interface AgentConversationInput extends TurnOptions {
+  /** Required unless `agents` is given; then each agent's own model is used. */
+  model?: ModelSettings;
+  /** The conversation's agents by name (letters, digits, `_`, `-`; at most 52 characters). */
+  agents?: Record<string, AgentDefinition>;
+  /** The agent that answers first (default: the first of `agents`). */
+  agent?: string;
   /** Default: the workflow id. */
   conversationId?: string;
   /** Default 'queue'. */
@@ -84,7 +104,15 @@ export interface ConversationCarryOver {
   history: Message[];
   turnCount: number;
   queue: QueuedMessage[];
-  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string; content?: UserContentPart[] };
+  /**
+   * The turn running now. `handoff`: a turn that goes on with the agent a handoff named, on the
+   * same user message (which the history already holds).
+   */
+  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string; content?: UserContentPart[]; handoff?: { from: string; to: string } };
+  /** With `agents`: the agent that answers now. */
+  agent?: string;
+  /** Handoffs since the last user message, against ping-pong between agents. */
+  handoffsInARow?: number;
   finished: TurnFinishedInput[];
   /** Recent message ids and their replies, for idempotent sendMessage. */
   seen: Array<[string, SendMessageResult]>;
@@ -104,6 +132,8 @@ export interface ConversationState {
   failedTurns: string[];
   /** How many runs (continue-as-new) this conversation has had. */
   runs: number;
+  /** With `agents`: the agent that answers now. */
+  agent?: string;
 }
 
 export interface HistoryPageRequest {

@@ -6,6 +6,7 @@ import type { TurnEvent } from '../turn-events.js';
 import type { AssistantMessage, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { DescribedTools, ModelToolSpec, ToolCallDisposition } from './tools.js';
+import type { HandoffTarget } from './turn.js';
 
 /** One model step, as providers receive it: the whole transcript. */
 export interface ModelStepInput {
@@ -61,9 +62,10 @@ export interface ModelStepRequest {
   stream?: ModelStepInput['stream'];
   /**
    * Set on a turn's first step, which carries no tools: the activity describes the worker's tools
-   * of these names (all when `names` is absent), offers them, and returns them as `described`.
+   * of these names (all when `names` is absent), and the handoff tools of `handoffs`, offers
+   * them, and returns them as `described`.
    */
-  describeTools?: { names?: string[] };
+  describeTools?: { names?: string[]; handoffs?: HandoffTarget[] };
 }
 
 export interface ModelStepResult {

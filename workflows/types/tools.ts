@@ -27,7 +27,8 @@ export interface ActivityCallOptions {
 
 /** What the workflow knows of a registered tool: data only, no functions. */
 export interface ToolSpec extends ModelToolSpec {
-  kind: 'server' | 'client';
+  /** `handoff`: a `transfer_to_<agent>` tool, settled by the turn itself (workflows/handoffs.ts). */
+  kind: 'server' | 'client' | 'handoff';
   outputSchema?: JsonSchema;
   /** 'never': runs at once; 'always': every call parks; 'policy': a function on the worker decides per call. */
   approval: 'never' | 'always' | 'policy';

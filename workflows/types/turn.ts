@@ -39,6 +39,19 @@ export interface AgentTurnInput {
   historyLimit?: HistoryLimit;
   /** Set by the turn itself when it hands over: everything the next run carries on with. */
   carried?: TurnCarryOver;
+  /**
+   * Agents this turn may hand the conversation to: the model is offered `transfer_to_<agent>`
+   * for each, and a call of one ends the turn with `handoff` (see docs/conversations.md).
+   */
+  handoffs?: HandoffTarget[];
+  /** Set when handoffs are offered but not allowed now: every handoff call gets this error result instead. */
+  handoffsRefused?: string;
+}
+
+/** An agent a turn may hand the conversation to, and what the model is told about it. */
+export interface HandoffTarget {
+  agent: string;
+  description: string;
 }
 
 export interface HistoryLimit {
@@ -115,6 +128,8 @@ export interface AgentTurnResult {
   cutOff?: CutOffStep;
   /** Every approval decision of the turn, oldest first (absent when none). */
   decisions?: DecisionRecord[];
+  /** Set when the model handed the conversation to another agent (status is then 'completed'). */
+  handoff?: { to: string };
 }
 
 export interface PendingToolCall {
