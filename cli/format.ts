@@ -88,6 +88,7 @@ export function status(value: TurnStatus, colors: Colors): string {
     case 'max-steps':
     case 'max-tokens':
     case 'refused':
+    case 'invalid-output':
     case 'cancelled':
       return colors.red(value);
   }

@@ -6,6 +6,7 @@ import type { TurnEvent } from '../turn-events.js';
 import type { AssistantMessage, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { DescribedTools, ModelToolSpec, ToolCallDisposition } from './tools.js';
+import type { TurnOutputSpec } from './turn.js';
 
 /** One model step, as providers receive it: the whole transcript. */
 export interface ModelStepInput {
@@ -21,6 +22,11 @@ export interface ModelStepInput {
    * and history budgets however long it streams.
    */
   stream?: { step: number; signalsBefore?: number };
+  /**
+   * Set by turns that ask for a typed final answer: the provider asks the model natively for JSON
+   * matching the schema (`name` and `maxRetries` filled in by the turn). Tools stay offered.
+   */
+  output?: TurnOutputSpec;
 }
 
 /**
@@ -59,6 +65,8 @@ export interface ModelStepRequest {
   toolsHash?: string;
   /** As in {@link ModelStepInput}: set by turns that stream. */
   stream?: ModelStepInput['stream'];
+  /** As in {@link ModelStepInput}: set by turns that ask for a typed final answer. */
+  output?: TurnOutputSpec;
   /**
    * Set on a turn's first step, which carries no tools: the activity describes the worker's tools
    * of these names (all when `names` is absent), offers them, and returns them as `described`.
