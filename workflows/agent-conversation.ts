@@ -23,6 +23,7 @@ import type { ConversationEvent } from './turn-events.js';
 import { binaryPartsProblem } from './binary-parts.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
+import { outputSpecProblem } from './typed-output.js';
 import { agentConversationIdKey } from './search-attributes.js';
 import type {
   AgentConversationInput,
@@ -76,7 +77,7 @@ class Conversation {
       validator: (request) => {
         const shape = sendMessageInputSchema().safeParse(request);
         if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
-        const problem = this.contentProblem(shape.data as SendMessageInput);
+        const problem = this.contentProblem(shape.data as SendMessageInput) ?? this.outputProblem(shape.data as SendMessageInput);
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
@@ -122,7 +123,7 @@ class Conversation {
     const turnWorkflowId = `${this.conversationId}/turn-${turnNumber}`;
     const queued = this.state.current !== undefined || this.state.queue.length > 0;
     const { content } = request;
-    this.state.queue.push({ messageId, text: request.text, ...(content ? { content } : {}), ...(request.options ? { options: request.options } : {}), turnWorkflowId, turnNumber });
+    this.state.queue.push({ messageId, text: request.text, ...(content ? { content } : {}), ...(request.options ? { options: request.options } : {}), ...(request.output ? { output: request.output } : {}), turnWorkflowId, turnNumber });
 
     const policy = request.policy ?? this.input.policy ?? 'queue';
     const current = this.state.current;
@@ -158,6 +159,12 @@ class Conversation {
     if (own) return own.replace(/^messages\[0\]\./, '').replace(/^messages: /, 'content: ');
     const withHistory = binaryPartsProblem([...this.state.history, userMessage(request)], provider);
     return withHistory ? `content, with the conversation's history: ${withHistory}` : undefined;
+  }
+
+  /** Why a message's typed answer (`output`) cannot go to its turn, or undefined (typed-output.ts). */
+  private outputProblem(request: SendMessageInput): string | undefined {
+    if (request.output === undefined) return undefined;
+    return outputSpecProblem(request.output, request.options?.model?.provider ?? this.input.model.provider);
   }
 
   private remember(messageId: string, result: SendMessageResult): void {
@@ -198,6 +205,7 @@ class Conversation {
       ...(options.approvalTimeout !== undefined ? { approvalTimeout: options.approvalTimeout } : {}),
       ...(options.clientToolTimeout !== undefined ? { clientToolTimeout: options.clientToolTimeout } : {}),
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
+      ...(next.output !== undefined ? { output: next.output } : {}),
     };
     this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
     this.stream.publish({ type: 'turn-started', turnId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId });
