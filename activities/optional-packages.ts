@@ -21,7 +21,7 @@ export const OPTIONAL_PEERS = {
   'openid-client': '^6.9.0',
   pg: '^8.23.1',
   '@aws-sdk/client-s3': '^3.1169.0',
-  ai: '^7.0.0',
+  ai: '^7.0.173',
 } as const;
 
 export type OptionalPeer = keyof typeof OPTIONAL_PEERS;
