@@ -6,9 +6,13 @@
  * its errors, ends `invalid-output` when corrections run out, and survives a worker restart while
  * a call is parked before the answer.
  */
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, WorkflowFailedError } from '@temporalio/client';
+import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { parseTokenMap } from '../../api/auth.js';
+import { buildApi } from '../../api/server.js';
 import { toOutputSpec, TurnpikeClient, typedOutput, type OutputStreamItem } from '../../client/index.js';
 import { approveToolCallSignal } from '../../workflows/definitions.js';
 import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';
@@ -21,14 +25,17 @@ import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
+let api: FastifyInstance;
 
 beforeAll(async () => {
   fake = await useFakeProviders();
   turnpike = await startTurnpike({ tools: testTools });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
 });
 
 afterAll(async () => {
+  await api?.close();
   await turnpike?.stop();
   await fake?.restore();
 });
@@ -195,5 +202,41 @@ describe('a turn with an invalid output spec', () => {
     expect((cause as ApplicationFailure).type).toBe(INVALID_TURN_INPUT);
     expect(cause!.message).toBe(`agentTurn input.${message}`);
     expect(fake.requests).toEqual([]);
+  });
+});
+
+describe('the HTTP API', () => {
+  async function post(url: string, body: unknown) {
+    const response = await api.inject({ method: 'POST', url, headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions read response bodies freely
+    return { status: response.statusCode, body: response.json() as Record<string, any> };
+  }
+
+  it('starts a turn with a typed answer', async () => {
+    fake.script('openai', [{ json: { city: 'Lisbon', days: 4 } }]);
+    const turnId = `typed-${randomUUID()}`;
+    const started = await post('/api/turns', { turnId, input: { model: MODELS.openai, messages: [{ role: 'user', content: 'Plan a trip.' }], output: { schema: TRIP_SCHEMA, name: 'trip' } } });
+    expect(started).toMatchObject({ status: 201, body: { turnId } });
+    expect(await client.turnOutput(turnId, Trip)).toEqual({ city: 'Lisbon', days: 4 });
+    expect(nativeFormat('openai', fake.requests[0])).toMatchObject({ json_schema: { name: 'trip', strict: true } });
+  });
+
+  it('sends a conversation message whose turn alone answers typed, and refuses an invalid output spec, changing nothing', async () => {
+    fake.script('anthropic', [{ json: { city: 'Lisbon', days: 4 } }, { text: 'Anything else?' }]);
+    const url = `/api/conversations/typed-${randomUUID()}/messages`;
+    const model = MODELS.anthropic;
+    const refused = await post(url, { text: 'Plan a trip.', model, output: { schema: { type: 'object', properties: {} } } });
+    expect(refused).toMatchObject({ status: 400, body: { error: { type: 'InvalidRequest', message: 'Invalid sendMessage: output.schema: additionalProperties must be false for Anthropic structured outputs' } } });
+
+    const first = await post(url, { text: 'Plan a trip.', model, output: { schema: TRIP_SCHEMA } });
+    expect(first).toMatchObject({ status: 202, body: { turnNumber: 1 } });
+    expect(await client.turnOutput(first.body.turnWorkflowId, Trip)).toEqual({ city: 'Lisbon', days: 4 });
+    const second = await post(url, { text: 'Thanks.', model });
+    const result = await client.turnResult(second.body.turnWorkflowId, { waitForStart: true });
+    expect(result).toMatchObject({ status: 'completed', text: 'Anything else?' });
+    expect(result.output).toBeUndefined();
+    const requests = requestsOf('anthropic');
+    expect(requests.map((request) => request.body.output_config !== undefined)).toEqual([true, false]);
+    expect(requests.flatMap((request) => request.errors)).toEqual([]);
   });
 });
