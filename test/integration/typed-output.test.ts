@@ -12,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseTokenMap } from '../../api/auth.js';
+import { runCli } from '../../cli/main.js';
 import { buildApi } from '../../api/server.js';
 import { toOutputSpec, TurnpikeClient, typedOutput, type OutputStreamItem } from '../../client/index.js';
 import { approveToolCallSignal } from '../../workflows/definitions.js';
@@ -238,5 +239,25 @@ describe('the HTTP API', () => {
     const requests = requestsOf('anthropic');
     expect(requests.map((request) => request.body.output_config !== undefined)).toEqual([true, false]);
     expect(requests.flatMap((request) => request.errors)).toEqual([]);
+  });
+});
+
+describe('the CLI', () => {
+  async function cli(...argv: string[]) {
+    const run = { code: -1, stdout: '', stderr: '' };
+    run.code = await runCli(argv, { client, stdout: { write: (chunk: string) => (run.stdout += chunk), isTTY: false }, stderr: { write: (chunk: string) => (run.stderr += chunk) } });
+    return run;
+  }
+
+  it('starts a turn with --output-schema and shows its typed output', async () => {
+    fake.script('openai', [{ json: { city: 'Lisbon', days: 4 } }]);
+    const turnId = `typed-cli-${randomUUID()}`;
+    const started = await cli('start', '--model', 'openai:gpt-4.1-mini', '--id', turnId, '--output-schema', JSON.stringify(TRIP_SCHEMA), 'Plan', 'a', 'trip.');
+    expect(started.code, started.stderr).toBe(0);
+    expect(await client.turnOutput(turnId, Trip)).toEqual({ city: 'Lisbon', days: 4 });
+    const shown = await cli('show', turnId);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain(`typed output:\n${JSON.stringify({ city: 'Lisbon', days: 4 }, null, 2)}`);
+    expect(nativeFormat('openai', fake.requests[0])).toEqual(expectedFormat('openai'));
   });
 });
