@@ -155,6 +155,26 @@ describe.each(['openai', 'openai-responses', 'anthropic'] as const)('%s', (provi
   });
 });
 
+describe('the scripted demo model', () => {
+  const Order = z.object({ orderId: z.string(), found: z.boolean() });
+  const output = toOutputSpec({ schema: Order, maxRetries: 1 });
+
+  it('answers a typed turn with the JSON of `answer with {json}`, after its tool steps', async () => {
+    const handle = await turnpike.startTurn({ text: 'look up order 1001 then answer with {"orderId": "1001", "found": true}', output });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', steps: 2, output: { orderId: '1001', found: true } });
+    expect(result.toolCalls.map((call) => call.toolName)).toEqual(['lookup_order']);
+  });
+
+  it('ends invalid-output when the same invalid answer comes back after its correction', async () => {
+    const handle = await turnpike.startTurn({ text: 'answer with {"orderId": 1001}', output });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'invalid-output', steps: 2, text: '{"orderId": 1001}' });
+    expect(result.outputErrors).toEqual(['orderId: Invalid input: expected string, received number', 'found: Invalid input: expected boolean, received undefined']);
+    expect(result.messages.map((message) => message.role)).toEqual(['assistant', 'user', 'assistant']);
+  });
+});
+
 describe('the client reading a typed answer as it streams', () => {
   // Where each fake holds its stream: after the opening events and `{"city": "Lisbon", `.
   it.each([
