@@ -166,6 +166,21 @@ describe('the scripted demo model', () => {
     expect(result.toolCalls.map((call) => call.toolName)).toEqual(['lookup_order']);
   });
 
+  it('counts corrections across a hand-over to a new run', async () => {
+    const lookups = Array.from({ length: 6 }, (_, index) => `look up order ${1001 + index}`).join(' then ');
+    const handle = await turnpike.startTurn({
+      text: `${lookups} then answer with {"orderId": 1001}`,
+      output: { ...output, maxRetries: 6 },
+      maxSteps: 20,
+      historyLimit: { events: 100 },
+    });
+    const result = await handle.result();
+    // Six tool steps, the answer and six corrections of it: not one more, though the count went on in a new run.
+    expect(result).toMatchObject({ status: 'invalid-output', steps: 13 });
+    expect(result.messages.filter((message) => message.role === 'user')).toHaveLength(6);
+    expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId);
+  });
+
   it('ends invalid-output when the same invalid answer comes back after its correction', async () => {
     const handle = await turnpike.startTurn({ text: 'answer with {"orderId": 1001}', output });
     const result = await handle.result();
