@@ -178,7 +178,9 @@ describe('the scripted demo model', () => {
     // Six tool steps, the answer and six corrections of it: not one more, though the count went on in a new run.
     expect(result).toMatchObject({ status: 'invalid-output', steps: 13 });
     expect(result.messages.filter((message) => message.role === 'user')).toHaveLength(6);
-    expect((await handle.describe()).runId).not.toBe(handle.firstExecutionRunId);
+    const described = await handle.describe();
+    expect(described.raw.workflowExecutionInfo?.firstRunId).toMatch(/./);
+    expect(described.runId).not.toBe(described.raw.workflowExecutionInfo?.firstRunId);
   });
 
   it('ends invalid-output when the same invalid answer comes back after its correction', async () => {
