@@ -92,10 +92,10 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
     if (calls.length === 0) {
       if (!typed) return finish(turn, 'completed', lastText);
-      // A typed answer is checked; an invalid one is sent back while corrections remain (typed-output.ts).
-      const verdict = typed.judge(lastText);
-      if (verdict.kind === 'corrected' && !turn.superseded) continue;
-      if (verdict.kind === 'corrected') return finish(turn, 'cancelled', lastText);
+      // A typed answer is checked; an invalid one is sent back while corrections remain (typed-output.ts),
+      // unless a newer message superseded the turn.
+      const verdict = typed.judge(lastText, !turn.superseded);
+      if (verdict.kind === 'corrected') continue;
       return finish(turn, verdict.kind, lastText, outputFields(verdict));
     }
     const results = await settleStep(turn, calls, renamed, response.dispositions ?? []);

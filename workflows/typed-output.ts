@@ -77,12 +77,13 @@ export class TypedOutput {
 
   /**
    * Judges the answer `text` of the step just appended: valid, corrected (a user message naming
-   * the errors is appended, and the loop takes another step), or invalid for good.
+   * the errors is appended, and the loop takes another step), or invalid for good (no correction
+   * left, or `mayCorrect` false: a superseded turn takes no further step).
    */
-  judge(text: string): AnswerVerdict {
+  judge(text: string, mayCorrect = true): AnswerVerdict {
     const checked = this.check(text);
     if (checked.valid) return { kind: 'completed', output: checked.value };
-    if (this.turn.outputRetries >= this.spec.maxRetries) return { kind: 'invalid-output', errors: checked.errors };
+    if (!mayCorrect || this.turn.outputRetries >= this.spec.maxRetries) return { kind: 'invalid-output', errors: checked.errors };
     this.turn.outputRetries++;
     this.turn.appended.push({ role: 'user', content: correction(this.spec.name, checked.errors) });
     return { kind: 'corrected' };

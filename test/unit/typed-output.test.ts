@@ -115,6 +115,19 @@ describe("the workflow's answer check", () => {
   });
 });
 
+describe("the workflow's verdict on an answer", () => {
+  it('corrects an invalid answer while corrections remain, never for a superseded turn, and keeps the count', () => {
+    const turn = { schemas: new SchemaCache(), outputRetries: 0, appended: [] as unknown[] };
+    const typed = new TypedOutput(turn as unknown as TurnContext, { schema: STRICT, name: 'trip', maxRetries: 1 });
+    expect(typed.judge('{"city":"Lisbon"}', false)).toEqual({ kind: 'invalid-output', errors: ['days: Invalid input: expected number, received undefined'] });
+    expect(turn.appended).toEqual([]);
+    expect(typed.judge('{"city":"Lisbon"}')).toEqual({ kind: 'corrected' });
+    expect(turn).toMatchObject({ outputRetries: 1, appended: [{ role: 'user', content: expect.stringContaining('- days: Invalid input: expected number') }] });
+    expect(typed.judge('{"city":"Lisbon"}')).toMatchObject({ kind: 'invalid-output' });
+    expect(typed.judge('{"city":"Lisbon","days":4}')).toEqual({ kind: 'completed', output: { city: 'Lisbon', days: 4 } });
+  });
+});
+
 describe("the client's typed-output helpers", () => {
   const Trip = z.object({ city: z.string(), days: z.coerce.number() });
   const result = (fields: Partial<AgentTurnResult>): AgentTurnResult => ({ status: 'completed', text: '', messages: [], steps: 1, usage: { inputTokens: 0, outputTokens: 0 }, toolCalls: [], ...fields });
