@@ -2,7 +2,8 @@
  * The packages that only some applications need are optional peer dependencies of turnpike
  * (package.json `peerDependenciesMeta`): an application installs the provider SDK it calls, the
  * MCP SDK if its worker declares MCP servers, the HTTP API's packages if it serves
- * `turnpike/api`, and `pg` or `@aws-sdk/client-s3` if its content store is in PostgreSQL or S3. Code that needs one loads it on first use through {@link importOptional}, so a
+ * `turnpike/api`, `pg` or `@aws-sdk/client-s3` if its content store is in PostgreSQL or S3, and `ai` if a
+ * client reads typed answers as partial objects (`outputStream`, its partial-JSON parser). Code that needs one loads it on first use through {@link importOptional}, so a
  * missing package is reported by name, with the command that installs it, instead of as Node's
  * module-resolution error from deep inside turnpike.
  */
@@ -20,6 +21,7 @@ export const OPTIONAL_PEERS = {
   'openid-client': '^6.9.0',
   pg: '^8.23.1',
   '@aws-sdk/client-s3': '^3.1169.0',
+  ai: '^7.0.173',
 } as const;
 
 export type OptionalPeer = keyof typeof OPTIONAL_PEERS;

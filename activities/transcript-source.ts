@@ -39,8 +39,9 @@ export async function resolveModelStep(
     resolveTools(tools, toolsHash, caches.toolSets, context, run),
   ]);
   const result = await call({ ...step, messages: resolved, tools: offered });
-  // A reply without tool calls ends the turn: its transcript will not be asked for again.
-  if (!result.message.content.some((part) => part.type === 'tool-call')) caches.transcripts.forget(run.runId);
+  // A reply without tool calls ends the turn (unless it is a typed answer the turn may send back
+  // for correction): its transcript will not be asked for again.
+  if (!step.output && !result.message.content.some((part) => part.type === 'tool-call')) caches.transcripts.forget(run.runId);
   return result;
 }
 

@@ -91,6 +91,13 @@ const DEFAULT_LISTING_LIMIT = 5_000;
 const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted']), model: z.string().min(1) });
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
 
+/** A typed final answer (`AgentTurnInput.output`, docs/typed-output.md); the turn checks the schema itself. */
+const outputSchema = z.strictObject({
+  schema: z.record(z.string(), z.unknown()),
+  name: z.string().max(64).optional(),
+  maxRetries: z.number().int().min(0).max(10).optional(),
+});
+
 const startTurnBody = z.object({
   turnId: z.string().min(1).max(200),
   input: z.looseObject({
@@ -102,6 +109,7 @@ const startTurnBody = z.object({
     approvalTimeout: z.string().optional(),
     clientToolTimeout: z.string().optional(),
     conversationId: z.string().optional(),
+    output: outputSchema.optional(),
   }),
 });
 
@@ -139,6 +147,8 @@ const sendMessageBody = z.strictObject({
     )
     .optional(),
   agent: z.string().optional(),
+  /** A typed final answer for this message's turn only. */
+  output: outputSchema.optional(),
 });
 
 const turnParams = z.object({ turnId: z.string().min(1) });

@@ -88,6 +88,7 @@ export function status(value: TurnStatus, colors: Colors): string {
     case 'max-steps':
     case 'max-tokens':
     case 'refused':
+    case 'invalid-output':
     case 'cancelled':
       return colors.red(value);
   }
@@ -191,6 +192,8 @@ export function turnResultText(turnId: string, result: AgentTurnResult, colors: 
   const cutOff = cutOffText(result);
   if (cutOff) lines.push(colors.yellow(cutOff));
   if (result.text) lines.push('', result.text);
+  if (result.output !== undefined) lines.push('', colors.green('typed output:'), JSON.stringify(result.output, null, 2));
+  if (result.outputErrors) lines.push('', colors.red('not valid typed output:'), ...result.outputErrors.map((error) => `  ${error}`));
   if (result.toolCalls.length > 0) {
     lines.push(
       '',

@@ -3,7 +3,8 @@
  * conversations, decide approvals, submit client-tool results. With a plain
  * `@temporalio/client` `Client`, use the message definitions and `turnpikeDataConverter` here.
  */
-export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type StartRecord, type TurnpikeClientOptions } from './turnpike-client.js';
+export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type StartRecord, type StartTurnInput, type TurnpikeClientOptions } from './turnpike-client.js';
+export { toOutputSpec, typedOutput, TurnpikeOutputError, type DeepPartial, type OutputOf, type OutputOption, type OutputStreamItem } from './typed-output.js';
 export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';

@@ -63,6 +63,8 @@ import { createTurnpikeDataConverter, turnpikeDataConverter } from '../content/d
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
 import { isStoredOutput, readStoredOutput, storeLargeContent, storeLargeParts } from '../content/stored-content.js';
+import type { z } from 'zod';
+import { readOutputStream, toOutputSpec, typedOutput, type OutputOption, type OutputStreamItem } from './typed-output.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
@@ -84,6 +86,9 @@ export interface StartRecord {
   startedBy?: string;
   conversationId?: string;
 }
+
+/** What `startTurn` takes: a turn's input, with a typed answer's schema as zod or JSON Schema. */
+export type StartTurnInput = Omit<AgentTurnInput, 'output'> & { output?: OutputOption };
 
 export interface TurnpikeClientOptions {
   client: Client;
@@ -206,13 +211,17 @@ export class TurnpikeClient {
    * Starts a turn. Idempotent by `turnId`: starting the same id again returns the running
    * turn instead of a second one.
    */
-  async startTurn(input: AgentTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
+  async startTurn(input: StartTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
     // Images and documents of 128 KiB or more go to the content store; the turn gets references.
     const messages = Array.isArray(input?.messages) ? await storeLargeParts(input.messages, this.contentStore) : input?.messages;
+    // A typed answer's zod schema is sent as its JSON Schema (client/typed-output.ts).
+    const given = input?.output;
+    const output = given && typeof given === 'object' ? toOutputSpec(given) : given;
+    const turnInput = (messages === input?.messages && given === undefined ? input : { ...input, messages, ...(output !== undefined ? { output } : {}) }) as AgentTurnInput;
     return this.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
       taskQueue: this.taskQueue,
       workflowId: options.turnId,
-      args: [messages === input?.messages ? input : { ...input, messages }],
+      args: [turnInput],
       workflowIdConflictPolicy: 'USE_EXISTING',
       ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
     });
@@ -280,6 +289,29 @@ export class TurnpikeClient {
    */
   turnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<TurnEventRecord, void, undefined> {
     return this.streams.read(turnId, turnEventsQuery, { ...options, isLast: (event) => event.type === 'turn-finished' });
+  }
+
+  /**
+   * A turn's typed answer (`output`) as the schema's type, parsed by zod: waits for the turn to
+   * end; throws `TurnpikeOutputError` when it ended without one (e.g. `invalid-output`).
+   */
+  async turnOutput<Schema extends z.ZodType>(turnId: string, schema: Schema): Promise<z.output<Schema>> {
+    return typedOutput(await this.turnResult(turnId), schema);
+  }
+
+  /**
+   * A typed answer as partial objects while the model writes it (from the turn's text deltas;
+   * needs the `ai` package), then `finished` with the validated `output`, parsed by `schema`
+   * when given. Only the answering step counts: a step that calls tools starts it over.
+   */
+  outputStream<Schema extends z.ZodType | undefined = undefined>(
+    turnId: string,
+    options: { schema?: Schema; signal?: AbortSignal } = {},
+  ): AsyncGenerator<OutputStreamItem<Schema extends z.ZodType ? z.output<Schema> : unknown>, void, undefined> {
+    const { schema, signal } = options;
+    type Output = Schema extends z.ZodType ? z.output<Schema> : unknown;
+    const parse = (output: unknown): Output => (schema ? (schema as z.ZodType).parse(output) : output) as Output;
+    return readOutputStream(this.turnEvents(turnId, signal ? { signal } : {}), parse);
   }
 
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
@@ -393,17 +425,21 @@ export class TurnpikeClient {
    * Idempotent by `messageId`.
    */
   async sendMessage(
-    request: SendMessageInput & {
+    request: Omit<SendMessageInput, 'output'> & {
+      /** A typed answer for this message's turn only (docs/typed-output.md): zod or JSON Schema. */
+      output?: OutputOption;
       conversationId: string;
       conversation: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
       /** Recorded as the conversation's starter when this message creates it (see `describeStart`). */
       startedBy?: string;
     },
   ): Promise<SendMessageResult> {
-    const { conversationId, conversation, startedBy, ...given } = request;
+    const { conversationId, conversation, startedBy, output, ...rest } = request;
     // Settings the conversation could not run are refused before anything starts.
     const settingsProblem = agentsProblem(conversation);
     if (settingsProblem) throw new TurnpikeRejectedError(`Invalid conversation settings: ${settingsProblem}`, 'InvalidRequest');
+    // This message's turn only: a zod schema is sent as its JSON Schema.
+    const given: SendMessageInput = output !== undefined && typeof output === 'object' ? { ...rest, output: toOutputSpec(output) } : { ...rest, ...(output !== undefined ? { output } : {}) };
     const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, this.contentStore) } : given;
     const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
       workflowId: conversationId,

@@ -24,6 +24,7 @@ import type { ConversationEvent } from './turn-events.js';
 import { binaryPartsProblem } from './binary-parts.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
+import { outputSpecProblem } from './typed-output.js';
 import { agentConversationIdKey } from './search-attributes.js';
 import type {
   AgentConversationInput,
@@ -38,6 +39,7 @@ import type {
   SendMessageInput,
   SendMessageResult,
   TurnFinishedInput,
+  TurnOutputSpec,
   UserContentPart,
 } from './types.js';
 
@@ -86,7 +88,7 @@ class Conversation {
         // A conversation started with settings it cannot run takes no message.
         const settings = agentsProblem(this.input);
         if (settings) throw rejection('InvalidRequest', `Invalid conversation settings: ${settings}`);
-        const problem = this.contentProblem(shape.data as SendMessageInput);
+        const problem = this.contentProblem(shape.data as SendMessageInput) ?? this.outputProblem(shape.data as SendMessageInput);
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
@@ -133,7 +135,7 @@ class Conversation {
     const turnWorkflowId = `${this.conversationId}/turn-${turnNumber}`;
     const queued = this.state.current !== undefined || this.state.queue.length > 0;
     const { content } = request;
-    this.state.queue.push({ messageId, text: request.text, ...(content ? { content } : {}), ...(request.options ? { options: request.options } : {}), turnWorkflowId, turnNumber });
+    this.state.queue.push({ messageId, text: request.text, ...(content ? { content } : {}), ...(request.options ? { options: request.options } : {}), ...(request.output ? { output: request.output } : {}), turnWorkflowId, turnNumber });
 
     const policy = request.policy ?? this.input.policy ?? 'queue';
     const current = this.state.current;
@@ -169,6 +171,12 @@ class Conversation {
     if (own) return own.replace(/^messages\[0\]\./, '').replace(/^messages: /, 'content: ');
     const withHistory = binaryPartsProblem([...this.state.history, userMessage(request)], provider);
     return withHistory ? `content, with the conversation's history: ${withHistory}` : undefined;
+  }
+
+  /** Why a message's typed answer (`output`) cannot go to its turn, or undefined (typed-output.ts). */
+  private outputProblem(request: SendMessageInput): string | undefined {
+    if (request.output === undefined) return undefined;
+    return outputSpecProblem(request.output, request.options?.model?.provider ?? activeModel(this.input, this.state).provider);
   }
 
   private remember(messageId: string, result: SendMessageResult): void {
@@ -219,10 +227,10 @@ class Conversation {
     if (this.state.handoffsInARow) this.state.handoffsInARow = 0;
     this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
     const options = { ...agentTurnSettings(this.input, this.state), ...next.options };
-    await this.startTurn(next.turnWorkflowId, next.turnNumber, next.messageId, options, [...this.state.history, userMessage(next)]);
+    await this.startTurn(next.turnWorkflowId, next.turnNumber, next.messageId, options, [...this.state.history, userMessage(next)], next.output);
   }
 
-  private async startTurn(turnWorkflowId: string, turnNumber: number, messageId: string, options: ReturnType<typeof agentTurnSettings>, messages: Message[]): Promise<void> {
+  private async startTurn(turnWorkflowId: string, turnNumber: number, messageId: string, options: ReturnType<typeof agentTurnSettings>, messages: Message[], output?: TurnOutputSpec): Promise<void> {
     const turnInput: AgentTurnInput = {
       conversationId: this.conversationId,
       model: options.model as ModelSettings,
@@ -235,6 +243,7 @@ class Conversation {
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
       ...(options.handoffs !== undefined ? { handoffs: options.handoffs } : {}),
       ...(options.handoffsRefused !== undefined ? { handoffsRefused: options.handoffsRefused } : {}),
+      ...(output !== undefined ? { output } : {}),
     };
     this.stream.publish({ type: 'turn-started', turnId: turnWorkflowId, turnNumber, messageId });
     await wf.startChild(agentTurn, {

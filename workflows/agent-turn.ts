@@ -27,6 +27,7 @@ import { textOf, TurnContext } from './turn-context.js';
 import { finish, finishCancelled, finishCutOff } from './turn-endings.js';
 import { handOverIfDue } from './turn-hand-over.js';
 import { installTurnHandlers } from './turn-handlers.js';
+import { outputFields, typedOutputOf, type TypedOutput } from './typed-output.js';
 import { addUsage } from './usage.js';
 import type {
   ActivityCallOptions,
@@ -61,6 +62,7 @@ export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult>
 /** The step loop: model, then tools, until the model answers without a call, or a limit ends it. */
 async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
   validateInput(turn.input);
+  const typed = typedOutputOf(turn);
   turn.publisher.publishSearchAttributes();
   const callModel = modelActivity(turn.input.modelCallOptions);
   const maxSteps = turn.input.maxSteps ?? DEFAULT_MAX_STEPS;
@@ -72,7 +74,7 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     const handingOver = handOverIfDue(turn, lastText);
     if (handingOver) await handingOver;
     turn.step++;
-    const response: ModelStepResult = await callModel(modelStep(turn));
+    const response: ModelStepResult = await callModel(modelStep(turn, typed));
     if (turn.toolsHash === undefined) adoptTools(turn, response.described);
     addUsage(turn.usage, response.usage);
     const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
@@ -90,7 +92,14 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     turn.appended.push(message);
     lastText = textOf(message.content);
     const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
-    if (calls.length === 0) return finish(turn, 'completed', lastText);
+    if (calls.length === 0) {
+      if (!typed) return finish(turn, 'completed', lastText);
+      // A typed answer is checked; an invalid one is sent back while corrections remain (typed-output.ts),
+      // unless a newer message superseded the turn.
+      const verdict = typed.judge(lastText, !turn.superseded);
+      if (verdict.kind === 'corrected') continue;
+      return finish(turn, verdict.kind, lastText, outputFields(verdict));
+    }
     const results = await settleStep(turn, calls, renamed, response.dispositions ?? []);
     turn.appended.push({ role: 'tool', content: results });
     if (turn.handoff) return finishHandoff(turn, lastText);
@@ -105,7 +114,7 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
  * them inline only where the worker most likely lacks them (tool-set.ts), read before
  * `nextStep` marks the transcript sent.
  */
-function modelStep(turn: TurnContext): ModelStepRequest {
+function modelStep(turn: TurnContext, typed: TypedOutput | undefined): ModelStepRequest {
   const { input, transcript } = turn;
   const tools: Partial<ModelStepRequest> = turn.toolsHash === undefined
     ? { describeTools: { ...(input.tools !== undefined ? { names: input.tools } : {}), ...(input.handoffs?.length ? { handoffs: input.handoffs } : {}) } }
@@ -116,6 +125,7 @@ function modelStep(turn: TurnContext): ModelStepRequest {
     ...tools,
     transcript: transcript.nextStep(),
     stream: { step: turn.step, signalsBefore: turn.publisher.stream.publishes },
+    ...(typed ? { output: typed.spec } : {}),
   };
 }
 

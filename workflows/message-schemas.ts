@@ -96,6 +96,8 @@ export const sendMessageInputSchema = lazy(() =>
       })
       .loose()
       .optional(),
+    // A typed answer for this message's turn; the spec itself is checked by `outputSpecProblem`.
+    output: z.looseObject({ schema: z.record(z.string(), z.unknown()) }).optional(),
   }),
 );
 

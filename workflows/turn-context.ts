@@ -60,6 +60,8 @@ export class TurnContext {
   handoff?: { to: string };
   /** Set when a cut-off step ended the turn. */
   cutOff?: CutOffStep;
+  /** Invalid typed answers sent back to the model so far (typed-output.ts). */
+  outputRetries = 0;
   /** Questions MCP servers asked while a call ran (see elicitations.ts). */
   readonly elicitations: Elicitations;
   readonly publisher: TurnPublisher;
@@ -80,6 +82,7 @@ export class TurnContext {
       this.modelTools = carried.tools.modelTools;
       this.toolsHash = carried.tools.toolsHash;
       this.toolsLeftOut = carried.tools.leftOut ?? [];
+      this.outputRetries = carried.outputRetries ?? 0;
     }
     this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
     this.elicitations = new Elicitations(input?.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT, () => this.setStatus(this.waiting() ? 'awaiting-input' : 'running'));

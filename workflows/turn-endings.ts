@@ -10,11 +10,12 @@ import { errorSettlement } from './tool-results.js';
 import { textOf, type TurnContext } from './turn-context.js';
 import type { AgentTurnResult, AssistantMessage, CutOffStep, ModelStepResult, ToolCallPart } from './types.js';
 
-export async function finish(turn: TurnContext, status: AgentTurnResult['status'], text: string): Promise<AgentTurnResult> {
+/** `typed`: a typed answer's `output`, or why it failed (`outputErrors`; see typed-output.ts). */
+export async function finish(turn: TurnContext, status: AgentTurnResult['status'], text: string, typed: Pick<AgentTurnResult, 'output' | 'outputErrors'> = {}): Promise<AgentTurnResult> {
   turn.setStatus(status);
   // Nudges still being delivered (a receiver that was down) are retried before the turn ends.
   await turn.nudges.drain();
-  turn.publisher.publish({ type: 'turn-finished', status, text, steps: turn.step, usage: turn.usage });
+  turn.publisher.publish({ type: 'turn-finished', status, text, steps: turn.step, usage: turn.usage, ...typed });
   // Long polls would keep the handlers below from finishing; late readers use the query.
   turn.publisher.stream.close();
   // Handlers are synchronous today; waiting keeps that true if one ever awaits.
@@ -29,6 +30,7 @@ export async function finish(turn: TurnContext, status: AgentTurnResult['status'
     ...(turn.superseded ? { supersededBy: turn.superseded.messageId ?? turn.superseded.reason } : {}),
     ...(turn.cutOff ? { cutOff: turn.cutOff } : {}),
     ...(turn.decisions.length > 0 ? { decisions: turn.decisions } : {}),
+    ...typed,
   };
 }
 

@@ -72,8 +72,11 @@ export type TurnEvent =
    * a client's result, an error, or cancelled.
    */
   | { type: 'tool-result'; step: number; toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean; approval?: ApprovalRecord }
-  /** The turn ended; the last event of its stream. */
-  | { type: 'turn-finished'; status: EndedTurnStatus; text: string; steps: number; usage: Usage }
+  /**
+   * The turn ended; the last event of its stream. A turn that asked for a typed answer carries it
+   * as `output` (status `completed`), or why the last answer failed as `outputErrors` (`invalid-output`).
+   */
+  | { type: 'turn-finished'; status: EndedTurnStatus; text: string; steps: number; usage: Usage; output?: unknown; outputErrors?: string[] }
   /** The turn was offered all tools, and these MCP servers did not answer its first step: it goes on without their tools. */
   | { type: 'tools-left-out'; servers: ToolServerLeftOut[] };
 

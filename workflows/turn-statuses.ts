@@ -28,6 +28,11 @@ export const TURN_STATUSES = {
     description:
       "The model refused, or the provider's content filter stopped its last reply (OpenAI `finish_reason: \"content_filter\"`; Anthropic `stop_reason: \"refusal\"`): none of its tool calls ran.",
   },
+  'invalid-output': {
+    ended: true,
+    description:
+      'The turn asked for a typed answer (`output`) and the model\'s last answer was still not JSON matching the schema after `maxRetries` corrections: the result has its text and `outputErrors`.',
+  },
   cancelled: { ended: true, description: 'The turn was cancelled or superseded by a newer message; every open call got a cancelled result.' },
 } as const satisfies Record<string, TurnStatusInfo>;
 

@@ -166,6 +166,9 @@ export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateP
     ...(input.tools.length > 0 ? { tools: input.tools.map(convertToAnthropicTool) } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(thinking !== undefined ? { thinking: convertThinking(thinking) } : {}),
+    // A typed final answer (docs/typed-output.md): JSON outputs, tools still offered; the turn
+    // refused a schema these cannot take when it started.
+    ...(input.output ? { output_config: { format: { type: 'json_schema' as const, schema: input.output.schema } } } : {}),
   };
   return promptCaching === false ? params : withCacheBreakpoints(params);
 }

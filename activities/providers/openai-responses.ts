@@ -44,7 +44,7 @@ import {
 } from './errors.js';
 import { openAISdk } from './openai-errors.js';
 import { streamResponse } from './openai-responses-stream.js';
-import { isOpenAIReasoningModel, parseToolArguments } from './openai.js';
+import { isOpenAIReasoningModel, jsonSchemaFormat, parseToolArguments } from './openai.js';
 
 const clients = new Map<string, OpenAI>();
 
@@ -98,6 +98,8 @@ export function convertToResponsesRequest(input: ModelStepInput): ResponseCreate
       : {}),
     ...(serviceTier !== undefined ? { service_tier: serviceTier } : {}),
     ...(metadata !== undefined ? { metadata } : {}),
+    // A typed final answer (docs/typed-output.md), the format flat beside its type.
+    ...(input.output ? { text: { format: { type: 'json_schema' as const, ...jsonSchemaFormat(input.output) } } } : {}),
   };
 }
 

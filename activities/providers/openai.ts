@@ -28,6 +28,7 @@ import type {
   Usage,
   UserContentPart,
 } from '../../workflows/types.js';
+import { strictSchemaProblem } from '../../workflows/output-schema.js';
 import { dataUrl, DEFAULT_DOCUMENT_FILENAME } from './binary-sources.js';
 import {
   cachedClient,
@@ -84,7 +85,17 @@ export function convertToOpenAIRequest(input: ModelStepInput): ChatCompletionCre
     ...(reasoningEffort !== undefined ? { reasoning_effort: reasoningEffort } : {}),
     ...(serviceTier !== undefined ? { service_tier: serviceTier } : {}),
     ...(metadata !== undefined ? { metadata } : {}),
+    // A typed final answer (docs/typed-output.md): tools stay offered beside it.
+    ...(input.output ? { response_format: { type: 'json_schema' as const, json_schema: jsonSchemaFormat(input.output) } } : {}),
   };
+}
+
+/**
+ * A typed answer's json_schema format, shared by both OpenAI endpoints: `strict: true` when the
+ * schema fits strict mode, else `strict: false` (the turn validates the answer either way).
+ */
+export function jsonSchemaFormat(output: NonNullable<ModelStepInput['output']>): { name: string; schema: Record<string, unknown>; strict: boolean } {
+  return { name: output.name ?? 'final_answer', schema: output.schema, strict: strictSchemaProblem(output.schema) === undefined };
 }
 
 /**

@@ -9,7 +9,9 @@
  *   - `ask me "which colour?"`             -> ask_user { question: "which colour?" }
  *   - `use <tool> with {json}`             -> any tool, with that input (kept raw if it is not JSON)
  * Requests joined by `and` (or `;`) are called in parallel in one step; `then` starts the next
- * step. When every step has run, it answers with a summary of the tool results.
+ * step. When every step has run, it answers with a summary of the tool results; a turn that asks
+ * for a typed answer (`output`) gets, instead, the JSON of the latest user message's
+ * `answer with {json}`, as written (the turn checks it against the schema).
  */
 import type { ModelStreamListener } from './stream-delta.js';
 import type { AssistantMessage, Message, ModelStepInput, ModelStepResult, TextPart, ToolCallPart, ToolResultPart } from '../../workflows/types.js';
@@ -105,6 +107,20 @@ export function parseScriptedRequests(text: string): ScriptedToolCall[][] {
   return steps.filter((step) => step.length > 0);
 }
 
+/**
+ * The `{json}` of the latest user message that says `answer with {json}`, as written: a typed
+ * answer's corrections are user messages too, so the request may be a few messages back.
+ */
+function typedAnswer(messages: Message[]): string | undefined {
+  for (const message of [...messages].reverse()) {
+    if (message.role !== 'user') continue;
+    const text = messageText(message);
+    const match = /\banswer with (?=\{)/i.exec(text);
+    if (match) return readJsonObject(text, match.index + match[0].length).raw;
+  }
+  return undefined;
+}
+
 function summarize(result: ToolResultPart): string {
   const output = typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
   return `${result.toolName}: ${result.isError ? 'failed — ' : ''}${output}`;
@@ -153,8 +169,11 @@ export function scriptedModelStep(input: ModelStepInput, onDelta?: ModelStreamLi
   }
 
   const results = since.flatMap((message) => (message.role === 'tool' ? message.content : []));
+  const typed = input.output ? typedAnswer(input.messages) : undefined;
   const text =
-    results.length > 0
+    typed !== undefined
+      ? typed
+      : results.length > 0
       ? `Done. ${results.map(summarize).join('; ')}`
       : `(scripted demo model) You said: "${request.slice(0, 200)}". Try: "look up order 1001 then refund $250 on order 1001".`;
   usage.outputTokens = estimateTokens(text);

@@ -7,8 +7,8 @@ import { WorkflowFailedError } from '@temporalio/client';
 import type { Command } from 'commander';
 import { TurnpikeNotFoundError, type TurnpikeClient } from '../../client/turnpike-client.js';
 import { AGENT_TURN_WORKFLOW } from '../../workflows/definitions.js';
-import type { AgentTurnInput, AgentTurnResult, ModelSettings, PendingToolCall, TurnState } from '../../workflows/types.js';
-import { defaultModel, parseList, parseModel, parsePositive } from '../arguments.js';
+import type { AgentTurnInput, AgentTurnResult, JsonSchema, ModelSettings, PendingToolCall, TurnState } from '../../workflows/types.js';
+import { defaultModel, parseJson, parseList, parseModel, parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { compactJson, decisionId, expiresIn, parkedCallsTable, resolveHint, status, turnResultText, type Colors } from '../format.js';
 
@@ -20,6 +20,7 @@ interface StartOptions {
   maxSteps?: number;
   approvalTimeout?: string;
   clientToolTimeout?: string;
+  outputSchema?: JsonSchema;
   wait?: boolean;
   interval: number;
 }
@@ -39,6 +40,7 @@ export function registerTurnCommands(program: Command, context: CliContext): voi
     .option('--max-steps <n>', 'model calls at most (default 10)', parsePositive)
     .option('--approval-timeout <duration>', 'how long an approval may wait, e.g. 30m, 24h (default 24h); expiry is a denial')
     .option('--client-tool-timeout <duration>', 'how long a client tool may wait for its result (default 24h)')
+    .option('--output-schema <json>', 'a typed final answer: the JSON Schema (of an object) the answer must match, e.g. "$(cat schema.json)"', parseJson)
     .option('--wait', 'then watch the turn until it ends, as `turnpike watch` does')
     .option(...INTERVAL_OPTION)
     .action(async (words: string[], options: StartOptions) => {
@@ -52,6 +54,8 @@ export function registerTurnCommands(program: Command, context: CliContext): voi
         ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
         ...(options.approvalTimeout ? { approvalTimeout: options.approvalTimeout } : {}),
         ...(options.clientToolTimeout ? { clientToolTimeout: options.clientToolTimeout } : {}),
+        // The turn checks the schema when it starts, and fails naming the field.
+        ...(options.outputSchema !== undefined ? { output: { schema: options.outputSchema } } : {}),
       };
       await turnpike.startTurn(input, { turnId });
       const started = { turnId, taskQueue: turnpike.taskQueue, model: input.model };

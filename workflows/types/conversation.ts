@@ -6,7 +6,7 @@ import type { WorkflowStreamState } from '../stream-wire.js';
 import type { Message, UserContentPart } from './messages.js';
 import type { ModelSettings } from './model.js';
 import type { ActivityCallOptions } from './tools.js';
-import type { AgentTurnResult } from './turn.js';
+import type { AgentTurnResult, TurnOutputSpec } from './turn.js';
 
 /** What a conversation does with a message that arrives while a turn is running or parked. */
 export type ParkedMessagePolicy = 'queue' | 'supersede';
@@ -67,6 +67,8 @@ export interface SendMessageInput {
   policy?: ParkedMessagePolicy;
   /** Overrides the conversation's turn settings for this message's turn. */
   options?: TurnOptions;
+  /** A typed final answer for this message's turn only (docs/typed-output.md). */
+  output?: TurnOutputSpec;
 }
 
 export interface SendMessageResult {
@@ -84,6 +86,7 @@ export interface QueuedMessage {
   text: string;
   content?: UserContentPart[];
   options?: TurnOptions;
+  output?: TurnOutputSpec;
   turnWorkflowId: string;
   turnNumber: number;
 }

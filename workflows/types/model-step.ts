@@ -7,6 +7,7 @@ import type { AssistantMessage, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { DescribedTools, ModelToolSpec, ToolCallDisposition } from './tools.js';
 import type { HandoffTarget } from './turn.js';
+import type { TurnOutputSpec } from './turn.js';
 
 /** One model step, as providers receive it: the whole transcript. */
 export interface ModelStepInput {
@@ -22,6 +23,11 @@ export interface ModelStepInput {
    * and history budgets however long it streams.
    */
   stream?: { step: number; signalsBefore?: number };
+  /**
+   * Set by turns that ask for a typed final answer: the provider asks the model natively for JSON
+   * matching the schema (`name` and `maxRetries` filled in by the turn). Tools stay offered.
+   */
+  output?: TurnOutputSpec;
 }
 
 /**
@@ -60,6 +66,8 @@ export interface ModelStepRequest {
   toolsHash?: string;
   /** As in {@link ModelStepInput}: set by turns that stream. */
   stream?: ModelStepInput['stream'];
+  /** As in {@link ModelStepInput}: set by turns that ask for a typed final answer. */
+  output?: TurnOutputSpec;
   /**
    * Set on a turn's first step, which carries no tools: the activity describes the worker's tools
    * of these names (all when `names` is absent), and the handoff tools of `handoffs`, offers

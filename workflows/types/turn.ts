@@ -37,6 +37,11 @@ export interface AgentTurnInput {
    * Default 8,000 events and 8 MB, under Temporal's warnings (10,240 events, 10 MB).
    */
   historyLimit?: HistoryLimit;
+  /**
+   * A typed final answer (docs/typed-output.md): the model's answer without a tool call must be
+   * JSON matching `schema`; the validated object is the result's `output`.
+   */
+  output?: TurnOutputSpec;
   /** Set by the turn itself when it hands over: everything the next run carries on with. */
   carried?: TurnCarryOver;
   /**
@@ -52,6 +57,16 @@ export interface AgentTurnInput {
 export interface HandoffTarget {
   agent: string;
   description: string;
+}
+
+/** What a typed final answer must be (`AgentTurnInput.output`). */
+export interface TurnOutputSpec {
+  /** JSON Schema of an object (`type: 'object'`): the answer must be JSON matching it. */
+  schema: JsonSchema;
+  /** The format's name, as providers are told it: `^[a-zA-Z0-9_-]{1,64}$`. Default `final_answer`. */
+  name?: string;
+  /** Times an invalid answer is sent back to the model with its errors, 0 to 10. Default 2. */
+  maxRetries?: number;
 }
 
 export interface HistoryLimit {
@@ -74,6 +89,8 @@ export interface TurnCarryOver {
   calls: CarriedCall[];
   /** The turn's event stream: its offsets go on, its last events are kept. */
   stream: WorkflowStreamState;
+  /** Invalid typed answers sent back to the model so far (absent when none). */
+  outputRetries?: number;
 }
 
 export interface CarriedCall {
@@ -130,6 +147,10 @@ export interface AgentTurnResult {
   decisions?: DecisionRecord[];
   /** Set when the model handed the conversation to another agent (status is then 'completed'). */
   handoff?: { to: string };
+  /** The validated typed answer: present when the turn asked for `output` and its status is `completed`. */
+  output?: unknown;
+  /** Why the last answer was not valid typed output (status `invalid-output`). */
+  outputErrors?: string[];
 }
 
 export interface PendingToolCall {

@@ -1,0 +1,73 @@
+/**
+ * What the providers' native structured outputs accept of a typed answer's JSON Schema
+ * (docs/typed-output.md). Pure functions, no imports: the turn checks a schema when it starts,
+ * and the providers decide how to ask for it.
+ *
+ * - OpenAI's strict mode (`strict: true`, both endpoints) takes a subset of JSON Schema: every
+ *   object closed with `additionalProperties: false` and every property listed in `required`, no
+ *   `allOf`/`oneOf`/`not`/conditionals and a few more keywords. A schema outside it is sent with
+ *   `strict: false`: the model is told the schema but not held to it while decoding, and the
+ *   turn's own validation (and corrections) still hold the answer to it.
+ * - Anthropic's JSON outputs (`output_config.format`) require every object closed with
+ *   `additionalProperties: false` and take no numeric, string-length or array-count constraints.
+ *   A turn on `anthropic` with a schema outside that is refused when it starts: the API would
+ *   refuse each of its model steps.
+ */
+
+type Schema = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Schema => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Keywords OpenAI's strict mode refuses. */
+const NOT_STRICT = [
+  'allOf', 'oneOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas', 'patternProperties',
+  'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'minProperties', 'maxProperties', 'uniqueItems', 'contains', 'minContains', 'maxContains',
+];
+
+/** Keywords Anthropic's JSON outputs refuse (`minItems` above 1 too). */
+const NOT_ANTHROPIC = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'maxItems', 'minProperties', 'maxProperties'];
+
+/** Calls `visit` on every subschema with its path (`properties.a.items`), the root as `schema`. */
+function walk(schema: unknown, visit: (node: Schema, path: string) => void, path = 'schema'): void {
+  if (!isObject(schema)) return;
+  visit(schema, path);
+  if (isObject(schema.properties)) for (const [key, value] of Object.entries(schema.properties)) walk(value, visit, `${path}.properties.${key}`);
+  if (schema.items !== undefined) walk(schema.items, visit, `${path}.items`);
+  for (const list of ['anyOf', 'allOf', 'oneOf', 'prefixItems']) {
+    if (Array.isArray(schema[list])) (schema[list] as unknown[]).forEach((branch, index) => walk(branch, visit, `${path}.${list}.${index}`));
+  }
+  for (const defs of ['$defs', 'definitions']) {
+    if (isObject(schema[defs])) for (const [key, value] of Object.entries(schema[defs])) walk(value, visit, `${path}.${defs}.${key}`);
+  }
+}
+
+const isObjectType = (node: Schema) => (Array.isArray(node.type) ? node.type.includes('object') : node.type === 'object');
+
+/** Why OpenAI's strict mode would refuse `schema` (the first reason), or undefined when it fits. */
+export function strictSchemaProblem(schema: unknown): string | undefined {
+  const problems: string[] = [];
+  walk(schema, (node, path) => {
+    const refused = NOT_STRICT.find((keyword) => keyword in node);
+    if (refused) problems.push(`${path}: '${refused}' is not permitted in strict mode`);
+    if (!isObjectType(node)) return;
+    if (node.additionalProperties !== false) problems.push(`${path}: additionalProperties must be false`);
+    const keys = isObject(node.properties) ? Object.keys(node.properties) : [];
+    const required = Array.isArray(node.required) ? node.required : [];
+    const optional = keys.find((key) => !required.includes(key));
+    if (optional !== undefined) problems.push(`${path}: property '${optional}' must be in required`);
+  });
+  return problems[0];
+}
+
+/** Why Anthropic's JSON outputs would refuse `schema` (the first reason), or undefined when it fits. */
+export function anthropicSchemaProblem(schema: unknown): string | undefined {
+  const problems: string[] = [];
+  walk(schema, (node, path) => {
+    const refused = NOT_ANTHROPIC.find((keyword) => keyword in node);
+    if (refused) problems.push(`${path}: '${refused}' is not supported by Anthropic structured outputs`);
+    if (typeof node.minItems === 'number' && node.minItems > 1) problems.push(`${path}: minItems above 1 is not supported by Anthropic structured outputs`);
+    if (node.$ref === '#') problems.push(`${path}: recursive schemas are not supported by Anthropic structured outputs`);
+    if (isObjectType(node) && node.additionalProperties !== false) problems.push(`${path}: additionalProperties must be false for Anthropic structured outputs`);
+  });
+  return problems[0];
+}
