@@ -128,6 +128,11 @@ const sendMessageBody = z.strictObject({
 });
 
 const turnParams = z.object({ turnId: z.string().min(1) });
+
+/** A call a person decides: a tool approval, or a budget approval (extend or stop; docs/budgets.md). */
+function decidable(call: ParkedCall): boolean {
+  return call.kind === 'approval' || call.kind === 'budget';
+}
 const decisionsQuery = z.object({
   tool: z.string().min(1).optional(),
   approver: z.string().min(1).optional(),
@@ -232,7 +237,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const parkedCalls = (): Promise<ParkedCall[]> => {
     if (!listing || Date.now() - listing.at > LISTING_TTL_MS) {
       const calls = options.client.listParkedCalls({ limit: options.listingLimit ?? DEFAULT_LISTING_LIMIT }).then(async (all) => {
-        const conversations = all.flatMap((call) => (call.kind !== 'approval' && !call.startedBy && call.conversationId ? [call.conversationId] : []));
+        const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
         listedStarters.set(all, await access.conversationStarters(conversations));
         return all;
       });
@@ -249,10 +254,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     // calls and MCP questions are listed to those who may read their turn (api/read-access.ts).
     const starters = listedStarters.get(all) ?? new Map<string, string | undefined>();
     const mine = all.filter((call) =>
-      call.kind === 'approval' ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : access.mayReadListed(who, call, starters),
+      decidable(call) ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : access.mayReadListed(who, call, starters),
     );
     const counts: Record<string, number> = {};
-    for (const call of mine) if (call.kind === 'approval') counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
+    for (const call of mine) if (decidable(call)) counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
     const sign = (call: ParkedCall) =>
       options.decisionSecret && call.approvalId
         ? { decisionToken: signDecision(options.decisionSecret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) }

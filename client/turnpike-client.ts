@@ -43,6 +43,7 @@ import type {
   AgentTurnResult,
   ApproveToolCallInput,
   ApproveToolCallResult,
+  TurnBudget,
   CallContext,
   ConversationState,
   DecisionRecord,
@@ -285,6 +286,15 @@ export class TurnpikeClient {
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
     refuseOversized('approveToolCall', decision);
     return rejections(this.turn(turnId).executeUpdate(approveToolCallUpdate, { args: [decision] }));
+  }
+
+  /**
+   * Extends a turn's budget: approves its budget approval (`kind: 'budget'` in `turnState().pending`
+   * and `listParkedCalls`) by `extendBy` instead of the default it shows. Stop the turn instead with
+   * `approveToolCall(turnId, { approvalId, approved: false })`. See docs/budgets.md.
+   */
+  async extendBudget(turnId: string, approvalId: string, extendBy: TurnBudget, options: { approver?: string; reason?: string } = {}): Promise<ApproveToolCallResult> {
+    return this.approveToolCall(turnId, { approvalId, approved: true, input: { extendBy }, ...options });
   }
 
   /**

@@ -14,6 +14,8 @@
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
 import { binaryPartsProblem } from './binary-parts.js';
+import { budgetProblem } from './budget-spend.js';
+import { budgetGate } from './budgets.js';
 import { cutOffStatus } from './cut-off-step.js';
 import { turnFinishedSignal } from './definitions.js';
 import { modelSettingsProblem } from './model-settings.js';
@@ -69,6 +71,10 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     // A long turn goes on in a new run before its history nears Temporal's limits.
     const handingOver = handOverIfDue(turn, lastText);
     if (handingOver) await handingOver;
+    // With a budget, a limit reached waits for a person (budgets.ts); undefined, without awaiting, when none is.
+    const beforeStep = budgetGate(turn, lastText);
+    const overBudget = beforeStep && (await beforeStep);
+    if (overBudget) return overBudget;
     turn.step++;
     const response: ModelStepResult = await callModel(modelStep(turn));
     if (turn.toolsHash === undefined) adoptTools(turn, response.described);
@@ -89,6 +95,9 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     lastText = textOf(message.content);
     const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
     if (calls.length === 0) return finish(turn, 'completed', lastText);
+    const beforeCalls = budgetGate(turn, lastText, calls);
+    const stopped = beforeCalls && (await beforeCalls);
+    if (stopped) return stopped;
     const results = await settleStep(turn, calls, renamed, response.dispositions ?? []);
     turn.appended.push({ role: 'tool', content: results });
     if (turn.superseded) return finish(turn, 'cancelled', lastText);
@@ -152,6 +161,8 @@ function validateInput(input: AgentTurnInput): void {
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     invalidInput('agentTurn input.maxSteps must be a positive integer');
   }
+  const budget = input.budget !== undefined ? budgetProblem(input.budget) : undefined;
+  if (budget) invalidInput(`agentTurn input.${budget}`);
   for (const key of ['events', 'bytes'] as const) {
     const value = input.historyLimit?.[key];
     if (value !== undefined && (!Number.isInteger(value) || value < 100)) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least 100`);

@@ -46,6 +46,7 @@ function carryOver(turn: TurnContext, lastText: string): TurnCarryOver | undefin
     tools: { specs: [...turn.specs.values()], modelTools: turn.modelTools, toolsHash: turn.toolsHash!, ...(turn.toolsLeftOut.length > 0 ? { leftOut: turn.toolsLeftOut } : {}) },
     calls: turn.ledger.snapshot(),
     stream: turn.publisher.stream.state(CARRIED_EVENTS),
+    ...(turn.budgetLimits ? { budget: turn.budgetLimits } : {}),
   };
   const size = JSON.stringify(carried).length + JSON.stringify(turn.input.messages).length;
   if (size <= MAX_CARRIED_CHARS) return carried;

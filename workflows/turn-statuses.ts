@@ -28,6 +28,10 @@ export const TURN_STATUSES = {
     description:
       "The model refused, or the provider's content filter stopped its last reply (OpenAI `finish_reason: \"content_filter\"`; Anthropic `stop_reason: \"refusal\"`): none of its tool calls ran.",
   },
+  'budget-exceeded': {
+    ended: true,
+    description: "A limit of the turn's `budget` was reached and a person stopped it (or nobody extended it before `approvalTimeout`); every call it made has its result.",
+  },
   cancelled: { ended: true, description: 'The turn was cancelled or superseded by a newer message; every open call got a cancelled result.' },
 } as const satisfies Record<string, TurnStatusInfo>;
 

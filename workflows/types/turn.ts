@@ -7,6 +7,7 @@ import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';
 import type { WorkflowStreamState } from '../stream-wire.js';
+import type { TurnBudget, TurnSpend } from './budget.js';
 
 export interface AgentTurnInput {
   conversationId?: string;
@@ -37,6 +38,8 @@ export interface AgentTurnInput {
    * Default 8,000 events and 8 MB, under Temporal's warnings (10,240 events, 10 MB).
    */
   historyLimit?: HistoryLimit;
+  /** Limits a person can extend: reaching one parks a budget approval (docs/budgets.md). */
+  budget?: TurnBudget;
   /** Set by the turn itself when it hands over: everything the next run carries on with. */
   carried?: TurnCarryOver;
 }
@@ -61,6 +64,8 @@ export interface TurnCarryOver {
   calls: CarriedCall[];
   /** The turn's event stream: its offsets go on, its last events are kept. */
   stream: WorkflowStreamState;
+  /** The turn's budget limits, as extended so far. */
+  budget?: TurnBudget;
 }
 
 export interface CarriedCall {
@@ -115,11 +120,18 @@ export interface AgentTurnResult {
   cutOff?: CutOffStep;
   /** Every approval decision of the turn, oldest first (absent when none). */
   decisions?: DecisionRecord[];
+  /** With a `budget`: what the turn spent. */
+  spend?: TurnSpend;
+  /** With a `budget`: its limits at the end, extensions included. */
+  budget?: TurnBudget;
 }
 
 export interface PendingToolCall {
-  /** `elicitation`: an MCP server asked the user for input while the call ran; answer it with `submitToolResult`. */
-  kind: 'approval' | 'client-tool' | 'elicitation';
+  /**
+   * `elicitation`: an MCP server asked the user for input while the call ran; answer it with `submitToolResult`.
+   * `budget`: the turn reached a limit of its budget; approve to extend it by `input.extendBy`, deny to stop the turn.
+   */
+  kind: 'approval' | 'client-tool' | 'elicitation' | 'budget';
   approvalId?: string;
   /** For an elicitation: its id (a retried call's new question gets a new one, same toolCallId). */
   elicitationId?: string;
@@ -214,6 +226,8 @@ export interface TurnState {
   decisions?: DecisionRecord[];
   /** MCP servers the turn (offered all tools) goes without, because they did not answer its first step (absent when none). */
   toolsLeftOut?: ToolServerLeftOut[];
+  /** With a `budget`: its limits now and what the turn has spent. */
+  budget?: { limits: TurnBudget; spent: TurnSpend };
 }
 
 export interface ApproveToolCallInput {
