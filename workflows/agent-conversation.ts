@@ -21,6 +21,8 @@ import { EventStream } from './event-stream.js';
 import { setSignalHandler, setUpdateHandler } from './message-handlers.js';
 import type { ConversationEvent } from './turn-events.js';
 import { binaryPartsProblem } from './binary-parts.js';
+import { budgetProblem } from './budget-spend.js';
+import { absorbTurnSpend, budgetForTurn, conversationBudgetState } from './conversation-budget.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
 import { agentConversationIdKey } from './search-attributes.js';
@@ -76,7 +78,7 @@ class Conversation {
       validator: (request) => {
         const shape = sendMessageInputSchema().safeParse(request);
         if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
-        const problem = this.contentProblem(shape.data as SendMessageInput);
+        const problem = (this.input.budget !== undefined ? budgetProblem(this.input.budget, "the conversation's budget") : undefined) ?? this.contentProblem(shape.data as SendMessageInput);
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
@@ -178,6 +180,7 @@ class Conversation {
     this.state.history.push(userMessage(current));
     if (finished.result) this.state.history.push(...finished.result.messages);
     else this.state.failedTurns.push(current.turnWorkflowId);
+    absorbTurnSpend(this.input, this.state, finished.result);
     // Reports of turns that are not current (a stale duplicate) are dropped with it.
     this.state.finished = this.state.finished.filter((entry) => entry.turnWorkflowId !== current.turnWorkflowId);
     this.state.current = undefined;
@@ -188,6 +191,7 @@ class Conversation {
   private async startNextTurn(): Promise<void> {
     const next = this.state.queue.shift() as QueuedMessage;
     const options = { ...this.input, ...next.options };
+    const budget = budgetForTurn(this.input, this.state);
     const turnInput: AgentTurnInput = {
       conversationId: this.conversationId,
       model: options.model,
@@ -198,6 +202,7 @@ class Conversation {
       ...(options.approvalTimeout !== undefined ? { approvalTimeout: options.approvalTimeout } : {}),
       ...(options.clientToolTimeout !== undefined ? { clientToolTimeout: options.clientToolTimeout } : {}),
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
+      ...(budget ? { budget, budgetIncrement: this.input.budget } : {}),
     };
     this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
     this.stream.publish({ type: 'turn-started', turnId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId });
@@ -228,6 +233,7 @@ class Conversation {
       queued: this.state.queue.map(({ messageId, turnWorkflowId }) => ({ messageId, turnWorkflowId })),
       failedTurns: [...this.state.failedTurns],
       runs: this.state.runs,
+      ...conversationBudgetState(this.input, this.state),
     };
   }
 }

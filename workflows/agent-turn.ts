@@ -161,7 +161,7 @@ function validateInput(input: AgentTurnInput): void {
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     invalidInput('agentTurn input.maxSteps must be a positive integer');
   }
-  const budget = input.budget !== undefined ? budgetProblem(input.budget) : undefined;
+  const budget = (input.budget !== undefined ? budgetProblem(input.budget) : undefined) ?? (input.budgetIncrement !== undefined ? budgetProblem(input.budgetIncrement, 'budgetIncrement') : undefined);
   if (budget) invalidInput(`agentTurn input.${budget}`);
   for (const key of ['events', 'bytes'] as const) {
     const value = input.historyLimit?.[key];

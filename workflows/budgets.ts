@@ -68,7 +68,7 @@ async function keepWithin(turn: TurnContext, lastText: string, calls: ToolCallPa
 async function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: number): Promise<Outcome> {
   const limits = turn.budgetLimits!;
   const spent = turnSpend(turn);
-  const input: BudgetApprovalInput = { exceeded, spent, budget: limits, extendBy: defaultExtension(exceeded, turn.input.budget ?? limits, limits, spent, calls) };
+  const input: BudgetApprovalInput = { exceeded, spent, budget: limits, extendBy: defaultExtension(exceeded, { ...turn.input.budget, ...turn.input.budgetIncrement }, limits, spent, calls) };
   const call: ToolCallPart = { type: 'tool-call', toolCallId: nextBudgetId(turn), toolName: BUDGET_TOOL_NAME, input };
   const entry = turn.ledger.add(call, 'other');
   const timeout = turn.input.approvalTimeout ?? DEFAULT_PARK_TIMEOUT;

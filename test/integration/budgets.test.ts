@@ -4,22 +4,30 @@
  * listed and decided like a tool approval; extending it lets the turn go on, stopping it ends the
  * turn `budget-exceeded` with a valid history.
  */
+import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import { turnStateQuery } from '../../workflows/definitions.js';
-import type { AgentTurnResult, Message, ToolMessage } from '../../workflows/types.js';
+import type { AgentTurnResult, ConversationState, Message, ModelSettings, ToolMessage } from '../../workflows/types.js';
+import { useFakeProviders } from '../support/fake-providers.js';
+import { noteStarted } from '../support/history-recorder.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
 beforeAll(async () => {
+  fake = await useFakeProviders();
   // USD 1,000 per million tokens: a scripted step of ~40 tokens costs ~USD 0.04.
   turnpike = await startTurnpike({ tools: testTools, prices: { 'scripted:demo': { input: 1000, output: 1000 } } });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
 });
-afterAll(async () => turnpike?.stop());
+afterAll(async () => {
+  await turnpike?.stop();
+  await fake?.restore();
+});
 
 const TWO_STEPS = 'look up order 1001 then look up order 1002';
 
@@ -204,3 +212,82 @@ describe('invalid budgets', () => {
   });
 });
 
+
+describe('costs by provider', () => {
+  it.each([
+    // 600 plain input at 2.50, 400 cached at 1.25, 200 output at 10 (USD per million).
+    ['openai', { provider: 'openai', model: 'gpt-4o-2024-08-06' }, { inputTokens: 1000, cachedInputTokens: 400, outputTokens: 200 }, 0.004],
+    // Anthropic reports cache reads apart: 2,000 plain at 3, 1,000 read at 0.30, 100 output at 15.
+    ['anthropic', { provider: 'anthropic', model: 'claude-sonnet-4-5', maxTokens: 256 }, { inputTokens: 3000, cachedInputTokens: 1000, outputTokens: 100 }, 0.0078],
+  ] as const)('prices %s steps from the built-in table and parks once the cost budget is reached', async (provider, model, usage, stepCost) => {
+    fake.reset();
+    fake.script(provider, [{ toolCalls: [{ name: 'lookup_order', input: { orderId: '1001' } }], usage }, { text: 'Found it.', usage }]);
+    const handle = await turnpike.startTurn({ text: 'look up order 1001', model: model as ModelSettings, budget: { costUsd: 0.001 } });
+    const [pending] = await waitForPending(handle);
+    expect(pending.input).toMatchObject({ exceeded: ['costUsd'], spent: { costUsd: stepCost }, extendBy: { costUsd: 0.001 } });
+    await client.extendBudget(handle.workflowId, pending.approvalId!, { costUsd: 1 }, { approver: 'finance' });
+    const result = await handle.result();
+    expect(result.status).toBe('completed');
+    expect(result.usage.costUsd).toBeCloseTo(2 * stepCost, 10);
+    expect(result.spend?.costUsd).toBe(result.usage.costUsd);
+    expect(result.budget).toEqual({ costUsd: 1.001 });
+  });
+});
+
+describe('conversation budgets', () => {
+  const scripted: ModelSettings = { provider: 'scripted', model: 'demo' };
+
+  async function send(conversationId: string, text: string, budget: { totalTokens?: number; toolCalls?: number }) {
+    const reply = await client.sendMessage({ conversationId, text, conversation: { model: scripted, budget } });
+    if (reply.turnNumber === 1) noteStarted(client.conversation(conversationId));
+    noteStarted(client.turn(reply.turnWorkflowId));
+    return reply;
+  }
+
+  async function idleAfter(conversationId: string, turns: number): Promise<ConversationState> {
+    for (let attempt = 0; attempt < 300; attempt++) {
+      const state = await client.conversationState(conversationId).catch(() => undefined);
+      if (state && state.turns === turns && !state.currentTurn && state.queued.length === 0) return state;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error(`conversation ${conversationId} never absorbed ${turns} turns`);
+  }
+
+  it('gives each turn what remains, and counts every turn across continue-as-new', async () => {
+    const conversationId = `conv-${randomUUID()}`;
+    const budget = { totalTokens: 1_000_000, toolCalls: 1_000 };
+    let spentTokens = 0;
+    let spentCalls = 0;
+    let state: ConversationState | undefined;
+    for (let turn = 1; turn <= 20 && !(state && state.runs >= 1 && turn > 3); turn++) {
+      const reply = await send(conversationId, `look up order ${1000 + turn}`, budget);
+      const result = await client.turnResult(reply.turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 });
+      expect(result.status).toBe('completed');
+      // Given what the earlier turns left.
+      expect(result.budget).toEqual({ totalTokens: budget.totalTokens - spentTokens, toolCalls: budget.toolCalls - spentCalls });
+      spentTokens += result.spend!.inputTokens + result.spend!.outputTokens;
+      spentCalls += result.spend!.toolCalls;
+      state = await idleAfter(conversationId, turn);
+    }
+    expect(state!.runs).toBeGreaterThanOrEqual(1);
+    expect(state!.budget!.limits).toEqual(budget);
+    expect(state!.budget!.spent.inputTokens + state!.budget!.spent.outputTokens).toBe(spentTokens);
+    expect(state!.budget!.spent.toolCalls).toBe(spentCalls);
+  });
+
+  it("parks a turn that starts with nothing left; the extension granted there grows the conversation's budget", async () => {
+    const conversationId = `conv-${randomUUID()}`;
+    const first = await send(conversationId, 'look up order 1001', { totalTokens: 40 });
+    expect((await client.turnResult(first.turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 })).status).toBe('completed');
+    await idleAfter(conversationId, 1);
+
+    const second = await send(conversationId, 'look up order 1002', { totalTokens: 40 });
+    const [pending] = await waitForPending(turnpike.client.workflow.getHandle(second.turnWorkflowId));
+    // Nothing left: the turn asks before its first model step, offering the conversation's own limit.
+    expect(pending.input).toMatchObject({ exceeded: ['totalTokens'], budget: { totalTokens: 0 }, extendBy: { totalTokens: 40 } });
+    await client.extendBudget(second.turnWorkflowId, pending.approvalId!, { totalTokens: 10_000 }, { approver: 'carol' });
+    expect((await client.turnResult(second.turnWorkflowId, { pollIntervalMs: 50 })).status).toBe('completed');
+    const state = await idleAfter(conversationId, 2);
+    expect(state.budget!.limits).toEqual({ totalTokens: 10_040 });
+  });
+});

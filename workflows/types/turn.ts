@@ -40,6 +40,11 @@ export interface AgentTurnInput {
   historyLimit?: HistoryLimit;
   /** Limits a person can extend: reaching one parks a budget approval (docs/budgets.md). */
   budget?: TurnBudget;
+  /**
+   * What a budget approval offers to add to a reached limit by default: this limit's size here,
+   * else the `budget`'s own. A conversation sets its budget's limits, as its turns get what remains.
+   */
+  budgetIncrement?: TurnBudget;
   /** Set by the turn itself when it hands over: everything the next run carries on with. */
   carried?: TurnCarryOver;
 }
