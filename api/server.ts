@@ -22,7 +22,7 @@ import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type Park
 import { mayDecide } from '../workflows/call-checks.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
 import { isTurnEnded } from '../workflows/turn-statuses.js';
-import type { AgentTurnInput, UserContentPart } from '../workflows/types.js';
+import type { AgentTurnInput, TurnBudget, UserContentPart } from '../workflows/types.js';
 import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
@@ -125,6 +125,8 @@ const sendMessageBody = z.strictObject({
   policy: z.enum(['queue', 'supersede']).optional(),
   model: modelSchema.optional(),
   system: z.string().optional(),
+  /** The conversation's budget, when this message starts it (docs/budgets.md); the conversation checks it. */
+  budget: z.record(z.string(), z.unknown()).optional(),
 });
 
 const turnParams = z.object({ turnId: z.string().min(1) });
@@ -393,8 +395,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     { schema: { params: z.object({ conversationId: z.string().min(1).max(200) }), body: sendMessageBody } },
     async (request, reply) => {
       const { conversationId } = request.params;
-      const { model, system, content, ...message } = request.body;
-      const conversation = { model: model ?? { provider: 'scripted' as const, model: 'demo' }, ...(system ? { system } : {}) };
+      const { model, system, content, budget, ...message } = request.body;
+      const conversation = { model: model ?? { provider: 'scripted' as const, model: 'demo' }, ...(system ? { system } : {}), ...(budget ? { budget: budget as TurnBudget } : {}) };
       // The parts' details are the conversation's to check: it refuses a bad one before accepting the message.
       const parts = content ? { content: content as unknown as UserContentPart[] } : {};
       // A first message creates the conversation, with the caller as its starter; later ones come from its readers.
