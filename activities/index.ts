@@ -13,6 +13,7 @@ import { sendNotification, type NotificationOptions } from './notify.js';
 import { runModelStep, type StepTools } from './model-step.js';
 import { prepareToolCalls } from './prepare-tool-calls.js';
 import { costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
+import { recordModelCost } from './telemetry.js';
 import { createToolRegistry } from './tool-registry.js';
 import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
@@ -82,7 +83,9 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
         const call = contentStore ? async (input: ModelStepInput) => callModel({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) }) : callModel;
         const result = await runModelStep(request, stepTools, caches, context, call);
         const costUsd = costOf(priceOf(priceTable, request.model), result.usage);
-        return costUsd === undefined ? result : { ...result, usage: { ...result.usage, costUsd } };
+        if (costUsd === undefined) return result;
+        recordModelCost(context, request.model, costUsd);
+        return { ...result, usage: { ...result.usage, costUsd } };
       } finally {
         clearInterval(keepAlive);
       }
