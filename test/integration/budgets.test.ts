@@ -142,6 +142,35 @@ describe('token budgets', () => {
   });
 });
 
+describe('budgets across a hand-over', () => {
+  it('keeps the extended limits and the wall clock when a long turn continues as new', async () => {
+    const steps = Array.from({ length: 10 }, (_, index) => `use record_action with {"action":"a${index}"}`).join(' then ');
+    const handle = await turnpike.startTurn({ text: steps, maxSteps: 20, historyLimit: { events: 100 }, budget: { toolCalls: 3, wallTime: '1h' } });
+    const approvers = ['ann', 'ben', 'cat'];
+    const wallTimes: number[] = [];
+    for (const [index, approver] of approvers.entries()) {
+      const state = await waitForState(handle, (current) => current.pending[0]?.toolCallId === `budget-${index + 1}`);
+      wallTimes.push((state.pending[0].input as { spent: { wallTimeMs: number } }).spent.wallTimeMs);
+      // Each extension grew the limits of the run that carried them on.
+      expect(state.budget!.limits).toEqual({ toolCalls: 3 * (index + 1), wallTime: '1h' });
+      await client.approveToolCall(handle.workflowId, { approvalId: state.pending[0].approvalId!, approved: true, approver });
+    }
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', spend: { toolCalls: 10 }, budget: { toolCalls: 12, wallTime: '1h' } });
+    // Wall time runs from the turn's first run, not the current one's.
+    expect([...wallTimes, result.spend!.wallTimeMs]).toEqual([...wallTimes, result.spend!.wallTimeMs].sort((a, b) => a - b));
+    expect(result.decisions!.map((decision) => [decision.toolCallId, decision.approver])).toEqual([
+      ['budget-1', 'ann'],
+      ['budget-2', 'ben'],
+      ['budget-3', 'cat'],
+    ]);
+    expect(result.toolCalls.map((call) => call.outcome)).toEqual(Array(10).fill('executed'));
+    const runs = [];
+    for await (const execution of turnpike.client.workflow.list({ query: `WorkflowId = "${handle.workflowId}"` })) runs.push(execution);
+    expect(runs.length).toBeGreaterThan(1);
+  });
+});
+
 describe('tool-call budgets', () => {
   it("parks before a step's calls would go over, and a stop answers each of them", async () => {
     const handle = await turnpike.startTurn({ text: 'look up order 1001 and look up order 1002', budget: { toolCalls: 1 } });
@@ -273,6 +302,25 @@ describe('conversation budgets', () => {
     expect(state!.budget!.limits).toEqual(budget);
     expect(state!.budget!.spent.inputTokens + state!.budget!.spent.outputTokens).toBe(spentTokens);
     expect(state!.budget!.spent.toolCalls).toBe(spentCalls);
+  });
+
+  it('settles a waiting budget approval when a newer message supersedes the turn', async () => {
+    const conversationId = `conv-${randomUUID()}`;
+    const first = await send(conversationId, TWO_STEPS, { totalTokens: 30 });
+    const [pending] = await waitForPending(turnpike.client.workflow.getHandle(first.turnWorkflowId));
+    expect(pending.kind).toBe('budget');
+    const second = await client.sendMessage({ conversationId, text: 'never mind', policy: 'supersede', conversation: { model: scripted } });
+    const result = await client.turnResult(first.turnWorkflowId, { pollIntervalMs: 50 });
+    expect(result.status).toBe('cancelled');
+    expect(result.supersededBy).toBeDefined();
+    expect(result.decisions).toEqual([expect.objectContaining({ toolCallId: 'budget-1', outcome: 'superseded' })]);
+    expectEveryCallAnsweredOnce(result.messages);
+    // The first turn spent the conversation's budget: the next one asks before its first step.
+    const [next] = await waitForPending(turnpike.client.workflow.getHandle(second.turnWorkflowId));
+    expect(next).toMatchObject({ kind: 'budget', toolCallId: 'budget-1', input: { exceeded: ['totalTokens'], budget: { totalTokens: 0 } } });
+    await client.approveToolCall(second.turnWorkflowId, { approvalId: next.approvalId!, approved: false });
+    expect((await client.turnResult(second.turnWorkflowId, { pollIntervalMs: 50 })).status).toBe('budget-exceeded');
+    await idleAfter(conversationId, 2);
   });
 
   it("parks a turn that starts with nothing left; the extension granted there grows the conversation's budget", async () => {
