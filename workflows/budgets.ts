@@ -53,13 +53,18 @@ function reached(turn: TurnContext, calls: ToolCallPart[] | undefined): BudgetLi
 }
 
 async function keepWithin(turn: TurnContext, lastText: string, calls: ToolCallPart[] | undefined): Promise<AgentTurnResult | undefined> {
-  // A cancellation while the approval waits settles the step's calls (turn-endings.ts).
+  // A cancellation while the approval waits answers the step's calls (here, then turn-endings.ts).
   if (calls) turn.openStep = calls;
-  for (let exceeded = reached(turn, calls); exceeded.length > 0; exceeded = reached(turn, calls)) {
-    const outcome = await askToExtend(turn, exceeded, calls?.length ?? 0);
-    if (outcome === 'stopped') return stop(turn, lastText, calls);
-    // Superseded: the step's calls are answered as superseded by settling them as usual.
-    if (outcome === 'superseded') return calls ? undefined : finish(turn, 'cancelled', lastText);
+  try {
+    for (let exceeded = reached(turn, calls); exceeded.length > 0; exceeded = reached(turn, calls)) {
+      const outcome = await askToExtend(turn, exceeded, calls?.length ?? 0);
+      if (outcome === 'stopped') return stop(turn, lastText, calls);
+      // Superseded: the step's calls are answered as superseded by settling them as usual.
+      if (outcome === 'superseded') return calls ? undefined : finish(turn, 'cancelled', lastText);
+    }
+  } catch (error) {
+    if (wf.isCancellation(error)) notRun(turn, calls ?? [], `The turn was cancelled while its budget approval waited; "%s" did not run.`);
+    throw error;
   }
   return undefined;
 }
@@ -154,15 +159,20 @@ function cancelled(turn: TurnContext, entry: CallEntry, view: PendingToolCall): 
 /** The turn stops over budget; calls the step made and that did not run each get a result saying why. */
 function stop(turn: TurnContext, lastText: string, calls: ToolCallPart[] | undefined): Promise<AgentTurnResult> {
   if (calls) {
-    for (const call of calls) {
-      const entry = turn.ledger.add(call, 'other');
-      turn.ledger.settle(entry, 'cancelled');
-      entry.settlement = errorSettlement('cancelled', `The turn's budget stopped before "${call.toolName}" ran; the tool did not run.`);
-      turn.publisher.publishResult(turn.step, call, entry.settlement);
-    }
+    notRun(turn, calls, `The turn's budget stopped before "%s" ran; the tool did not run.`);
     turn.records.push(...calls.map((call) => turn.ledger.record(call.toolCallId)));
     turn.appended.push({ role: 'tool', content: calls.map((call) => turn.ledger.resultPart(call.toolCallId)) });
     turn.openStep = undefined;
   }
   return finish(turn, 'budget-exceeded', lastText);
+}
+
+/** Each of the step's calls gets its one result: it did not run (`%s` is the tool's name). */
+function notRun(turn: TurnContext, calls: ToolCallPart[], message: string): void {
+  for (const call of calls) {
+    const entry = turn.ledger.add(call, 'other');
+    turn.ledger.settle(entry, 'cancelled');
+    entry.settlement = errorSettlement('cancelled', message.replace('%s', call.toolName));
+    turn.publisher.publishResult(turn.step, call, entry.settlement);
+  }
 }

@@ -187,6 +187,20 @@ describe('tool-call budgets', () => {
     expectEveryCallAnsweredOnce(result.messages);
   });
 
+  it('answers each of the waiting calls when the turn is cancelled: they did not run', async () => {
+    const handle = await turnpike.startTurn({ text: 'look up order 1001 and look up order 1002', budget: { toolCalls: 1 } });
+    await waitForPending(handle);
+    await handle.cancel();
+    const result = await handle.result();
+    expect(result.status).toBe('cancelled');
+    expect(result.toolCalls.map((call) => [call.outcome, call.output])).toEqual([
+      ['cancelled', 'The turn was cancelled while its budget approval waited; "lookup_order" did not run.'],
+      ['cancelled', 'The turn was cancelled while its budget approval waited; "lookup_order" did not run.'],
+    ]);
+    expect(result.decisions).toEqual([expect.objectContaining({ toolCallId: 'budget-1', outcome: 'cancelled' })]);
+    expectEveryCallAnsweredOnce(result.messages);
+  });
+
   it('runs the calls once the budget is extended', async () => {
     const handle = await turnpike.startTurn({ text: 'look up order 1001 and look up order 1002', budget: { toolCalls: 1 } });
     const [pending] = await waitForPending(handle);
