@@ -35,6 +35,7 @@ import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
 import { messageProblem } from '../workflows/field-limits.js';
+import { budgetProblem } from '../workflows/budget-spend.js';
 import { isRejectionType } from '../workflows/rejection-types.js';
 import { agentConversationIdKey, agentTurnStatusKey } from '../workflows/search-attributes.js';
 import type {
@@ -410,6 +411,9 @@ export class TurnpikeClient {
     },
   ): Promise<SendMessageResult> {
     const { conversationId, conversation, startedBy, ...given } = request;
+    // Refused before the conversation starts: one with a bad budget would refuse every message.
+    const budget = conversation?.budget !== undefined ? budgetProblem(conversation.budget, "the conversation's budget") : undefined;
+    if (budget) throw new TurnpikeRejectedError(`Invalid sendMessage: ${budget}`, 'InvalidRequest');
     const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, this.contentStore) } : given;
     const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
       workflowId: conversationId,

@@ -296,6 +296,13 @@ describe('conversation budgets', () => {
     throw new Error(`conversation ${conversationId} never absorbed ${turns} turns`);
   }
 
+  it('refuses a conversation whose budget is invalid before starting it', async () => {
+    const conversationId = `conv-${randomUUID()}`;
+    const refused = await send(conversationId, 'hello', { totalTokens: -3 }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({ type: 'InvalidRequest', message: "Invalid sendMessage: the conversation's budget.totalTokens must be a non-negative integer" });
+    await expect(turnpike.client.workflow.getHandle(conversationId).describe()).rejects.toThrow(/not found/i);
+  });
+
   it('gives each turn what remains, and counts every turn across continue-as-new', async () => {
     const conversationId = `conv-${randomUUID()}`;
     const budget = { totalTokens: 1_000_000, toolCalls: 1_000 };
