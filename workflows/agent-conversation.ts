@@ -78,7 +78,8 @@ class Conversation {
       validator: (request) => {
         const shape = sendMessageInputSchema().safeParse(request);
         if (!shape.success) throw rejection('InvalidRequest', `Invalid sendMessage: ${describeShapeError(shape.error)}`);
-        const problem = (this.input.budget !== undefined ? budgetProblem(this.input.budget, "the conversation's budget") : undefined) ?? this.contentProblem(shape.data as SendMessageInput);
+        const budget = this.input.budget !== undefined ? budgetProblem(this.input.budget, "the conversation's budget") : undefined;
+        const problem = budget ?? this.contentProblem(shape.data as SendMessageInput);
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });

@@ -161,8 +161,10 @@ function validateInput(input: AgentTurnInput): void {
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     invalidInput('agentTurn input.maxSteps must be a positive integer');
   }
-  const budget = (input.budget !== undefined ? budgetProblem(input.budget) : undefined) ?? (input.budgetIncrement !== undefined ? budgetProblem(input.budgetIncrement, 'budgetIncrement') : undefined);
-  if (budget) invalidInput(`agentTurn input.${budget}`);
+  for (const field of ['budget', 'budgetIncrement'] as const) {
+    const problem = input[field] !== undefined ? budgetProblem(input[field], field) : undefined;
+    if (problem) invalidInput(`agentTurn input.${problem}`);
+  }
   for (const key of ['events', 'bytes'] as const) {
     const value = input.historyLimit?.[key];
     if (value !== undefined && (!Number.isInteger(value) || value < 100)) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least 100`);
