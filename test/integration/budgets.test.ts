@@ -223,6 +223,16 @@ describe('cost budgets', () => {
     expect(result.status).toBe('budget-exceeded');
     expect(result.usage.costUsd).toBeCloseTo((result.usage.inputTokens + result.usage.outputTokens) / 1000, 8);
     expect(result.spend?.costUsd).toBe(result.usage.costUsd);
+
+    // The stream says so: each step's cost with its usage, and the budget approval.
+    const events = [];
+    for await (const { event } of client.turnEvents(handle.workflowId)) events.push(event);
+    const finished = events.filter((event) => event.type === 'step-finished');
+    expect(finished).toHaveLength(1);
+    for (const { usage } of finished) expect(usage.costUsd).toBeCloseTo((usage.inputTokens + usage.outputTokens) / 1000, 10);
+    expect(events.filter((event) => event.type === 'budget-requested')).toEqual([
+      expect.objectContaining({ step: 1, approvalId: pending.approvalId, toolCallId: 'budget-1', toolName: 'turnpike_budget', input: pending.input, inputHash: pending.inputHash }),
+    ]);
   });
 
   it('asks a person when the model has no price, and goes on without a cost limit once approved', async () => {

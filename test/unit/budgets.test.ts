@@ -1,6 +1,7 @@
 /** The worker's price table and the budget arithmetic: pure functions, no workflow. */
 import { describe, expect, it } from 'vitest';
 import { checkedPrices, costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
+import { resolveHint } from '../../cli/format.js';
 import {
   addSpend,
   budgetProblem,
@@ -121,5 +122,12 @@ describe('budget arithmetic', () => {
     expect(remainingBudget(limits, addSpend(a, b))).toEqual({ inputTokens: 89, totalTokens: 0, costUsd: 0, wallTime: '850ms', toolCalls: 0 });
     expect(grantedExtension({ totalTokens: 10, wallTime: '1s', costUsd: 0.1 }, { totalTokens: 30, wallTime: '3s', costUsd: 0.3 })).toEqual({ totalTokens: 20, wallTime: '2000ms', costUsd: 0.2 });
     expect(grantedExtension({ costUsd: 0.1 }, {})).toEqual({});
+  });
+});
+
+describe('the CLI', () => {
+  it('tells how to extend or stop a budget approval', () => {
+    const call = { kind: 'budget', approvalId: 'apr_1', toolCallId: 'budget-1', toolName: 'turnpike_budget', input: {}, inputHash: 'sha256:x', requestedAt: '', expiresAt: '' } as const;
+    expect(resolveHint('t-1', call)).toBe(`turnpike approve t-1 apr_1 --as <you> [--input '{"extendBy":{…}}']   (extends the budget; deny … stops the turn)`);
   });
 });
