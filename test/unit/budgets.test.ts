@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkedPrices, costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
 import { resolveHint } from '../../cli/format.js';
+import { pendingMemo, readPendingMemo } from '../../workflows/pending-memo.js';
 import {
   addSpend,
   budgetProblem,
@@ -122,6 +123,13 @@ describe('budget arithmetic', () => {
     expect(remainingBudget(limits, addSpend(a, b))).toEqual({ inputTokens: 89, totalTokens: 0, costUsd: 0, wallTime: '850ms', toolCalls: 0 });
     expect(grantedExtension({ totalTokens: 10, wallTime: '1s', costUsd: 0.1 }, { totalTokens: 30, wallTime: '3s', costUsd: 0.3 })).toEqual({ totalTokens: 20, wallTime: '2000ms', costUsd: 0.2 });
     expect(grantedExtension({ costUsd: 0.1 }, {})).toEqual({});
+  });
+});
+
+describe('listings', () => {
+  it('reads a budget approval back from the pending memo', () => {
+    const call = { kind: 'budget', approvalId: 'apr_1', toolCallId: 'budget-1', toolName: 'turnpike_budget', input: { exceeded: ['totalTokens'] }, inputHash: 'sha256:x', requestedAt: 'a', expiresAt: 'b' } as const;
+    expect(readPendingMemo(JSON.parse(JSON.stringify(pendingMemo([call]))))?.calls).toEqual([call]);
   });
 });
 
