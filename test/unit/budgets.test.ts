@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkedPrices, costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
 import { resolveHint } from '../../cli/format.js';
+import { TurnpikePlugin } from '../../worker/plugin.js';
 import { pendingMemo, readPendingMemo } from '../../workflows/pending-memo.js';
 import {
   addSpend,
@@ -46,6 +47,11 @@ describe('the price table', () => {
     expect(() => checkedPrices({ 'openai:x': { input: -1, output: 1 } })).toThrow(/prices\["openai:x"\]\.input must be a non-negative number/);
     expect(() => checkedPrices({ 'openai:x': { input: 1 } as never })).toThrow(/prices\["openai:x"\]\.output/);
     expect(() => checkedPrices({ 'openai:x': { input: 1, output: 1, cachedInput: Number.NaN } })).toThrow(/cachedInput/);
+  });
+
+  it('refuses a plugin whose prices are not a price table', () => {
+    expect(() => new TurnpikePlugin({ prices: { 'openai:x': { input: 1, output: -2 } } })).toThrow(TypeError);
+    expect(() => new TurnpikePlugin({ prices: { 'openai:x': { input: 1, output: 2 } } })).not.toThrow();
   });
 
   it('prices cached and cache-written input tokens apart from plain input (OpenAI and Anthropic usage)', () => {
