@@ -12,6 +12,8 @@ import { callModel } from './model.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
 import { runModelStep, type StepTools } from './model-step.js';
 import { prepareToolCalls } from './prepare-tool-calls.js';
+import { costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
+import { recordModelCost } from './telemetry.js';
 import { createToolRegistry } from './tool-registry.js';
 import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
@@ -35,9 +37,12 @@ export interface CreateActivitiesOptions {
   contentStore?: ContentStore;
   /** The most of one stored tool output a model step sends (default 1 MiB; see content/stored-content.ts). */
   modelToolOutputBytes?: number;
+  /** Prices by `provider:model`, over the built-in table (activities/prices.ts): each model step's `usage.costUsd`. */
+  prices?: PriceTable;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices }: CreateActivitiesOptions) {
+  const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
   const registry = createToolRegistry(tools);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
@@ -76,7 +81,11 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
       const keepAlive = setInterval(() => context.heartbeat(), MODEL_HEARTBEAT_MS);
       try {
         const call = contentStore ? async (input: ModelStepInput) => callModel({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) }) : callModel;
-        return await runModelStep(request, stepTools, caches, context, call);
+        const result = await runModelStep(request, stepTools, caches, context, call);
+        const costUsd = costOf(priceOf(priceTable, request.model), result.usage);
+        if (costUsd === undefined) return result;
+        recordModelCost(context, request.model, costUsd);
+        return { ...result, usage: { ...result.usage, costUsd } };
       } finally {
         clearInterval(keepAlive);
       }

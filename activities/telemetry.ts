@@ -24,6 +24,17 @@ export function recordModelCall(context: Context, input: ModelStepInput, result:
   tokens.add(result.usage.outputTokens, { ...tags, direction: 'output' });
 }
 
+/**
+ * A priced model step's cost (activities/prices.ts): a span attribute, and the cost counter in
+ * micro-USD (Temporal's counters count integers), by provider and model.
+ */
+export function recordModelCost(context: Context, model: { provider: string; model: string }, costUsd: number): void {
+  trace.getActiveSpan()?.setAttributes({ 'turnpike.model.cost_usd': costUsd });
+  context.metricMeter
+    .createCounter('turnpike_model_cost_microusd', 'µUSD', "Model cost from the worker's price table, in millionths of a US dollar, by provider and model")
+    .add(Math.round(costUsd * 1e6), { provider: model.provider, model: model.model });
+}
+
 /** One attempt of a tool activity: `ok`, `error` (an error result the model sees) or `failed` (thrown; retried by policy). */
 export function recordToolAttempt(context: Context, tool: string, toolCallId: string, result: 'ok' | 'error' | 'failed'): void {
   const attributes: Attributes = { 'turnpike.tool.name': tool, 'turnpike.tool.call_id': toolCallId, 'turnpike.tool.result': result };

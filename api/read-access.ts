@@ -112,7 +112,7 @@ export class ReadAccess {
     const state = await this.client.turnState(turnId).catch(() => undefined);
     if (!state) return false;
     const approver = { approver: caller.identity, approverGroups: caller.groups };
-    if (state.pending.some((call) => call.kind === 'approval' && mayDecide(call, approver))) return true;
+    if (state.pending.some((call) => (call.kind === 'approval' || call.kind === 'budget') && mayDecide(call, approver))) return true;
     return (state.decisions ?? []).some((decision) => !decision.automatic && decision.approver === caller.identity);
   }
 }

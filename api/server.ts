@@ -22,7 +22,7 @@ import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type Park
 import { mayDecide } from '../workflows/call-checks.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
 import { isTurnEnded } from '../workflows/turn-statuses.js';
-import type { AgentDefinition, AgentTurnInput, UserContentPart } from '../workflows/types.js';
+import type { AgentDefinition, AgentTurnInput, TurnBudget, UserContentPart } from '../workflows/types.js';
 import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
@@ -149,9 +149,16 @@ const sendMessageBody = z.strictObject({
   agent: z.string().optional(),
   /** A typed final answer for this message's turn only. */
   output: outputSchema.optional(),
+  /** The conversation's budget, when this message starts it (docs/budgets.md); the conversation checks it. */
+  budget: z.record(z.string(), z.unknown()).optional(),
 });
 
 const turnParams = z.object({ turnId: z.string().min(1) });
+
+/** A call a person decides: a tool approval, or a budget approval (extend or stop; docs/budgets.md). */
+function decidable(call: ParkedCall): boolean {
+  return call.kind === 'approval' || call.kind === 'budget';
+}
 const decisionsQuery = z.object({
   tool: z.string().min(1).optional(),
   approver: z.string().min(1).optional(),
@@ -256,7 +263,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const parkedCalls = (): Promise<ParkedCall[]> => {
     if (!listing || Date.now() - listing.at > LISTING_TTL_MS) {
       const calls = options.client.listParkedCalls({ limit: options.listingLimit ?? DEFAULT_LISTING_LIMIT }).then(async (all) => {
-        const conversations = all.flatMap((call) => (call.kind !== 'approval' && !call.startedBy && call.conversationId ? [call.conversationId] : []));
+        const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
         listedStarters.set(all, await access.conversationStarters(conversations));
         return all;
       });
@@ -273,10 +280,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     // calls and MCP questions are listed to those who may read their turn (api/read-access.ts).
     const starters = listedStarters.get(all) ?? new Map<string, string | undefined>();
     const mine = all.filter((call) =>
-      call.kind === 'approval' ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : access.mayReadListed(who, call, starters),
+      decidable(call) ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : access.mayReadListed(who, call, starters),
     );
     const counts: Record<string, number> = {};
-    for (const call of mine) if (call.kind === 'approval') counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
+    for (const call of mine) if (decidable(call)) counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
     const sign = (call: ParkedCall) =>
       options.decisionSecret && call.approvalId
         ? { decisionToken: signDecision(options.decisionSecret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) }
@@ -412,12 +419,13 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     { schema: { params: z.object({ conversationId: z.string().min(1).max(200) }), body: sendMessageBody } },
     async (request, reply) => {
       const { conversationId } = request.params;
-      const { model, system, content, agents, agent, ...message } = request.body;
+      const { model, system, content, agents, agent, budget, ...message } = request.body;
       const conversation = {
         ...(model || !agents ? { model: model ?? { provider: 'scripted' as const, model: 'demo' } } : {}),
         ...(system ? { system } : {}),
         ...(agents ? { agents: agents as Record<string, AgentDefinition> } : {}),
         ...(agent !== undefined ? { agent } : {}),
+        ...(budget ? { budget: budget as TurnBudget } : {}),
       };
       // The parts' details are the conversation's to check: it refuses a bad one before accepting the message.
       const parts = content ? { content: content as unknown as UserContentPart[] } : {};

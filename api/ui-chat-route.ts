@@ -125,7 +125,7 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
         mapper.map(event).forEach(write);
         if (event.type === 'turn-finished') ended = true;
         // A parked call ends this response; the client continues with its decision (or result).
-        if (event.type === 'approval-requested' || event.type === 'client-tool-requested' || ended) break;
+        if (event.type === 'approval-requested' || event.type === 'budget-requested' || event.type === 'client-tool-requested' || ended) break;
       }
       if (!ended && !abort.signal.aborted) mapper.end('tool-calls').forEach(write);
     } catch (error) {

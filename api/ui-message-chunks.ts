@@ -7,6 +7,7 @@
  * a parked approval becomes `tool-approval-request` with the workflow's approvalId, and a
  * settled call `tool-output-available`, `tool-output-denied` or `tool-output-error`. MCP servers
  * a turn went without (`tools-left-out`) become a `data-tools-left-out` part.
+ * A budget approval (`budget-requested`) becomes a `data-budget-requested` part.
  */
 import type { TurnEvent } from '../workflows/turn-events.js';
 
@@ -27,6 +28,7 @@ export type UiMessageChunk =
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
   | { type: 'data-tools-left-out'; data: { servers: Array<{ server: string; reason: string }> } }
+  | { type: 'data-budget-requested'; data: { approvalId: string; input: unknown; expiresAt: string } }
   | { type: 'finish'; finishReason: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'other' }
   | { type: 'error'; errorText: string };
 
@@ -90,6 +92,10 @@ export class UiMessageChunkMapper {
       case 'approval-requested':
         open(event.step);
         chunks.push({ type: 'tool-approval-request', approvalId: event.approvalId, toolCallId: event.toolCallId, ...(event.reason !== undefined ? { reason: event.reason } : {}) });
+        break;
+      case 'budget-requested':
+        // Not a call of the model: a data part, decided with the turn's approval (docs/budgets.md).
+        chunks.push({ type: 'data-budget-requested', data: { approvalId: event.approvalId, input: event.input, expiresAt: event.expiresAt } });
         break;
       case 'client-tool-requested':
         // The call is already shown as input-available; useChat's onToolCall answers it.

@@ -89,6 +89,7 @@ export function status(value: TurnStatus, colors: Colors): string {
     case 'max-tokens':
     case 'refused':
     case 'invalid-output':
+    case 'budget-exceeded':
     case 'cancelled':
       return colors.red(value);
   }
@@ -123,6 +124,9 @@ export function decisionId(call: PendingToolCall): string {
 
 /** The command that resolves a parked call, so people can copy it from `watch` and `pending`. */
 export function resolveHint(turnId: string, call: PendingToolCall): string {
+  if (call.kind === 'budget') {
+    return `turnpike approve ${turnId} ${call.approvalId} --as <you> [--input '{"extendBy":{…}}']   (extends the budget; deny … stops the turn)`;
+  }
   if (call.kind === 'approval') return `turnpike approve ${turnId} ${call.approvalId} --as <you>   (or deny … --reason <why>)`;
   if (call.kind === 'elicitation') {
     return `turnpike submit ${turnId} ${call.toolCallId} '${answerTemplate(call.requestedSchema)}'   (or '{"action":"decline"}')`;

@@ -36,6 +36,7 @@ import type { agentConversation, agentTurn } from '../workflows/registered-workf
 import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
 import { agentsProblem } from '../workflows/conversation-agents.js';
 import { messageProblem } from '../workflows/field-limits.js';
+import { budgetProblem } from '../workflows/budget-spend.js';
 import { isRejectionType } from '../workflows/rejection-types.js';
 import { agentConversationIdKey, agentTurnStatusKey } from '../workflows/search-attributes.js';
 import type {
@@ -44,6 +45,7 @@ import type {
   AgentTurnResult,
   ApproveToolCallInput,
   ApproveToolCallResult,
+  TurnBudget,
   CallContext,
   ConversationState,
   DecisionRecord,
@@ -321,6 +323,15 @@ export class TurnpikeClient {
   }
 
   /**
+   * Extends a turn's budget: approves its budget approval (`kind: 'budget'` in `turnState().pending`
+   * and `listParkedCalls`) by `extendBy` instead of the default it shows. Stop the turn instead with
+   * `approveToolCall(turnId, { approvalId, approved: false })`. See docs/budgets.md.
+   */
+  async extendBudget(turnId: string, approvalId: string, extendBy: TurnBudget, options: { approver?: string; reason?: string } = {}): Promise<ApproveToolCallResult> {
+    return this.approveToolCall(turnId, { approvalId, approved: true, input: { extendBy }, ...options });
+  }
+
+  /**
    * Submits a client tool's result. Given the tool's definition (`defineClientTool`), `output` is
    * typed from its output schema, as `execute`'s input is from the input schema; the turn checks it
    * against the schema either way. Without one (only the tool's name at hand), `output` is `unknown`:
@@ -440,6 +451,9 @@ export class TurnpikeClient {
     if (settingsProblem) throw new TurnpikeRejectedError(`Invalid conversation settings: ${settingsProblem}`, 'InvalidRequest');
     // This message's turn only: a zod schema is sent as its JSON Schema.
     const given: SendMessageInput = output !== undefined && typeof output === 'object' ? { ...rest, output: toOutputSpec(output) } : { ...rest, ...(output !== undefined ? { output } : {}) };
+    // Refused before the conversation starts: one with a bad budget would refuse every message.
+    const budget = conversation?.budget !== undefined ? budgetProblem(conversation.budget, "the conversation's budget") : undefined;
+    if (budget) throw new TurnpikeRejectedError(`Invalid sendMessage: ${budget}`, 'InvalidRequest');
     const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, this.contentStore) } : given;
     const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
       workflowId: conversationId,

@@ -37,6 +37,8 @@ export interface CreateWorkerOptions {
   mcpServers?: TurnpikePluginOptions['mcpServers'];
   /** Where content too large for history is kept (see `TurnpikePluginOptions.contentStore`). */
   contentStore?: TurnpikePluginOptions['contentStore'];
+  /** Model prices over the built-in table (see `TurnpikePluginOptions.prices`). */
+  prices?: TurnpikePluginOptions['prices'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -91,6 +93,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         tools: options.tools,
         ...(options.notifications ? { notifications: options.notifications } : {}),
         ...(options.contentStore ? { contentStore: options.contentStore } : {}),
+        ...(options.prices ? { prices: options.prices } : {}),
         ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
         ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
       }),

@@ -21,6 +21,7 @@ export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/error-types.js';
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
 export type { TurnpikeActivities } from '../activities/index.js';
+export { DEFAULT_PRICES, type ModelPrice, type PriceTable } from '../activities/prices.js';
 export { DEFAULT_TRANSCRIPT_CACHE, TRANSCRIPT_MISMATCH, type TranscriptCacheOptions } from '../activities/transcript-cache.js';
 export type {
   McpServerConfig,

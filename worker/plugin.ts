@@ -28,6 +28,7 @@ import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
 import { turnpikeCodecs } from '../content/data-converter.js';
 import type { ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
+import { checkedPrices, type PriceTable } from '../activities/prices.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -59,6 +60,13 @@ export interface TurnpikePluginOptions {
    * model's context holds a few MB of text at most. The caller still reads the whole output.
    */
   modelToolOutputBytes?: number;
+  /**
+   * Model prices, USD per million tokens, keyed `provider:model` (a dated model name matches its
+   * undated key): over the built-in table of common OpenAI and Anthropic models
+   * (`DEFAULT_PRICES`, activities/prices.ts). Each model step's `usage.costUsd` comes from it,
+   * and turns' `costUsd` budgets (docs/budgets.md).
+   */
+  prices?: PriceTable;
   /**
    * Webhook nudges for approvals: when a call parks, when its approval is about to expire, and
    * when it is decided. Default: from `TURNPIKE_WEBHOOK_URL` (+ `_SECRET`, `_EXPIRING_BEFORE`).
@@ -118,6 +126,7 @@ export class TurnpikePlugin extends SimplePlugin {
       tools: options.tools ?? [],
       contentStore,
       ...(options.modelToolOutputBytes !== undefined ? { modelToolOutputBytes: checkedOutputBytes(options.modelToolOutputBytes) } : {}),
+      ...(options.prices !== undefined ? { prices: checkedPrices(options.prices) } : {}),
       ...(notifications ? { notifications } : {}),
       ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
       ...(mcp ? { mcp } : {}),

@@ -22,6 +22,8 @@ import { EventStream } from './event-stream.js';
 import { setSignalHandler, setUpdateHandler } from './message-handlers.js';
 import type { ConversationEvent } from './turn-events.js';
 import { binaryPartsProblem } from './binary-parts.js';
+import { budgetProblem } from './budget-spend.js';
+import { absorbTurnSpend, budgetForTurn, conversationBudgetState } from './conversation-budget.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
 import { outputSpecProblem } from './typed-output.js';
@@ -88,7 +90,8 @@ class Conversation {
         // A conversation started with settings it cannot run takes no message.
         const settings = agentsProblem(this.input);
         if (settings) throw rejection('InvalidRequest', `Invalid conversation settings: ${settings}`);
-        const problem = this.contentProblem(shape.data as SendMessageInput) ?? this.outputProblem(shape.data as SendMessageInput);
+        const budget = this.input.budget !== undefined ? budgetProblem(this.input.budget, "the conversation's budget") : undefined;
+        const problem = budget ?? this.contentProblem(shape.data as SendMessageInput) ?? this.outputProblem(shape.data as SendMessageInput);
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
@@ -201,6 +204,7 @@ class Conversation {
     if (!current.handoff) this.state.history.push(userMessage(current));
     if (finished.result) this.state.history.push(...finished.result.messages);
     else this.state.failedTurns.push(current.turnWorkflowId);
+    absorbTurnSpend(this.input, this.state, finished.result);
     // Reports of turns that are not current (a stale duplicate) are dropped with it.
     this.state.finished = this.state.finished.filter((entry) => entry.turnWorkflowId !== current.turnWorkflowId);
     this.state.current = undefined;
@@ -231,6 +235,7 @@ class Conversation {
   }
 
   private async startTurn(turnWorkflowId: string, turnNumber: number, messageId: string, options: ReturnType<typeof agentTurnSettings>, messages: Message[], output?: TurnOutputSpec): Promise<void> {
+    const budget = budgetForTurn(this.input, this.state);
     const turnInput: AgentTurnInput = {
       conversationId: this.conversationId,
       model: options.model as ModelSettings,
@@ -244,6 +249,7 @@ class Conversation {
       ...(options.handoffs !== undefined ? { handoffs: options.handoffs } : {}),
       ...(options.handoffsRefused !== undefined ? { handoffsRefused: options.handoffsRefused } : {}),
       ...(output !== undefined ? { output } : {}),
+      ...(budget ? { budget, budgetIncrement: this.input.budget } : {}),
     };
     this.stream.publish({ type: 'turn-started', turnId: turnWorkflowId, turnNumber, messageId });
     await wf.startChild(agentTurn, {
@@ -274,6 +280,7 @@ class Conversation {
       failedTurns: [...this.state.failedTurns],
       runs: this.state.runs,
       ...(this.state.agent !== undefined ? { agent: this.state.agent } : {}),
+      ...conversationBudgetState(this.input, this.state),
     };
   }
 }

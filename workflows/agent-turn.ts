@@ -14,6 +14,8 @@
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
 import { binaryPartsProblem } from './binary-parts.js';
+import { budgetProblem } from './budget-spend.js';
+import { budgetGate } from './budgets.js';
 import { cutOffStatus } from './cut-off-step.js';
 import { turnFinishedSignal } from './definitions.js';
 import { modelSettingsProblem } from './model-settings.js';
@@ -73,6 +75,10 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     // A long turn goes on in a new run before its history nears Temporal's limits.
     const handingOver = handOverIfDue(turn, lastText);
     if (handingOver) await handingOver;
+    // With a budget, a limit reached waits for a person (budgets.ts); undefined, without awaiting, when none is.
+    const beforeStep = budgetGate(turn, lastText);
+    const overBudget = beforeStep && (await beforeStep);
+    if (overBudget) return overBudget;
     turn.step++;
     const response: ModelStepResult = await callModel(modelStep(turn, typed));
     if (turn.toolsHash === undefined) adoptTools(turn, response.described);
@@ -100,6 +106,9 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
       if (verdict.kind === 'corrected') continue;
       return finish(turn, verdict.kind, lastText, outputFields(verdict));
     }
+    const beforeCalls = budgetGate(turn, lastText, calls);
+    const stopped = beforeCalls && (await beforeCalls);
+    if (stopped) return stopped;
     const results = await settleStep(turn, calls, renamed, response.dispositions ?? []);
     turn.appended.push({ role: 'tool', content: results });
     if (turn.handoff) return finishHandoff(turn, lastText);
@@ -167,6 +176,10 @@ function validateInput(input: AgentTurnInput): void {
   }
   const handoffsProblem = handoffTargetsProblem(input.handoffs);
   if (handoffsProblem) invalidInput(`agentTurn input.${handoffsProblem}`);
+  for (const field of ['budget', 'budgetIncrement'] as const) {
+    const problem = input[field] !== undefined ? budgetProblem(input[field], field) : undefined;
+    if (problem) invalidInput(`agentTurn input.${problem}`);
+  }
   for (const key of ['events', 'bytes'] as const) {
     const value = input.historyLimit?.[key];
     if (value !== undefined && (!Number.isInteger(value) || value < 100)) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least 100`);

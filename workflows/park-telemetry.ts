@@ -65,7 +65,7 @@ export function startPark(view: PendingToolCall): ParkTelemetry {
       const tags = { ...parkTags(view), outcome };
       wf.metricMeter.createCounter('turnpike_calls_unparked', 'calls', 'Parked tool calls that stopped waiting, by outcome').add(1, tags);
       wf.metricMeter.createHistogram('turnpike_park_wait_ms', 'int', 'ms', 'How long parked tool calls waited, by outcome').record(waitMs, tags);
-      if (view.kind === 'approval') recordDecision(view.toolName, outcome, false);
+      if (view.kind === 'approval' || view.kind === 'budget') recordDecision(view.toolName, outcome, false);
     },
   };
 }

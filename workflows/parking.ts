@@ -103,7 +103,7 @@ export function supersededSettlement(turn: TurnContext, entry: CallEntry): Settl
 }
 
 /** Parks a call until its resolution arrives or the timeout passes; true if it arrived. */
-async function park(turn: TurnContext, entry: CallEntry, view: PendingToolCall, spec: ToolSpec, timeout: string): Promise<boolean> {
+export async function park(turn: TurnContext, entry: CallEntry, view: PendingToolCall, spec: ToolSpec, timeout: string): Promise<boolean> {
   turn.ledger.park(entry, view, spec);
   turn.setStatus('awaiting-input');
   const telemetry = startPark(view);

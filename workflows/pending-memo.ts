@@ -62,7 +62,7 @@ export function readPendingMemo(value: unknown): PendingMemo | undefined {
     (call) =>
       call !== null &&
       typeof call === 'object' &&
-      (call.kind === 'approval' || call.kind === 'client-tool' || call.kind === 'elicitation') &&
+      (call.kind === 'approval' || call.kind === 'client-tool' || call.kind === 'elicitation' || call.kind === 'budget') &&
       typeof call.toolCallId === 'string' &&
       typeof call.toolName === 'string' &&
       typeof call.inputHash === 'string' &&

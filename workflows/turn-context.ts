@@ -23,6 +23,7 @@ import type {
   ToolCallRecord,
   ToolServerLeftOut,
   ToolSpec,
+  TurnBudget,
   TurnStatus,
   Usage,
 } from './types.js';
@@ -67,6 +68,8 @@ export class TurnContext {
   readonly publisher: TurnPublisher;
   /** Webhook nudges to approvers, when the worker sends them. */
   readonly nudges = new ApprovalNudges();
+  /** The turn's budget limits, as approvals extended them (budgets.ts); none without a budget. */
+  budgetLimits?: TurnBudget;
 
   constructor(readonly input: AgentTurnInput) {
     // A run that a longer turn handed over to goes on where the one before stopped (turn-hand-over.ts).
@@ -84,6 +87,8 @@ export class TurnContext {
       this.toolsLeftOut = carried.tools.leftOut ?? [];
       this.outputRetries = carried.outputRetries ?? 0;
     }
+    const budget = carried?.budget ?? input?.budget;
+    if (budget && typeof budget === 'object') this.budgetLimits = { ...budget };
     this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
     this.elicitations = new Elicitations(input?.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT, () => this.setStatus(this.waiting() ? 'awaiting-input' : 'running'));
     this.publisher = new TurnPublisher(this.ledger, this.elicitations, this.decisions, input?.conversationId, carried?.stream);

@@ -7,6 +7,7 @@
 import * as wf from '@temporalio/workflow';
 import { cutOffSettlement, hasContent } from './cut-off-step.js';
 import { errorSettlement } from './tool-results.js';
+import { budgetResult } from './turn-budget.js';
 import { textOf, type TurnContext } from './turn-context.js';
 import type { AgentTurnResult, AssistantMessage, CutOffStep, ModelStepResult, ToolCallPart } from './types.js';
 
@@ -31,6 +32,7 @@ export async function finish(turn: TurnContext, status: AgentTurnResult['status'
     ...(turn.cutOff ? { cutOff: turn.cutOff } : {}),
     ...(turn.decisions.length > 0 ? { decisions: turn.decisions } : {}),
     ...typed,
+    ...budgetResult(turn),
   };
 }
 

@@ -14,6 +14,7 @@
 import type { EndedTurnStatus } from './turn-statuses.js';
 import type { FinishReason, Usage } from './types/model.js';
 import type { ToolServerLeftOut } from './types/tools.js';
+import type { BudgetApprovalInput } from './types/budget.js';
 import type { ApprovalRecord, ToolCallOutcome } from './types/turn.js';
 
 /** The topic of the workflow stream that carries a turn's (or a conversation's) events. */
@@ -65,6 +66,12 @@ export type TurnEvent =
       /** The approval policy's reason, when it gave one. */
       reason?: string;
     }
+  /**
+   * A limit of the turn's budget was reached: a budget approval parked (`toolName`
+   * `turnpike_budget`, never a call the model made). Approve it to extend the budget by
+   * `input.extendBy` (or an edit of it), deny it to stop the turn (`budget-exceeded`).
+   */
+  | { type: 'budget-requested'; step: number; approvalId: string; toolCallId: string; toolName: string; input: BudgetApprovalInput; inputHash: string; requestedAt: string; expiresAt: string; reason?: string }
   /** A client tool call parked for the caller's result (`submitToolResult`). */
   | { type: 'client-tool-requested'; step: number; toolCallId: string; toolName: string; input: unknown; inputHash: string; requestedAt: string; expiresAt: string }
   /**

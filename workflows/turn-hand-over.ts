@@ -47,6 +47,7 @@ function carryOver(turn: TurnContext, lastText: string): TurnCarryOver | undefin
     calls: turn.ledger.snapshot(),
     stream: turn.publisher.stream.state(CARRIED_EVENTS),
     ...(turn.outputRetries > 0 ? { outputRetries: turn.outputRetries } : {}),
+    ...(turn.budgetLimits ? { budget: turn.budgetLimits } : {}),
   };
   const size = JSON.stringify(carried).length + JSON.stringify(turn.input.messages).length;
   if (size <= MAX_CARRIED_CHARS) return carried;

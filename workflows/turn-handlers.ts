@@ -26,6 +26,7 @@ import type { ElicitationAnswer } from './elicitations.js';
 import { setQueryHandler, setSignalHandler, setUpdateHandler } from './message-handlers.js';
 import { describeShapeError, supersedeTurnInputSchema } from './message-schemas.js';
 import { rejection } from './rejection.js';
+import { budgetState } from './turn-budget.js';
 import { now, textOf, type TurnContext } from './turn-context.js';
 import type { CallContext, CallContextRequest, ToolCallPart, TurnState } from './types.js';
 
@@ -79,6 +80,7 @@ function turnState(turn: TurnContext): TurnState {
     ...(turn.input?.conversationId ? { conversationId: turn.input.conversationId } : {}),
     ...(turn.decisions.length > 0 ? { decisions: turn.decisions } : {}),
     ...(turn.toolsLeftOut.length > 0 ? { toolsLeftOut: turn.toolsLeftOut } : {}),
+    ...budgetState(turn),
   };
 }
 

@@ -33,6 +33,10 @@ export const TURN_STATUSES = {
     description:
       'The turn asked for a typed answer (`output`) and the model\'s last answer was still not JSON matching the schema after `maxRetries` corrections: the result has its text and `outputErrors`.',
   },
+  'budget-exceeded': {
+    ended: true,
+    description: "A limit of the turn's `budget` was reached and a person stopped it (or nobody extended it before `approvalTimeout`); every call it made has its result.",
+  },
   cancelled: { ended: true, description: 'The turn was cancelled or superseded by a newer message; every open call got a cancelled result.' },
 } as const satisfies Record<string, TurnStatusInfo>;
 

@@ -9,3 +9,4 @@ export type * from './types/tools.js';
 export type * from './types/model-step.js';
 export type * from './types/turn.js';
 export type * from './types/conversation.js';
+export type * from './types/budget.js';

@@ -82,7 +82,7 @@ function workflowLink(turnId) {
   return link;
 }
 
-const KIND_LABELS = { approval: ['Approval', 'approval'], elicitation: ['Question', 'question'], 'client-tool': ['Client tool', 'client tool'] };
+const KIND_LABELS = { approval: ['Approval', 'approval'], budget: ['Budget', 'budget'], elicitation: ['Question', 'question'], 'client-tool': ['Client tool', 'client tool'] };
 
 function fillCard(card, call) {
   const [kindTitle, kindBadge] = KIND_LABELS[call.kind] ?? KIND_LABELS['client-tool'];
@@ -114,6 +114,25 @@ function updateTimes(card, call) {
   const element = card.querySelector('.left');
   element.textContent = left > 0 ? `${duration(left)} left` : 'expiring';
   element.classList.toggle('soon', left < 3_600_000);
+}
+
+/**
+ * A budget approval: the turn reached a limit of its budget. Approve extends it by
+ * `input.extendBy` (editable), deny stops the turn; it has no tool context to show.
+ */
+function budgetCard(card, call, current) {
+  card.querySelector('.context').remove();
+  card.querySelector('.edit summary').textContent = 'Change how much to extend by';
+  card.querySelector('.approve').textContent = 'Extend';
+  card.querySelector('.deny').textContent = 'Stop the turn';
+  card.querySelector('.reason').placeholder = 'Reason (kept in the audit trail)';
+  card.querySelector('.decide').addEventListener('submit', (event) => {
+    event.preventDefault();
+    decide(card, current(), true);
+  });
+  card.querySelector('.deny').addEventListener('click', () => decide(card, current(), false));
+  const schema = { type: 'object', properties: { extendBy: { type: 'object', title: 'Extend by' } }, required: ['extendBy'] };
+  buildFields(card.querySelector('.edit-fields'), schema, call.input ?? {}, () => showDiff(card, current()), false);
 }
 
 // ---- context and edit-before-approve -------------------------------------------------------
@@ -332,7 +351,7 @@ async function decide(card, call, approved) {
     toast(`Not approved: ${error.message}`, 'error');
     return;
   }
-  if (!approved && !reason && !confirm('Deny without a reason? The model will only learn that it was denied.')) return;
+  if (!approved && !reason && call.kind !== 'budget' && !confirm('Deny without a reason? The model will only learn that it was denied.')) return;
   state.deciding.add(call.approvalId);
   card.querySelectorAll('button').forEach((button) => (button.disabled = true));
   try {
@@ -413,13 +432,13 @@ function keyOf(call) {
   return call.approvalId ?? call.elicitationId ?? call.toolCallId;
 }
 
-const LISTS = { approval: '#approvals', elicitation: '#questions', 'client-tool': '#client-calls' };
+const LISTS = { approval: '#approvals', budget: '#approvals', elicitation: '#questions', 'client-tool': '#client-calls' };
 
 /** Shows the listing; returns how many cards left it (their calls were decided or answered elsewhere). */
 function render(calls) {
-  const approvals = calls.filter((call) => call.kind === 'approval');
+  const approvals = calls.filter((call) => call.kind === 'approval' || call.kind === 'budget');
   const questions = calls.filter((call) => call.kind === 'elicitation');
-  const clientCalls = calls.filter((call) => call.kind !== 'approval' && call.kind !== 'elicitation');
+  const clientCalls = calls.filter((call) => call.kind === 'client-tool');
   const present = new Set(calls.map(keyOf));
   let removed = 0;
   for (const key of [...state.cards.keys()]) {
@@ -443,6 +462,8 @@ function render(calls) {
         card.querySelector('.deny').addEventListener('click', () => decide(card, entry.call, false));
         card.querySelector('.context').addEventListener('toggle', (event) => event.target.open && showContext(card, entry.call));
         card.querySelector('.edit').addEventListener('toggle', (event) => event.target.open && showContext(card, entry.call));
+      } else if (call.kind === 'budget') {
+        budgetCard(card, call, () => entry.call);
       } else if (call.kind === 'elicitation') {
         buildFields(card.querySelector('.edit-fields'), call.requestedSchema, {}, () => showProblem(card, ''), true);
         card.querySelector('.answer').addEventListener('submit', (event) => {

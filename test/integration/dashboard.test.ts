@@ -107,6 +107,27 @@ describe('approval dashboard in Chromium', () => {
     await page.close();
   });
 
+  it('shows a budget approval with what the turn spent, and extends the budget by an edited amount', async () => {
+    const handle = await turnpike.startTurn({ text: 'look up order 1001 then look up order 1002', budget: { totalTokens: 30 } });
+    const [pending] = await waitForPending(handle);
+    expect(pending.kind).toBe('budget');
+    const page = await openDashboard('alice-token');
+    const entry = card(page, pending.approvalId!);
+    await entry.waitFor({ timeout: 15_000 });
+    await expect(entry.locator('.kind').textContent()).resolves.toBe('budget');
+    await expect(entry.locator('.input').textContent()).resolves.toContain('"exceeded"');
+    await expect(entry.locator('.input').textContent()).resolves.toContain('"spent"');
+    await expect(entry.locator('button.approve').textContent()).resolves.toBe('Extend');
+    await entry.locator('details.edit summary').click();
+    await entry.locator('.edit-fields [data-field="extendBy"]').fill('{"totalTokens": 100000}');
+    await entry.locator('button.approve').click();
+    await page.locator('.toast.ok', { hasText: 'Approved turnpike_budget (edited)' }).waitFor();
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', budget: { totalTokens: 100_030 } });
+    expect(result.decisions).toEqual([expect.objectContaining({ toolName: 'turnpike_budget', outcome: 'approved', approver: 'alice' })]);
+    await page.close();
+  });
+
   it('rejects the second decision from a stale tab, and the tool runs once', async () => {
     const handle = await turnpike.startTurn({ text: use('guarded_action', { target: 'two-tabs', count: 1 }) });
     const [pending] = await waitForPending(handle);

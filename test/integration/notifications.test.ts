@@ -69,8 +69,8 @@ afterAll(async () => {
   await new Promise<void>((resolve) => receiver?.close(() => resolve()));
 });
 
-async function startTurn(text: string, approvalTimeout: string) {
-  const input: AgentTurnInput = { model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: text }], approvalTimeout };
+async function startTurn(text: string, approvalTimeout: string, more: Partial<AgentTurnInput> = {}) {
+  const input: AgentTurnInput = { model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: text }], approvalTimeout, ...more };
   const handle = await harness.client.workflow.start<typeof agentTurn>('agentTurn', { taskQueue, workflowId: `nudged-${randomUUID()}`, args: [input] });
   noteStarted(handle);
   return handle;
@@ -114,5 +114,17 @@ describe('approval nudges', () => {
     const byEvent = accepted(pending.approvalId!);
     expect(byEvent.get('decided')?.map((delivery) => delivery.body.turnpike.outcome)).toEqual(['expired']);
     expect(byEvent.get('expiring')).toHaveLength(1);
+  });
+
+  it('nudges approvers about a budget approval as about a tool approval', async () => {
+    const handle = await startTurn('look up order 1001 then look up order 1002', '1h', { budget: { totalTokens: 30 } });
+    const [pending] = await waitForPending(handle);
+    expect(pending.kind).toBe('budget');
+    await expect.poll(() => accepted(pending.approvalId!).has('parked'), { timeout: 15_000, interval: 200 }).toBe(true);
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: false, approver: 'alice' }] });
+    expect((await handle.result()).status).toBe('budget-exceeded');
+    const byEvent = accepted(pending.approvalId!);
+    expect(byEvent.get('parked')![0].body.turnpike).toMatchObject({ toolName: 'turnpike_budget' });
+    expect(byEvent.get('decided')![0].body.turnpike).toMatchObject({ outcome: 'denied', approver: 'alice', toolName: 'turnpike_budget' });
   });
 });

@@ -47,7 +47,10 @@ export async function startTurnpike({
   mcpServers,
   notifications,
   contentStore,
+  prices,
 }: {
+  /** Model prices over the built-in table (see `createWorker`). */
+  prices?: CreateWorkerOptions['prices'];
   tools: readonly Tool[];
   /** The workers' and the client's content store (default: `TURNPIKE_CONTENT_STORE`'s, `.turnpike/content`). */
   contentStore?: ContentStore;
@@ -94,6 +97,7 @@ export async function startTurnpike({
         ...(mcpServers ? { mcpServers } : {}),
         ...(notifications ? { notifications } : {}),
         ...(contentStore ? { contentStore } : {}),
+        ...(prices ? { prices } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,

@@ -59,7 +59,7 @@ describe('rejection types', () => {
 describe('turn statuses', () => {
   it('tells the statuses a turn ends with from those it passes through', () => {
     const ended = (Object.keys(TURN_STATUSES) as TurnStatus[]).filter(isTurnEnded);
-    expect(ended).toEqual(['completed', 'max-steps', 'max-tokens', 'refused', 'invalid-output', 'cancelled']);
+    expect(ended).toEqual(['completed', 'max-steps', 'max-tokens', 'refused', 'invalid-output', 'budget-exceeded', 'cancelled']);
   });
 });
 

@@ -7,6 +7,7 @@ import type { Message, UserContentPart } from './messages.js';
 import type { ModelSettings } from './model.js';
 import type { ActivityCallOptions } from './tools.js';
 import type { AgentTurnResult, TurnOutputSpec } from './turn.js';
+import type { TurnBudget, TurnSpend } from './budget.js';
 
 /** What a conversation does with a message that arrives while a turn is running or parked. */
 export type ParkedMessagePolicy = 'queue' | 'supersede';
@@ -48,6 +49,11 @@ export interface AgentConversationInput extends TurnOptions {
   conversationId?: string;
   /** Default 'queue'. */
   policy?: ParkedMessagePolicy;
+  /**
+   * Limits over all the conversation's turns (docs/budgets.md): each turn is given what remains,
+   * and its spend, and any extension a person granted in it, count for the conversation.
+   */
+  budget?: TurnBudget;
   /** State carried across continue-as-new; callers leave it out. */
   carried?: ConversationCarryOver;
 }
@@ -123,6 +129,14 @@ export interface ConversationCarryOver {
   runs: number;
   /** The conversation's event stream (its recent part), handed to the next run. */
   stream?: WorkflowStreamState;
+  /** With a budget: its limits, as extended, and what the finished turns spent. */
+  budget?: ConversationBudgetState;
+}
+
+/** A conversation's budget: its limits (extensions included) and what its finished turns spent. */
+export interface ConversationBudgetState {
+  limits: TurnBudget;
+  spent: TurnSpend;
 }
 
 export interface ConversationState {
@@ -137,6 +151,8 @@ export interface ConversationState {
   runs: number;
   /** With `agents`: the agent that answers now. */
   agent?: string;
+  /** With a budget: its limits and what its finished turns spent. */
+  budget?: ConversationBudgetState;
 }
 
 export interface HistoryPageRequest {

@@ -104,4 +104,9 @@ export interface Usage {
    * Anthropic `output_tokens_details.thinking_tokens`). Present when the provider reported it.
    */
   reasoningTokens?: number;
+  /**
+   * USD, from the worker's price table (`prices` on `TurnpikePlugin`; docs/budgets.md): a step's
+   * cost, or a turn's sum over the steps whose model had a price. Absent when none had one.
+   */
+  costUsd?: number;
 }

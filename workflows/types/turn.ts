@@ -7,6 +7,7 @@ import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';
 import type { WorkflowStreamState } from '../stream-wire.js';
+import type { TurnBudget, TurnSpend } from './budget.js';
 
 export interface AgentTurnInput {
   conversationId?: string;
@@ -42,6 +43,13 @@ export interface AgentTurnInput {
    * JSON matching `schema`; the validated object is the result's `output`.
    */
   output?: TurnOutputSpec;
+  /** Limits a person can extend: reaching one parks a budget approval (docs/budgets.md). */
+  budget?: TurnBudget;
+  /**
+   * What a budget approval offers to add to a reached limit by default: this limit's size here,
+   * else the `budget`'s own. A conversation sets its budget's limits, as its turns get what remains.
+   */
+  budgetIncrement?: TurnBudget;
   /** Set by the turn itself when it hands over: everything the next run carries on with. */
   carried?: TurnCarryOver;
   /**
@@ -91,6 +99,8 @@ export interface TurnCarryOver {
   stream: WorkflowStreamState;
   /** Invalid typed answers sent back to the model so far (absent when none). */
   outputRetries?: number;
+  /** The turn's budget limits, as extended so far. */
+  budget?: TurnBudget;
 }
 
 export interface CarriedCall {
@@ -151,11 +161,18 @@ export interface AgentTurnResult {
   output?: unknown;
   /** Why the last answer was not valid typed output (status `invalid-output`). */
   outputErrors?: string[];
+  /** With a `budget`: what the turn spent. */
+  spend?: TurnSpend;
+  /** With a `budget`: its limits at the end, extensions included. */
+  budget?: TurnBudget;
 }
 
 export interface PendingToolCall {
-  /** `elicitation`: an MCP server asked the user for input while the call ran; answer it with `submitToolResult`. */
-  kind: 'approval' | 'client-tool' | 'elicitation';
+  /**
+   * `elicitation`: an MCP server asked the user for input while the call ran; answer it with `submitToolResult`.
+   * `budget`: the turn reached a limit of its budget; approve to extend it by `input.extendBy`, deny to stop the turn.
+   */
+  kind: 'approval' | 'client-tool' | 'elicitation' | 'budget';
   approvalId?: string;
   /** For an elicitation: its id (a retried call's new question gets a new one, same toolCallId). */
   elicitationId?: string;
@@ -250,6 +267,8 @@ export interface TurnState {
   decisions?: DecisionRecord[];
   /** MCP servers the turn (offered all tools) goes without, because they did not answer its first step (absent when none). */
   toolsLeftOut?: ToolServerLeftOut[];
+  /** With a `budget`: its limits now and what the turn has spent. */
+  budget?: { limits: TurnBudget; spent: TurnSpend };
 }
 
 export interface ApproveToolCallInput {

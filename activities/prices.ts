@@ -1,0 +1,99 @@
+/**
+ * The worker's price table: what a model step costs, in USD, from its token usage. The model
+ * step activity writes the cost into the step's `usage.costUsd`, so history records it and the
+ * turn only adds numbers (workflows/budgets.ts).
+ *
+ * Prices are USD per million tokens, keyed `provider:model`. A model name also matches the
+ * longest key it extends with a `-` (`gpt-4o-2024-08-06` → `gpt-4o`, `claude-sonnet-4-5-20250929`
+ * → `claude-sonnet-4-5`); `openai-responses` falls back to `openai`'s prices. A model with no
+ * price gets no `costUsd`.
+ */
+import type { ModelSettings, Usage } from '../workflows/types.js';
+
+/** USD per million tokens. */
+export interface ModelPrice {
+  /** Input tokens not read from (or written to) the prompt cache. */
+  input: number;
+  /** Input tokens read from the prompt cache (default: `input`). */
+  cachedInput?: number;
+  /** Input tokens written to the prompt cache (Anthropic; default: `input`). */
+  cacheWriteInput?: number;
+  /** Output tokens, reasoning included. */
+  output: number;
+}
+
+/** Prices by `provider:model` (or a model-name prefix, see above). */
+export type PriceTable = Record<string, ModelPrice>;
+
+/**
+ * List prices of common models, standard tier, USD per million tokens, as the providers publish
+ * them (https://openai.com/api/pricing/ and https://platform.openai.com/docs/pricing;
+ * https://docs.anthropic.com/en/docs/about-claude/pricing), as of 2025-11. Prices change: a
+ * worker's `prices` option overrides or extends this table, and batch, flex or priority tiers
+ * are not modelled.
+ */
+export const DEFAULT_PRICES: PriceTable = {
+  'openai:gpt-5': { input: 1.25, cachedInput: 0.125, output: 10 },
+  'openai:gpt-5-mini': { input: 0.25, cachedInput: 0.025, output: 2 },
+  'openai:gpt-5-nano': { input: 0.05, cachedInput: 0.005, output: 0.4 },
+  'openai:gpt-4.1': { input: 2, cachedInput: 0.5, output: 8 },
+  'openai:gpt-4.1-mini': { input: 0.4, cachedInput: 0.1, output: 1.6 },
+  'openai:gpt-4.1-nano': { input: 0.1, cachedInput: 0.025, output: 0.4 },
+  'openai:gpt-4o': { input: 2.5, cachedInput: 1.25, output: 10 },
+  'openai:gpt-4o-mini': { input: 0.15, cachedInput: 0.075, output: 0.6 },
+  'openai:o3': { input: 2, cachedInput: 0.5, output: 8 },
+  'openai:o4-mini': { input: 1.1, cachedInput: 0.275, output: 4.4 },
+  'openai:o3-mini': { input: 1.1, cachedInput: 0.55, output: 4.4 },
+  'openai:o1': { input: 15, cachedInput: 7.5, output: 60 },
+  'anthropic:claude-opus-4-5': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25 },
+  'anthropic:claude-opus-4-1': { input: 15, cachedInput: 1.5, cacheWriteInput: 18.75, output: 75 },
+  'anthropic:claude-opus-4': { input: 15, cachedInput: 1.5, cacheWriteInput: 18.75, output: 75 },
+  'anthropic:claude-sonnet-4-5': { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15 },
+  'anthropic:claude-sonnet-4': { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15 },
+  'anthropic:claude-3-7-sonnet': { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15 },
+  'anthropic:claude-haiku-4-5': { input: 1, cachedInput: 0.1, cacheWriteInput: 1.25, output: 5 },
+  'anthropic:claude-3-5-haiku': { input: 0.8, cachedInput: 0.08, cacheWriteInput: 1, output: 4 },
+};
+
+/** Checks a user's table (`prices` on the plugin); throws a TypeError naming the bad entry. */
+export function checkedPrices(prices: PriceTable): PriceTable {
+  if (!prices || typeof prices !== 'object') throw new TypeError('TurnpikePlugin: prices must be an object of { "provider:model": { input, output, cachedInput?, cacheWriteInput? } }');
+  for (const [key, price] of Object.entries(prices)) {
+    if (!/^[a-z-]+:.+$/.test(key)) throw new TypeError(`TurnpikePlugin: prices key "${key}" must be "provider:model"`);
+    for (const field of ['input', 'output', 'cachedInput', 'cacheWriteInput'] as const) {
+      const value = price?.[field];
+      const required = field === 'input' || field === 'output';
+      if ((value === undefined && required) || (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0))) {
+        throw new TypeError(`TurnpikePlugin: prices["${key}"].${field} must be a non-negative number of USD per million tokens`);
+      }
+    }
+  }
+  return prices;
+}
+
+/** The price of a model: its own key, else the longest key it extends with `-`; `openai-responses` falls back to `openai`. */
+export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider' | 'model'>): ModelPrice | undefined {
+  const providers = model.provider === 'openai-responses' ? ['openai-responses', 'openai'] : [model.provider];
+  for (const provider of providers) {
+    const exact = table[`${provider}:${model.model}`];
+    if (exact) return exact;
+    let best: { length: number; price: ModelPrice } | undefined;
+    for (const [key, price] of Object.entries(table)) {
+      const prefix = `${key}-`;
+      if (`${provider}:${model.model}`.startsWith(prefix) && (!best || key.length > best.length)) best = { length: key.length, price };
+    }
+    if (best) return best.price;
+  }
+  return undefined;
+}
+
+/** A step's cost in USD, or undefined without a price. Cached and cache-write tokens are part of `inputTokens`. */
+export function costOf(price: ModelPrice | undefined, usage: Usage): number | undefined {
+  if (!price) return undefined;
+  const cached = usage.cachedInputTokens ?? 0;
+  const written = usage.cacheWriteInputTokens ?? 0;
+  const plain = Math.max(0, usage.inputTokens - cached - written);
+  const micro = plain * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWriteInput ?? price.input) + usage.outputTokens * price.output;
+  // Rounded to a millionth of a cent, so sums of steps stay readable.
+  return Math.round(micro * 1e2) / 1e8;
+}

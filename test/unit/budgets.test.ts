@@ -1,0 +1,147 @@
+/** The worker's price table and the budget arithmetic: pure functions, no workflow. */
+import { describe, expect, it } from 'vitest';
+import { checkedPrices, costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
+import { resolveHint } from '../../cli/format.js';
+import { TurnpikePlugin } from '../../worker/plugin.js';
+import { pendingMemo, readPendingMemo } from '../../workflows/pending-memo.js';
+import {
+  addSpend,
+  budgetProblem,
+  defaultExtension,
+  extendedBudget,
+  grantedExtension,
+  NO_SPEND,
+  reachedBeforeCalls,
+  reachedBeforeModelStep,
+  remainingBudget,
+  spendOf,
+} from '../../workflows/budget-spend.js';
+import { addUsage } from '../../workflows/usage.js';
+import type { TurnSpend, Usage } from '../../workflows/types.js';
+
+describe('the price table', () => {
+  it('finds a model by its key, a dated name by the longest key it extends, and openai-responses by openai', () => {
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o' })).toEqual(DEFAULT_PRICES['openai:gpt-4o']);
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-mini-2024-07-18' })).toEqual(DEFAULT_PRICES['openai:gpt-4o-mini']);
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-2024-08-06' })).toEqual(DEFAULT_PRICES['openai:gpt-4o']);
+    expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' })).toEqual(DEFAULT_PRICES['anthropic:claude-sonnet-4-5']);
+    expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-sonnet-4-20250514' })).toEqual(DEFAULT_PRICES['anthropic:claude-sonnet-4']);
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai-responses', model: 'gpt-5-mini' })).toEqual(DEFAULT_PRICES['openai:gpt-5-mini']);
+  });
+
+  it('has no price for a model it does not know, nor for a name that only starts like a key', () => {
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'my-finetune' })).toBeUndefined();
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4oxyz' })).toBeUndefined();
+    expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'gpt-4o' })).toBeUndefined();
+    expect(costOf(undefined, { inputTokens: 10, outputTokens: 10 })).toBeUndefined();
+  });
+
+  it("lets a worker's table add and override prices", () => {
+    const table = { ...DEFAULT_PRICES, ...checkedPrices({ 'openai:gpt-4o': { input: 1, output: 2 }, 'openai:my-finetune': { input: 3, output: 4 } }) };
+    expect(priceOf(table, { provider: 'openai', model: 'gpt-4o-2024-08-06' })).toEqual({ input: 1, output: 2 });
+    expect(priceOf(table, { provider: 'openai', model: 'my-finetune' })).toEqual({ input: 3, output: 4 });
+  });
+
+  it('refuses a table entry that is not a price, naming it', () => {
+    expect(() => checkedPrices({ 'gpt-4o': { input: 1, output: 1 } })).toThrow(/prices key "gpt-4o" must be "provider:model"/);
+    expect(() => checkedPrices({ 'openai:x': { input: -1, output: 1 } })).toThrow(/prices\["openai:x"\]\.input must be a non-negative number/);
+    expect(() => checkedPrices({ 'openai:x': { input: 1 } as never })).toThrow(/prices\["openai:x"\]\.output/);
+    expect(() => checkedPrices({ 'openai:x': { input: 1, output: 1, cachedInput: Number.NaN } })).toThrow(/cachedInput/);
+  });
+
+  it('refuses a plugin whose prices are not a price table', () => {
+    expect(() => new TurnpikePlugin({ prices: { 'openai:x': { input: 1, output: -2 } } })).toThrow(TypeError);
+    expect(() => new TurnpikePlugin({ prices: { 'openai:x': { input: 1, output: 2 } } })).not.toThrow();
+  });
+
+  it('prices cached and cache-written input tokens apart from plain input (OpenAI and Anthropic usage)', () => {
+    // OpenAI: 1,000 input of which 400 cached, 200 output, gpt-4o.
+    expect(costOf(DEFAULT_PRICES['openai:gpt-4o'], { inputTokens: 1000, cachedInputTokens: 400, outputTokens: 200 })).toBeCloseTo((600 * 2.5 + 400 * 1.25 + 200 * 10) / 1e6, 10);
+    // Anthropic: input includes cache reads and writes; Sonnet 4.5.
+    const usage: Usage = { inputTokens: 3000, cachedInputTokens: 1000, cacheWriteInputTokens: 1500, outputTokens: 100 };
+    expect(costOf(DEFAULT_PRICES['anthropic:claude-sonnet-4-5'], usage)).toBeCloseTo((500 * 3 + 1000 * 0.3 + 1500 * 3.75 + 100 * 15) / 1e6, 10);
+    // Without cache prices, cached tokens cost as input.
+    expect(costOf({ input: 2, output: 4 }, { inputTokens: 10, cachedInputTokens: 5, outputTokens: 1 })).toBeCloseTo((10 * 2 + 4) / 1e6, 12);
+  });
+
+  it("sums step costs into the turn's usage, only from steps that had one", () => {
+    const total: Usage = { inputTokens: 0, outputTokens: 0 };
+    addUsage(total, { inputTokens: 1, outputTokens: 1 });
+    expect(total.costUsd).toBeUndefined();
+    addUsage(total, { inputTokens: 1, outputTokens: 1, costUsd: 0.1 });
+    addUsage(total, { inputTokens: 1, outputTokens: 1, costUsd: 0.2 });
+    expect(total.costUsd).toBe(0.3);
+  });
+});
+
+describe('budget arithmetic', () => {
+  const spent = (fields: Partial<TurnSpend>): TurnSpend => ({ ...NO_SPEND, ...fields });
+
+  it('names what is wrong with a budget', () => {
+    expect(budgetProblem({ totalTokens: 100, costUsd: 0.5, wallTime: '10m', toolCalls: 0 })).toBeUndefined();
+    expect(budgetProblem('100')).toMatch(/budget must be an object/);
+    expect(budgetProblem([])).toMatch(/budget must be an object/);
+    expect(budgetProblem({ totalTokens: 1.5 })).toBe('budget.totalTokens must be a non-negative integer');
+    expect(budgetProblem({ costUsd: Number.POSITIVE_INFINITY })).toBe('budget.costUsd must be a non-negative number of USD');
+    expect(budgetProblem({ wallTime: '0s' })).toMatch(/budget\.wallTime must be a positive Temporal duration/);
+    expect(budgetProblem({ steps: 3 })).toMatch(/budget\.steps is not a budget limit/);
+  });
+
+  it("says what a turn spent; a model without a price makes its cost unknown", () => {
+    expect(spendOf({ inputTokens: 10, outputTokens: 5, costUsd: 0.01 }, 2, 3, 1500)).toEqual({ inputTokens: 10, outputTokens: 5, costUsd: 0.01, wallTimeMs: 1500, toolCalls: 3 });
+    expect(spendOf({ inputTokens: 10, outputTokens: 5 }, 1, 0, 0)).toEqual({ inputTokens: 10, outputTokens: 5, costUnknown: true, wallTimeMs: 0, toolCalls: 0 });
+    expect(spendOf({ inputTokens: 0, outputTokens: 0 }, 0, 0, 0)).not.toHaveProperty('costUnknown');
+  });
+
+  it('finds the limits reached before a model step, and before calls', () => {
+    const limits = { inputTokens: 100, outputTokens: 50, totalTokens: 120, costUsd: 1, wallTime: '1m', toolCalls: 2 };
+    expect(reachedBeforeModelStep(limits, spent({ inputTokens: 99, outputTokens: 20 }))).toEqual([]);
+    expect(reachedBeforeModelStep(limits, spent({ inputTokens: 100, outputTokens: 20 }))).toEqual(['inputTokens', 'totalTokens']);
+    expect(reachedBeforeModelStep(limits, spent({ outputTokens: 50, costUsd: 1, wallTimeMs: 60_000 }))).toEqual(['outputTokens', 'costUsd', 'wallTime']);
+    expect(reachedBeforeModelStep({ costUsd: 5 }, spent({ costUnknown: true }))).toEqual(['costUsd']);
+    expect(reachedBeforeCalls(limits, spent({ toolCalls: 1 }), 1)).toEqual([]);
+    expect(reachedBeforeCalls(limits, spent({ toolCalls: 1 }), 2)).toEqual(['toolCalls']);
+    expect(reachedBeforeCalls({}, spent({ toolCalls: 100 }), 2)).toEqual([]);
+  });
+
+  it("extends by the reached limits' original sizes by default, and by enough for the step's calls", () => {
+    const original = { totalTokens: 1000, wallTime: '5m', toolCalls: 2, costUsd: 0.5 };
+    const limits = { totalTokens: 2000, wallTime: '10m', toolCalls: 2, costUsd: 0.5 };
+    expect(defaultExtension(['totalTokens', 'wallTime'], original, limits, NO_SPEND)).toEqual({ totalTokens: 1000, wallTime: '5m' });
+    expect(defaultExtension(['toolCalls'], original, limits, spent({ toolCalls: 2 }), 5)).toEqual({ toolCalls: 5 });
+    expect(defaultExtension(['costUsd'], original, limits, spent({ costUnknown: true }))).toEqual({});
+    expect(defaultExtension(['toolCalls'], { toolCalls: 0 }, { toolCalls: 0 }, NO_SPEND, 1)).toEqual({ toolCalls: 1 });
+  });
+
+  it('grows limits by an extension; an approved unknown cost lifts the cost limit', () => {
+    const limits = { totalTokens: 100, wallTime: '1m', costUsd: 0.5 };
+    expect(extendedBudget(limits, { totalTokens: 50, wallTime: '30s', costUsd: 0.25, toolCalls: 3 }, ['totalTokens'], false)).toEqual({ totalTokens: 150, wallTime: '90000ms', costUsd: 0.75 });
+    expect(extendedBudget(limits, {}, ['costUsd'], true)).toEqual({ totalTokens: 100, wallTime: '1m' });
+    expect(extendedBudget(limits, { costUsd: 1 }, ['costUsd'], true)).toEqual({ totalTokens: 100, wallTime: '1m', costUsd: 1.5 });
+  });
+
+  it("adds spends, leaves what remains of a conversation's budget, and tells what a turn was granted", () => {
+    const a = spent({ inputTokens: 10, outputTokens: 5, costUsd: 0.1, wallTimeMs: 100, toolCalls: 1 });
+    const b = spent({ inputTokens: 1, outputTokens: 2, costUsd: 0.2, costUnknown: true, wallTimeMs: 50, toolCalls: 2 });
+    expect(addSpend(a, b)).toEqual({ inputTokens: 11, outputTokens: 7, costUsd: 0.3, costUnknown: true, wallTimeMs: 150, toolCalls: 3 });
+    expect(addSpend(NO_SPEND, NO_SPEND)).toEqual(NO_SPEND);
+    const limits = { inputTokens: 100, totalTokens: 12, costUsd: 0.25, wallTime: '1s', toolCalls: 1 };
+    expect(remainingBudget(limits, addSpend(a, b))).toEqual({ inputTokens: 89, totalTokens: 0, costUsd: 0, wallTime: '850ms', toolCalls: 0 });
+    expect(grantedExtension({ totalTokens: 10, wallTime: '1s', costUsd: 0.1 }, { totalTokens: 30, wallTime: '3s', costUsd: 0.3 })).toEqual({ totalTokens: 20, wallTime: '2000ms', costUsd: 0.2 });
+    expect(grantedExtension({ costUsd: 0.1 }, {})).toEqual({});
+  });
+});
+
+describe('listings', () => {
+  it('reads a budget approval back from the pending memo', () => {
+    const call = { kind: 'budget', approvalId: 'apr_1', toolCallId: 'budget-1', toolName: 'turnpike_budget', input: { exceeded: ['totalTokens'] }, inputHash: 'sha256:x', requestedAt: 'a', expiresAt: 'b' } as const;
+    expect(readPendingMemo(JSON.parse(JSON.stringify(pendingMemo([call]))))?.calls).toEqual([call]);
+  });
+});
+
+describe('the CLI', () => {
+  it('tells how to extend or stop a budget approval', () => {
+    const call = { kind: 'budget', approvalId: 'apr_1', toolCallId: 'budget-1', toolName: 'turnpike_budget', input: {}, inputHash: 'sha256:x', requestedAt: '', expiresAt: '' } as const;
+    expect(resolveHint('t-1', call)).toBe(`turnpike approve t-1 apr_1 --as <you> [--input '{"extendBy":{…}}']   (extends the budget; deny … stops the turn)`);
+  });
+});
