@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, msToNumber } from '@temporalio/common';
 import type { ContentStore } from '../content/content-store.js';
 import { readStoredContent, storeLargeOutput } from '../content/stored-content.js';
+import { agentToolPrompt } from './agent-tools.js';
 import { executeTool } from './execute-tool.js';
 import { callModel } from './model.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
@@ -35,10 +36,12 @@ export interface CreateActivitiesOptions {
   contentStore?: ContentStore;
   /** The most of one stored tool output a model step sends (default 1 MiB; see content/stored-content.ts). */
   modelToolOutputBytes?: number;
+  /** How deep agent tools may nest (default 3; see agent-tools.ts). */
+  maxAgentDepth?: number;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes }: CreateActivitiesOptions) {
-  const registry = createToolRegistry(tools);
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, maxAgentDepth }: CreateActivitiesOptions) {
+  const registry = createToolRegistry(tools, maxAgentDepth);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
   const caches = { transcripts: new TranscriptCache(transcriptCache), toolSets: new ToolSetCache() };
@@ -66,6 +69,15 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
     async executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult> {
       const result = mcp?.owns(input.toolName) ? await mcp.execute(input) : await executeTool(registry, input);
       return contentStore ? storeLargeOutput(result, contentStore) : result;
+    },
+    /** An agent tool call's user message for its child turn, from the tool's prompt function. */
+    async agentToolPrompt(request: { toolName: string; input: unknown }): Promise<string> {
+      const tool = registry.get(request.toolName);
+      try {
+        return agentToolPrompt(tool?.kind === 'agent' ? tool : undefined, request.toolName, request.input);
+      } catch (error) {
+        throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), 'AgentToolPromptFailed');
+      }
     },
     async callModel(request: ModelStepRequest) {
       if (!request?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');

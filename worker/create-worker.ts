@@ -37,6 +37,8 @@ export interface CreateWorkerOptions {
   mcpServers?: TurnpikePluginOptions['mcpServers'];
   /** Where content too large for history is kept (see `TurnpikePluginOptions.contentStore`). */
   contentStore?: TurnpikePluginOptions['contentStore'];
+  /** How deep agent tools may nest (see `TurnpikePluginOptions.maxAgentDepth`). */
+  maxAgentDepth?: number;
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -93,6 +95,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.contentStore ? { contentStore: options.contentStore } : {}),
         ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
         ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+        ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),
     ],

@@ -50,7 +50,11 @@ export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult>
       await notifyConversation(input, { turnWorkflowId: wf.workflowInfo().workflowId, failure: error instanceof Error ? error.message : String(error) });
       throw error;
     }
-    result = await wf.CancellationScope.nonCancellable(() => finishCancelled(turn));
+    result = await wf.CancellationScope.nonCancellable(async () => {
+      // Children of agent calls settle their own open calls first (agent-tool-call.ts).
+      await turn.agentCalls.settled();
+      return finishCancelled(turn);
+    });
   }
   await wf.CancellationScope.nonCancellable(() => notifyConversation(input, { turnWorkflowId: wf.workflowInfo().workflowId, result }));
   return result;

@@ -7,6 +7,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
+import { runAgentCall } from './agent-tool-call.js';
 import type { CallEntry, CallKind } from './call-ledger.js';
 import { inputHash } from './input-hash.js';
 import { recordDecision } from './park-telemetry.js';
@@ -102,6 +103,8 @@ async function decidedByPolicy(turn: TurnContext, spec: ToolSpec, call: ToolCall
 }
 
 async function runTool(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, input: unknown, outcome: 'executed' | 'approved'): Promise<Settlement> {
+  // A sub-agent runs as a child turn, not as an activity.
+  if (spec.kind === 'agent') return runAgentCall(turn, spec, call, input, outcome);
   try {
     const result = await toolActivity(spec)({
       toolName: call.toolName,

@@ -6,6 +6,7 @@
  * through the publisher and the nudges.
  */
 import * as wf from '@temporalio/workflow';
+import { AgentCalls } from './agent-calls.js';
 import { ApprovalNudges } from './approval-nudges.js';
 import { SchemaCache } from './call-checks.js';
 import { CallLedger } from './call-ledger.js';
@@ -63,6 +64,8 @@ export class TurnContext {
   readonly publisher: TurnPublisher;
   /** Webhook nudges to approvers, when the worker sends them. */
   readonly nudges = new ApprovalNudges();
+  /** Agent tool calls whose child turn runs (agent-tool-call.ts). */
+  readonly agentCalls = new AgentCalls();
 
   constructor(readonly input: AgentTurnInput) {
     // A run that a longer turn handed over to goes on where the one before stopped (turn-hand-over.ts).
@@ -81,7 +84,7 @@ export class TurnContext {
     }
     this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
     this.elicitations = new Elicitations(input?.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT, () => this.setStatus(this.waiting() ? 'awaiting-input' : 'running'));
-    this.publisher = new TurnPublisher(this.ledger, this.elicitations, this.decisions, input?.conversationId, carried?.stream);
+    this.publisher = new TurnPublisher(this.ledger, this.elicitations, this.decisions, input?.conversationId, carried?.stream, input?.parentTurn?.turnId);
   }
 
   get status(): TurnStatus {

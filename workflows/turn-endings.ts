@@ -41,7 +41,8 @@ export function finishCutOff(turn: TurnContext, status: 'max-tokens' | 'refused'
   if (hasContent(message)) turn.appended.push(message);
   const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
   for (const call of calls) {
-    const entry = turn.ledger.add(call, turn.specs.get(call.toolName)?.kind ?? 'other');
+    const kind = turn.specs.get(call.toolName)?.kind;
+    const entry = turn.ledger.add(call, kind === 'agent' ? 'server' : (kind ?? 'other'));
     turn.ledger.settle(entry, 'cut-off');
     entry.settlement = cutOffSettlement(status, call);
     turn.publisher.publishResult(turn.step, call, entry.settlement);

@@ -72,6 +72,11 @@ export type TurnEvent =
    * a client's result, an error, or cancelled.
    */
   | { type: 'tool-result'; step: number; toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean; approval?: ApprovalRecord }
+  /**
+   * An agent tool call started its child turn: readers that follow nested events read the
+   * child's stream (`turnId`) and show its events under this call (`parentToolCallId`).
+   */
+  | { type: 'agent-started'; step: number; toolCallId: string; toolName: string; turnId: string }
   /** The turn ended; the last event of its stream. */
   | { type: 'turn-finished'; status: EndedTurnStatus; text: string; steps: number; usage: Usage }
   /** The turn was offered all tools, and these MCP servers did not answer its first step: it goes on without their tools. */

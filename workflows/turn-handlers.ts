@@ -79,6 +79,8 @@ function turnState(turn: TurnContext): TurnState {
     ...(turn.input?.conversationId ? { conversationId: turn.input.conversationId } : {}),
     ...(turn.decisions.length > 0 ? { decisions: turn.decisions } : {}),
     ...(turn.toolsLeftOut.length > 0 ? { toolsLeftOut: turn.toolsLeftOut } : {}),
+    ...turn.agentCalls.state(),
+    ...(turn.input?.parentTurn ? { parentTurn: turn.input.parentTurn } : {}),
   };
 }
 
@@ -123,6 +125,7 @@ function supersede(turn: TurnContext, raw: unknown): void {
   if (turn.superseded) return;
   turn.superseded = shape.data;
   turn.ledger.supersedeParked();
+  turn.agentCalls.cancelAll();
 }
 
 function acceptSignal(name: string, apply: () => void): void {

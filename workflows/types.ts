@@ -8,4 +8,5 @@ export type * from './types/model.js';
 export type * from './types/tools.js';
 export type * from './types/model-step.js';
 export type * from './types/turn.js';
+export type * from './types/agent-tools.js';
 export type * from './types/conversation.js';

@@ -6,6 +6,7 @@ import type { EndedTurnStatus, TurnStatus } from '../turn-statuses.js';
 import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';
+import type { ChildTurnView, ParentTurn } from './agent-tools.js';
 import type { WorkflowStreamState } from '../stream-wire.js';
 
 export interface AgentTurnInput {
@@ -39,6 +40,18 @@ export interface AgentTurnInput {
   historyLimit?: HistoryLimit;
   /** Set by the turn itself when it hands over: everything the next run carries on with. */
   carried?: TurnCarryOver;
+  /** A typed final answer (see `AgentTurnResult.output`). */
+  output?: TurnOutputSpec;
+  /** Set by a parent turn on the child turn an agent tool started. */
+  parentTurn?: ParentTurn;
+  /** How deep agent tools may nest under this turn (default: the worker's, 3). Inherited by child turns. */
+  maxAgentDepth?: number;
+}
+
+export interface TurnOutputSpec {
+  schema: JsonSchema;
+  name?: string;
+  maxRetries?: number;
 }
 
 export interface HistoryLimit {
@@ -90,6 +103,8 @@ export interface ToolCallRecord {
   output: unknown;
   isError: boolean;
   approval?: ApprovalRecord;
+  /** An agent tool's call: the child turn's token usage (included in the turn's `usage`). */
+  usage?: Usage;
 }
 
 /** The model step that ended a turn with status `max-tokens` or `refused`. */
@@ -115,6 +130,8 @@ export interface AgentTurnResult {
   cutOff?: CutOffStep;
   /** Every approval decision of the turn, oldest first (absent when none). */
   decisions?: DecisionRecord[];
+  /** The validated typed answer, when `output` was asked for and the turn completed. */
+  output?: unknown;
 }
 
 export interface PendingToolCall {
@@ -214,6 +231,10 @@ export interface TurnState {
   decisions?: DecisionRecord[];
   /** MCP servers the turn (offered all tools) goes without, because they did not answer its first step (absent when none). */
   toolsLeftOut?: ToolServerLeftOut[];
+  /** Child turns of agent tool calls still running (absent when none): query each by its `turnId`. */
+  children?: ChildTurnView[];
+  /** Set on a child turn: the turn and tool call that started it. */
+  parentTurn?: ParentTurn;
 }
 
 export interface ApproveToolCallInput {
