@@ -58,6 +58,7 @@ import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+import { readNestedTurnEvents, type NestedTurnEventRecord } from './nested-turn-events.js';
 import { createTurnpikeDataConverter, turnpikeDataConverter } from '../content/data-converter.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
@@ -289,6 +290,15 @@ export class TurnpikeClient {
    */
   turnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<TurnEventRecord, void, undefined> {
     return this.streams.read(turnId, turnEventsQuery, { ...options, isLast: (event) => event.type === 'turn-finished' });
+  }
+
+  /**
+   * `turnEvents` with the events of the child turns its agent tool calls start, nested under the
+   * calling tool call (`parentToolCallId`, `turnId`, `path`; see nested-turn-events.ts). Ends once
+   * the turn and every child it followed have finished.
+   */
+  nestedTurnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<NestedTurnEventRecord, void, undefined> {
+    return readNestedTurnEvents((id, read) => this.turnEvents(id, read), turnId, options);
   }
 
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
