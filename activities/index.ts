@@ -18,7 +18,7 @@ import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
 import { ToolSetCache } from './tool-set-cache.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
-import type { ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types.js';
+import type { AgentToolPromptInput, ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];
@@ -71,7 +71,7 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
       return contentStore ? storeLargeOutput(result, contentStore) : result;
     },
     /** An agent tool call's user message for its child turn, from the tool's prompt function. */
-    async agentToolPrompt(request: { toolName: string; input: unknown }): Promise<string> {
+    async agentToolPrompt(request: AgentToolPromptInput): Promise<string> {
       const tool = registry.get(request.toolName);
       try {
         return agentToolPrompt(tool?.kind === 'agent' ? tool : undefined, request.toolName, request.input);

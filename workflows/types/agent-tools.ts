@@ -22,3 +22,9 @@ export interface ChildTurnView {
   /** 'starting' until the child workflow started, then 'running' until its result arrives (query the child for its own state). */
   status: 'starting' | 'running';
 }
+
+/** The `agentToolPrompt` activity's input: an agent tool's call, whose prompt function writes the child's user message. */
+export interface AgentToolPromptInput {
+  toolName: string;
+  input: unknown;
+}
