@@ -21,7 +21,7 @@ import { AGENT_TURN_WORKFLOW } from './definitions.js';
 import { errorSettlement, type Settlement } from './tool-results.js';
 import type { TurnContext } from './turn-context.js';
 import { addUsage } from './usage.js';
-import type { AgentTurnInput, AgentTurnResult, ChildTurnView, ToolCallPart, ToolSpec } from './types.js';
+import type { AgentTurnInput, AgentTurnResult, ChildTurnView, ParentTurn, ToolCallPart, ToolSpec } from './types.js';
 
 /** The workflow patch of agent tools (docs/versioning.md). */
 export const AGENT_TOOLS_PATCH = '0.2.0-agent-tools';
@@ -48,6 +48,8 @@ export async function runAgentCall(turn: TurnContext, spec: ToolSpec, call: Tool
         workflowId: view.turnId,
         taskQueue: wf.workflowInfo().taskQueue,
         args: [childInput(turn, spec, call, prompt)],
+        // Who started the parent reads the child too (the HTTP API's reading rights rest on this memo).
+        ...startedByMemo(),
         parentClosePolicy: 'REQUEST_CANCEL',
         cancellationType: wf.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
       });
@@ -66,6 +68,17 @@ export async function runAgentCall(turn: TurnContext, spec: ToolSpec, call: Tool
   } finally {
     turn.agentCalls.delete(call.toolCallId);
   }
+}
+
+/** What is wrong with a turn's agent tool fields (`maxAgentDepth`, `parentTurn`), or undefined. */
+export function agentInputProblem(input: AgentTurnInput): string | undefined {
+  const depth = input.maxAgentDepth;
+  if (depth !== undefined && (!Number.isInteger(depth) || depth < 0)) return 'maxAgentDepth must be an integer of at least 0';
+  const parent = input.parentTurn as Partial<ParentTurn> | undefined;
+  if (parent === undefined) return undefined;
+  const wellFormed =
+    parent !== null && typeof parent === 'object' && typeof parent.turnId === 'string' && typeof parent.toolCallId === 'string' && Array.isArray(parent.path) && parent.path.every((name) => typeof name === 'string');
+  return wellFormed ? undefined : 'parentTurn must be { turnId, toolCallId, path: string[] } (set by a parent turn)';
 }
 
 /** Why this call may not start a child: too deep, or a cycle; undefined when it may. */
@@ -116,6 +129,14 @@ function answerOf(toolName: string, result: AgentTurnResult, outcome: 'executed'
     ...usage,
   };
 }
+
+/** The parent's `turnpikeStartedBy` memo (`STARTED_BY_MEMO_KEY` of the client), for its child. */
+function startedByMemo(): { memo?: Record<string, unknown> } {
+  const startedBy = wf.workflowInfo().memo?.[STARTED_BY_MEMO_KEY];
+  return typeof startedBy === 'string' ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {};
+}
+
+const STARTED_BY_MEMO_KEY = 'turnpikeStartedBy';
 
 /** The prompt function runs on the worker: a short activity, never retried (a prompt that throws will throw again). */
 function promptActivity() {

@@ -13,6 +13,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
+import { agentInputProblem } from './agent-tool-call.js';
 import { binaryPartsProblem } from './binary-parts.js';
 import { cutOffStatus } from './cut-off-step.js';
 import { turnFinishedSignal } from './definitions.js';
@@ -156,6 +157,8 @@ function validateInput(input: AgentTurnInput): void {
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     invalidInput('agentTurn input.maxSteps must be a positive integer');
   }
+  const agentProblem = agentInputProblem(input);
+  if (agentProblem) invalidInput(`agentTurn input.${agentProblem}`);
   for (const key of ['events', 'bytes'] as const) {
     const value = input.historyLimit?.[key];
     if (value !== undefined && (!Number.isInteger(value) || value < 100)) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least 100`);

@@ -8,7 +8,10 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { parseTokenMap } from '../../api/auth.js';
+import { buildApi } from '../../api/server.js';
 import { defineAgentTool } from '../../activities/agent-tools.js';
 import { ToolDefinitionError } from '../../activities/tools.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
@@ -19,6 +22,7 @@ import type { AgentTurnInput, AgentTurnResult, Message, ModelProvider, ModelSett
 import type { FakeProvider } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
+import { readSseFrom } from '../support/sse-reader.js';
 import { startTurnpike, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const PROVIDERS = ['openai', 'anthropic'] as const;
@@ -60,21 +64,26 @@ function agentToolsOf(provider: ModelProvider) {
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
+let api: FastifyInstance;
+let base: string;
 
 beforeAll(async () => {
   fake = await useFakeProviders();
   turnpike = await startTurnpike({ tools: [...testTools, ...PROVIDERS.flatMap(agentToolsOf)] });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
+  base = await api.listen({ host: '127.0.0.1', port: 0 });
 });
 
 afterAll(async () => {
+  await api?.close();
   await turnpike?.stop();
   await fake?.restore();
 });
 
 beforeEach(() => fake.reset());
 
-function startParent(provider: ModelProvider, tools: string[], extra: Partial<AgentTurnInput> = {}): Promise<WorkflowHandle<typeof agentTurn>> {
+function startParent(provider: ModelProvider, tools: string[], extra: Partial<AgentTurnInput> & { startedBy?: string } = {}): Promise<WorkflowHandle<typeof agentTurn>> {
   return turnpike.startTurn({ model: modelOf(provider), system: 'You are the lead.', text: 'Please look into prod-db.', tools, ...extra });
 }
 
@@ -106,6 +115,15 @@ it('refuses at definition time an agent tool that lists itself', () => {
   expect(() =>
     defineAgentTool({ name: 'narcissus', description: 'Calls itself.', inputSchema: z.object({}), agent: { model: modelOf('openai'), tools: ['narcissus'] } }),
   ).toThrow(ToolDefinitionError);
+});
+
+it('refuses a turn whose maxAgentDepth is not an integer of at least 0', async () => {
+  const handle = await turnpike.startTurn({ text: 'hello', maxAgentDepth: -1 });
+  const failure = await handle.result().then(
+    () => undefined,
+    (error: unknown) => error as Error & { cause?: Error },
+  );
+  expect(failure?.cause?.message).toBe('agentTurn input.maxAgentDepth must be an integer of at least 0');
 });
 
 describe.each(PROVIDERS)('%s', (provider) => {
@@ -239,6 +257,43 @@ describe.each(PROVIDERS)('%s', (provider) => {
     expect(fake.requests.every((request) => request.errors.length === 0)).toBe(true);
   });
 
+  it('lists a conversation’s sub-agent calls with its pending calls, and gives an error result for a child that runs out of steps', async () => {
+    fake.script(provider, [
+      { toolCalls: [{ id: 'call_research', name: research, input: { target: 'prod-db' } }] },
+      { toolCalls: [{ name: 'guarded_action', input: { target: 'prod-db', count: 1 } }] },
+    ]);
+    const conversationId = `conversation-${provider}-${Date.now()}`;
+    const sent = await client.sendMessage({ conversationId, conversation: { model: modelOf(provider), tools: [research] }, text: 'Please look into prod-db.' });
+    const childId = `${sent.turnWorkflowId}/call_research`;
+    const pending = await (async () => {
+      for (let tries = 0; tries < 150; tries++) {
+        const calls = await client.conversationPending(conversationId);
+        if (calls.length > 0) return calls;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      throw new Error('the conversation never listed its sub-agent’s call');
+    })();
+    expect(pending).toEqual([
+      expect.objectContaining({ toolName: 'guarded_action', turnWorkflowId: childId, conversationId, parentTurnId: sent.turnWorkflowId, parentToolCallId: 'call_research' }),
+    ]);
+    // Decided: the researcher (maxSteps 4) keeps calling tools until it runs out of steps.
+    fake.script(provider, [
+      { text: 'Still looking.', toolCalls: [{ name: 'record_action', input: { action: 'a' } }] },
+      { text: 'Looking more.', toolCalls: [{ name: 'record_action', input: { action: 'b' } }] },
+      { text: 'Almost there.', toolCalls: [{ name: 'record_action', input: { action: 'c' } }] },
+      { text: 'The researcher ran out of steps.' },
+    ]);
+    await client.approveToolCall(childId, { approvalId: pending[0].approvalId!, approved: true, approver: 'alice' });
+    const parentResult = await client.turnResult(sent.turnWorkflowId);
+    expect(parentResult.status).toBe('completed');
+    expect(parentResult.toolCalls[0]).toMatchObject({ toolCallId: 'call_research', outcome: 'error', isError: true });
+    expect(parentResult.toolCalls[0].output).toBe(`The sub-agent of "${research}" ended with status "max-steps" without an answer. Its last text: Almost there.`);
+    // The conversation's history holds its turn, not the child's.
+    const history = await client.history(conversationId);
+    expect(JSON.stringify(history)).not.toContain('Still looking.');
+    expect(fake.requests.every((request) => request.errors.length === 0)).toBe(true);
+  });
+
   it('shows a reader of the parent the child’s events, nested under the calling tool call', async () => {
     fake.script(provider, [
       { toolCalls: [{ id: 'call_research', name: research, input: { target: 'prod-db' } }] },
@@ -246,7 +301,8 @@ describe.each(PROVIDERS)('%s', (provider) => {
       { text: 'Looked at prod-db.' },
       { text: 'All done.' },
     ]);
-    const parent = await startParent(provider, [research]);
+    // Started by alice, who may then read it through the HTTP API.
+    const parent = await startParent(provider, [research], { startedBy: 'alice' });
     const events: NestedTurnEventRecord[] = [];
     for await (const record of client.nestedTurnEvents(parent.workflowId)) events.push(record);
     const own = events.filter((record) => record.turnId === undefined).map((record) => record.event.type);
@@ -263,5 +319,16 @@ describe.each(PROVIDERS)('%s', (provider) => {
     const parentOwn = [];
     for await (const record of client.turnEvents(parent.workflowId)) parentOwn.push(record);
     expect(parentOwn).toHaveLength(own.length);
+
+    // The same through the HTTP API: the child's events carry no id of the parent's stream.
+    const { status, messages } = await readSseFrom(`${base}/api/turns/${encodeURIComponent(parent.workflowId)}/events?nested=true`, { authorization: 'Bearer alice-token' }, (message) => message.event === 'end');
+    expect(status).toBe(200);
+    const data = messages.filter((message) => message.event === 'message').map((message) => ({ id: message.id, record: JSON.parse(message.data) as NestedTurnEventRecord }));
+    expect(data.filter(({ record }) => record.turnId === undefined).map(({ id, record }) => [id, record.event.type])).toEqual(parentOwn.map((record) => [String(record.offset), record.event.type]));
+    const nestedOverSse = data.filter(({ record }) => record.turnId !== undefined);
+    expect(nestedOverSse.map(({ record }) => record.event.type)).toEqual(nested.map((record) => record.event.type));
+    expect(nestedOverSse.every(({ id, record }) => id === undefined && record.parentToolCallId === 'call_research')).toBe(true);
+    // Who started the parent may read the child as well.
+    expect(await client.describeStart(`${parent.workflowId}/call_research`)).toMatchObject({ startedBy: 'alice' });
   });
 });
