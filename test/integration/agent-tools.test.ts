@@ -58,7 +58,15 @@ function agentToolsOf(provider: ModelProvider) {
     inputSchema: z.object({}),
     agent: { model: modelOf(provider), tools: [`ping_${provider}`] },
   });
-  return [research, delegate, ping, pong];
+  const gated = defineAgentTool({
+    name: `gated_research_${provider}`,
+    description: 'Researches, once a person agreed.',
+    inputSchema: z.object({ target: z.string().min(3) }),
+    agent: { model: modelOf(provider), tools: [] },
+    approval: true,
+    approvers: ['alice'],
+  });
+  return [research, delegate, ping, pong, gated];
 }
 
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
@@ -292,6 +300,25 @@ describe.each(PROVIDERS)('%s', (provider) => {
     const history = await client.history(conversationId);
     expect(JSON.stringify(history)).not.toContain('Still looking.');
     expect(fake.requests.every((request) => request.errors.length === 0)).toBe(true);
+  });
+
+  it('parks an approval-gated agent tool’s call in the parent, and starts its child only once it is approved', async () => {
+    fake.script(provider, [
+      { toolCalls: [{ id: 'call_gated', name: `gated_research_${provider}`, input: { target: 'prod-db' } }] },
+      { text: 'Nothing to see on prod-db.' },
+      { text: 'The researcher found nothing.' },
+    ]);
+    const parent = await startParent(provider, [`gated_research_${provider}`]);
+    const [parked] = await listedFor(parent.workflowId, 1);
+    expect(parked).toMatchObject({ kind: 'approval', toolName: `gated_research_${provider}`, approvers: ['alice'], input: { target: 'prod-db' } });
+    expect(parked.parentTurnId).toBeUndefined();
+    // No child yet: the model was asked once.
+    expect(requestsOf(provider)).toHaveLength(1);
+    await client.approveToolCall(parent.workflowId, { approvalId: parked.approvalId!, approved: true, approver: 'alice' });
+    const result = await parent.result();
+    expect(result.toolCalls).toEqual([expect.objectContaining({ toolCallId: 'call_gated', outcome: 'approved', output: 'Nothing to see on prod-db.', approval: expect.objectContaining({ approver: 'alice' }) })]);
+    // Without a prompt function the child is sent the input as JSON.
+    expect(JSON.stringify(requestsOf(provider)[1].body)).toContain(JSON.stringify(JSON.stringify({ target: 'prod-db' })).slice(1, -1));
   });
 
   it('shows a reader of the parent the child’s events, nested under the calling tool call', async () => {
