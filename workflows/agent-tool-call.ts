@@ -28,15 +28,23 @@ export const AGENT_TOOLS_PATCH = '0.2.0-agent-tools';
 
 type AgentTurnWorkflow = (input: AgentTurnInput) => Promise<AgentTurnResult>;
 
-/** Runs an agent tool's call as a child turn; returns the call's one result. */
-export async function runAgentCall(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, input: unknown, outcome: 'executed' | 'approved'): Promise<Settlement> {
-  const agent = spec.agent;
-  if (!wf.patched(AGENT_TOOLS_PATCH) || !agent) {
+/**
+ * An agent tool's call that may not start a child, answered at once: before any approval or
+ * park, as the step's calls are classified (in the workflow task of the model step's result, so
+ * the patch is asked at the same point on replay as live, never after a decision that may arrive
+ * in another task). Undefined when the call goes on.
+ */
+export function refuseAgentCall(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, input: unknown): Settlement | undefined {
+  if (!wf.patched(AGENT_TOOLS_PATCH) || !spec.agent) {
     return { ...errorSettlement('error', `Agent tool "${call.toolName}" needs a worker that runs agent tools; no sub-agent was started.`), input };
   }
-  const refusal = depthRefusal(turn, call.toolName, agent.maxDepth);
-  if (refusal) return { ...errorSettlement('error', refusal), input };
+  const refusal = depthRefusal(turn, call.toolName, spec.agent.maxDepth);
+  return refusal ? { ...errorSettlement('error', refusal), input } : undefined;
+}
 
+/** Runs an agent tool's call as a child turn (`refuseAgentCall` let it through); returns the call's one result. */
+export async function runAgentCall(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, input: unknown, outcome: 'executed' | 'approved'): Promise<Settlement> {
+  const agent = spec.agent!;
   const parentTurnId = wf.workflowInfo().workflowId;
   const view: ChildTurnView = { toolCallId: call.toolCallId, toolName: call.toolName, turnId: `${parentTurnId}/${call.toolCallId}`, status: 'starting' };
   const scope = new wf.CancellationScope();

@@ -7,7 +7,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
-import { runAgentCall } from './agent-tool-call.js';
+import { refuseAgentCall, runAgentCall } from './agent-tool-call.js';
 import type { CallEntry, CallKind } from './call-ledger.js';
 import { inputHash } from './input-hash.js';
 import { recordDecision } from './park-telemetry.js';
@@ -60,6 +60,9 @@ async function settleCall(turn: TurnContext, entry: CallEntry, disposition: Tool
     const available = [...turn.specs.keys()].join(', ') || '(none)';
     return errorSettlement('error', `Unknown tool "${call.toolName}". Available tools: ${available}.`);
   }
+  // A sub-agent too deep or in a cycle is answered before anything parks or runs.
+  const refused = spec.kind === 'agent' && disposition.kind !== 'invalid' ? refuseAgentCall(turn, spec, call, disposition.input) : undefined;
+  if (refused) return refused;
   switch (disposition.kind) {
     case 'invalid':
       return errorSettlement('error', disposition.error);
