@@ -42,6 +42,7 @@ export function createToolRegistry(tools: readonly Tool[], maxAgentDepth = DEFAU
     // Computed once per worker: JSON Schema conversion is not free and never changes.
     specs.set(tool.name, toSpec(tool, maxAgentDepth));
   }
+  checkAgentTools(byName);
   return {
     get: (name) => byName.get(name),
     specs(names) {
@@ -56,4 +57,19 @@ export function createToolRegistry(tools: readonly Tool[], maxAgentDepth = DEFAU
       return names.map((name) => specs.get(name)!);
     },
   };
+}
+
+/**
+ * A sub-agent may be offered only tools this worker has: its own, or an MCP server's
+ * (`<server>__<tool>`, checked when the child's first step lists them). Refused now rather than
+ * failing the child turn's first step.
+ */
+function checkAgentTools(byName: ReadonlyMap<string, Tool>): void {
+  for (const tool of byName.values()) {
+    if (tool.kind !== 'agent') continue;
+    const unknown = (tool.agent.tools ?? []).filter((name) => !byName.has(name) && !name.includes('__'));
+    if (unknown.length > 0) {
+      throw new ToolDefinitionError(`agent tool "${tool.name}" offers its sub-agent tools this worker does not have: ${unknown.join(', ')}`);
+    }
+  }
 }
