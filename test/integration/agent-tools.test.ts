@@ -7,7 +7,8 @@
  * providers through the real OpenAI and Anthropic SDKs.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { parseTokenMap } from '../../api/auth.js';
@@ -16,6 +17,7 @@ import { defineAgentTool } from '../../activities/agent-tools.js';
 import { ToolDefinitionError } from '../../activities/tools.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import type { NestedTurnEventRecord } from '../../client/nested-turn-events.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { supersedeTurnSignal } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { AgentTurnInput, AgentTurnResult, Message, ModelProvider, ModelSettings } from '../../workflows/types.js';
@@ -117,6 +119,11 @@ function expectOneResultEach(messages: Message[]): void {
   expect(results.sort()).toEqual(calls.sort());
 }
 
+/** The turn's history replays against the workflow code (a nondeterminism error fails the test). */
+async function replays(handle: WorkflowHandle): Promise<void> {
+  await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: turnpikeDataConverter }, await handle.fetchHistory(), handle.workflowId);
+}
+
 const childOf = (parent: WorkflowHandle, toolCallId: string) => turnpike.client.workflow.getHandle<typeof agentTurn>(`${parent.workflowId}/${toolCallId}`);
 
 it('refuses at definition time an agent tool that lists itself', () => {
@@ -167,6 +174,8 @@ describe.each(PROVIDERS)('%s', (provider) => {
     expect(childResult.usage.outputTokens).toBe(10);
     expectOneResultEach(parentResult.messages);
     expect(fake.requests.every((request) => request.errors.length === 0)).toBe(true);
+    // Both histories replay against the workflow code: the child start, the patch, the nested park.
+    for (const handle of [parent, child]) await replays(handle);
   });
 
   it('tells the child’s model of a denial and of an expiry, and gives the parent the child’s answer', async () => {
@@ -232,6 +241,7 @@ describe.each(PROVIDERS)('%s', (provider) => {
     // Only the child's unguarded note ran.
     expect(executionsOf(parent.workflowId).map((run) => run.toolName)).toEqual(['record_action']);
     expect(fake.requests.every((request) => request.errors.length === 0)).toBe(true);
+    for (const handle of [parent, child]) await replays(handle);
   });
 
   it('refuses a call deeper than maxAgentDepth and a cycle, with error results the model reads', async () => {
