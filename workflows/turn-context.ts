@@ -115,8 +115,12 @@ export class TurnContext {
   }
 
   /** What a nudge says about the turn it comes from. */
-  nudgeContext(): { turnId: string; conversationId?: string } {
-    return { turnId: wf.workflowInfo().workflowId, ...(this.input.conversationId ? { conversationId: this.input.conversationId } : {}) };
+  nudgeContext(): { turnId: string; conversationId?: string; parentTurnId?: string } {
+    return {
+      turnId: wf.workflowInfo().workflowId,
+      ...(this.input.conversationId ? { conversationId: this.input.conversationId } : {}),
+      ...(this.input.parentTurn ? { parentTurnId: this.input.parentTurn.turnId } : {}),
+    };
   }
 
   newApprovalId(): string {

@@ -6,6 +6,8 @@
  * refused; readers of the parent see the child's events nested. Real dev server, the strict fake
  * providers through the real OpenAI and Anthropic SDKs.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { WorkflowHandle } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -20,7 +22,7 @@ import type { NestedTurnEventRecord } from '../../client/nested-turn-events.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { supersedeTurnSignal } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { AgentTurnInput, AgentTurnResult, Message, ModelProvider, ModelSettings } from '../../workflows/types.js';
+import type { AgentTurnInput, AgentTurnResult, ApprovalNotification, Message, ModelProvider, ModelSettings } from '../../workflows/types.js';
 import type { FakeProvider } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
@@ -77,9 +79,25 @@ let client: TurnpikeClient;
 let api: FastifyInstance;
 let base: string;
 
+/** The approvers' webhook: every nudge the worker sent. */
+const nudges: ApprovalNotification[] = [];
+let receiver: http.Server;
+
 beforeAll(async () => {
   fake = await useFakeProviders();
-  turnpike = await startTurnpike({ tools: [...testTools, ...PROVIDERS.flatMap(agentToolsOf)] });
+  receiver = http.createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      nudges.push((JSON.parse(body) as { turnpike: ApprovalNotification }).turnpike);
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  turnpike = await startTurnpike({
+    tools: [...testTools, ...PROVIDERS.flatMap(agentToolsOf)],
+    notifications: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, secret: 'a-webhook-secret' },
+  });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
   api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
   base = await api.listen({ host: '127.0.0.1', port: 0 });
@@ -88,6 +106,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   await turnpike?.stop();
+  await new Promise((resolve) => receiver?.close(resolve));
   await fake?.restore();
 });
 
@@ -158,6 +177,12 @@ describe.each(PROVIDERS)('%s', (provider) => {
     const parentState = await waitForState(parent, (state) => (state.children?.length ?? 0) === 1);
     expect(parentState.children).toEqual([{ toolCallId: 'call_research', toolName: research, turnId: child.workflowId, status: 'running' }]);
     expect((await client.turnState(child.workflowId)).parentTurn).toEqual({ turnId: parent.workflowId, toolCallId: 'call_research', path: [research] });
+    // The approvers' nudge names the parent turn too.
+    const nudged = async () => {
+      for (let tries = 0; tries < 150 && !nudges.some((nudge) => nudge.turnId === child.workflowId); tries++) await new Promise((resolve) => setTimeout(resolve, 200));
+      return nudges.find((nudge) => nudge.turnId === child.workflowId && nudge.event === 'parked');
+    };
+    expect(await nudged()).toMatchObject({ approvalId: parked.approvalId, parentTurnId: parent.workflowId });
 
     await client.approveToolCall(child.workflowId, { approvalId: parked.approvalId!, approved: true, approver: 'alice' });
     const [childResult, parentResult] = await Promise.all([child.result(), parent.result()]);

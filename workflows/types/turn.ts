@@ -187,6 +187,8 @@ export interface ApprovalNotification {
   event: 'parked' | 'expiring' | 'decided';
   turnId: string;
   conversationId?: string;
+  /** A sub-agent's call: the turn whose agent tool call started this turn. */
+  parentTurnId?: string;
   approvalId: string;
   toolCallId: string;
   toolName: string;
