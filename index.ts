@@ -23,7 +23,9 @@ export {
   type ServerToolOptions,
   type Tool,
   type ToolExecutionContext,
+  type AgentTool,
 } from './activities/tools.js';
+export { defineAgentTool, DEFAULT_MAX_AGENT_DEPTH, type AgentToolOptions } from './activities/agent-tools.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './client/errors.js';
 export { AGENT_CONVERSATION_WORKFLOW, AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/definitions.js';
 export type * from './workflows/types.js';

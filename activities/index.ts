@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure, msToNumber } from '@temporalio/common';
 import type { ContentStore } from '../content/content-store.js';
 import { readStoredContent, storeLargeOutput } from '../content/stored-content.js';
+import { agentToolPrompt } from './agent-tools.js';
 import { executeTool } from './execute-tool.js';
 import { callModel } from './model.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
@@ -19,7 +20,7 @@ import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
 import { ToolSetCache } from './tool-set-cache.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
-import type { ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types.js';
+import type { AgentToolPromptInput, ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];
@@ -39,11 +40,13 @@ export interface CreateActivitiesOptions {
   modelToolOutputBytes?: number;
   /** Prices by `provider:model`, over the built-in table (activities/prices.ts): each model step's `usage.costUsd`. */
   prices?: PriceTable;
+  /** How deep agent tools may nest (default 3; see agent-tools.ts). */
+  maxAgentDepth?: number;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
-  const registry = createToolRegistry(tools);
+  const registry = createToolRegistry(tools, maxAgentDepth);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
   const caches = { transcripts: new TranscriptCache(transcriptCache), toolSets: new ToolSetCache() };
@@ -71,6 +74,15 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
     async executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult> {
       const result = mcp?.owns(input.toolName) ? await mcp.execute(input) : await executeTool(registry, input);
       return contentStore ? storeLargeOutput(result, contentStore) : result;
+    },
+    /** An agent tool call's user message for its child turn, from the tool's prompt function. */
+    async agentToolPrompt(request: AgentToolPromptInput): Promise<string> {
+      const tool = registry.get(request.toolName);
+      try {
+        return agentToolPrompt(tool?.kind === 'agent' ? tool : undefined, request.toolName, request.input);
+      } catch (error) {
+        throw ApplicationFailure.nonRetryable(error instanceof Error ? error.message : String(error), 'AgentToolPromptFailed');
+      }
     },
     async callModel(request: ModelStepRequest) {
       if (!request?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');

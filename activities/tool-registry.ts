@@ -1,5 +1,6 @@
 /** The worker's tools by name, and the data-only view of them that the workflow receives. */
 import { ApplicationFailure } from '@temporalio/common';
+import { agentToolSpec, DEFAULT_MAX_AGENT_DEPTH } from './agent-tools.js';
 import { toJsonSchema, ToolDefinitionError, type Tool } from './tools.js';
 import type { ToolSpec } from '../workflows/types.js';
 
@@ -9,7 +10,8 @@ export interface ToolRegistry {
   specs(names?: string[]): ToolSpec[];
 }
 
-function toSpec(tool: Tool): ToolSpec {
+function toSpec(tool: Tool, maxAgentDepth: number): ToolSpec {
+  if (tool.kind === 'agent') return agentToolSpec(tool, maxAgentDepth);
   const base = {
     name: tool.name,
     description: tool.description,
@@ -27,18 +29,20 @@ function toSpec(tool: Tool): ToolSpec {
   };
 }
 
-export function createToolRegistry(tools: readonly Tool[]): ToolRegistry {
+export function createToolRegistry(tools: readonly Tool[], maxAgentDepth = DEFAULT_MAX_AGENT_DEPTH): ToolRegistry {
+  if (!Number.isInteger(maxAgentDepth) || maxAgentDepth < 1) throw new ToolDefinitionError(`maxAgentDepth must be a positive integer (got ${maxAgentDepth})`);
   const byName = new Map<string, Tool>();
   const specs = new Map<string, ToolSpec>();
   for (const tool of tools) {
-    if (tool?.kind !== 'server' && tool?.kind !== 'client') {
-      throw new ToolDefinitionError('every tool must come from defineTool or defineClientTool');
+    if (tool?.kind !== 'server' && tool?.kind !== 'client' && tool?.kind !== 'agent') {
+      throw new ToolDefinitionError('every tool must come from defineTool, defineClientTool or defineAgentTool');
     }
     if (byName.has(tool.name)) throw new ToolDefinitionError(`two tools are named "${tool.name}"`);
     byName.set(tool.name, tool);
     // Computed once per worker: JSON Schema conversion is not free and never changes.
-    specs.set(tool.name, toSpec(tool));
+    specs.set(tool.name, toSpec(tool, maxAgentDepth));
   }
+  checkAgentTools(byName);
   return {
     get: (name) => byName.get(name),
     specs(names) {
@@ -53,4 +57,19 @@ export function createToolRegistry(tools: readonly Tool[]): ToolRegistry {
       return names.map((name) => specs.get(name)!);
     },
   };
+}
+
+/**
+ * A sub-agent may be offered only tools this worker has: its own, or an MCP server's
+ * (`<server>__<tool>`, checked when the child's first step lists them). Refused now rather than
+ * failing the child turn's first step.
+ */
+function checkAgentTools(byName: ReadonlyMap<string, Tool>): void {
+  for (const tool of byName.values()) {
+    if (tool.kind !== 'agent') continue;
+    const unknown = (tool.agent.tools ?? []).filter((name) => !byName.has(name) && !name.includes('__'));
+    if (unknown.length > 0) {
+      throw new ToolDefinitionError(`agent tool "${tool.name}" offers its sub-agent tools this worker does not have: ${unknown.join(', ')}`);
+    }
+  }
 }

@@ -8,7 +8,7 @@
  * - client: `defineClientTool({ ... })` parks until the caller submits its result.
  */
 import { z } from 'zod';
-import type { ApprovalDecision, JsonSchema, ActivityCallOptions } from '../workflows/types.js';
+import type { ApprovalDecision, JsonSchema, ActivityCallOptions, ModelSettings } from '../workflows/types.js';
 
 /** What a tool's `execute` receives besides its input. */
 export interface ToolExecutionContext {
@@ -61,7 +61,30 @@ export interface ClientTool<InputSchema extends z.ZodType = z.ZodType, OutputSch
   kind: 'client';
 }
 
-export type Tool = ServerTool | ClientTool;
+/**
+ * A sub-agent offered as a tool (`defineAgentTool`, agent-tools.ts): its call runs as a child
+ * turn with these settings, and the child's answer is the call's result.
+ */
+export interface AgentTool<InputSchema extends z.ZodType = z.ZodType> extends ToolBase<InputSchema, z.ZodType> {
+  kind: 'agent';
+  agent: {
+    model: ModelSettings;
+    system?: string;
+    /** Registered tool names the sub-agent is offered (none when absent). */
+    tools?: string[];
+    /** A typed final answer, which becomes the call's result. */
+    output?: { schema: z.ZodType; name?: string; maxRetries?: number };
+    maxSteps?: number;
+  };
+  /** The sub-agent's user message from the validated input (default: the input as JSON). */
+  prompt?: (input: z.output<InputSchema>) => string;
+  /** As for a server tool: the call waits for a decision before the sub-agent starts. */
+  approval?: ApprovalPolicy<z.output<InputSchema>>;
+  approvers?: string[];
+  approverGroups?: string[];
+}
+
+export type Tool = ServerTool | ClientTool | AgentTool;
 
 /**
  * What a client tool's result is: the value its output schema describes (as the turn checks it,
@@ -85,7 +108,7 @@ export class ToolDefinitionError extends Error {
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
-function checkCommon(options: { name?: unknown; description?: unknown; inputSchema?: unknown; outputSchema?: unknown }, what: string): void {
+export function checkCommon(options: { name?: unknown; description?: unknown; inputSchema?: unknown; outputSchema?: unknown }, what: string): void {
   if (typeof options.name !== 'string' || !TOOL_NAME.test(options.name)) {
     // Both OpenAI and Anthropic restrict tool names to this alphabet and length.
     throw new ToolDefinitionError(`${what}: name must match ${TOOL_NAME} (got ${JSON.stringify(options.name)})`);

@@ -4,6 +4,7 @@
  *
  *   POST /api/turns/:turnId/stream-token                → { token, expiresAt, url }
  *   GET  /api/turns/:turnId/events?token=…              → text/event-stream, `id:` = offset
+ *        …&nested=true                                  → with the child turns' events of agent tool calls
  *   POST /api/conversations/:id/stream-token            → { token, expiresAt, url }
  *   GET  /api/conversations/:id/events?token=…          → text/event-stream, `id:` = cursor
  *
@@ -20,6 +21,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { parseConversationCursor } from '../client/conversation-events.js';
+import type { NestedTurnEventRecord } from '../client/nested-turn-events.js';
 import type { TurnpikeClient } from '../client/turnpike-client.js';
 import type { Authenticator, Caller } from './auth.js';
 import type { StreamScope, StreamTokens } from './stream-token.js';
@@ -45,6 +47,8 @@ export interface EventStreamRouteOptions {
 }
 
 const eventsQuery = z.object({ token: z.string().max(2_000).optional(), lastEventId: z.string().max(100).optional() });
+/** `?nested=true`: a turn's stream with the events of its agent tool calls' child turns, nested (client/nested-turn-events.ts). */
+const turnEventsQuery = eventsQuery.extend({ nested: z.enum(['true', 'false']).optional() });
 
 /**
  * The stream's caller: a bearer token's, if they may read it (`not-found` if not), else the
@@ -81,7 +85,7 @@ function sessionEnd(request: FastifyRequest, options: EventStreamRouteOptions, t
 }
 
 /** Streams `events` as SSE until they end, the client goes away or `endsAt` (epoch ms) passes. */
-async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: AbortController, events: AsyncIterable<{ id: string; data: unknown }>, endMessage: boolean, endsAt?: number): Promise<void> {
+async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: AbortController, events: AsyncIterable<{ id?: string; data: unknown }>, endMessage: boolean, endsAt?: number): Promise<void> {
   const response = openEventStream(reply);
   response.flushHeaders();
   request.raw.on('close', () => abort.abort());
@@ -93,7 +97,8 @@ async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: A
     response.write('retry: 1000\n\n');
     for await (const { id, data } of events) {
       if (abort.signal.aborted) break;
-      response.write(`id: ${id}\ndata: ${JSON.stringify(data)}\n\n`);
+      // A nested child's event has no id of the turn's stream: a reconnect resumes after the turn's own last event.
+      response.write(`${id !== undefined ? `id: ${id}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
     }
     if (endMessage && !abort.signal.aborted) response.write('event: end\ndata: {}\n\n');
   } catch (error) {
@@ -123,7 +128,7 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
     return { ...issued, url: `/api/conversations/${encodeURIComponent(conversationId)}/events?token=${issued.token}` };
   });
 
-  api.get('/api/turns/:turnId/events', { schema: { params: z.object({ turnId: z.string().min(1) }), querystring: eventsQuery } }, async (request, reply) => {
+  api.get('/api/turns/:turnId/events', { schema: { params: z.object({ turnId: z.string().min(1) }), querystring: turnEventsQuery } }, async (request, reply) => {
     const { turnId } = request.params;
     const streamReader = await streamCaller(request, options, 'turn', turnId, request.query.token);
     if (streamReader === 'not-found') return options.notFound(reply, 'turn', turnId);
@@ -131,8 +136,10 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
     const after = lastEventId(request, request.query.lastEventId);
     if (after !== undefined && !/^\d{1,15}$/.test(after)) return options.invalid(reply, `Last-Event-ID "${after}" is not an offset of this turn's stream`);
     const abort = new AbortController();
-    const records = options.client.turnEvents(turnId, { fromOffset: after === undefined ? 0 : Number(after) + 1, signal: abort.signal });
-    await sendEvents(request, reply, abort, mapRecords(records, (record) => ({ id: String(record.offset), data: record })), true, sessionEnd(request, options, request.query.token));
+    const from = { fromOffset: after === undefined ? 0 : Number(after) + 1, signal: abort.signal };
+    const records = request.query.nested === 'true' ? options.client.nestedTurnEvents(turnId, from) : options.client.turnEvents(turnId, from);
+    const toMessage = (record: NestedTurnEventRecord) => ({ ...(record.turnId === undefined ? { id: String(record.offset) } : {}), data: record });
+    await sendEvents(request, reply, abort, mapRecords(records, toMessage), true, sessionEnd(request, options, request.query.token));
   });
 
   api.get('/api/conversations/:conversationId/events', { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: eventsQuery } }, async (request, reply) => {

@@ -152,14 +152,17 @@ export function answerTemplate(schema: JsonSchema | undefined): string {
  * Parked calls as a table, with a turn column when they carry their turn's id (`ParkedCall`), and
  * a question column when an MCP server asks one: the question is what the person must answer.
  */
-export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId?: string }>, colors: Colors, now: number): string {
+export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId?: string; parentTurnId?: string }>, colors: Colors, now: number): string {
   const withTurn = calls.some((call) => call.turnWorkflowId !== undefined);
+  // A sub-agent's calls name the turn whose agent tool call started theirs.
+  const withParent = calls.some((call) => call.parentTurnId !== undefined);
   const withQuestion = calls.some((call) => call.kind === 'elicitation');
   return table(
     colors,
-    [...(withTurn ? ['turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', ...(withQuestion ? ['question'] : []), 'age', 'expires in'],
+    [...(withTurn ? ['turn'] : []), ...(withParent ? ['parent turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', ...(withQuestion ? ['question'] : []), 'age', 'expires in'],
     calls.map((call) => [
       ...(withTurn ? [call.turnWorkflowId ?? ''] : []),
+      ...(withParent ? [call.parentTurnId ?? ''] : []),
       decisionId(call),
       call.kind,
       call.toolName,

@@ -21,8 +21,9 @@ export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type Cl
 export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';
 export { sweepContent, type SweepOptions, type SweepReport } from '../content/content-sweep.js';
 export * from '../workflows/definitions.js';
-export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 export type * from '../workflows/types.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from '../workflows/rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from '../workflows/turn-statuses.js';
+export type { NestedTurnEventRecord } from './nested-turn-events.js';

@@ -38,7 +38,7 @@ import { agentsProblem } from '../workflows/conversation-agents.js';
 import { messageProblem } from '../workflows/field-limits.js';
 import { budgetProblem } from '../workflows/budget-spend.js';
 import { isRejectionType } from '../workflows/rejection-types.js';
-import { agentConversationIdKey, agentTurnStatusKey } from '../workflows/search-attributes.js';
+import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from '../workflows/search-attributes.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
@@ -61,6 +61,7 @@ import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+import { readNestedTurnEvents, type NestedTurnEventRecord } from './nested-turn-events.js';
 import { createTurnpikeDataConverter, turnpikeDataConverter } from '../content/data-converter.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
@@ -73,6 +74,10 @@ export { TurnpikeNotFoundError, TurnpikeRejectedError };
 export interface ParkedCall extends PendingToolCall {
   turnWorkflowId: string;
   conversationId?: string;
+  /** Set when the turn is an agent tool's child turn: the turn whose call started it. */
+  parentTurnId?: string;
+  /** With `parentTurnId`: the parent's agent tool call this turn answers. */
+  parentToolCallId?: string;
   /** Who started the turn, when it was started with `startedBy` (the HTTP API records its caller). */
   startedBy?: string;
 }
@@ -102,6 +107,12 @@ export interface TurnpikeClientOptions {
    * `TURNPIKE_CONTENT_STORE` names (docs/content-store.md), opened on first use.
    */
   contentStore?: ContentStore;
+}
+
+/** A child turn's parent, and the parent's call, from the child's id (`<parent turn id>/<toolCallId>`). */
+function parentOf(turnWorkflowId: string, parentTurnId: string): { parentTurnId: string; parentToolCallId?: string } {
+  const prefix = `${parentTurnId}/`;
+  return { parentTurnId, ...(turnWorkflowId.startsWith(prefix) ? { parentToolCallId: turnWorkflowId.slice(prefix.length) } : {}) };
 }
 
 /** Queries a listing runs at once (see `listParkedCalls`). */
@@ -316,6 +327,15 @@ export class TurnpikeClient {
     return readOutputStream(this.turnEvents(turnId, signal ? { signal } : {}), parse);
   }
 
+  /**
+   * `turnEvents` with the events of the child turns its agent tool calls start, nested under the
+   * calling tool call (`parentToolCallId`, `turnId`, `path`; see nested-turn-events.ts). Ends once
+   * the turn and every child it followed have finished.
+   */
+  nestedTurnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<NestedTurnEventRecord, void, undefined> {
+    return readNestedTurnEvents((id, read) => this.turnEvents(id, read), turnId, options);
+  }
+
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
     refuseOversized('approveToolCall', decision);
@@ -400,8 +420,13 @@ export class TurnpikeClient {
       if (status !== undefined && status !== 'awaiting-input') continue;
       const memo = status === undefined ? undefined : readPendingMemo(execution.memo?.[PENDING_MEMO_KEY]);
       const conversationId = execution.typedSearchAttributes.get(agentConversationIdKey);
+      const parentTurnId = execution.typedSearchAttributes.get(turnpikeParentTurnIdKey);
       const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
-      const about = { ...(conversationId ? { conversationId } : {}), ...(typeof startedBy === 'string' ? { startedBy } : {}) };
+      const about = {
+        ...(conversationId ? { conversationId } : {}),
+        ...(typeof startedBy === 'string' ? { startedBy } : {}),
+        ...(parentTurnId ? parentOf(execution.workflowId, parentTurnId) : {}),
+      };
       const complete = memo && memo.calls.every((call) => !call.inputOmitted);
       turns.push({
         id: execution.workflowId,
@@ -416,7 +441,13 @@ export class TurnpikeClient {
       if (fromMemo) return fromMemo;
       try {
         const state = await this.turnState(id);
-        return state.pending.map((call) => ({ ...call, turnWorkflowId: id, ...about, ...(state.conversationId ? { conversationId: state.conversationId } : {}) }));
+        return state.pending.map((call) => ({
+          ...call,
+          turnWorkflowId: id,
+          ...about,
+          ...(state.conversationId ? { conversationId: state.conversationId } : {}),
+          ...(state.parentTurn ? parentOf(id, state.parentTurn.turnId) : {}),
+        }));
       } catch {
         return []; // It finished between the listing and the query.
       }
@@ -489,12 +520,27 @@ export class TurnpikeClient {
     return readConversationEvents((workflowId, query, read) => this.streams.read(workflowId, query, read), conversationId, options);
   }
 
-  /** The parked calls of a conversation's running turn: what its approvers must decide now. */
+  /**
+   * The parked calls of a conversation's running turn: what its approvers must decide now. With
+   * those of the child turns its agent tool calls started (`parentTurnId` names their parent),
+   * followed down from the turn's `turnState().children`.
+   */
   async conversationPending(conversationId: string): Promise<ParkedCall[]> {
     const state = await this.conversationState(conversationId);
     if (!state.currentTurn) return [];
-    const turnWorkflowId = state.currentTurn.turnWorkflowId;
+    return this.pendingOfTurnTree(state.currentTurn.turnWorkflowId, { conversationId });
+  }
+
+  /** A turn's parked calls and, depth first, those of its running child turns. */
+  private async pendingOfTurnTree(turnWorkflowId: string, about: { conversationId?: string; parentTurnId?: string; parentToolCallId?: string }): Promise<ParkedCall[]> {
     const turn = await this.turnState(turnWorkflowId).catch(() => undefined);
-    return (turn?.pending ?? []).map((call) => ({ ...call, turnWorkflowId, conversationId }));
+    if (!turn) return [];
+    const own = turn.pending.map((call) => ({ ...call, turnWorkflowId, ...about }));
+    const nested = await Promise.all(
+      (turn.children ?? []).map((child) =>
+        this.pendingOfTurnTree(child.turnId, { ...(about.conversationId ? { conversationId: about.conversationId } : {}), parentTurnId: turnWorkflowId, parentToolCallId: child.toolCallId }),
+      ),
+    );
+    return [...own, ...nested.flat()];
   }
 }

@@ -3,8 +3,9 @@
 # (temporalio/admin-tools image) once the Temporal server answers health checks:
 #   1. create the namespace if it is missing (the server image does not create one);
 #   2. register turnpike's search attributes (workflows/search-attributes.ts):
-#        AgentTurnStatus Keyword, AgentPendingTools KeywordList, AgentConversationId Keyword;
-#   3. wait until a visibility query over all three is accepted, so the worker (which
+#        AgentTurnStatus Keyword, AgentPendingTools KeywordList, AgentConversationId Keyword,
+#        TurnpikeParentTurnId Keyword;
+#   3. wait until a visibility query over all four is accepted, so the worker (which
 #      depends on this job completing successfully) never starts against a namespace
 #      that would reject its search-attribute upserts.
 # Idempotent: re-running it on every `docker compose up` changes nothing once done.
@@ -87,7 +88,7 @@ create_search_attribute() {
 
 query_accepted() {
   cli workflow list --namespace "$NAMESPACE" --limit 1 \
-    --query 'AgentTurnStatus="x" OR AgentPendingTools="x" OR AgentConversationId="x"' >/dev/null
+    --query 'AgentTurnStatus="x" OR AgentPendingTools="x" OR AgentConversationId="x" OR TurnpikeParentTurnId="x"' >/dev/null
 }
 
 log "Temporal at ${TEMPORAL_ADDRESS:-?}, namespace $NAMESPACE"
@@ -96,6 +97,7 @@ retry "namespace $NAMESPACE" ensure_namespace
 retry "AgentTurnStatus" create_search_attribute AgentTurnStatus Keyword
 retry "AgentPendingTools" create_search_attribute AgentPendingTools KeywordList
 retry "AgentConversationId" create_search_attribute AgentConversationId Keyword
+retry "TurnpikeParentTurnId" create_search_attribute TurnpikeParentTurnId Keyword
 retry "visibility queries on turnpike's search attributes" query_accepted
 cli operator search-attribute list --namespace "$NAMESPACE"
 log "done"

@@ -39,6 +39,8 @@ export interface CreateWorkerOptions {
   contentStore?: TurnpikePluginOptions['contentStore'];
   /** Model prices over the built-in table (see `TurnpikePluginOptions.prices`). */
   prices?: TurnpikePluginOptions['prices'];
+  /** How deep agent tools may nest (see `TurnpikePluginOptions.maxAgentDepth`). */
+  maxAgentDepth?: number;
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -96,6 +98,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.prices ? { prices: options.prices } : {}),
         ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
         ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+        ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),
     ],

@@ -37,7 +37,7 @@ const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 export const WORKFLOW_PRELOAD_PATH = fileURLToPath(new URL(`../workflows/preload${extension}`, import.meta.url));
 
 export interface TurnpikePluginOptions {
-  /** The tools turns may offer the model, from `defineTool` / `defineClientTool`. Omit on a Client. */
+  /** The tools turns may offer the model, from `defineTool` / `defineClientTool` / `defineAgentTool`. Omit on a Client. */
   tools?: readonly Tool[];
   /**
    * Gzip payloads of 4 KiB or more (turn inputs and results carry conversations). Default true.
@@ -94,6 +94,11 @@ export interface TurnpikePluginOptions {
    * `showStackTraceSources` for the Web UI's stack trace view.
    */
   bundleSourceContent?: boolean;
+  /**
+   * How deep agent tools (`defineAgentTool`) may nest: a call that would start a child turn
+   * deeper than this gets an error result instead. Default 3; a turn's `maxAgentDepth` overrides it.
+   */
+  maxAgentDepth?: number;
 }
 
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
@@ -130,6 +135,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(notifications ? { notifications } : {}),
       ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
       ...(mcp ? { mcp } : {}),
+      ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
     });
     super({
       name: 'turnpike',

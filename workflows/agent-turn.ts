@@ -13,6 +13,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
+import { agentInputProblem } from './agent-tool-call.js';
 import { binaryPartsProblem } from './binary-parts.js';
 import { budgetProblem } from './budget-spend.js';
 import { budgetGate } from './budgets.js';
@@ -55,7 +56,11 @@ export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult>
       await notifyConversation(input, { turnWorkflowId: wf.workflowInfo().workflowId, failure: error instanceof Error ? error.message : String(error) });
       throw error;
     }
-    result = await wf.CancellationScope.nonCancellable(() => finishCancelled(turn));
+    result = await wf.CancellationScope.nonCancellable(async () => {
+      // Children of agent calls settle their own open calls first (agent-tool-call.ts).
+      await turn.agentCalls.settled();
+      return finishCancelled(turn);
+    });
   }
   await wf.CancellationScope.nonCancellable(() => notifyConversation(input, { turnWorkflowId: wf.workflowInfo().workflowId, result }));
   return result;
@@ -180,6 +185,8 @@ function validateInput(input: AgentTurnInput): void {
     const problem = input[field] !== undefined ? budgetProblem(input[field], field) : undefined;
     if (problem) invalidInput(`agentTurn input.${problem}`);
   }
+  const agentProblem = agentInputProblem(input);
+  if (agentProblem) invalidInput(`agentTurn input.${agentProblem}`);
   for (const key of ['events', 'bytes'] as const) {
     const value = input.historyLimit?.[key];
     if (value !== undefined && (!Number.isInteger(value) || value < 100)) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least 100`);

@@ -24,7 +24,7 @@ export class ApprovalNudges {
   }
 
   /** Sends a nudge about an approval without waiting for it. */
-  send(turn: { turnId: string; conversationId?: string }, view: PendingToolCall, event: ApprovalNotification['event'], decision?: DecisionRecord): void {
+  send(turn: { turnId: string; conversationId?: string; parentTurnId?: string }, view: PendingToolCall, event: ApprovalNotification['event'], decision?: DecisionRecord): void {
     if (!this.settings || !view.approvalId) return;
     const notification: ApprovalNotification = {
       event,

@@ -13,7 +13,7 @@ export { agentConversation } from './agent-conversation.js';
 export { agentTurn } from './agent-turn.js';
 export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './child-turn.js';
 export * from './definitions.js';
-export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, SEARCH_ATTRIBUTE_TYPES } from './search-attributes.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, SEARCH_ATTRIBUTE_TYPES } from './search-attributes.js';
 export type * from './types.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './turn-statuses.js';

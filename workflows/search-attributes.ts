@@ -8,10 +8,13 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 export const agentTurnStatusKey = defineSearchAttributeKey('AgentTurnStatus', SearchAttributeType.KEYWORD);
 export const agentPendingToolsKey = defineSearchAttributeKey('AgentPendingTools', SearchAttributeType.KEYWORD_LIST);
 export const agentConversationIdKey = defineSearchAttributeKey('AgentConversationId', SearchAttributeType.KEYWORD);
+/** Set on the child turn of an agent tool call: its parent turn's workflow id. */
+export const turnpikeParentTurnIdKey = defineSearchAttributeKey('TurnpikeParentTurnId', SearchAttributeType.KEYWORD);
 
 /** Names and types as `temporal operator search-attribute create` and `start-dev` spell them. */
 export const SEARCH_ATTRIBUTE_TYPES = {
   AgentTurnStatus: 'Keyword',
   AgentPendingTools: 'KeywordList',
   AgentConversationId: 'Keyword',
+  TurnpikeParentTurnId: 'Keyword',
 } as const;

@@ -7,6 +7,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
+import { refuseAgentCall, runAgentCall } from './agent-tool-call.js';
 import type { CallEntry, CallKind } from './call-ledger.js';
 import { isHandoffCall, settleHandoff } from './handoffs.js';
 import { inputHash } from './input-hash.js';
@@ -61,6 +62,9 @@ async function settleCall(turn: TurnContext, entry: CallEntry, disposition: Tool
     const available = [...turn.specs.keys()].join(', ') || '(none)';
     return errorSettlement('error', `Unknown tool "${call.toolName}". Available tools: ${available}.`);
   }
+  // A sub-agent too deep or in a cycle is answered before anything parks or runs.
+  const refused = spec.kind === 'agent' && disposition.kind !== 'invalid' ? refuseAgentCall(turn, spec, call, disposition.input) : undefined;
+  if (refused) return refused;
   switch (disposition.kind) {
     case 'invalid':
       return errorSettlement('error', disposition.error);
@@ -104,6 +108,8 @@ async function decidedByPolicy(turn: TurnContext, spec: ToolSpec, call: ToolCall
 }
 
 async function runTool(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, input: unknown, outcome: 'executed' | 'approved'): Promise<Settlement> {
+  // A sub-agent runs as a child turn, not as an activity.
+  if (spec.kind === 'agent') return runAgentCall(turn, spec, call, input, outcome);
   try {
     const result = await toolActivity(spec)({
       toolName: call.toolName,

@@ -1,5 +1,5 @@
 /** How a settled tool call reads to the model and to the caller. Pure helpers. */
-import type { ApprovalRecord, ToolCallOutcome, ToolCallPart, ToolCallRecord, ToolResultPart } from './types.js';
+import type { ApprovalRecord, ToolCallOutcome, ToolCallPart, ToolCallRecord, ToolResultPart, Usage } from './types.js';
 
 export interface Settlement {
   outcome: ToolCallOutcome;
@@ -8,6 +8,8 @@ export interface Settlement {
   approval?: ApprovalRecord;
   /** The input the call ran with, when an approver edited it. */
   input?: unknown;
+  /** An agent tool's call: its child turn's usage. */
+  usage?: Usage;
 }
 
 export function errorSettlement(outcome: ToolCallOutcome, message: string, approval?: ApprovalRecord): Settlement {
@@ -33,6 +35,7 @@ export function toRecord(call: ToolCallPart, settlement: Settlement, validatedIn
     output: settlement.output,
     isError: settlement.isError,
     ...(settlement.approval ? { approval: settlement.approval } : {}),
+    ...(settlement.usage ? { usage: settlement.usage } : {}),
   };
 }
 

@@ -6,6 +6,7 @@
  * through the publisher and the nudges.
  */
 import * as wf from '@temporalio/workflow';
+import { AgentCalls } from './agent-calls.js';
 import { ApprovalNudges } from './approval-nudges.js';
 import { SchemaCache } from './call-checks.js';
 import { CallLedger } from './call-ledger.js';
@@ -70,6 +71,8 @@ export class TurnContext {
   readonly nudges = new ApprovalNudges();
   /** The turn's budget limits, as approvals extended them (budgets.ts); none without a budget. */
   budgetLimits?: TurnBudget;
+  /** Agent tool calls whose child turn runs (agent-tool-call.ts). */
+  readonly agentCalls = new AgentCalls();
 
   constructor(readonly input: AgentTurnInput) {
     // A run that a longer turn handed over to goes on where the one before stopped (turn-hand-over.ts).
@@ -91,7 +94,7 @@ export class TurnContext {
     if (budget && typeof budget === 'object') this.budgetLimits = { ...budget };
     this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
     this.elicitations = new Elicitations(input?.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT, () => this.setStatus(this.waiting() ? 'awaiting-input' : 'running'));
-    this.publisher = new TurnPublisher(this.ledger, this.elicitations, this.decisions, input?.conversationId, carried?.stream);
+    this.publisher = new TurnPublisher(this.ledger, this.elicitations, this.decisions, input?.conversationId, carried?.stream, input?.parentTurn?.turnId);
   }
 
   get status(): TurnStatus {
@@ -122,8 +125,12 @@ export class TurnContext {
   }
 
   /** What a nudge says about the turn it comes from. */
-  nudgeContext(): { turnId: string; conversationId?: string } {
-    return { turnId: wf.workflowInfo().workflowId, ...(this.input.conversationId ? { conversationId: this.input.conversationId } : {}) };
+  nudgeContext(): { turnId: string; conversationId?: string; parentTurnId?: string } {
+    return {
+      turnId: wf.workflowInfo().workflowId,
+      ...(this.input.conversationId ? { conversationId: this.input.conversationId } : {}),
+      ...(this.input.parentTurn ? { parentTurnId: this.input.parentTurn.turnId } : {}),
+    };
   }
 
   newApprovalId(): string {

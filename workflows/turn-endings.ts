@@ -46,7 +46,7 @@ export function finishCutOff(turn: TurnContext, status: 'max-tokens' | 'refused'
   const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
   for (const call of calls) {
     const kind = turn.specs.get(call.toolName)?.kind;
-    const entry = turn.ledger.add(call, kind === 'server' || kind === 'client' ? kind : 'other');
+    const entry = turn.ledger.add(call, kind === 'agent' ? 'server' : kind === 'server' || kind === 'client' ? kind : 'other');
     turn.ledger.settle(entry, 'cut-off');
     entry.settlement = cutOffSettlement(status, call);
     turn.publisher.publishResult(turn.step, call, entry.settlement);

@@ -80,6 +80,11 @@ export type TurnEvent =
    */
   | { type: 'tool-result'; step: number; toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean; approval?: ApprovalRecord }
   /**
+   * An agent tool call started its child turn: readers that follow nested events read the
+   * child's stream (`turnId`) and show its events under this call (`parentToolCallId`).
+   */
+  | { type: 'agent-started'; step: number; toolCallId: string; toolName: string; turnId: string }
+  /**
    * The turn ended; the last event of its stream. A turn that asked for a typed answer carries it
    * as `output` (status `completed`), or why the last answer failed as `outputErrors` (`invalid-output`).
    */

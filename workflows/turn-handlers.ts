@@ -81,6 +81,8 @@ function turnState(turn: TurnContext): TurnState {
     ...(turn.decisions.length > 0 ? { decisions: turn.decisions } : {}),
     ...(turn.toolsLeftOut.length > 0 ? { toolsLeftOut: turn.toolsLeftOut } : {}),
     ...budgetState(turn),
+    ...turn.agentCalls.state(),
+    ...(turn.input?.parentTurn ? { parentTurn: turn.input.parentTurn } : {}),
   };
 }
 
@@ -125,6 +127,7 @@ function supersede(turn: TurnContext, raw: unknown): void {
   if (turn.superseded) return;
   turn.superseded = shape.data;
   turn.ledger.supersedeParked();
+  turn.agentCalls.cancelAll();
 }
 
 function acceptSignal(name: string, apply: () => void): void {

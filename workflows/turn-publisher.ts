@@ -13,7 +13,7 @@ import { turnEventsQuery } from './definitions.js';
 import type { Elicitations } from './elicitations.js';
 import { EventStream, type WorkflowStreamState } from './event-stream.js';
 import { PENDING_MEMO_KEY, pendingMemo } from './pending-memo.js';
-import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey } from './search-attributes.js';
+import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from './search-attributes.js';
 import type { Settlement } from './tool-results.js';
 import type { TurnEvent } from './turn-events.js';
 import type { DecisionRecord, ToolCallPart, TurnStatus } from './types.js';
@@ -32,6 +32,7 @@ export class TurnPublisher {
     private readonly decisions: readonly DecisionRecord[],
     private readonly conversationId: string | undefined,
     carriedStream?: WorkflowStreamState,
+    private readonly parentTurnId?: string,
   ) {
     this.stream = new EventStream<TurnEvent>(turnEventsQuery, carriedStream);
   }
@@ -72,6 +73,7 @@ export class TurnPublisher {
       { key: agentTurnStatusKey, value: this.status },
       { key: agentPendingToolsKey, value: pendingTools.length > 0 ? pendingTools : null },
       ...(first && this.conversationId ? [{ key: agentConversationIdKey, value: this.conversationId }] : []),
+      ...(first && this.parentTurnId ? [{ key: turnpikeParentTurnIdKey, value: this.parentTurnId }] : []),
     ]);
   }
 

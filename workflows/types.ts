@@ -8,5 +8,6 @@ export type * from './types/model.js';
 export type * from './types/tools.js';
 export type * from './types/model-step.js';
 export type * from './types/turn.js';
+export type * from './types/agent-tools.js';
 export type * from './types/conversation.js';
 export type * from './types/budget.js';

@@ -99,6 +99,8 @@ function fillCard(card, call) {
   };
   add('turn', workflowLink(call.turnWorkflowId) ?? call.turnWorkflowId);
   if (call.conversationId) add('conversation', call.conversationId);
+  // A sub-agent's call: the turn whose agent tool call started this turn.
+  if (call.parentTurnId) add('sub-agent of', workflowLink(call.parentTurnId) ?? call.parentTurnId);
   add('requested', `${duration(Date.now() - Date.parse(call.requestedAt))} ago`);
   const reason = card.querySelector('.policy-reason');
   if (reason) reason.textContent = call.reason ? `Why it needs you: ${call.reason}` : '';

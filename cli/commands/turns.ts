@@ -188,6 +188,9 @@ async function showTurn(context: CliContext, turnpike: TurnpikeClient, turnId: s
       [
         statusLine(turnId, state, colors),
         ...(state.conversationId ? [colors.dim(`conversation ${state.conversationId}`)] : []),
+        // A sub-agent's turn names its parent; a parent names the child turns it waits on.
+        ...(state.parentTurn ? [colors.dim(`sub-agent of ${state.parentTurn.turnId} (call ${state.parentTurn.toolCallId}, ${state.parentTurn.path.join(' > ')})`)] : []),
+        ...(state.children ?? []).map((child) => `  ${colors.yellow('waits on')} ${child.toolName} (call ${child.toolCallId}): turn ${colors.bold(child.turnId)}, ${child.status}`),
         ...(state.pending.length > 0 ? [parkedCallsTable(state.pending, colors, Date.now()), ...state.pending.map((call) => colors.dim(resolveHint(turnId, call)))] : []),
         colors.dim('Its tool calls and their outcomes are listed once the turn ends.'),
       ].join('\n'),

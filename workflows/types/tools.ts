@@ -3,6 +3,7 @@
  * Pure types: nothing here runs.
  */
 import type { JsonSchema } from './messages.js';
+import type { ModelSettings } from './model.js';
 
 /** What the model is told about a tool. */
 export interface ModelToolSpec {
@@ -27,8 +28,10 @@ export interface ActivityCallOptions {
 
 /** What the workflow knows of a registered tool: data only, no functions. */
 export interface ToolSpec extends ModelToolSpec {
-  /** `handoff`: a `transfer_to_<agent>` tool, settled by the turn itself (workflows/handoffs.ts). */
-  kind: 'server' | 'client' | 'handoff';
+  /** `handoff`: a `transfer_to_<agent>` tool, settled by the turn itself (workflows/handoffs.ts); 'agent': a sub-agent, run as a child turn (see `AgentToolSpec`). */
+  kind: 'server' | 'client' | 'handoff' | 'agent';
+  /** With kind 'agent': the sub-agent's settings. */
+  agent?: AgentToolSpec;
   outputSchema?: JsonSchema;
   /** 'never': runs at once; 'always': every call parks; 'policy': a function on the worker decides per call. */
   approval: 'never' | 'always' | 'policy';
@@ -37,6 +40,21 @@ export interface ToolSpec extends ModelToolSpec {
   /** When set, members of these groups may decide this tool's calls. */
   approverGroups?: string[];
   activityOptions?: ActivityCallOptions;
+}
+
+/** A sub-agent as the workflow knows it: the child turn's settings, data only. */
+export interface AgentToolSpec {
+  model: ModelSettings;
+  system?: string;
+  /** The tools the sub-agent is offered (none when absent). */
+  tools?: string[];
+  /** A typed final answer: the child turn's `output` becomes the tool's result. */
+  output?: { schema: JsonSchema; name?: string; maxRetries?: number };
+  maxSteps?: number;
+  /** The tool has a prompt function: the worker writes the child's user message from the input. */
+  prompt?: true;
+  /** How deep agent tools may nest (the worker's `maxAgentDepth`, default 3). */
+  maxDepth: number;
 }
 
 export type ApprovalDecision = 'approved' | 'denied' | 'user-approval';

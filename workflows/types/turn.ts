@@ -6,6 +6,7 @@ import type { EndedTurnStatus, TurnStatus } from '../turn-statuses.js';
 import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';
+import type { ChildTurnView, ParentTurn } from './agent-tools.js';
 import type { WorkflowStreamState } from '../stream-wire.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
 
@@ -59,6 +60,10 @@ export interface AgentTurnInput {
   handoffs?: HandoffTarget[];
   /** Set when handoffs are offered but not allowed now: every handoff call gets this error result instead. */
   handoffsRefused?: string;
+  /** Set by a parent turn on the child turn an agent tool started. */
+  parentTurn?: ParentTurn;
+  /** How deep agent tools may nest under this turn (default: the worker's, 3). Inherited by child turns. */
+  maxAgentDepth?: number;
 }
 
 /** An agent a turn may hand the conversation to, and what the model is told about it. */
@@ -130,6 +135,8 @@ export interface ToolCallRecord {
   output: unknown;
   isError: boolean;
   approval?: ApprovalRecord;
+  /** An agent tool's call: the child turn's token usage (included in the turn's `usage`). */
+  usage?: Usage;
 }
 
 /** The model step that ended a turn with status `max-tokens` or `refused`. */
@@ -223,6 +230,8 @@ export interface ApprovalNotification {
   event: 'parked' | 'expiring' | 'decided';
   turnId: string;
   conversationId?: string;
+  /** A sub-agent's call: the turn whose agent tool call started this turn. */
+  parentTurnId?: string;
   approvalId: string;
   toolCallId: string;
   toolName: string;
@@ -269,6 +278,10 @@ export interface TurnState {
   toolsLeftOut?: ToolServerLeftOut[];
   /** With a `budget`: its limits now and what the turn has spent. */
   budget?: { limits: TurnBudget; spent: TurnSpend };
+  /** Child turns of agent tool calls still running (absent when none): query each by its `turnId`. */
+  children?: ChildTurnView[];
+  /** Set on a child turn: the turn and tool call that started it. */
+  parentTurn?: ParentTurn;
 }
 
 export interface ApproveToolCallInput {
