@@ -3,10 +3,11 @@
  * step activity writes the cost into the step's `usage.costUsd`, so history records it and the
  * turn only adds numbers (workflows/budgets.ts).
  *
- * Prices are USD per million tokens, keyed `provider:model`. A model name also matches the
- * longest key it extends with a `-` (`gpt-4o-2024-08-06` → `gpt-4o`, `claude-sonnet-4-5-20250929`
- * → `claude-sonnet-4-5`); `openai-responses` falls back to `openai`'s prices. A model with no
- * price gets no `costUsd`.
+ * Prices are USD per million tokens, keyed `provider:model`. A dated model name also matches the
+ * key it extends with its date (`gpt-4o-2024-08-06` → `gpt-4o`, `claude-sonnet-4-5-20250929` →
+ * `claude-sonnet-4-5`), and nothing else: `claude-opus-4-9` is not priced as `claude-opus-4`, since a
+ * new model's price is often not its family's. `openai-responses` falls back to `openai`'s prices.
+ * A model with no price gets no `costUsd`.
  */
 import type { ModelSettings, Usage } from '../workflows/types.js';
 
@@ -27,10 +28,11 @@ export type PriceTable = Record<string, ModelPrice>;
 
 /**
  * List prices of common models, standard tier, USD per million tokens, as the providers publish
- * them (https://openai.com/api/pricing/ and https://platform.openai.com/docs/pricing;
- * https://docs.anthropic.com/en/docs/about-claude/pricing), as of 2025-11. Prices change: a
- * worker's `prices` option overrides or extends this table, and batch, flex or priority tiers
- * are not modelled.
+ * them (https://platform.openai.com/docs/pricing; https://platform.claude.com/docs/en/about-claude/pricing,
+ * Anthropic's checked 2026-11-26; `cacheWriteInput` is the 5-minute cache write). Prices change: a
+ * worker's `prices` option overrides or extends this table. Batch, flex or priority tiers, 1-hour
+ * cache writes, and prices that depend on the prompt's length (Claude Haiku 5.5) are not modelled:
+ * give such a model the price you want counted.
  */
 export const DEFAULT_PRICES: PriceTable = {
   'openai:gpt-5': { input: 1.25, cachedInput: 0.125, output: 10 },
@@ -45,6 +47,15 @@ export const DEFAULT_PRICES: PriceTable = {
   'openai:o4-mini': { input: 1.1, cachedInput: 0.275, output: 4.4 },
   'openai:o3-mini': { input: 1.1, cachedInput: 0.55, output: 4.4 },
   'openai:o1': { input: 15, cachedInput: 7.5, output: 60 },
+  'anthropic:claude-fable-5-1': { input: 10, cachedInput: 0.25, cacheWriteInput: 12.5, output: 50 },
+  'anthropic:claude-opus-5-5': { input: 4, cachedInput: 0.2, cacheWriteInput: 5, output: 20 },
+  'anthropic:claude-opus-5': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25 },
+  'anthropic:claude-opus-4-8': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25 },
+  'anthropic:claude-opus-4-7': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25 },
+  'anthropic:claude-opus-4-6': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25 },
+  'anthropic:claude-sonnet-5-5': { input: 2, cachedInput: 0.1, cacheWriteInput: 2.5, output: 10 },
+  'anthropic:claude-sonnet-5': { input: 2, cachedInput: 0.2, cacheWriteInput: 2.5, output: 10 },
+  'anthropic:claude-sonnet-4-6': { input: 3, cachedInput: 0.3, cacheWriteInput: 3.75, output: 15 },
   'anthropic:claude-opus-4-5': { input: 5, cachedInput: 0.5, cacheWriteInput: 6.25, output: 25 },
   'anthropic:claude-opus-4-1': { input: 15, cachedInput: 1.5, cacheWriteInput: 18.75, output: 75 },
   'anthropic:claude-opus-4': { input: 15, cachedInput: 1.5, cacheWriteInput: 18.75, output: 75 },
@@ -71,18 +82,17 @@ export function checkedPrices(prices: PriceTable): PriceTable {
   return prices;
 }
 
-/** The price of a model: its own key, else the longest key it extends with `-`; `openai-responses` falls back to `openai`. */
+/** A model name's date suffix: `-2024-08-06` (OpenAI) or `-20250929` (Anthropic). */
+const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
+
+/** The price of a model: its own key, else the key of its name without a date suffix; `openai-responses` falls back to `openai`. */
 export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider' | 'model'>): ModelPrice | undefined {
   const providers = model.provider === 'openai-responses' ? ['openai-responses', 'openai'] : [model.provider];
   for (const provider of providers) {
-    const exact = table[`${provider}:${model.model}`];
-    if (exact) return exact;
-    let best: { length: number; price: ModelPrice } | undefined;
-    for (const [key, price] of Object.entries(table)) {
-      const prefix = `${key}-`;
-      if (`${provider}:${model.model}`.startsWith(prefix) && (!best || key.length > best.length)) best = { length: key.length, price };
+    for (const name of [model.model, model.model.replace(DATE_SUFFIX, '')]) {
+      const key = `${provider}:${name}`;
+      if (Object.hasOwn(table, key)) return table[key];
     }
-    if (best) return best.price;
   }
   return undefined;
 }

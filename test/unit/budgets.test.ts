@@ -20,7 +20,7 @@ import { addUsage } from '../../workflows/usage.js';
 import type { TurnSpend, Usage } from '../../workflows/types.js';
 
 describe('the price table', () => {
-  it('finds a model by its key, a dated name by the longest key it extends, and openai-responses by openai', () => {
+  it('finds a model by its key, a dated name by the key without its date, and openai-responses by openai', () => {
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o' })).toEqual(DEFAULT_PRICES['openai:gpt-4o']);
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-mini-2024-07-18' })).toEqual(DEFAULT_PRICES['openai:gpt-4o-mini']);
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-2024-08-06' })).toEqual(DEFAULT_PRICES['openai:gpt-4o']);
@@ -32,6 +32,9 @@ describe('the price table', () => {
   it('has no price for a model it does not know, nor for a name that only starts like a key', () => {
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'my-finetune' })).toBeUndefined();
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4oxyz' })).toBeUndefined();
+    // A newer model of a family is not priced as the family: its price is often not the same.
+    expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-opus-4-9' })).toBeUndefined();
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-audio-preview' })).toBeUndefined();
     expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'gpt-4o' })).toBeUndefined();
     expect(costOf(undefined, { inputTokens: 10, outputTokens: 10 })).toBeUndefined();
   });
