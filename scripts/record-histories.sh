@@ -14,5 +14,7 @@ RECORD_HISTORIES="$name" npx vitest run --project integration \
   test/integration/transcript-reference.test.ts \
   test/integration/mcp.test.ts \
   test/integration/conversation-content.test.ts test/integration/many-readers.test.ts \
-  test/integration/turn-hand-over.test.ts
+  test/integration/turn-hand-over.test.ts \
+  test/integration/typed-output.test.ts test/integration/budgets.test.ts test/integration/agent-tools.test.ts \
+  test/integration/handoffs.test.ts test/integration/agents-together.test.ts
 echo "recorded $(ls "$target" | wc -l) histories in $target"

@@ -26,6 +26,7 @@ import type { AgentTurnInput, AgentTurnResult, ApprovalNotification, Message, Mo
 import type { FakeProvider } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
+import { noteStarted } from '../support/history-recorder.js';
 import { readSseFrom } from '../support/sse-reader.js';
 import { startTurnpike, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -143,7 +144,12 @@ async function replays(handle: WorkflowHandle): Promise<void> {
   await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: turnpikeDataConverter }, await handle.fetchHistory(), handle.workflowId);
 }
 
-const childOf = (parent: WorkflowHandle, toolCallId: string) => turnpike.client.workflow.getHandle<typeof agentTurn>(`${parent.workflowId}/${toolCallId}`);
+/** A parent's child turn; recorded with the replay histories like the turns the harness starts. */
+const childOf = (parent: WorkflowHandle, toolCallId: string) => {
+  const child = turnpike.client.workflow.getHandle<typeof agentTurn>(`${parent.workflowId}/${toolCallId}`);
+  noteStarted(child);
+  return child;
+};
 
 it('refuses at definition time an agent tool that lists itself', () => {
   expect(() =>
