@@ -14,12 +14,12 @@ import * as wf from '@temporalio/workflow';
 import { BUDGET_APPROVAL_SCHEMA, defaultExtension, extendedBudget, reachedBeforeCalls, reachedBeforeModelStep, type BudgetLimit } from './budget-spend.js';
 import type { CallEntry } from './call-ledger.js';
 import { inputHash } from './input-hash.js';
-import { park } from './parking.js';
+import { park, personsDecision } from './parking.js';
 import { errorSettlement } from './tool-results.js';
 import { turnSpend } from './turn-budget.js';
 import { DEFAULT_PARK_TIMEOUT, type TurnContext } from './turn-context.js';
 import { finish } from './turn-endings.js';
-import type { AgentTurnResult, BudgetApprovalInput, DecisionRecord, PendingToolCall, ToolCallPart, ToolSpec } from './types.js';
+import type { AgentTurnResult, BudgetApprovalInput, PendingToolCall, ToolCallPart, ToolSpec } from './types.js';
 
 export const BUDGETS_PATCH = '0.2.0-budgets';
 /** The tool name budget approvals show under; never offered to the model. */
@@ -101,18 +101,7 @@ async function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: nu
     return 'stopped';
   }
   const { request, decidedAt } = resolution;
-  const record: DecisionRecord = {
-    ...decision,
-    outcome: request.approved ? 'approved' : 'denied',
-    approved: request.approved,
-    automatic: false,
-    ...(request.approver !== undefined ? { approver: request.approver } : {}),
-    ...(request.approverGroups !== undefined ? { approverGroups: request.approverGroups } : {}),
-    ...(request.reason !== undefined ? { reason: request.reason } : {}),
-    decidedAt,
-    ...(request.input !== undefined ? { editedInput: request.input } : {}),
-  };
-  turn.noteDecision(view, record);
+  turn.noteDecision(view, personsDecision(decision, request, decidedAt));
   if (!request.approved) return 'stopped';
   // The edit was checked against BUDGET_APPROVAL_SCHEMA when it arrived.
   const extendBy = request.input !== undefined ? (request.input as Pick<BudgetApprovalInput, 'extendBy'>).extendBy : input.extendBy;

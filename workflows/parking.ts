@@ -11,7 +11,7 @@ import { inputHash } from './input-hash.js';
 import { startPark, type ParkOutcome } from './park-telemetry.js';
 import { deniedMessage, errorSettlement, type Settlement } from './tool-results.js';
 import { DEFAULT_PARK_TIMEOUT, type TurnContext } from './turn-context.js';
-import type { ApprovalRecord, PendingToolCall, ToolCallPart, ToolSpec } from './types.js';
+import type { ApprovalRecord, ApproveToolCallInput, DecisionRecord, PendingToolCall, ToolCallPart, ToolSpec } from './types.js';
 
 /** What a decided approval leaves to do: a settlement, or the tool to run with this input. */
 export type ApprovalOutcome = { settlement: Settlement } | { run: { input: unknown; approval: ApprovalRecord } };
@@ -56,7 +56,18 @@ export async function awaitApproval(turn: TurnContext, entry: CallEntry, spec: T
     ...(request.reason !== undefined ? { reason: request.reason } : {}),
     decidedAt,
   };
-  turn.noteDecision(view, {
+  turn.noteDecision(view, personsDecision(decision, request, decidedAt));
+  if (!request.approved) return { settlement: errorSettlement('denied', deniedMessage(call.toolName, request.reason), approval) };
+  return { run: { input: request.input !== undefined ? request.input : input, approval } };
+}
+
+/** A person's decision as the audit trail records it: who, why, and their edit of the input. */
+export function personsDecision(
+  decision: Pick<DecisionRecord, 'approvalId' | 'toolCallId' | 'toolName' | 'inputHash'>,
+  request: ApproveToolCallInput,
+  decidedAt: string,
+): DecisionRecord {
+  return {
     ...decision,
     outcome: request.approved ? 'approved' : 'denied',
     approved: request.approved,
@@ -66,9 +77,7 @@ export async function awaitApproval(turn: TurnContext, entry: CallEntry, spec: T
     ...(request.reason !== undefined ? { reason: request.reason } : {}),
     decidedAt,
     ...(request.input !== undefined ? { editedInput: request.input } : {}),
-  });
-  if (!request.approved) return { settlement: errorSettlement('denied', deniedMessage(call.toolName, request.reason), approval) };
-  return { run: { input: request.input !== undefined ? request.input : input, approval } };
+  };
 }
 
 /** Parks a client tool's call until the client sends its result. */
