@@ -33,12 +33,11 @@ import type { TurnEventRecord } from '../workflows/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
-import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
 import { agentsProblem } from '../workflows/conversation-agents.js';
+import { agentConversationIdKey } from '../workflows/search-attributes.js';
 import { messageProblem } from '../workflows/field-limits.js';
 import { budgetProblem } from '../workflows/budget-spend.js';
 import { isRejectionType } from '../workflows/rejection-types.js';
-import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from '../workflows/search-attributes.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
@@ -48,10 +47,8 @@ import type {
   TurnBudget,
   CallContext,
   ConversationState,
-  DecisionRecord,
   HistoryPage,
   HistoryPageRequest,
-  PendingToolCall,
   SendMessageInput,
   SendMessageResult,
   SubmitToolResultResult,
@@ -59,7 +56,8 @@ import type {
 } from '../workflows/types.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
-import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
+import type { DecisionQuery, TurnDecision } from './decisions.js';
+import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall } from './listings.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { readNestedTurnEvents, type NestedTurnEventRecord } from './nested-turn-events.js';
 import { createTurnpikeDataConverter, turnpikeDataConverter } from '../content/data-converter.js';
@@ -71,22 +69,7 @@ import { readOutputStream, toOutputSpec, typedOutput, type OutputOption, type Ou
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
-export interface ParkedCall extends PendingToolCall {
-  turnWorkflowId: string;
-  conversationId?: string;
-  /** Set when the turn is an agent tool's child turn: the turn whose call started it. */
-  parentTurnId?: string;
-  /** With `parentTurnId`: the parent's agent tool call this turn answers. */
-  parentToolCallId?: string;
-  /** Who started the turn, when it was started with `startedBy` (the HTTP API records its caller). */
-  startedBy?: string;
-}
-
-/**
- * The memo key under which `startTurn` and `sendMessage` record who started a turn or a
- * conversation (their `startedBy` option): the HTTP API's reading rights rest on it.
- */
-export const STARTED_BY_MEMO_KEY = 'turnpikeStartedBy';
+export { STARTED_BY_MEMO_KEY, type ParkedCall };
 
 /** Who started a turn or a conversation, and the conversation a turn belongs to (`describeStart`). */
 export interface StartRecord {
@@ -107,29 +90,6 @@ export interface TurnpikeClientOptions {
    * `TURNPIKE_CONTENT_STORE` names (docs/content-store.md), opened on first use.
    */
   contentStore?: ContentStore;
-}
-
-/** A child turn's parent, and the parent's call, from the child's id (`<parent turn id>/<toolCallId>`). */
-function parentOf(turnWorkflowId: string, parentTurnId: string): { parentTurnId: string; parentToolCallId?: string } {
-  const prefix = `${parentTurnId}/`;
-  return { parentTurnId, ...(turnWorkflowId.startsWith(prefix) ? { parentToolCallId: turnWorkflowId.slice(prefix.length) } : {}) };
-}
-
-/** Queries a listing runs at once (see `listParkedCalls`). */
-const LISTING_CONCURRENCY = 32;
-
-/** `items.map(work)` with at most `limit` in flight, results in order. */
-async function mapWithConcurrency<Item, Result>(items: readonly Item[], limit: number, work: (item: Item) => Promise<Result>): Promise<Result[]> {
-  const results = new Array<Result>(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await work(items[index]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return results;
 }
 
 /** Unwraps a failed update into the rejection the workflow's validator gave. */
@@ -377,29 +337,7 @@ export class TurnpikeClient {
    * query, an ended one from its result.
    */
   async listDecisions(query: DecisionQuery = {}): Promise<TurnDecision[]> {
-    // Turns still running, and turns that ended since `since`: a turn started earlier may decide later.
-    const closedSince = query.since ? ` AND (ExecutionStatus="Running" OR CloseTime >= "${new Date(query.since).toISOString()}")` : '';
-    const visibility = `WorkflowType="${AGENT_TURN_WORKFLOW}" AND TaskQueue="${this.taskQueue}"${closedSince}`;
-    const turns: Array<{ id: string; running: boolean; decisions?: DecisionRecord[] }> = [];
-    for await (const execution of this.client.workflow.list({ query: visibility, pageSize: 1_000 })) {
-      const running = execution.status.name === 'RUNNING';
-      if (!running && execution.status.name !== 'COMPLETED') continue;
-      // A parked turn's memo holds its decisions as of its last change: no query for it.
-      const parked = running && execution.typedSearchAttributes.get(agentTurnStatusKey) === 'awaiting-input';
-      const decisions = parked ? readPendingMemo(execution.memo?.[PENDING_MEMO_KEY])?.decisions : undefined;
-      turns.push({ id: execution.workflowId, running, ...(decisions ? { decisions } : {}) });
-      if (turns.length >= 2_000) break;
-    }
-    // The rest a bounded number at a time: each is one query (a replay, for a turn out of the cache) or one result read.
-    const found = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, running, decisions: fromMemo }) => {
-      try {
-        const decisions = fromMemo ?? (running ? ((await this.turnState(id)).decisions ?? []) : decisionsOfResult(await this.turn(id).result()));
-        return decisions.map((decision) => ({ ...decision, turnWorkflowId: id }));
-      } catch {
-        return []; // It ended between the listing and the read, or is not a turn of ours.
-      }
-    });
-    return selectDecisions(found.flat(), query);
+    return listDecisions(this, query);
   }
 
   /**
@@ -412,47 +350,7 @@ export class TurnpikeClient {
    * are read with a `turnState` query.
    */
   async listParkedCalls(options: { query?: string; limit?: number } = {}): Promise<ParkedCall[]> {
-    const query = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${this.taskQueue}"`;
-    const turns: Array<{ id: string; about: { conversationId?: string; startedBy?: string }; calls?: ParkedCall[] }> = [];
-    for await (const execution of this.client.workflow.list({ query, pageSize: 1_000 })) {
-      const status = execution.typedSearchAttributes.get(agentTurnStatusKey);
-      // Nothing is parked in a turn in any other status (a custom query may return those).
-      if (status !== undefined && status !== 'awaiting-input') continue;
-      const memo = status === undefined ? undefined : readPendingMemo(execution.memo?.[PENDING_MEMO_KEY]);
-      const conversationId = execution.typedSearchAttributes.get(agentConversationIdKey);
-      const parentTurnId = execution.typedSearchAttributes.get(turnpikeParentTurnIdKey);
-      const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
-      const about = {
-        ...(conversationId ? { conversationId } : {}),
-        ...(typeof startedBy === 'string' ? { startedBy } : {}),
-        ...(parentTurnId ? parentOf(execution.workflowId, parentTurnId) : {}),
-      };
-      const complete = memo && memo.calls.every((call) => !call.inputOmitted);
-      turns.push({
-        id: execution.workflowId,
-        about,
-        ...(complete ? { calls: memo.calls.map(({ inputOmitted: _omitted, ...call }) => ({ ...call, input: call.input, turnWorkflowId: execution.workflowId, ...about })) } : {}),
-      });
-      if (turns.length >= (options.limit ?? 500)) break;
-    }
-    // The rest are queried, a bounded number at a time: a parked turn is usually out of the
-    // worker's cache, so each query replays it, and thousands at once would time out.
-    const calls = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, about, calls: fromMemo }) => {
-      if (fromMemo) return fromMemo;
-      try {
-        const state = await this.turnState(id);
-        return state.pending.map((call) => ({
-          ...call,
-          turnWorkflowId: id,
-          ...about,
-          ...(state.conversationId ? { conversationId: state.conversationId } : {}),
-          ...(state.parentTurn ? parentOf(id, state.parentTurn.turnId) : {}),
-        }));
-      } catch {
-        return []; // It finished between the listing and the query.
-      }
-    });
-    return calls.flat();
+    return listParkedCalls(this, options);
   }
 
   // ---- conversations -------------------------------------------------------------------------
@@ -528,19 +426,6 @@ export class TurnpikeClient {
   async conversationPending(conversationId: string): Promise<ParkedCall[]> {
     const state = await this.conversationState(conversationId);
     if (!state.currentTurn) return [];
-    return this.pendingOfTurnTree(state.currentTurn.turnWorkflowId, { conversationId });
-  }
-
-  /** A turn's parked calls and, depth first, those of its running child turns. */
-  private async pendingOfTurnTree(turnWorkflowId: string, about: { conversationId?: string; parentTurnId?: string; parentToolCallId?: string }): Promise<ParkedCall[]> {
-    const turn = await this.turnState(turnWorkflowId).catch(() => undefined);
-    if (!turn) return [];
-    const own = turn.pending.map((call) => ({ ...call, turnWorkflowId, ...about }));
-    const nested = await Promise.all(
-      (turn.children ?? []).map((child) =>
-        this.pendingOfTurnTree(child.turnId, { ...(about.conversationId ? { conversationId: about.conversationId } : {}), parentTurnId: turnWorkflowId, parentToolCallId: child.toolCallId }),
-      ),
-    );
-    return [...own, ...nested.flat()];
+    return parkedInTurnTree(this, state.currentTurn.turnWorkflowId, { conversationId });
   }
 }

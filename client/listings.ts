@@ -1,0 +1,152 @@
+/**
+ * Listings across turns, read from Temporal's visibility: every parked call on a task queue,
+ * the calls parked under one turn and its sub-agents, and the approval decisions made. No
+ * second database: a parked turn keeps its calls and decisions in its memo
+ * (workflows/pending-memo.ts), which the visibility listing returns; other turns are queried or
+ * their results read, a bounded number at a time.
+ */
+import type { Client } from '@temporalio/client';
+import { AGENT_TURN_WORKFLOW } from '../workflows/definitions.js';
+import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
+import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from '../workflows/search-attributes.js';
+import type { AgentTurnResult, DecisionRecord, PendingToolCall, TurnState } from '../workflows/types.js';
+import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
+
+export interface ParkedCall extends PendingToolCall {
+  turnWorkflowId: string;
+  conversationId?: string;
+  /** Set when the turn is an agent tool's child turn: the turn whose call started it. */
+  parentTurnId?: string;
+  /** With `parentTurnId`: the parent's agent tool call this turn answers. */
+  parentToolCallId?: string;
+  /** Who started the turn, when it was started with `startedBy` (the HTTP API records its caller). */
+  startedBy?: string;
+}
+
+/**
+ * The memo key under which `startTurn` and `sendMessage` record who started a turn or a
+ * conversation (their `startedBy` option): the HTTP API's reading rights rest on it.
+ */
+export const STARTED_BY_MEMO_KEY = 'turnpikeStartedBy';
+
+/** What a listing reads turns with: `TurnpikeClient` is one. */
+export interface TurnReader {
+  readonly client: Client;
+  readonly taskQueue: string;
+  turnState(turnId: string): Promise<TurnState>;
+  turnResult(turnId: string): Promise<AgentTurnResult>;
+}
+
+/** Where a call parked, beyond its turn: the conversation, who started it, its parent turn. */
+type CallPlace = Pick<ParkedCall, 'conversationId' | 'startedBy' | 'parentTurnId' | 'parentToolCallId'>;
+
+/** Queries a listing runs at once. */
+const LISTING_CONCURRENCY = 32;
+
+/**
+ * Every parked call on the reader's task queue (or matching `query`), from visibility alone
+ * where it can: see `TurnpikeClient.listParkedCalls`.
+ */
+export async function listParkedCalls(reader: TurnReader, options: { query?: string; limit?: number } = {}): Promise<ParkedCall[]> {
+  const query = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${reader.taskQueue}"`;
+  const turns: Array<{ id: string; place: CallPlace; calls?: ParkedCall[] }> = [];
+  for await (const execution of reader.client.workflow.list({ query, pageSize: 1_000 })) {
+    const status = execution.typedSearchAttributes.get(agentTurnStatusKey);
+    // Nothing is parked in a turn in any other status (a custom query may return those).
+    if (status !== undefined && status !== 'awaiting-input') continue;
+    const memo = status === undefined ? undefined : readPendingMemo(execution.memo?.[PENDING_MEMO_KEY]);
+    const conversationId = execution.typedSearchAttributes.get(agentConversationIdKey);
+    const parentTurnId = execution.typedSearchAttributes.get(turnpikeParentTurnIdKey);
+    const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
+    const place: CallPlace = {
+      ...(conversationId ? { conversationId } : {}),
+      ...(typeof startedBy === 'string' ? { startedBy } : {}),
+      ...(parentTurnId ? parentOf(execution.workflowId, parentTurnId) : {}),
+    };
+    const complete = memo && memo.calls.every((call) => !call.inputOmitted);
+    turns.push({
+      id: execution.workflowId,
+      place,
+      ...(complete ? { calls: memo.calls.map(({ inputOmitted: _omitted, ...call }) => ({ ...call, input: call.input, turnWorkflowId: execution.workflowId, ...place })) } : {}),
+    });
+    if (turns.length >= (options.limit ?? 500)) break;
+  }
+  // The rest are queried, a bounded number at a time: a parked turn is usually out of the
+  // worker's cache, so each query replays it, and thousands at once would time out.
+  const calls = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, place, calls: fromMemo }) => {
+    if (fromMemo) return fromMemo;
+    try {
+      const state = await reader.turnState(id);
+      return state.pending.map((call) => ({
+        ...call,
+        turnWorkflowId: id,
+        ...place,
+        ...(state.conversationId ? { conversationId: state.conversationId } : {}),
+        ...(state.parentTurn ? parentOf(id, state.parentTurn.turnId) : {}),
+      }));
+    } catch {
+      return []; // It finished between the listing and the query.
+    }
+  });
+  return calls.flat();
+}
+
+/** A turn's parked calls and, depth first, those of its running child turns (from `turnState().children`). */
+export async function parkedInTurnTree(reader: TurnReader, turnWorkflowId: string, place: CallPlace): Promise<ParkedCall[]> {
+  const turn = await reader.turnState(turnWorkflowId).catch(() => undefined);
+  if (!turn) return [];
+  const own = turn.pending.map((call) => ({ ...call, turnWorkflowId, ...place }));
+  const nested = await Promise.all(
+    (turn.children ?? []).map((child) =>
+      parkedInTurnTree(reader, child.turnId, { ...(place.conversationId ? { conversationId: place.conversationId } : {}), parentTurnId: turnWorkflowId, parentToolCallId: child.toolCallId }),
+    ),
+  );
+  return [...own, ...nested.flat()];
+}
+
+/** Approval decisions on the reader's task queue, newest first: see `TurnpikeClient.listDecisions`. */
+export async function listDecisions(reader: TurnReader, query: DecisionQuery = {}): Promise<TurnDecision[]> {
+  // Turns still running, and turns that ended since `since`: a turn started earlier may decide later.
+  const closedSince = query.since ? ` AND (ExecutionStatus="Running" OR CloseTime >= "${new Date(query.since).toISOString()}")` : '';
+  const visibility = `WorkflowType="${AGENT_TURN_WORKFLOW}" AND TaskQueue="${reader.taskQueue}"${closedSince}`;
+  const turns: Array<{ id: string; running: boolean; decisions?: DecisionRecord[] }> = [];
+  for await (const execution of reader.client.workflow.list({ query: visibility, pageSize: 1_000 })) {
+    const running = execution.status.name === 'RUNNING';
+    if (!running && execution.status.name !== 'COMPLETED') continue;
+    // A parked turn's memo holds its decisions as of its last change: no query for it.
+    const parked = running && execution.typedSearchAttributes.get(agentTurnStatusKey) === 'awaiting-input';
+    const decisions = parked ? readPendingMemo(execution.memo?.[PENDING_MEMO_KEY])?.decisions : undefined;
+    turns.push({ id: execution.workflowId, running, ...(decisions ? { decisions } : {}) });
+    if (turns.length >= 2_000) break;
+  }
+  // The rest a bounded number at a time: each is one query (a replay, for a turn out of the cache) or one result read.
+  const found = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, running, decisions: fromMemo }) => {
+    try {
+      const decisions = fromMemo ?? (running ? ((await reader.turnState(id)).decisions ?? []) : decisionsOfResult(await reader.turnResult(id)));
+      return decisions.map((decision) => ({ ...decision, turnWorkflowId: id }));
+    } catch {
+      return []; // It ended between the listing and the read, or is not a turn of ours.
+    }
+  });
+  return selectDecisions(found.flat(), query);
+}
+
+/** A child turn's parent, and the parent's call, from the child's id (`<parent turn id>/<toolCallId>`). */
+function parentOf(turnWorkflowId: string, parentTurnId: string): { parentTurnId: string; parentToolCallId?: string } {
+  const prefix = `${parentTurnId}/`;
+  return { parentTurnId, ...(turnWorkflowId.startsWith(prefix) ? { parentToolCallId: turnWorkflowId.slice(prefix.length) } : {}) };
+}
+
+/** `items.map(work)` with at most `limit` in flight, results in order. */
+async function mapWithConcurrency<Item, Result>(items: readonly Item[], limit: number, work: (item: Item) => Promise<Result>): Promise<Result[]> {
+  const results = new Array<Result>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await work(items[index]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
