@@ -9,8 +9,11 @@
  *
  * A second fresh app installs turnpike with one provider SDK (openai) and no HTTP API: the other
  * provider, the MCP SDK and the HTTP API's packages must be absent from its node_modules, its
- * strict type-check (library checks on) must pass, a wrong client-tool output and a misspelt
- * model option must fail to compile, and the features whose package is missing must fail naming it.
+ * strict type-check (library checks on) must pass, a wrong client-tool output, a misspelt model
+ * option and a wrong use of a typed output must fail to compile, and the features whose package is
+ * missing must fail naming it. Its worker also runs, from the package: an agent tool
+ * (`defineAgentTool`) whose sub-agent's approval is listed with its parent turn and approved, a
+ * typed final answer read as its schema's type, and a budget that parks and is extended.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -138,7 +141,7 @@ const EXAMPLE_MANIFEST = JSON.parse(readFileSync(path.join(EXAMPLE, 'package.jso
 /** turnpike's optional peers that an app with one provider (openai), no HTTP API and the default content store does not install. */
 const NOT_INSTALLED = ['@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'fastify', 'fastify-type-provider-zod', 'jose', '@fastify/secure-session', 'openid-client', 'sodium-native', 'pg', '@aws-sdk/client-s3'];
 
-/** The app: a client tool used with the typed submitToolResult, and a script that runs three turns on the test server. */
+/** The app: a client tool used with the typed submitToolResult, an agent tool, a typed output and a budget (agents.ts), and a script that runs turns on the test server. */
 const LEAN_APP_FILES: Record<string, string> = {
   'tsconfig.json': JSON.stringify({
     compilerOptions: {
@@ -155,7 +158,7 @@ const LEAN_APP_FILES: Record<string, string> = {
     },
     include: ['src'],
   }),
-  // The libraries were checked with the app: here only the two wrong uses are of interest.
+  // The libraries were checked with the app: here only the wrong uses are of interest.
   'tsconfig.type-errors.json': JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, rootDir: '.', skipLibCheck: true }, include: ['type-errors'] }),
   'src/tools.ts': `
 import type { ModelSettings } from 'turnpike';
@@ -176,6 +179,86 @@ export async function answer(turnpike: TurnpikeClient, turnId: string, toolCallI
   await turnpike.submitToolResult(turnId, { toolCallId, output: { answer: 'yes' } }, askUser);
 }
 `,
+  'src/agents.ts': `
+import { defineAgentTool, defineTool, type ModelSettings } from 'turnpike';
+import type { TurnpikeClient } from 'turnpike/client';
+import { z } from 'zod';
+
+const demo: ModelSettings = { provider: 'scripted', model: 'demo' };
+
+/** Every order this process shipped. */
+export const shipped: string[] = [];
+
+export const shipOrder = defineTool({
+  name: 'ship_order',
+  description: 'Ship an order; a person approves each shipment.',
+  inputSchema: z.object({ orderId: z.string() }),
+  approval: true,
+  execute: async ({ orderId }) => {
+    shipped.push(orderId);
+    return { shipped: orderId };
+  },
+});
+
+export const noteDown = defineTool({
+  name: 'note_down',
+  description: 'Note a line down.',
+  inputSchema: z.object({ line: z.string() }),
+  execute: async ({ line }) => ({ noted: line }),
+});
+
+/** A sub-agent offered as one tool: its own approvals park in its own turn. */
+export const shippingAgent = defineAgentTool({
+  name: 'shipping_agent',
+  description: 'Ships an order.',
+  inputSchema: z.object({ orderId: z.string() }),
+  agent: { model: demo, tools: [shipOrder.name] },
+  prompt: ({ orderId }) => 'use ship_order with ' + JSON.stringify({ orderId }),
+});
+
+export const agentTools = [shipOrder, noteDown, shippingAgent];
+
+export const Trip = z.object({ city: z.string(), days: z.number().int() });
+export type Trip = z.infer<typeof Trip>;
+
+async function until<T>(read: () => Promise<T | undefined>): Promise<T> {
+  for (let attempt = 0; attempt < 300; attempt++) {
+    const value = await read();
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error('gave up waiting');
+}
+
+/** The parent calls the shipping agent; the shipment parks in the child turn, listed with its parent, and is approved there. */
+export async function agentTool(turnpike: TurnpikeClient, turnId: string) {
+  const content = 'use shipping_agent with {"orderId":"1001"}';
+  const handle = await turnpike.startTurn({ model: demo, messages: [{ role: 'user', content }], tools: [shippingAgent.name] }, { turnId });
+  const parked = await until(async () => (await turnpike.listParkedCalls()).find((call) => call.parentTurnId === turnId));
+  await turnpike.approveToolCall(parked.turnWorkflowId, { approvalId: parked.approvalId!, approved: true, approver: 'lead' });
+  const { status, text, toolCalls } = await handle.result();
+  const { kind, toolName, input, parentTurnId, turnWorkflowId } = parked;
+  return { parked: { kind, toolName, input, parentTurnId, turnWorkflowId }, status, text, answer: toolCalls[0]?.output, shipped };
+}
+
+/** A typed answer: the output is read as a Trip, or this does not compile. */
+export async function typedAnswer(turnpike: TurnpikeClient, turnId: string) {
+  const content = 'answer with {"city":"Lisbon","days":3}';
+  await turnpike.startTurn({ model: demo, messages: [{ role: 'user', content }], output: { schema: Trip } }, { turnId });
+  const trip: Trip = await turnpike.turnOutput(turnId, Trip);
+  return { city: trip.city.toUpperCase(), nights: trip.days - 1 };
+}
+
+/** One tool call allowed: the second parks a budget approval, and extending the budget lets the turn finish. */
+export async function budget(turnpike: TurnpikeClient, turnId: string) {
+  const content = 'use note_down with {"line":"one"} then use note_down with {"line":"two"}';
+  const handle = await turnpike.startTurn({ model: demo, messages: [{ role: 'user', content }], tools: [noteDown.name], budget: { toolCalls: 1 } }, { turnId });
+  const parked = await until(async () => (await turnpike.turnState(turnId)).pending.find((call) => call.kind === 'budget'));
+  await turnpike.extendBudget(turnId, parked.approvalId!, { toolCalls: 1 }, { approver: 'lead' });
+  const { status, spend, budget } = await handle.result();
+  return { parked: { kind: parked.kind, input: parked.input }, status, toolCalls: spend?.toolCalls, budget };
+}
+`,
   'src/run.ts': `
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -183,6 +266,7 @@ import type { ModelSettings } from 'turnpike';
 import { createHash, randomBytes } from 'node:crypto';
 import { TurnpikeClient } from 'turnpike/client';
 import { bundleWorkflows, connectionOptionsFromEnvironment, createWorker, FileContentStore, TurnpikePlugin } from 'turnpike/worker';
+import { agentTool, agentTools, budget, typedAnswer } from './agents.js';
 import { askUser } from './tools.js';
 
 /** The failure and its causes, outermost first. */
@@ -219,7 +303,7 @@ async function main(): Promise<void> {
   const client = new Client({ connection, namespace, plugins: [new TurnpikePlugin({ contentStore })] });
   try {
     const workflowBundle = await bundleWorkflows();
-    const worker = await createWorker({ tools: [askUser], connection: workerConnection, namespace, taskQueue, workflowBundle, contentStore });
+    const worker = await createWorker({ tools: [askUser, ...agentTools], connection: workerConnection, namespace, taskQueue, workflowBundle, contentStore });
     const mcpWorker = await createWorker({
       tools: [],
       connection: workerConnection,
@@ -236,6 +320,9 @@ async function main(): Promise<void> {
         openai: await outcomeOf(turnpike, taskQueue + '-openai', { provider: 'openai', model: 'gpt-4.1-mini' }),
         mcp: await outcomeOf(mcpTurnpike, taskQueue + '-mcp-turn', { provider: 'scripted', model: 'demo' }),
         content: await storedDocument(turnpike, contentStore, taskQueue + '-content'),
+        agentTool: await agentTool(turnpike, taskQueue + '-agent-tool'),
+        typedAnswer: await typedAnswer(turnpike, taskQueue + '-typed'),
+        budget: await budget(turnpike, taskQueue + '-budget'),
       })),
     );
     console.log(JSON.stringify(result));
@@ -256,6 +343,15 @@ import { askUser } from '../src/tools.js';
 
 export async function answerMaybe(turnpike: TurnpikeClient, turnId: string, toolCallId: string): Promise<void> {
   await turnpike.submitToolResult(turnId, { toolCallId, output: { answer: 'maybe' } }, askUser);
+}
+`,
+  'type-errors/wrong-typed-output.ts': `
+import type { TurnpikeClient } from 'turnpike/client';
+import { Trip } from '../src/agents.js';
+
+export async function nightsOf(turnpike: TurnpikeClient, turnId: string): Promise<number> {
+  const trip = await turnpike.turnOutput(turnId, Trip);
+  return trip.nights;
 }
 `,
   'type-errors/misspelt-option.ts': `
@@ -303,7 +399,7 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
     for (const name of NOT_INSTALLED) expect(existsSync(path.join(app, 'node_modules', name))).toBe(false);
   });
 
-  it('type-checks with library checks on, and a wrong client-tool output and a misspelt model option do not compile', async () => {
+  it('type-checks with library checks on, and a wrong client-tool output, a misspelt model option and a wrong use of a typed output do not compile', async () => {
     await inApp(app, 'npx', ['tsc', '-p', '.', '--noEmit']);
     const failed = await run('npx', ['tsc', '-p', 'tsconfig.type-errors.json'], { cwd: app, env: cleanEnvironment() }).then(
       () => undefined,
@@ -314,13 +410,19 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
       const found = /^([^(\s]+)\(\d+,\d+\): error (TS\d+): (.*)$/.exec(line);
       return found ? [{ file: found[1], code: found[2], message: found[3] }] : [];
     });
-    expect(errors.map(({ file, code }) => `${file} ${code}`).sort()).toEqual(['type-errors/misspelt-option.ts TS2561', 'type-errors/wrong-output.ts TS2345']);
+    expect(errors.map(({ file, code }) => `${file} ${code}`).sort()).toEqual([
+      'type-errors/misspelt-option.ts TS2561',
+      'type-errors/wrong-output.ts TS2345',
+      'type-errors/wrong-typed-output.ts TS2339',
+    ]);
     expect(errors.find(({ file }) => file.includes('misspelt'))!.message).toBe(
       "Object literal may only specify known properties, but 'maxToken' does not exist in type 'ModelSettings'. Did you mean to write 'maxTokens'?",
     );
     expect(errors.find(({ file }) => file.includes('wrong-output'))!.message).toContain("is not assignable to parameter of type 'ClientToolResult<");
     // The union's order is the compiler's.
     expect(failed).toMatch(/Type '"maybe"' is not assignable to type '("yes" \| "no"|"no" \| "yes")'\./);
+    // turnOutput is typed from the schema it is given.
+    expect(errors.find(({ file }) => file.includes('wrong-typed-output'))!.message).toBe("Property 'nights' does not exist on type '{ city: string; days: number; }'.");
   });
 
   it('loads turnpike, turnpike/worker, turnpike/client and turnpike/workflows; turnpike/api and codec-server name what is missing', async () => {
@@ -341,17 +443,19 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
     expect(codecServer?.stderr).toMatch(/turnpike codec-server needs (fastify|jose), which is not installed: npm install fastify@\^5\.12\.8 jose@\^6\.2\.17/);
   });
 
-  it('runs turns: the missing provider SDK and MCP SDK fail them naming the package; the installed provider is loaded; a large document goes through the app\'s content store', async () => {
+  it('runs turns: the missing provider SDK and MCP SDK fail them naming the package; the installed provider is loaded; a large document goes through the app\'s content store; an agent tool, a typed output and a budget work', async () => {
     await inApp(app, 'npx', ['tsc', '-p', '.', '--skipLibCheck']);
+    const taskQueue = `lean-app-${randomUUID()}`;
     const { stdout } = await inApp(app, 'node', ['dist/run.js'], {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-      LEAN_TASK_QUEUE: `lean-app-${randomUUID()}`,
+      LEAN_TASK_QUEUE: taskQueue,
       LEAN_CONTENT_FOLDER: path.join(app, 'content'),
       OPENAI_API_KEY: '',
       ANTHROPIC_API_KEY: '',
     });
-    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'anthropic' | 'openai' | 'mcp', Array<{ type?: string; message: string }>> & { content: unknown };
+    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'anthropic' | 'openai' | 'mcp', Array<{ type?: string; message: string }>> &
+      Record<'content' | 'agentTool' | 'typedAnswer' | 'budget', unknown>;
     // A document of 300 KB went through the app's own content store, and the turn read it back.
     expect(result.content).toEqual({ status: 'completed', stored: true });
     expect(result.anthropic).toContainEqual({
@@ -364,5 +468,23 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
     });
     // openai is installed: its provider loads and asks for the key it was not given.
     expect(result.openai).toContainEqual({ type: 'ProviderAuthenticationError', message: "openai: no API key — set OPENAI_API_KEY in the worker's environment" });
+    // The sub-agent's approval parked in its child turn, listed with the parent; once approved, the child and then the parent completed.
+    const child = `${taskQueue}-agent-tool/call_1_1`;
+    const childAnswer = 'Done. ship_order: {"shipped":"1001"}';
+    expect(result.agentTool).toEqual({
+      parked: { kind: 'approval', toolName: 'ship_order', input: { orderId: '1001' }, parentTurnId: `${taskQueue}-agent-tool`, turnWorkflowId: child },
+      status: 'completed',
+      text: `Done. shipping_agent: ${childAnswer}`,
+      answer: childAnswer,
+      shipped: ['1001'],
+    });
+    expect(result.typedAnswer).toEqual({ city: 'LISBON', nights: 2 });
+    // The second call would go over one tool call: a budget approval, extended by one, and the turn finished.
+    expect(result.budget).toEqual({
+      parked: { kind: 'budget', input: expect.objectContaining({ exceeded: ['toolCalls'], budget: { toolCalls: 1 }, extendBy: { toolCalls: 1 } }) },
+      status: 'completed',
+      toolCalls: 2,
+      budget: { toolCalls: 2 },
+    });
   });
 });
