@@ -23,6 +23,7 @@ import { mayDecide } from '../workflows/call-checks.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
 import { isTurnEnded } from '../workflows/turn-statuses.js';
 import type { AgentDefinition, AgentTurnInput, TurnBudget, UserContentPart } from '../workflows/types.js';
+import { decisionBody, decisionsQuery, listingQuery, sendMessageBody, startTurnBody, toolResultBody, turnParams } from './request-schemas.js';
 import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
@@ -88,92 +89,10 @@ const API_BODY_LIMIT_BYTES = Math.ceil((MAX_STORED_PART_BYTES * 4) / 3) + 2 * 10
 /** Parked turns one listing reads at most (from visibility; see `TurnpikeClient.listParkedCalls`). */
 const DEFAULT_LISTING_LIMIT = 5_000;
 
-const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted']), model: z.string().min(1) });
-const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
-
-/** A typed final answer (`AgentTurnInput.output`, docs/typed-output.md); the turn checks the schema itself. */
-const outputSchema = z.strictObject({
-  schema: z.record(z.string(), z.unknown()),
-  name: z.string().max(64).optional(),
-  maxRetries: z.number().int().min(0).max(10).optional(),
-});
-
-const startTurnBody = z.object({
-  turnId: z.string().min(1).max(200),
-  input: z.looseObject({
-    model: modelSchema,
-    messages: z.array(messageSchema).min(1),
-    system: z.string().optional(),
-    tools: z.array(z.string()).optional(),
-    maxSteps: z.number().int().positive().optional(),
-    approvalTimeout: z.string().optional(),
-    clientToolTimeout: z.string().optional(),
-    conversationId: z.string().optional(),
-    output: outputSchema.optional(),
-  }),
-});
-
-const decisionBody = z.strictObject({
-  approved: z.boolean(),
-  reason: z.string().max(4_000).optional(),
-  input: z.unknown().optional(),
-  /** The hash of the input the approver saw, from the listing. */
-  inputHash: z.string().max(200).optional(),
-  /** Required when the server signs decisions. */
-  decisionToken: z.string().max(200).optional(),
-});
-
-const toolResultBody = z.strictObject({ output: z.unknown(), isError: z.boolean().optional() });
-
-const sendMessageBody = z.strictObject({
-  text: z.string().min(1).max(32_000),
-  /** Images, documents and further text after `text`; the conversation checks them (see `SendMessageInput.content`). */
-  content: z.array(z.looseObject({ type: z.enum(['text', 'image', 'document']) })).min(1).max(100).optional(),
-  messageId: z.string().min(1).max(200).optional(),
-  policy: z.enum(['queue', 'supersede']).optional(),
-  model: modelSchema.optional(),
-  system: z.string().optional(),
-  /** The conversation's agents and the one that answers first (see docs/conversations.md, "Handoffs"); the conversation checks them. */
-  agents: z
-    .record(
-      z.string(),
-      z.strictObject({
-        model: modelSchema,
-        system: z.string().optional(),
-        tools: z.array(z.string()).optional(),
-        handoffs: z.array(z.string()).optional(),
-        description: z.string().optional(),
-      }),
-    )
-    .optional(),
-  agent: z.string().optional(),
-  /** A typed final answer for this message's turn only. */
-  output: outputSchema.optional(),
-  /** The conversation's budget, when this message starts it (docs/budgets.md); the conversation checks it. */
-  budget: z.record(z.string(), z.unknown()).optional(),
-});
-
-const turnParams = z.object({ turnId: z.string().min(1) });
-
 /** A call a person decides: a tool approval, or a budget approval (extend or stop; docs/budgets.md). */
 function decidable(call: ParkedCall): boolean {
   return call.kind === 'approval' || call.kind === 'budget';
 }
-const decisionsQuery = z.object({
-  tool: z.string().min(1).optional(),
-  approver: z.string().min(1).optional(),
-  since: z.iso.datetime().optional(),
-  until: z.iso.datetime().optional(),
-  limit: z.coerce.number().int().min(1).max(1000).optional(),
-  format: z.enum(['json', 'jsonl']).optional(),
-});
-const listingQuery = z.object({
-  tool: z.string().min(1).optional(),
-  conversation: z.string().min(1).optional(),
-  /** Only calls waiting at least this long. */
-  minAgeSeconds: z.coerce.number().int().min(0).optional(),
-});
-
 const DASHBOARD_FILES: Record<string, string> = {
   '/': 'index.html',
   '/dashboard.js': 'dashboard.js',

@@ -1,0 +1,88 @@
+/**
+ * The HTTP API's request shapes, checked by fastify with zod before a route runs: a malformed
+ * body, parameter or query string is a 400 naming the field. The turn and the conversation check
+ * what they alone can (a schema, a budget, agents), and refuse it with their own message.
+ */
+import { z } from 'zod';
+
+const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted']), model: z.string().min(1) });
+const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
+
+/** A typed final answer (`AgentTurnInput.output`, docs/typed-output.md); the turn checks the schema itself. */
+const outputSchema = z.strictObject({
+  schema: z.record(z.string(), z.unknown()),
+  name: z.string().max(64).optional(),
+  maxRetries: z.number().int().min(0).max(10).optional(),
+});
+
+export const startTurnBody = z.object({
+  turnId: z.string().min(1).max(200),
+  input: z.looseObject({
+    model: modelSchema,
+    messages: z.array(messageSchema).min(1),
+    system: z.string().optional(),
+    tools: z.array(z.string()).optional(),
+    maxSteps: z.number().int().positive().optional(),
+    approvalTimeout: z.string().optional(),
+    clientToolTimeout: z.string().optional(),
+    conversationId: z.string().optional(),
+    output: outputSchema.optional(),
+  }),
+});
+
+export const decisionBody = z.strictObject({
+  approved: z.boolean(),
+  reason: z.string().max(4_000).optional(),
+  input: z.unknown().optional(),
+  /** The hash of the input the approver saw, from the listing. */
+  inputHash: z.string().max(200).optional(),
+  /** Required when the server signs decisions. */
+  decisionToken: z.string().max(200).optional(),
+});
+
+export const toolResultBody = z.strictObject({ output: z.unknown(), isError: z.boolean().optional() });
+
+export const sendMessageBody = z.strictObject({
+  text: z.string().min(1).max(32_000),
+  /** Images, documents and further text after `text`; the conversation checks them (see `SendMessageInput.content`). */
+  content: z.array(z.looseObject({ type: z.enum(['text', 'image', 'document']) })).min(1).max(100).optional(),
+  messageId: z.string().min(1).max(200).optional(),
+  policy: z.enum(['queue', 'supersede']).optional(),
+  model: modelSchema.optional(),
+  system: z.string().optional(),
+  /** The conversation's agents and the one that answers first (see docs/conversations.md, "Handoffs"); the conversation checks them. */
+  agents: z
+    .record(
+      z.string(),
+      z.strictObject({
+        model: modelSchema,
+        system: z.string().optional(),
+        tools: z.array(z.string()).optional(),
+        handoffs: z.array(z.string()).optional(),
+        description: z.string().optional(),
+      }),
+    )
+    .optional(),
+  agent: z.string().optional(),
+  /** A typed final answer for this message's turn only. */
+  output: outputSchema.optional(),
+  /** The conversation's budget, when this message starts it (docs/budgets.md); the conversation checks it. */
+  budget: z.record(z.string(), z.unknown()).optional(),
+});
+
+export const turnParams = z.object({ turnId: z.string().min(1) });
+
+export const decisionsQuery = z.object({
+  tool: z.string().min(1).optional(),
+  approver: z.string().min(1).optional(),
+  since: z.iso.datetime().optional(),
+  until: z.iso.datetime().optional(),
+  limit: z.coerce.number().int().min(1).max(1000).optional(),
+  format: z.enum(['json', 'jsonl']).optional(),
+});
+export const listingQuery = z.object({
+  tool: z.string().min(1).optional(),
+  conversation: z.string().min(1).optional(),
+  /** Only calls waiting at least this long. */
+  minAgeSeconds: z.coerce.number().int().min(0).optional(),
+});
