@@ -221,7 +221,8 @@ class Conversation {
     const turnWorkflowId = handoffTurnId(this.conversationId, current.turnNumber, this.state.handoffsInARow ?? 1);
     const { handoff: _earlier, ...message } = current;
     this.state.current = { ...message, turnWorkflowId, handoff: { from, to } };
-    await this.startTurn(turnWorkflowId, current.turnNumber, current.messageId, agentTurnSettings(this.input, this.state), [...this.state.history]);
+    // The message's typed answer is asked of whichever agent answers it.
+    await this.startTurn(turnWorkflowId, current.turnNumber, current.messageId, agentTurnSettings(this.input, this.state), [...this.state.history], current.output);
   }
 
   /** Starts the first queued message's turn; `current` is set before the first await, so it never starts twice. */
@@ -229,7 +230,7 @@ class Conversation {
     const next = this.state.queue.shift() as QueuedMessage;
     // A user message: the agents may hand the conversation on again.
     if (this.state.handoffsInARow) this.state.handoffsInARow = 0;
-    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
+    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}), ...(next.output ? { output: next.output } : {}) };
     const options = { ...agentTurnSettings(this.input, this.state), ...next.options };
     await this.startTurn(next.turnWorkflowId, next.turnNumber, next.messageId, options, [...this.state.history, userMessage(next)], next.output);
   }
