@@ -176,10 +176,19 @@ class Conversation {
     return withHistory ? `content, with the conversation's history: ${withHistory}` : undefined;
   }
 
-  /** Why a message's typed answer (`output`) cannot go to its turn, or undefined (typed-output.ts). */
+  /**
+   * Why a message's typed answer (`output`) cannot go to its turn, or undefined (typed-output.ts).
+   * With agents, any of them may answer the message after a handoff, so it must suit each one's provider.
+   */
   private outputProblem(request: SendMessageInput): string | undefined {
     if (request.output === undefined) return undefined;
-    return outputSpecProblem(request.output, request.options?.model?.provider ?? activeModel(this.input, this.state).provider);
+    const own = outputSpecProblem(request.output, request.options?.model?.provider ?? activeModel(this.input, this.state).provider);
+    if (own) return own;
+    for (const [name, agent] of Object.entries(this.input.agents ?? {})) {
+      const problem = outputSpecProblem(request.output, (agent.model as ModelSettings).provider);
+      if (problem) return `${problem} (for agent "${name}", which a handoff may give this message)`;
+    }
+    return undefined;
   }
 
   private remember(messageId: string, result: SendMessageResult): void {

@@ -10,7 +10,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgentTool } from '../../activities/agent-tools.js';
-import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
+import { TurnpikeClient, TurnpikeRejectedError, type ParkedCall } from '../../client/turnpike-client.js';
 import { typedOutput } from '../../client/index.js';
 import { turnStateQuery } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
@@ -246,4 +246,18 @@ describe.each(PROVIDERS)('a typed message answered after a handoff (%s)', (provi
     expect(nextResult.output).toBeUndefined();
     expect(nativeFormat(provider, requestsOf(provider)[2])).toBeUndefined();
   });
+});
+
+it('refuses a typed message that an agent it may be handed to could not be asked for', async () => {
+  const agents: Record<string, AgentDefinition> = {
+    triage: { model: modelOf('openai'), system: 'You are triage.', tools: [], handoffs: ['billing'] },
+    billing: { model: modelOf('anthropic'), system: 'You are billing.', tools: [], handoffs: ['triage'] },
+  };
+  // OpenAI takes minLength in a strict schema; Anthropic's structured outputs refuse it.
+  const output = { schema: z.object({ order: z.string().min(4) }) };
+  const error = await client.sendMessage({ conversationId: `together-${randomUUID()}`, text: 'Refund order 1001.', conversation: { agents, agent: 'triage' }, output }).catch((caught: unknown) => caught);
+  expect(error).toBeInstanceOf(TurnpikeRejectedError);
+  expect((error as TurnpikeRejectedError).type).toBe('InvalidRequest');
+  expect((error as TurnpikeRejectedError).message).toMatch(/minLength.*for agent "billing", which a handoff may give this message/);
+  expect(fake.requests).toHaveLength(0);
 });
