@@ -261,3 +261,10 @@ it('refuses a typed message that an agent it may be handed to could not be asked
   expect((error as TurnpikeRejectedError).message).toMatch(/minLength.*for agent "billing", which a handoff may give this message/);
   expect(fake.requests).toHaveLength(0);
 });
+
+it('refuses at definition time an agent tool whose typed answer its provider could not be asked for', () => {
+  const define = (provider: ModelProvider) =>
+    defineAgentTool({ name: `bounded_${provider}`, description: 'Answers a bounded string.', inputSchema: z.object({}), agent: { model: modelOf(provider), output: { schema: z.object({ code: z.string().min(4) }) } } });
+  expect(() => define('anthropic')).toThrow(/agent\.output\..*minLength.*not supported by Anthropic structured outputs/);
+  expect(() => define('openai')).not.toThrow();
+});
