@@ -176,10 +176,19 @@ class Conversation {
     return withHistory ? `content, with the conversation's history: ${withHistory}` : undefined;
   }
 
-  /** Why a message's typed answer (`output`) cannot go to its turn, or undefined (typed-output.ts). */
+  /**
+   * Why a message's typed answer (`output`) cannot go to its turn, or undefined (typed-output.ts).
+   * With agents, any of them may answer the message after a handoff, so it must suit each one's provider.
+   */
   private outputProblem(request: SendMessageInput): string | undefined {
     if (request.output === undefined) return undefined;
-    return outputSpecProblem(request.output, request.options?.model?.provider ?? activeModel(this.input, this.state).provider);
+    const own = outputSpecProblem(request.output, request.options?.model?.provider ?? activeModel(this.input, this.state).provider);
+    if (own) return own;
+    for (const [name, agent] of Object.entries(this.input.agents ?? {})) {
+      const problem = outputSpecProblem(request.output, (agent.model as ModelSettings).provider);
+      if (problem) return `${problem} (for agent "${name}", which a handoff may give this message)`;
+    }
+    return undefined;
   }
 
   private remember(messageId: string, result: SendMessageResult): void {
@@ -221,7 +230,8 @@ class Conversation {
     const turnWorkflowId = handoffTurnId(this.conversationId, current.turnNumber, this.state.handoffsInARow ?? 1);
     const { handoff: _earlier, ...message } = current;
     this.state.current = { ...message, turnWorkflowId, handoff: { from, to } };
-    await this.startTurn(turnWorkflowId, current.turnNumber, current.messageId, agentTurnSettings(this.input, this.state), [...this.state.history]);
+    // The message's typed answer is asked of whichever agent answers it.
+    await this.startTurn(turnWorkflowId, current.turnNumber, current.messageId, agentTurnSettings(this.input, this.state), [...this.state.history], current.output);
   }
 
   /** Starts the first queued message's turn; `current` is set before the first await, so it never starts twice. */
@@ -229,7 +239,7 @@ class Conversation {
     const next = this.state.queue.shift() as QueuedMessage;
     // A user message: the agents may hand the conversation on again.
     if (this.state.handoffsInARow) this.state.handoffsInARow = 0;
-    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}) };
+    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}), ...(next.output ? { output: next.output } : {}) };
     const options = { ...agentTurnSettings(this.input, this.state), ...next.options };
     await this.startTurn(next.turnWorkflowId, next.turnNumber, next.messageId, options, [...this.state.history, userMessage(next)], next.output);
   }

@@ -17,8 +17,10 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../activities/index.js';
+import { remainingBudget } from './budget-spend.js';
 import { AGENT_TURN_WORKFLOW } from './definitions.js';
 import { errorSettlement, type Settlement } from './tool-results.js';
+import { turnSpend } from './turn-budget.js';
 import type { TurnContext } from './turn-context.js';
 import { addUsage } from './usage.js';
 import type { AgentTurnInput, AgentTurnResult, ChildTurnView, ParentTurn, ToolCallPart, ToolSpec } from './types.js';
@@ -120,9 +122,21 @@ function childInput(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, promp
     ...(parent.clientToolTimeout !== undefined ? { clientToolTimeout: parent.clientToolTimeout } : {}),
     ...(parent.modelCallOptions !== undefined ? { modelCallOptions: parent.modelCallOptions } : {}),
     ...(parent.maxAgentDepth !== undefined ? { maxAgentDepth: parent.maxAgentDepth } : {}),
+    ...childBudget(turn),
     // The parent awaits the child's result; the conversation's turnFinished signal is not for it.
     notifyParent: false,
   };
+}
+
+/**
+ * A parent with a budget gives its child what remains of it (its limits as extended, less what
+ * it has spent), and its own extension sizes for the child's approvals. The child's spend is
+ * added to the parent's when it ends, so the parent checks its budget again before its next step.
+ */
+function childBudget(turn: TurnContext): Pick<AgentTurnInput, 'budget' | 'budgetIncrement'> {
+  if (!turn.budgetLimits) return {};
+  const increment = { ...turn.input.budget, ...turn.input.budgetIncrement };
+  return { budget: remainingBudget(turn.budgetLimits, turnSpend(turn)), budgetIncrement: increment };
 }
 
 /** The child's ending as the call's result. */

@@ -115,9 +115,10 @@ export interface ConversationCarryOver {
   queue: QueuedMessage[];
   /**
    * The turn running now. `handoff`: a turn that goes on with the agent a handoff named, on the
-   * same user message (which the history already holds).
+   * same user message (which the history already holds). `output`: the message's typed answer,
+   * asked of the handed-to agent's turn too.
    */
-  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string; content?: UserContentPart[]; handoff?: { from: string; to: string } };
+  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string; content?: UserContentPart[]; output?: TurnOutputSpec; handoff?: { from: string; to: string } };
   /** With `agents`: the agent that answers now. */
   agent?: string;
   /** Handoffs since the last user message, against ping-pong between agents. */
