@@ -320,7 +320,8 @@ describe('reasoning models', () => {
     const result = await handle.result();
 
     expect(result).toMatchObject({ status: 'completed', steps: 2, text: 'The guarded action on prod-db ran.' });
-    expect(result.usage).toEqual({ inputTokens: 100, outputTokens: 38, cachedInputTokens: 32, reasoningTokens: 20 });
+    // costUsd from the built-in price table: 68 plain × $3 + 32 cached × $0.30 + 38 out × $15 per million.
+    expect(result.usage).toEqual({ inputTokens: 100, outputTokens: 38, cachedInputTokens: 32, reasoningTokens: 20, costUsd: 0.0007836 });
     const [reasoning, call] = (result.messages[0] as Extract<Message, { role: 'assistant' }>).content;
     expect(reasoning).toEqual({ type: 'reasoning', provider: 'anthropic', text: 'prod-db needs one guarded action; that requires approval.', signature: expect.any(String) });
     expect(call).toMatchObject({ type: 'tool-call', toolName: 'guarded_action' });
@@ -351,7 +352,8 @@ describe('reasoning models', () => {
   it('sends max_completion_tokens and reasoning_effort to an OpenAI reasoning model, and max_tokens to others', async () => {
     fake.script('openai', [{ text: 'Thought about it.', usage: { inputTokens: 50, outputTokens: 40, reasoningTokens: 32, cachedInputTokens: 16 } }, { text: 'Plain.' }]);
     const reasoning = await turnpike.startTurn({ model: { provider: 'openai', model: 'o4-mini', maxTokens: 1000, reasoningEffort: 'high' }, text: 'Think.', modelCallOptions: fastRetries });
-    expect((await reasoning.result()).usage).toEqual({ inputTokens: 50, outputTokens: 40, cachedInputTokens: 16, reasoningTokens: 32 });
+    // costUsd from the built-in price table: 34 plain × $1.10 + 16 cached × $0.275 + 40 out × $4.40 per million.
+    expect((await reasoning.result()).usage).toEqual({ inputTokens: 50, outputTokens: 40, cachedInputTokens: 16, reasoningTokens: 32, costUsd: 0.0002178 });
     const plain = await startProviderTurn('openai', 'Answer.');
     expect(await plain.result()).toMatchObject({ status: 'completed', text: 'Plain.' });
 

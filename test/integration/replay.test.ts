@@ -10,9 +10,13 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
+import { AGENT_TOOLS_PATCH } from '../../workflows/agent-tool-call.js';
+import { BUDGETS_PATCH } from '../../workflows/budgets.js';
 import { BOUNDED_POLL_PATCH } from '../../workflows/event-stream.js';
+import { HANDOFFS_PATCH } from '../../workflows/handoff-tools.js';
+import { TYPED_OUTPUT_PATCH } from '../../workflows/typed-output.js';
 import { TURN_HAND_OVER_PATCH } from '../../workflows/turn-hand-over.js';
-import { HISTORIES_DIRECTORY } from '../support/history-recorder.js';
+import { HISTORIES_DIRECTORY, WORKFLOW_IDS_FILE } from '../support/history-recorder.js';
 
 const PRE_RELEASE_HISTORY = fileURLToPath(new URL('../replay/pre-release/update-after-local-activity.json.gz', import.meta.url));
 
@@ -25,6 +29,17 @@ try {
 const files = readdirSync(HISTORIES_DIRECTORY, { recursive: true, encoding: 'utf8' })
   .filter((file) => file.endsWith('.json'))
   .sort();
+
+/** The workflow ids a set's histories were recorded under, by file; a set without them replays under file names. */
+function workflowIdsOf(set: string): Map<string, string> {
+  let lines: string[];
+  try {
+    lines = readFileSync(path.join(HISTORIES_DIRECTORY, set, WORKFLOW_IDS_FILE), 'utf8').split('\n').filter(Boolean);
+  } catch {
+    return new Map();
+  }
+  return new Map(lines.map((line) => line.split('\t') as [string, string]).map(([file, id]) => [path.join(set, file), id]));
+}
 
 function loadHistory(file: string): unknown {
   return JSON.parse(readFileSync(path.join(HISTORIES_DIRECTORY, file), 'utf8'));
@@ -56,7 +71,7 @@ describe('replay of recorded histories', () => {
         recorded.add((JSON.parse(Buffer.from(marker!.details!['patch-data']!.payloads[0]!.data, 'base64').toString('utf8')) as { id: string }).id);
       }
     }
-    expect([...recorded].sort()).toEqual([BOUNDED_POLL_PATCH, TURN_HAND_OVER_PATCH].sort());
+    expect([...recorded].sort()).toEqual([BOUNDED_POLL_PATCH, TURN_HAND_OVER_PATCH, TYPED_OUTPUT_PATCH, BUDGETS_PATCH, AGENT_TOOLS_PATCH, HANDOFFS_PATCH].sort());
     const versioning = readFileSync(fileURLToPath(new URL('../../docs/versioning.md', import.meta.url)), 'utf8');
     for (const patch of recorded) expect(versioning).toContain(`| \`${patch}\` |`);
   });
@@ -82,8 +97,9 @@ describe('replay of recorded histories', () => {
   const sets = [...new Set(files.map((file) => file.split(/[\\/]/)[0]))];
   it.each(sets)('replays every history of %s', async (set) => {
     const inSet = files.filter((file) => file.split(/[\\/]/)[0] === set);
+    const workflowIds = workflowIdsOf(set);
     async function* histories() {
-      for (const file of inSet) yield { workflowId: file, history: loadHistory(file) };
+      for (const file of inSet) yield { workflowId: workflowIds.get(file) ?? file, history: loadHistory(file) };
     }
     const failures: string[] = [];
     let replayed = 0;

@@ -79,7 +79,8 @@ describe('OpenAI Responses API', () => {
     const result = await handle.result();
 
     expect(result).toMatchObject({ status: 'completed', steps: 2, text: 'The guarded action on prod-db ran.' });
-    expect(result.usage).toEqual({ inputTokens: 100, outputTokens: 38, cachedInputTokens: 32, reasoningTokens: 24 });
+    // costUsd from the built-in price table (o4-mini, through openai's prices).
+    expect(result.usage).toEqual({ inputTokens: 100, outputTokens: 38, cachedInputTokens: 32, reasoningTokens: 24, costUsd: 0.0002508 });
     expect(executionsOf(handle.workflowId).map((execution) => execution.toolName)).toEqual(['guarded_action']);
     const [reasoning, call] = (result.messages[0] as AssistantMessage).content as [ReasoningPart, { type: string; toolCallId: string }];
     expect(reasoning).toEqual({

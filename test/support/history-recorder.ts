@@ -4,7 +4,7 @@
  * test/replay/histories/<set>/ when the test file ends, and `snapshotParked` saves the history of a
  * turn while it is parked. Without it, nothing is written.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execFile } from 'node:child_process';
@@ -17,6 +17,8 @@ import { expect, inject } from 'vitest';
  * be running somewhere, so today's code must replay every one of them.
  */
 export const HISTORIES_DIRECTORY = fileURLToPath(new URL('../replay/histories/', import.meta.url));
+/** Each set's `<history file>\t<workflow id>` lines (sets recorded before it replay under their file names). */
+export const WORKFLOW_IDS_FILE = 'workflow-ids.tsv';
 /** `RECORD_HISTORIES=<set name>` records into that set (`npm run record-histories -- <name>`). */
 export const recording = Boolean(process.env.RECORD_HISTORIES);
 const setDirectory = path.join(HISTORIES_DIRECTORY, process.env.RECORD_HISTORIES ?? 'unnamed');
@@ -52,6 +54,9 @@ async function save(name: string, handle: WorkflowHandle, runId?: string): Promi
     { maxBuffer: 64 * 1024 * 1024 },
   );
   writeFileSync(path.join(setDirectory, `${name}.json`), stdout);
+  // A history does not name its workflow, and a turn's commands may (an agent tool's child turn is
+  // `<turn id>/<toolCallId>`): the replay runs each history under the id it was recorded with.
+  appendFileSync(path.join(setDirectory, WORKFLOW_IDS_FILE), `${name}.json\t${handle.workflowId}\n`);
 }
 
 /**
