@@ -71,7 +71,8 @@ export async function runAgentCall(turn: TurnContext, spec: ToolSpec, call: Tool
     return { ...answerOf(call.toolName, result, outcome), input };
   } catch (error) {
     if (wf.isCancellation(error)) {
-      return { ...errorSettlement('cancelled', `The call to agent tool "${call.toolName}" was cancelled before its sub-agent started.`), input };
+      const when = view.status === 'starting' ? 'before its sub-agent started' : `with its sub-agent (${view.turnId}), which gave each of its open calls a cancelled result`;
+      return { ...errorSettlement('cancelled', `The call to agent tool "${call.toolName}" was cancelled ${when}.`), input };
     }
     const cause = error instanceof wf.ChildWorkflowFailure || error instanceof wf.ActivityFailure ? (error.cause?.message ?? error.message) : String(error);
     return { ...errorSettlement('error', `Agent tool "${call.toolName}" failed: ${cause}`), input };
