@@ -28,7 +28,7 @@ import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { readSseFrom } from '../support/sse-reader.js';
-import { startTurnpike, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { startTurnpike, waitForState, type TurnpikeHarness, waitForListed } from '../support/turnpike-harness.js';
 
 const PROVIDERS = ['openai', 'anthropic'] as const;
 
@@ -121,16 +121,7 @@ function requestsOf(provider: FakeProvider) {
   return fake.requests.filter((request) => request.provider === provider);
 }
 
-/** The child turn's parked calls, from visibility (it lags the turn by moments). */
-async function listedFor(turnId: string, count: number): Promise<ParkedCall[]> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const calls = (await client.listParkedCalls()).filter((call) => call.turnWorkflowId === turnId);
-    if (calls.length === count) return calls;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`turn ${turnId} never listed ${count} parked call(s)`);
-}
+const listedFor = (turnId: string, count: number): Promise<ParkedCall[]> => waitForListed(client, turnId, count);
 
 /** Every tool call in these messages has exactly one result. */
 function expectOneResultEach(messages: Message[]): void {

@@ -18,7 +18,7 @@ import type { AgentDefinition, AgentTurnResult, Message, ModelProvider, ModelSet
 import type { FakeProvider, RecordedRequest } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
-import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness, waitForListed } from '../support/turnpike-harness.js';
 
 const PROVIDERS = ['openai', 'anthropic'] as const;
 const Finding = z.object({ target: z.string(), risk: z.enum(['low', 'high']), notes: z.array(z.string()) });
@@ -94,15 +94,7 @@ function expectOneResultEach(messages: Message[]): void {
   expect(results.sort()).toEqual(calls.sort());
 }
 
-async function listedFor(turnId: string, count: number): Promise<ParkedCall[]> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const calls = (await client.listParkedCalls()).filter((call) => call.turnWorkflowId === turnId);
-    if (calls.length === count) return calls;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error(`turn ${turnId} never listed ${count} parked call(s)`);
-}
+const listedFor = (turnId: string, count: number): Promise<ParkedCall[]> => waitForListed(client, turnId, count);
 
 const childOf = (parent: WorkflowHandle, toolCallId: string) => turnpike.client.workflow.getHandle<typeof agentTurn>(`${parent.workflowId}/${toolCallId}`);
 

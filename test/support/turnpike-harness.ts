@@ -5,7 +5,7 @@
  *   ... turnpike.client.workflow.start(agentTurn, { taskQueue: turnpike.taskQueue, ... })
  *   await turnpike.stop();
  */
-import { STARTED_BY_MEMO_KEY } from '../../client/turnpike-client.js';
+import { STARTED_BY_MEMO_KEY, type ParkedCall, type TurnpikeClient } from '../../client/turnpike-client.js';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
@@ -153,4 +153,15 @@ export async function waitForPending(handle: WorkflowHandle, count = 1): Promise
   const { pending } = await waitForState(handle, (state) => state.pending.length === count);
   await snapshotParked(handle);
   return pending;
+}
+
+/** Waits until `listParkedCalls` (visibility, which lags the turn by moments) lists `count` calls of the turn, and returns them. */
+export async function waitForListed(client: TurnpikeClient, turnId: string, count: number): Promise<ParkedCall[]> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const calls = (await client.listParkedCalls()).filter((call) => call.turnWorkflowId === turnId);
+    if (calls.length === count) return calls;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`turn ${turnId} never listed ${count} parked call(s)`);
 }
