@@ -49,12 +49,23 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The server binds ports of its own besides `--port` (the HTTP API's, the metrics', its services'),
+ * each picked free and bound a moment later. Another process on a busy machine (the test suite
+ * starts servers in parallel) can take one in between; then the server exits with "address
+ * already in use", and a second start, with fresh ports, succeeds.
+ */
+const START_ATTEMPTS = 3;
+
+class PortTakenError extends Error {}
+
 async function waitUntilReady(address: string, namespace: string, child: ChildProcess, output: () => string): Promise<void> {
   const deadline = Date.now() + 90_000;
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
-      throw new Error(`temporal server start-dev exited with ${child.exitCode}:\n${output()}`);
+      const message = `temporal server start-dev exited with ${child.exitCode}:\n${output()}`;
+      throw /address already in use/.test(message) ? new PortTakenError(message) : new Error(message);
     }
     try {
       const connection = await Connection.connect({ address, connectTimeout: 1_000 });
@@ -75,6 +86,17 @@ async function waitUntilReady(address: string, namespace: string, child: ChildPr
 }
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (attempt >= START_ATTEMPTS || !(error instanceof PortTakenError)) throw error;
+      options.log?.(`temporal server start-dev: ${error.message.split('\n')[0]}; starting again (${attempt + 1}/${START_ATTEMPTS})`);
+    }
+  }
+}
+
+async function startOnce(options: DevServerOptions): Promise<DevServer> {
   const cli = await ensureTemporalCli({ log: options.log });
   const port = options.port ?? (await freePort());
   const namespace = options.namespace ?? 'default';

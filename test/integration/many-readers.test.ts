@@ -251,14 +251,21 @@ describe("the stream's long-poll update, for clients of @temporalio/workflow-str
     const handle = await threeParks();
     const [pending] = await waitForPending(handle);
     const end = (await handle.query(turnEventsQuery)).nextOffset;
+    let refusals = 0;
     const polls = Array.from({ length: 12 }, () =>
       timed(() => handle.executeUpdate(streamPollUpdate, { args: [{ topics: [], from_offset: end }] }).then(
         (result) => ({ result }),
-        (error: unknown) => ({ refused: error instanceof WorkflowUpdateFailedError ? (error.cause as { type?: string }).type : String(error) }),
+        (error: unknown) => {
+          refusals++;
+          return { refused: error instanceof WorkflowUpdateFailedError ? (error.cause as { type?: string }).type : String(error) };
+        },
       )),
     );
-    // The refusals come at once; the 4 that wait hold their slots.
-    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    // The refusals come at once, and a refusal means 4 polls were waiting then: they hold their
+    // slots, so once 8 are refused the decision comes while 4 wait (not after a fixed pause, which
+    // a loaded machine can outrun).
+    const deadline = Date.now() + 60_000;
+    while (refusals < 8 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     const decided = await timed(() => harness.client.workflow.getHandle(handle.workflowId).executeUpdate('approveToolCall', { args: [{ approvalId: pending!.approvalId, approved: true, approver: 'alice' }] }));
     expect(decided.value).toMatchObject({ approvalId: pending!.approvalId, approved: true });
     const answers = await Promise.all(polls);
