@@ -5,9 +5,9 @@
  * `@temporalio/workflow-streams`, is held to 4 waiting polls and 30 s each, so even those
  * clients leave the decisions their update slots (Temporal's default: 10 in flight per workflow).
  *
- * All at Temporal's default limits. "Within 10 s" below only tells a decision that went through
- * from one that hangs (Temporal's CLI gives up on an update after 60 s); the latencies are
- * printed here and measured in `npm run bench`.
+ * All at Temporal's default limits. That readers take no update slot is read from each history:
+ * the updates it accepted are the decisions and messages, nothing else. The latencies are printed
+ * here and measured in `npm run bench`, not asserted.
  */
 import { execFile } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
@@ -76,6 +76,15 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: number 
   return { value, ms: Math.round(performance.now() - started) };
 }
 
+/** The names of the updates a workflow's history accepted, in order: every one of them took a slot. */
+async function acceptedUpdates(workflowId: string): Promise<string[]> {
+  const history = await harness.client.workflow.getHandle(workflowId).fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const name = event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+    return name ? [name] : [];
+  });
+}
+
 const eventOf = (message: SseMessage) => (JSON.parse(message.data) as { event: TurnEvent }).event;
 
 describe('readers of a parked turn', () => {
@@ -121,10 +130,11 @@ describe('readers of a parked turn', () => {
     expect(byCli.value.stdout).toContain(pending!.toolCallId);
     latencies.temporalCli = byCli.ms;
     console.log(`decision latency with ${2 * SSE_READERS_PER_API + CLIENT_READERS} readers (ms): ${JSON.stringify(latencies)}`);
-    for (const ms of Object.values(latencies)) expect(ms).toBeLessThan(10_000);
 
     const result = await handle.result();
     expect(result.toolCalls.map((call) => call.outcome)).toEqual(['approved', 'approved', 'approved']);
+    // The 120 readers took no update slot: the turn accepted its 3 decisions and nothing else.
+    expect(await acceptedUpdates(handle.workflowId)).toEqual(['approveToolCall', 'approveToolCall', 'approveToolCall']);
     const eventCount = (await handle.query(turnEventsQuery)).nextOffset;
     for (const reader of await Promise.all(sse)) {
       expect(reader.status).toBe(200);
@@ -138,7 +148,7 @@ describe('readers of a parked turn', () => {
     }
   });
 
-  it('survives 1,000 reader connections opened and dropped, a third of them killed without a close, and is decided by update at once', { timeout: 300_000 }, async () => {
+  it('survives 1,000 reader connections opened and dropped, a third of them killed without a close, and is decided by update after them', { timeout: 300_000 }, async () => {
     const handle = await threeParks();
     const [pending] = await waitForPending(handle);
     const { base } = apis[1]!;
@@ -173,8 +183,9 @@ describe('readers of a parked turn', () => {
 
     const decided = await timed(() => harness.client.workflow.getHandle(handle.workflowId).executeUpdate('approveToolCall', { args: [{ approvalId: pending!.approvalId, approved: true, approver: 'alice' }] }));
     console.log(`decision after 1,000 reader cycles: ${decided.ms} ms`);
-    expect(decided.ms).toBeLessThan(10_000);
     expect(decided.value).toMatchObject({ approvalId: pending!.approvalId, approved: true });
+    expect(await acceptedUpdates(handle.workflowId)).toEqual(['approveToolCall']);
+    await harness.client.workflow.getHandle(handle.workflowId).cancel();
   });
 });
 
@@ -207,8 +218,6 @@ describe('readers of a conversation', () => {
     );
     expect(approved.value.status).toBe(200);
     console.log(`with 50 conversation readers (ms): sendMessage ${sent.ms}, approval ${approved.ms}`);
-    expect(sent.ms).toBeLessThan(10_000);
-    expect(approved.ms).toBeLessThan(10_000);
     for (const { status, messages } of await Promise.all(readers)) {
       expect(status).toBe(200);
       expect(finishedSecond(messages.at(-1)!)).toBe(true);
@@ -217,6 +226,9 @@ describe('readers of a conversation', () => {
       expect(types.filter((type) => type === 'turn-started')).toHaveLength(2);
       expect(types.filter((type) => type === 'turn-finished')).toHaveLength(2);
     }
+    // The 50 readers took no update slot of the conversation's, nor of the turn's.
+    expect(await acceptedUpdates(conversationId)).toEqual(['sendMessage', 'sendMessage']);
+    expect(await acceptedUpdates(secondTurn)).toEqual(['approveToolCall']);
   });
 });
 
@@ -233,6 +245,7 @@ describe('the shared feed of a process', () => {
       for await (const _ of hub.read(handle.workflowId, turnEventsQuery, { signal: abort.signal })) seen++;
       return seen;
     });
+    while (hub.size === 0) await new Promise((resolve) => setTimeout(resolve, 50));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(hub.size).toBe(1);
     abort.abort();
