@@ -79,7 +79,13 @@ function longTaskEvents(): Array<{ key: string; pid: number; event: string }> {
 describe('operating a worker', () => {
   it('serves health and readiness, and metrics that match what its turns did', async () => {
     const [healthPort, metricsPort] = [await freePort(), await freePort()];
-    const worker = await startWorker({ TURNPIKE_HEALTH_PORT: String(healthPort), TURNPIKE_METRICS_ADDRESS: `127.0.0.1:${metricsPort}` });
+    // Whole dollars per million tokens, so every step's cost is a whole number of micro-USD.
+    const price = { input: 3, output: 15 };
+    const worker = await startWorker({
+      TURNPIKE_HEALTH_PORT: String(healthPort),
+      TURNPIKE_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
+      CHAOS_PRICES: JSON.stringify({ 'scripted:demo': price }),
+    });
     expect(worker.ready.healthUrl).toBe(`http://127.0.0.1:${healthPort}`);
     const readiness = await fetch(`${worker.ready.healthUrl}/readyz`);
     expect(readiness.status).toBe(200);
@@ -104,6 +110,11 @@ describe('operating a worker', () => {
     expect(sample(metrics, 'turnpike_model_tokens', { ...model, direction: 'input' })).toBe(results.reduce((sum, result) => sum + result.usage.inputTokens, 0));
     expect(sample(metrics, 'turnpike_model_tokens', { ...model, direction: 'output' })).toBe(results.reduce((sum, result) => sum + result.usage.outputTokens, 0));
     expect(sample(metrics, 'turnpike_tool_attempts', { tool: 'charge_card', result: 'ok' })).toBe(3);
+    // The cost counter, in micro-USD, adds up to what the turns' results say they cost.
+    const microUsd = results.reduce((sum, result) => sum + price.input * result.usage.inputTokens + price.output * result.usage.outputTokens, 0);
+    expect(microUsd).toBeGreaterThan(0);
+    expect(results.map((result) => Math.round(result.usage.costUsd! * 1e6)).reduce((sum, cost) => sum + cost, 0)).toBe(microUsd);
+    expect(sample(metrics, 'turnpike_model_cost_microusd', model)).toBe(microUsd);
     // From the workflows: each turn parked once and was approved by a person.
     expect(sample(metrics, 'turnpike_calls_parked', { tool: 'charge_card', kind: 'approval' })).toBe(3);
     expect(sample(metrics, 'turnpike_calls_unparked', { tool: 'charge_card', kind: 'approval', outcome: 'approved' })).toBe(3);
