@@ -1,7 +1,7 @@
 /** One model step, routed to the provider the turn names. */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { importOptional } from './optional-packages.js';
+import { importOptional } from '../peers/optional-packages.js';
 import type { ProviderCallOptions } from './providers/errors.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { StepStream } from './step-stream.js';

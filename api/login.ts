@@ -16,7 +16,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type * as OpenIdClient from 'openid-client';
-import { importOptional } from '../activities/optional-packages.js';
+import { importOptional } from '../peers/optional-packages.js';
 import { callerFromClaims, type Authenticator, type Caller } from './auth.js';
 import type { Sessions } from './session.js';
 

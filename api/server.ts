@@ -93,10 +93,13 @@ const DEFAULT_LISTING_LIMIT = 5_000;
 function decidable(call: ParkedCall): boolean {
   return call.kind === 'approval' || call.kind === 'budget';
 }
+/** The page's modules, which dashboard.js imports by relative URL: each is served beside it. */
+const DASHBOARD_MODULES = ['page', 'requests', 'format', 'schema-form', 'cards', 'decisions', 'approvals', 'questions', 'listing', 'feed', 'turn-view', 'session', 'keyboard'];
 const DASHBOARD_FILES: Record<string, string> = {
   '/': 'index.html',
   '/dashboard.js': 'dashboard.js',
   '/dashboard.css': 'dashboard.css',
+  ...Object.fromEntries(DASHBOARD_MODULES.map((name) => [`/${name}.js`, `${name}.js`])),
 };
 const CONTENT_TYPES: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
 

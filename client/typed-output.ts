@@ -10,7 +10,7 @@
  * starts the partial object over.
  */
 import { z } from 'zod';
-import { importOptional } from '../activities/optional-packages.js';
+import { importOptional } from '../peers/optional-packages.js';
 import { toJsonSchema } from '../activities/tools.js';
 import type { EndedTurnStatus } from '../workflows/turn-statuses.js';
 import type { TurnEventRecord } from '../workflows/turn-events.js';

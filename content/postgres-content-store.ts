@@ -13,7 +13,7 @@
  * keeps its content elsewhere need not install it.
  */
 import type { Pool, PoolConfig } from 'pg';
-import { importOptional } from '../activities/optional-packages.js';
+import { importOptional } from '../peers/optional-packages.js';
 import { isContentKey, type ContentStore, type StoredObject } from './content-store.js';
 
 export const DEFAULT_CONTENT_TABLE = 'turnpike_content';

@@ -8,7 +8,7 @@
  * elsewhere need not install it.
  */
 import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
-import { importOptional } from '../activities/optional-packages.js';
+import { importOptional } from '../peers/optional-packages.js';
 import { isContentKey, type ContentStore, type StoredObject } from './content-store.js';
 
 export const DEFAULT_CONTENT_PREFIX = 'turnpike/content/';

@@ -14,7 +14,7 @@ import type { McpHealthTelemetry, McpServerStatus } from './mcp-server-health.js
 import { checkMcpServers, type McpServerConfig } from './mcp-servers.js';
 import { mcpServerOf } from './mcp-tool-names.js';
 import type { McpToolSource } from './mcp-tool-source.js';
-import { importOptional } from '../optional-packages.js';
+import { importOptional } from '../../peers/optional-packages.js';
 
 /** The SDK is an optional peer dependency: a worker that declares MCP servers needs it installed. */
 const loadMcpModule = () => importOptional('A worker with mcpServers', ['@modelcontextprotocol/sdk'], () => import('./mcp-tool-source.js'));

@@ -3,7 +3,7 @@
  * operators read compressed turn inputs and results as JSON in the CLI and the Web UI.
  */
 import type { Command } from 'commander';
-import { importOptional } from '../../activities/optional-packages.js';
+import { importOptional } from '../../peers/optional-packages.js';
 import { parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
 

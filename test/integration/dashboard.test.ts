@@ -8,7 +8,7 @@
  *
  * UPDATE_SCREENSHOTS=1 also writes docs/dashboard-queue.png.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
@@ -86,6 +86,25 @@ async function seriousViolations(page: Page): Promise<Array<{ id: string; impact
 }
 
 describe('approval dashboard in Chromium', () => {
+  it('serves every module of the page as JavaScript, and Chromium runs them: signed out, the page shows the sign-in form', async () => {
+    const directory = new URL('../../api/dashboard/', import.meta.url);
+    const modules = readdirSync(directory).filter((file) => file.endsWith('.js'));
+    expect(modules).toContain('dashboard.js');
+    for (const file of modules) {
+      const response = await fetch(`${baseUrl}/${file}`);
+      expect(response.status, file).toBe(200);
+      expect(response.headers.get('content-type'), file).toBe('text/javascript; charset=utf-8');
+      expect(await response.text(), file).toBe(readFileSync(new URL(file, directory), 'utf8'));
+    }
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${baseUrl}/`);
+    await page.waitForSelector('#login:not([hidden])');
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
   it('shows a parked call as it parks, approves it with a click, and the turn completes', async () => {
     const page = await openDashboard('alice-token');
     await expect(page.locator('#who').textContent()).resolves.toBe('signed in as alice');

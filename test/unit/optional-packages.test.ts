@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importOptional, MISSING_PACKAGE, OPTIONAL_PEERS } from '../../activities/optional-packages.js';
+import { importOptional, MISSING_PACKAGE, OPTIONAL_PEERS } from '../../peers/optional-packages.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const OPTIONAL_PACKAGES_MODULE = new URL('../../activities/optional-packages.ts', import.meta.url).href;
+const OPTIONAL_PACKAGES_MODULE = new URL('../../peers/optional-packages.ts', import.meta.url).href;
 
 const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   dependencies: Record<string, string>;
