@@ -4,7 +4,7 @@
  *
  *   POST /api/turns/:turnId/stream-token                → { token, expiresAt, url }
  *   GET  /api/turns/:turnId/events?token=…              → text/event-stream, `id:` = offset
- *        …&nested=true                                  → with the child turns' events of agent tool calls
+ *        …&nested=true                                  → with the child turns' events of agent tool calls, `id:` = nested cursor
  *   POST /api/conversations/:id/stream-token            → { token, expiresAt, url }
  *   GET  /api/conversations/:id/events?token=…          → text/event-stream, `id:` = cursor
  *
@@ -21,7 +21,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { parseConversationCursor } from '../client/conversation-events.js';
-import type { NestedTurnEventRecord } from '../client/nested-turn-events.js';
+import { TurnpikeNotFoundError } from '../client/errors.js';
+import { MAX_CURSOR_CHARS, NestedCursorError } from '../client/nested-cursor.js';
+import { resolveNestedCursor, type NestedTurnEventRecord, type NestedTurnResume } from '../client/nested-turn-events.js';
 import type { TurnpikeClient } from '../client/turnpike-client.js';
 import type { Authenticator, Caller } from './auth.js';
 import type { StreamScope, StreamTokens } from './stream-token.js';
@@ -47,8 +49,11 @@ export interface EventStreamRouteOptions {
 }
 
 const eventsQuery = z.object({ token: z.string().max(2_000).optional(), lastEventId: z.string().max(100).optional() });
-/** `?nested=true`: a turn's stream with the events of its agent tool calls' child turns, nested (client/nested-turn-events.ts). */
-const turnEventsQuery = eventsQuery.extend({ nested: z.enum(['true', 'false']).optional() });
+/**
+ * `?nested=true`: a turn's stream with the events of its agent tool calls' child turns, nested
+ * (client/nested-turn-events.ts); its ids are nested cursors, which may be longer than an offset.
+ */
+const turnEventsQuery = eventsQuery.extend({ nested: z.enum(['true', 'false']).optional(), lastEventId: z.string().max(MAX_CURSOR_CHARS).optional() });
 
 /**
  * The stream's caller: a bearer token's, if they may read it (`not-found` if not), else the
@@ -97,7 +102,6 @@ async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: A
     response.write('retry: 1000\n\n');
     for await (const { id, data } of events) {
       if (abort.signal.aborted) break;
-      // A nested child's event has no id of the turn's stream: a reconnect resumes after the turn's own last event.
       response.write(`${id !== undefined ? `id: ${id}\n` : ''}data: ${JSON.stringify(data)}\n\n`);
     }
     if (endMessage && !abort.signal.aborted) response.write('event: end\ndata: {}\n\n');
@@ -134,11 +138,28 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
     if (streamReader === 'not-found') return options.notFound(reply, 'turn', turnId);
     if (!streamReader) return options.unauthorized(reply);
     const after = lastEventId(request, request.query.lastEventId);
-    if (after !== undefined && !/^\d{1,15}$/.test(after)) return options.invalid(reply, `Last-Event-ID "${after}" is not an offset of this turn's stream`);
     const abort = new AbortController();
-    const from = { fromOffset: after === undefined ? 0 : Number(after) + 1, signal: abort.signal };
-    const records = request.query.nested === 'true' ? options.client.nestedTurnEvents(turnId, from) : options.client.turnEvents(turnId, from);
-    const toMessage = (record: NestedTurnEventRecord) => ({ ...(record.turnId === undefined ? { id: String(record.offset) } : {}), data: record });
+    let records: AsyncIterable<NestedTurnEventRecord>;
+    if (request.query.nested === 'true') {
+      let resume: NestedTurnResume | undefined;
+      try {
+        resume = after === undefined ? undefined : await resolveNestedCursor((id, offset) => options.client.turnEventAt(id, offset), turnId, after);
+      } catch (error) {
+        if (error instanceof NestedCursorError) return options.invalid(reply, error.message);
+        if (error instanceof TurnpikeNotFoundError) return options.notFound(reply, 'turn', turnId);
+        throw error;
+      }
+      records = options.client.nestedTurnEvents(turnId, { ...(resume ? { after: resume } : {}), signal: abort.signal });
+    } else {
+      if (after !== undefined && !/^\d{1,15}$/.test(after)) return options.invalid(reply, `Last-Event-ID "${after}" is not an offset of this turn's stream`);
+      records = options.client.turnEvents(turnId, { fromOffset: after === undefined ? 0 : Number(after) + 1, signal: abort.signal });
+    }
+    // A nested record's id is its cursor (none past the cursor's limits: a reconnect resumes after the last id); a plain one's, its offset.
+    const idOf = (record: NestedTurnEventRecord) => (request.query.nested === 'true' ? record.cursor : String(record.offset));
+    const toMessage = (record: NestedTurnEventRecord) => {
+      const id = idOf(record);
+      return { ...(id !== undefined ? { id } : {}), data: record };
+    };
     await sendEvents(request, reply, abort, mapRecords(records, toMessage), true, sessionEnd(request, options, request.query.token));
   });
 

@@ -6,8 +6,14 @@
  * (`path`). The turn's own history never holds its children's deltas: the nesting happens here,
  * on the reading side. One reader per running child; each ends at the child's `turn-finished`,
  * and the whole read ends once the turn and every child it followed have finished.
+ *
+ * Each record carries the cursor to resume after it (nested-cursor.ts). A reader resumed with
+ * `after` reads the turn's own stream after the cursor's offset and each child the cursor lists
+ * after the child's offset: the `agent-started` events of those children are read again by
+ * query, one event each, to learn their turn ids. Children the cursor has passed are not read.
  */
 import type { TurnEventRecord } from '../workflows/turn-events.js';
+import { encodeNestedCursor, NestedCursorError, parseNestedCursor, type NestedCursor } from './nested-cursor.js';
 
 /** A turn event, and where it comes from when a child turn published it. */
 export interface NestedTurnEventRecord extends TurnEventRecord {
@@ -17,15 +23,76 @@ export interface NestedTurnEventRecord extends TurnEventRecord {
   parentToolCallId?: string;
   /** The agent tool names from the turn read down to the child that published the event. */
   path?: string[];
+  /**
+   * Pass as `after` to resume after this event (the SSE `id`): the plain offset for a turn's own
+   * event while no child is open, else `"<offset>~<child>[:<offset>]…"` (nested-cursor.ts).
+   * Absent only past the cursor's limits (32 open children, 8 deep).
+   */
+  cursor?: string;
+}
+
+/** A child turn to follow: its id, where it was started, and its place in the tree. */
+interface Child {
+  /** The offsets of the `agent-started` events from the turn down to the child. */
+  key: number[];
+  turnId: string;
+  parentToolCallId: string;
+  path: string[];
+}
+
+/** A cursor read back: where the turn's own stream resumes, and each open child with where its stream does. */
+export interface NestedTurnResume {
+  cursor: NestedCursor;
+  children: Array<{ child: Child; fromOffset: number }>;
 }
 
 type ReadTurn = (turnId: string, options: { fromOffset?: number; signal?: AbortSignal }) => AsyncGenerator<TurnEventRecord, void, undefined>;
+/** The event at `offset` of a turn's stream by one query, or undefined when it has none there. */
+export type TurnEventAt = (turnId: string, offset: number) => Promise<TurnEventRecord | undefined>;
 
-export async function* readNestedTurnEvents(read: ReadTurn, turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<NestedTurnEventRecord, void, undefined> {
+/**
+ * Reads `after` back: parses it and finds each open child's `agent-started`. Throws
+ * `NestedCursorError` when the cursor is malformed or names an offset that started no child.
+ */
+export async function resolveNestedCursor(eventAt: TurnEventAt, turnId: string, after: string): Promise<NestedTurnResume> {
+  const cursor = parseNestedCursor(after);
+  const found = new Map<string, Promise<Child>>();
+  const childAt = (key: number[]): Promise<Child> => {
+    const name = key.join('.');
+    let child = found.get(name);
+    if (!child) {
+      child = (async () => {
+        const above = key.length > 1 ? await childAt(key.slice(0, -1)) : undefined;
+        const streamId = above?.turnId ?? turnId;
+        const record = await eventAt(streamId, key.at(-1)!);
+        if (!record || record.offset !== key.at(-1) || record.event.type !== 'agent-started') {
+          throw new NestedCursorError(`Invalid nested stream cursor "${after}": offset ${key.at(-1)} of turn ${streamId} started no child turn`);
+        }
+        const { event } = record;
+        return { key, turnId: event.turnId, parentToolCallId: event.toolCallId, path: [...(above?.path ?? []), event.toolName] };
+      })();
+      found.set(name, child);
+    }
+    return child;
+  };
+  const children = await Promise.all(cursor.open.map(async (open) => ({ child: await childAt(open.path), fromOffset: open.offset !== undefined ? open.offset + 1 : 0 })));
+  return { cursor, children };
+}
+
+export interface NestedReadOptions {
+  /** Where the turn's own stream starts (default 0); children started before it are not followed. */
+  fromOffset?: number;
+  /** Resume after this cursor (a record's `cursor`, or one resolved with `resolveNestedCursor`); overrides `fromOffset`. */
+  after?: string | NestedTurnResume;
+  signal?: AbortSignal;
+}
+
+export async function* readNestedTurnEvents(read: ReadTurn, eventAt: TurnEventAt, turnId: string, options: NestedReadOptions = {}): AsyncGenerator<NestedTurnEventRecord, void, undefined> {
+  const resume = typeof options.after === 'string' ? await resolveNestedCursor(eventAt, turnId, options.after) : options.after;
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   options.signal?.addEventListener('abort', onAbort, { once: true });
-  const queue: NestedTurnEventRecord[] = [];
+  const queue: Array<{ record: NestedTurnEventRecord; key: number[] }> = [];
   let wake: (() => void) | undefined;
   let open = 0;
   let failure: unknown;
@@ -33,15 +100,18 @@ export async function* readNestedTurnEvents(read: ReadTurn, turnId: string, opti
     wake?.();
     wake = undefined;
   };
-  const follow = (id: string, fromOffset: number | undefined, from?: { parentToolCallId: string; path: string[] }) => {
+  // The stream with `key` (the turn's own: []), from `fromOffset`; each `agent-started` it reads starts a child's.
+  const follow = (key: number[], id: string, fromOffset: number | undefined, from?: Omit<Child, 'key' | 'turnId'>) => {
     open++;
     void (async () => {
       try {
         for await (const record of read(id, { ...(fromOffset !== undefined ? { fromOffset } : {}), signal: stop.signal })) {
-          queue.push(from ? { ...record, turnId: id, ...from } : record);
+          queue.push({ record: from ? { ...record, turnId: id, ...from } : record, key });
           notify();
           const { event } = record;
-          if (event.type === 'agent-started') follow(event.turnId, 0, { parentToolCallId: event.toolCallId, path: [...(from?.path ?? []), event.toolName] });
+          if (event.type === 'agent-started') {
+            follow([...key, record.offset], event.turnId, 0, { parentToolCallId: event.toolCallId, path: [...(from?.path ?? []), event.toolName] });
+          }
         }
       } catch (error) {
         failure ??= error;
@@ -51,10 +121,31 @@ export async function* readNestedTurnEvents(read: ReadTurn, turnId: string, opti
       }
     })();
   };
-  follow(turnId, options.fromOffset);
+  // What the consumer has been given: the cursor of the record it was given last.
+  const position = { offset: resume ? resume.cursor.offset : (options.fromOffset ?? 0) - 1 };
+  const openChildren = new Map((resume?.cursor.open ?? []).map((child) => [child.path.join('.'), { ...child }]));
+  const advance = (record: NestedTurnEventRecord, key: number[]): string | undefined => {
+    if (key.length === 0) position.offset = record.offset;
+    else {
+      const child = openChildren.get(key.join('.'));
+      if (child) child.offset = record.offset;
+      if (record.event.type === 'turn-finished') openChildren.delete(key.join('.'));
+    }
+    if (record.event.type === 'agent-started') openChildren.set([...key, record.offset].join('.'), { path: [...key, record.offset] });
+    return encodeNestedCursor({ offset: position.offset, open: [...openChildren.values()] });
+  };
+
+  follow([], turnId, resume ? resume.cursor.offset + 1 : options.fromOffset);
+  for (const { child, fromOffset } of resume?.children ?? []) {
+    follow(child.key, child.turnId, fromOffset, { parentToolCallId: child.parentToolCallId, path: child.path });
+  }
   try {
     while (true) {
-      while (queue.length > 0) yield queue.shift()!;
+      while (queue.length > 0) {
+        const { record, key } = queue.shift()!;
+        const cursor = advance(record, key);
+        yield cursor !== undefined ? { ...record, cursor } : record;
+      }
       if (failure !== undefined) throw failure;
       if (open === 0 || stop.signal.aborted) return;
       await new Promise<void>((resolve) => (wake = resolve));

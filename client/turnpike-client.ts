@@ -59,7 +59,7 @@ import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
 import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall } from './listings.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
-import { readNestedTurnEvents, type NestedTurnEventRecord } from './nested-turn-events.js';
+import { readNestedTurnEvents, type NestedReadOptions, type NestedTurnEventRecord } from './nested-turn-events.js';
 import { createTurnpikeDataConverter, turnpikeDataConverter } from '../content/data-converter.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
@@ -290,10 +290,21 @@ export class TurnpikeClient {
   /**
    * `turnEvents` with the events of the child turns its agent tool calls start, nested under the
    * calling tool call (`parentToolCallId`, `turnId`, `path`; see nested-turn-events.ts). Ends once
-   * the turn and every child it followed have finished.
+   * the turn and every child it followed have finished. Resume after a disconnect with
+   * `after: last.cursor`: every later event of the turn and of each child arrives exactly once,
+   * children that were running included. A malformed cursor, or one that names no child of this
+   * turn, throws `NestedCursorError`. `fromOffset` reads the turn's own stream from there and
+   * follows only the children started from there on.
    */
-  nestedTurnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<NestedTurnEventRecord, void, undefined> {
-    return readNestedTurnEvents((id, read) => this.turnEvents(id, read), turnId, options);
+  nestedTurnEvents(turnId: string, options: NestedReadOptions = {}): AsyncGenerator<NestedTurnEventRecord, void, undefined> {
+    return readNestedTurnEvents((id, read) => this.turnEvents(id, read), (id, offset) => this.turnEventAt(id, offset), turnId, options);
+  }
+
+  /** The event at `offset` of a turn's stream, by one query; undefined when the stream holds none there (yet, or any more). */
+  async turnEventAt(turnId: string, offset: number): Promise<TurnEventRecord | undefined> {
+    const page = await rejections(this.turn(turnId).query(turnEventsQuery, { fromOffset: offset, limit: 1 }));
+    const [record] = page.events;
+    return record?.offset === offset ? record : undefined;
   }
 
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */

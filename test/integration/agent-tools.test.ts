@@ -19,6 +19,7 @@ import { defineAgentTool } from '../../activities/agent-tools.js';
 import { ToolDefinitionError } from '../../activities/tools.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import type { NestedTurnEventRecord } from '../../client/nested-turn-events.js';
+import { NestedCursorError } from '../../client/nested-cursor.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { supersedeTurnSignal } from '../../workflows/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
@@ -27,7 +28,7 @@ import type { FakeProvider } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { noteStarted } from '../support/history-recorder.js';
-import { readSseFrom } from '../support/sse-reader.js';
+import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { startTurnpike, waitForState, type TurnpikeHarness, waitForListed } from '../support/turnpike-harness.js';
 
 const PROVIDERS = ['openai', 'anthropic'] as const;
@@ -379,15 +380,110 @@ describe.each(PROVIDERS)('%s', (provider) => {
     for await (const record of client.turnEvents(parent.workflowId)) parentOwn.push(record);
     expect(parentOwn).toHaveLength(own.length);
 
-    // The same through the HTTP API: the child's events carry no id of the parent's stream.
+    // The same through the HTTP API: each id is the record's cursor, led by the parent's own offset.
     const { status, messages } = await readSseFrom(`${base}/api/turns/${encodeURIComponent(parent.workflowId)}/events?nested=true`, { authorization: 'Bearer alice-token' }, (message) => message.event === 'end');
     expect(status).toBe(200);
     const data = messages.filter((message) => message.event === 'message').map((message) => ({ id: message.id, record: JSON.parse(message.data) as NestedTurnEventRecord }));
-    expect(data.filter(({ record }) => record.turnId === undefined).map(({ id, record }) => [id, record.event.type])).toEqual(parentOwn.map((record) => [String(record.offset), record.event.type]));
+    expect(data.filter(({ record }) => record.turnId === undefined).map(({ id, record }) => [id?.split('~')[0], record.event.type])).toEqual(parentOwn.map((record) => [String(record.offset), record.event.type]));
+    expect(data.every(({ id, record }) => id !== undefined && id === record.cursor)).toBe(true);
     const nestedOverSse = data.filter(({ record }) => record.turnId !== undefined);
     expect(nestedOverSse.map(({ record }) => record.event.type)).toEqual(nested.map((record) => record.event.type));
-    expect(nestedOverSse.every(({ id, record }) => id === undefined && record.parentToolCallId === 'call_research')).toBe(true);
+    expect(nestedOverSse.every(({ record }) => record.parentToolCallId === 'call_research')).toBe(true);
+    // While the child runs, the ids name it (after its turn-finished it is no longer open).
+    expect(nestedOverSse.filter(({ record }) => record.event.type !== 'turn-finished').every(({ id }) => id?.includes('~'))).toBe(true);
     // Who started the parent may read the child as well.
     expect(await client.describeStart(`${parent.workflowId}/call_research`)).toMatchObject({ startedBy: 'alice' });
+  });
+});
+
+describe('a nested reader that reconnects while a child turn runs', () => {
+  const research = 'research_openai';
+  /** The parent calls the researcher, whose guarded call parks until it is approved. */
+  const scriptParkedChild = () =>
+    fake.script('openai', [
+      { toolCalls: [{ id: 'call_research', name: research, input: { target: 'prod-db' } }] },
+      { toolCalls: [{ id: 'call_guarded', name: 'guarded_action', input: { target: 'prod-db', count: 1 } }] },
+      { text: 'Guarded prod-db once.' },
+      { text: 'The researcher guarded prod-db.' },
+    ]);
+  const isChildApproval = (record: NestedTurnEventRecord) => record.turnId !== undefined && record.event.type === 'approval-requested';
+
+  /** Every stream's events read once, in order: the offsets of each are 0, 1, 2... to its turn-finished. */
+  async function expectEachStreamOnce(records: NestedTurnEventRecord[], parentId: string, childId: string): Promise<void> {
+    const offsetsOf = (turnId: string | undefined) => records.filter((record) => record.turnId === turnId).map((record) => record.offset);
+    for (const [turnId, read] of [[parentId, offsetsOf(undefined)], [childId, offsetsOf(childId)]] as const) {
+      const whole: number[] = [];
+      for await (const record of client.turnEvents(turnId)) whole.push(record.offset);
+      expect(read, turnId).toEqual(whole);
+    }
+    expect(records.filter((record) => record.event.type === 'turn-finished').map((record) => record.turnId)).toEqual(expect.arrayContaining([undefined, childId]));
+  }
+
+  async function approveChild(childId: string): Promise<void> {
+    const [parked] = await listedFor(childId, 1);
+    await client.approveToolCall(childId, { approvalId: parked.approvalId!, approved: true, approver: 'alice' });
+  }
+
+  it('over SSE: resumes after Last-Event-ID with the child’s remaining events and the parent’s, each once', async () => {
+    scriptParkedChild();
+    const parent = await startParent('openai', [research], { startedBy: 'alice' });
+    const childId = childOf(parent, 'call_research').workflowId;
+    const url = `${base}/api/turns/${encodeURIComponent(parent.workflowId)}/events?nested=true`;
+    const bearer = { authorization: 'Bearer alice-token' };
+    const recordOf = (message: SseMessage) => JSON.parse(message.data) as NestedTurnEventRecord;
+    // The connection drops once the child's approval request arrived.
+    const first = await readSseFrom(url, bearer, (message) => message.event === 'message' && isChildApproval(recordOf(message)));
+    expect(first.status).toBe(200);
+    const lastId = first.messages.at(-1)!.id!;
+    // The id says where the reader stands in the child: its stream is named by the agent-started offset.
+    const startedAt = first.messages.map(recordOf).find((record) => record.event.type === 'agent-started')!.offset;
+    expect(lastId).toMatch(new RegExp(`^\\d+~${startedAt}:\\d+$`));
+    expect(first.messages.every((message) => message.id === recordOf(message).cursor)).toBe(true);
+
+    // A reconnect with a hostile or malformed Last-Event-ID is refused, naming the problem.
+    for (const hostile of ['x~1', `0${'~1'.repeat(40)}`, '9'.repeat(600), `${startedAt}~0`, `${startedAt}~${startedAt}:2~${startedAt}.1`]) {
+      const response = await fetch(url, { headers: { ...bearer, 'last-event-id': hostile } });
+      expect(response.status, hostile).toBe(400);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toContain('nested stream cursor');
+    }
+
+    const rest = readSseFrom(url, { ...bearer, 'last-event-id': lastId }, (message) => message.event === 'end');
+    await approveChild(childId);
+    const second = await rest;
+    expect(second.status).toBe(200);
+    const records = [...first.messages, ...second.messages.filter((message) => message.event === 'message')].map(recordOf);
+    await expectEachStreamOnce(records, parent.workflowId, childId);
+    // The child's remaining events came on the second connection, through its turn-finished.
+    expect(second.messages.map((message) => message.event === 'message' && recordOf(message)).find((record) => record && record.turnId === childId && record.event.type === 'turn-finished')).toMatchObject({
+      parentToolCallId: 'call_research',
+      path: [research],
+      event: { status: 'completed', text: 'Guarded prod-db once.' },
+    });
+    // Once the child finished for the reader, the parent's ids are plain offsets again.
+    expect(second.messages.filter((message) => message.event === 'message').at(-1)!.id).toBe(String(records.filter((record) => record.turnId === undefined).at(-1)!.offset));
+  });
+
+  it('through nestedTurnEvents: resumes after a record’s cursor with every later event once, and refuses a cursor naming no child', async () => {
+    scriptParkedChild();
+    const parent = await startParent('openai', [research]);
+    const childId = childOf(parent, 'call_research').workflowId;
+    const first: NestedTurnEventRecord[] = [];
+    for await (const record of client.nestedTurnEvents(parent.workflowId)) {
+      first.push(record);
+      if (isChildApproval(record)) break;
+    }
+    const cursor = first.at(-1)!.cursor!;
+    expect(cursor).toContain('~');
+    await expect(client.nestedTurnEvents(parent.workflowId, { after: '0~0' }).next()).rejects.toThrow(NestedCursorError);
+    await expect(client.nestedTurnEvents(parent.workflowId, { after: 'nonsense' }).next()).rejects.toThrow(NestedCursorError);
+
+    const rest: NestedTurnEventRecord[] = [];
+    const reading = (async () => {
+      for await (const record of client.nestedTurnEvents(parent.workflowId, { after: cursor })) rest.push(record);
+    })();
+    await approveChild(childId);
+    await reading;
+    expect(rest.some((record) => record.turnId === childId && record.event.type === 'turn-finished')).toBe(true);
+    await expectEachStreamOnce([...first, ...rest], parent.workflowId, childId);
   });
 });
