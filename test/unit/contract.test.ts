@@ -19,7 +19,7 @@
  *   compiler, by exported name, wherever the code declares them. No code outside this test was
  *   added for it. The program parses only turnpike's own `workflows/`, `activities/`, `index.ts`
  *   (`noResolve`), so it stays a few seconds.
- * - failure types and memo keys: the `type` of every `ApplicationFailure` that `workflows/` and
+ * - failure types and memo keys: the `type` of every `ApplicationFailure` that `workflows/`, `peers/` and
  *   `activities/` throw, and the keys `workflows/` pass to `upsertMemo`, read from the source
  *   (string literals and the constants they name).
  */
@@ -151,7 +151,7 @@ interface Types {
 let types: Types;
 
 beforeAll(() => {
-  const roots = [join(ROOT, 'index.ts'), ...sourceFiles('workflows'), ...sourceFiles('activities'), ...sourceFiles('client'), ...sourceFiles('content'), DOC_FILE];
+  const roots = [join(ROOT, 'index.ts'), ...sourceFiles('workflows'), ...sourceFiles('activities'), ...sourceFiles('client'), ...sourceFiles('content'), ...sourceFiles('peers'), DOC_FILE];
   const options: ts.CompilerOptions = {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
@@ -429,8 +429,8 @@ describe('docs/contract.md', () => {
     }
   });
 
-  it('lists exactly the failure types the workflows, activities and content reads throw', () => {
-    expect(listed('failure-types')).toEqual(failureTypes([...sourceFiles('workflows'), ...sourceFiles('activities'), ...sourceFiles('content')]));
+  it('lists exactly the failure types the workflows, activities, content reads and optional peers throw', () => {
+    expect(listed('failure-types')).toEqual(failureTypes([...sourceFiles('workflows'), ...sourceFiles('activities'), ...sourceFiles('content'), ...sourceFiles('peers')]));
   });
 
   it('lists exactly the turn statuses, and which of them end a turn', () => {
