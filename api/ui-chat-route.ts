@@ -155,7 +155,9 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
 
     const response = openEventStream(reply, { 'x-vercel-ai-ui-message-stream': 'v1' });
     const abort = new AbortController();
-    request.raw.on('close', () => abort.abort());
+    // The response's close, not the request's: Node closes a request once its body is read, which
+    // would end the stream at once whenever that comes after this line.
+    reply.raw.on('close', () => abort.abort());
     const write = (chunk: UiMessageChunk) => response.write(`data: ${JSON.stringify(chunk)}\n\n`);
     write({ type: 'start', messageId });
     try {
