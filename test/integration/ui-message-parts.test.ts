@@ -205,6 +205,32 @@ describe('a typed answer in the UI message stream', () => {
     expect(fake.requests.flatMap((request) => request.errors)).toEqual([]);
   });
 
+  it('keeps streaming the typed answer in the same part after a tool approval the client sends back', async () => {
+    fake.script('openai', [{ toolCalls: [{ name: 'guarded_action', input: { target: 'trip', count: 1 } }] }, { json: { city: 'Lisbon', days: 4 } }]);
+    const chatId = `chat-${randomUUID()}`;
+    const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Plan a trip.' }] };
+    const { message: asked } = await send(chatId, [user], { body: { model, output: { schema: TRIP_SCHEMA } } });
+    expect(dataParts(asked, 'data-output')).toEqual([{ type: 'data-output', id: 'output', data: { state: 'streaming' } }]);
+    const toolPart = asked.parts.find((part) => part.type === 'tool-guarded_action') as Extract<UIMessage['parts'][number], { toolCallId: string }> & { approval: { id: string } };
+    expect(toolPart).toMatchObject({ state: 'approval-requested' });
+    const responded: UIMessage = {
+      ...asked,
+      parts: asked.parts.map((part) => (part === toolPart ? ({ ...toolPart, state: 'approval-responded', approval: { id: toolPart.approval.id, approved: true } } as UIMessage['parts'][number]) : part)),
+    };
+    const partials: unknown[] = [];
+    const onMessage = (current: UIMessage) => {
+      const data = dataParts(current, 'data-output')[0]?.data;
+      if (data?.partial) partials.push(data.partial);
+    };
+    const { message: answered, errors } = await send(chatId, [user, responded], { continuing: responded, onMessage });
+    expect(errors).toEqual([]);
+    await expectValid([user, answered]);
+    // The continued message held the data-output part: the answer streamed as partial objects there too.
+    expect(partials.at(-1)).toEqual({ city: 'Lisbon', days: 4 });
+    expect(dataParts(answered, 'data-output')).toEqual([{ type: 'data-output', id: 'output', data: { state: 'done', output: { city: 'Lisbon', days: 4 } } }]);
+    expect(answered.parts.find((part) => part.type === 'tool-guarded_action')).toMatchObject({ state: 'output-available' });
+  });
+
   it('ends an invalid-output turn with the errors in the data part, an error and finishReason error', async () => {
     fake.script('openai', [{ text: '{"city": "Lisbon"}' }]);
     const chatId = `chat-${randomUUID()}`;
