@@ -27,9 +27,9 @@ import { TurnpikeRejectedError, type TurnpikeClient } from '../client/turnpike-c
 import { turnEventsQuery } from '../workflows/definitions.js';
 import { inputHash } from '../workflows/input-hash.js';
 import type { TurnEvent } from '../workflows/turn-events.js';
-import type { ModelSettings, TurnBudget } from '../workflows/types.js';
+import type { DecisionRecord, ModelSettings, TurnBudget } from '../workflows/types.js';
 import { outputSchema } from './request-schemas.js';
-import { budgetResponses, isApprovalResponse, type ApprovalResponsePart } from './ui-chat-responses.js';
+import { budgetResponses, isApprovalResponse, type ApprovalResponsePart, type BudgetResponse } from './ui-chat-responses.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from './ui-message-chunks.js';
 import { loadPartialJsonParser } from './ui-output-part.js';
 import { openEventStream } from './sse.js';
@@ -75,6 +75,34 @@ async function afterRequests(client: TurnpikeClient, turnId: string, approvalIds
   }
 }
 
+/** Extends or stops a budget approval as the caller; the decision as the turn records it. */
+async function decideBudget(client: TurnpikeClient, turnId: string, budget: BudgetResponse, caller: Caller): Promise<DecisionRecord> {
+  const edit = budget.approved && budget.extendBy ? { extendBy: budget.extendBy } : undefined;
+  const hash = inputHash(budget.input);
+  const result = await client.approveToolCall(turnId, {
+    approvalId: budget.approvalId,
+    approved: budget.approved,
+    ...(edit ? { input: edit } : {}),
+    ...(budget.reason !== undefined ? { reason: budget.reason } : {}),
+    approver: caller.identity,
+    approverGroups: [...caller.groups],
+    inputHash: hash,
+  });
+  return {
+    approvalId: budget.approvalId,
+    toolCallId: result.toolCallId,
+    toolName: 'turnpike_budget',
+    outcome: budget.approved ? 'approved' : 'denied',
+    approved: budget.approved,
+    automatic: false,
+    approver: caller.identity,
+    ...(budget.reason !== undefined ? { reason: budget.reason } : {}),
+    decidedAt: result.decidedAt,
+    inputHash: hash,
+    ...(edit ? { editedInput: edit } : {}),
+  };
+}
+
 export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOptions): void {
   app.withTypeProvider<ZodTypeProvider>().post('/api/chat', { schema: { body: chatBody } }, async (request, reply) => {
     const caller = request.caller!;
@@ -112,6 +140,9 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
         const state = await options.client.conversationState(conversationId);
         if (!state.currentTurn || responses.length + budgets.length === 0) return options.invalid(reply, 'Nothing to continue: send a user message, or approval responses or budget decisions for the current turn');
         turnId = state.currentTurn.turnWorkflowId;
+        const requested = await afterRequests(options.client, turnId, new Set([...responses.map((part) => part.approval.id), ...budgets.map((budget) => budget.approvalId)]));
+        const missing = budgets.find((budget) => !requested.budgets.some((event) => event.approvalId === budget.approvalId));
+        if (missing) return options.invalid(reply, `The current turn asked for no budget approval ${missing.approvalId}`);
         const pending = new Map((await options.client.turnState(turnId)).pending.map((call) => [call.approvalId, call]));
         for (const part of responses) {
           // Responses decided by an earlier request are sent again by useChat with every message.
@@ -125,24 +156,14 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
             inputHash: inputHash(part.input),
           });
         }
+        const records = new Map(((await options.client.turnState(turnId)).decisions ?? []).map((decision) => [decision.approvalId, decision]));
         for (const budget of budgets) {
           if (!pending.has(budget.approvalId)) continue;
-          await options.client.approveToolCall(turnId, {
-            approvalId: budget.approvalId,
-            approved: budget.approved,
-            ...(budget.approved && budget.extendBy ? { input: { extendBy: budget.extendBy } } : {}),
-            ...(budget.reason !== undefined ? { reason: budget.reason } : {}),
-            approver: caller.identity,
-            approverGroups: [...caller.groups],
-            inputHash: inputHash(budget.input),
-          });
+          // The decision as made here, should the turn's record of it not be readable yet.
+          records.set(budget.approvalId, await decideBudget(options.client, turnId, budget, caller));
         }
-        const requested = await afterRequests(options.client, turnId, new Set([...responses.map((part) => part.approval.id), ...budgets.map((budget) => budget.approvalId)]));
-        const missing = budgets.find((budget) => !requested.budgets.some((event) => event.approvalId === budget.approvalId));
-        if (missing) return options.invalid(reply, `The current turn asked for no budget approval ${missing.approvalId}`);
-        const decisions = new Map(((await options.client.turnState(turnId)).decisions ?? []).map((decision) => [decision.approvalId, decision]));
         for (const event of requested.budgets) {
-          const decision = decisions.get(event.approvalId);
+          const decision = records.get(event.approvalId);
           if (decision) decided.push(UiMessageChunkMapper.budgetDecided(event, decision));
         }
         fromOffset = requested.after;

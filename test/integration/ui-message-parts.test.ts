@@ -163,6 +163,15 @@ describe('a budget approval in the UI message stream', () => {
     });
     expect(refused.status).toBe(400);
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/data-budget part is not a budget decision: data\.response\.approved/);
+    const unknown = respond(asked, { approved: true });
+    (unknown.parts.find((candidate) => candidate.type === 'data-budget') as unknown as DataPart).data.approvalId = 'apr_not-this-turns';
+    const notAsked = await fetch(`${base}/api/chat`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ id: chatId, messages: [user, unknown] }),
+    });
+    expect(notAsked.status).toBe(400);
+    expect(((await notAsked.json()) as { error: { message: string } }).error.message).toBe('The current turn asked for no budget approval apr_not-this-turns');
     expect((await client.turnState(`${chatId}/turn-1`)).pending).toHaveLength(1);
   });
 });
