@@ -9,7 +9,7 @@ const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-response
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
 
 /** A typed final answer (`AgentTurnInput.output`, docs/typed-output.md); the turn checks the schema itself. */
-const outputSchema = z.strictObject({
+export const outputSchema = z.strictObject({
   schema: z.record(z.string(), z.unknown()),
   name: z.string().max(64).optional(),
   maxRetries: z.number().int().min(0).max(10).optional(),

@@ -11,6 +11,14 @@
  *   browser showed (an edited input is refused as `InputHashMismatch`) and the approver, who is
  *   the authenticated caller, never a name from the body. The stream then continues after the
  *   approval request.
+ * - It may carry budget decisions instead (or too): a `data-budget` part the client set to
+ *   `responded` becomes `approveToolCall` on the budget approval (extend, by `extendBy` when
+ *   given, or stop), checked the same way. The response then starts with each decision as the
+ *   part's `decided` state, from the turn's decision record (so a budget decided elsewhere in the
+ *   meantime shows as it was decided), and continues after the budget request.
+ *
+ * A turn with a typed answer (`output` in the body of the request that starts it) streams it as
+ * a `data-output` part too; a continued message that holds one keeps it streaming.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -18,8 +26,12 @@ import { z } from 'zod';
 import { TurnpikeRejectedError, type TurnpikeClient } from '../client/turnpike-client.js';
 import { turnEventsQuery } from '../workflows/definitions.js';
 import { inputHash } from '../workflows/input-hash.js';
-import type { ModelSettings } from '../workflows/types.js';
+import type { TurnEvent } from '../workflows/turn-events.js';
+import type { DecisionRecord, ModelSettings, TurnBudget } from '../workflows/types.js';
+import { outputSchema } from './request-schemas.js';
+import { budgetResponses, isApprovalResponse, type ApprovalResponsePart, type BudgetResponse } from './ui-chat-responses.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from './ui-message-chunks.js';
+import { loadPartialJsonParser } from './ui-output-part.js';
 import { openEventStream } from './sse.js';
 import type { Caller } from './auth.js';
 
@@ -28,20 +40,13 @@ const chatBody = z.looseObject({
   id: z.string().min(1).max(200),
   messages: z.array(z.looseObject({ id: z.string().min(1).max(200), role: z.enum(['user', 'assistant', 'system']), parts: z.array(partSchema) })).min(1),
   model: z.looseObject({ provider: z.enum(['openai', 'anthropic', 'scripted']), model: z.string().min(1) }).optional(),
+  /** A typed answer for the turn of the user message this request sends (docs/typed-output.md). */
+  output: outputSchema.optional(),
+  /** The conversation's budget, when this request's message starts it (docs/budgets.md). */
+  budget: z.record(z.string(), z.unknown()).optional(),
 });
 
-interface ApprovalResponsePart {
-  type: string;
-  toolCallId: string;
-  state: 'approval-responded';
-  input: unknown;
-  approval: { id: string; approved: boolean; reason?: string };
-}
-
-function isApprovalResponse(part: { type: string }): part is ApprovalResponsePart {
-  const candidate = part as Partial<ApprovalResponsePart>;
-  return (part.type.startsWith('tool-') || part.type === 'dynamic-tool') && candidate.state === 'approval-responded' && typeof candidate.approval?.id === 'string' && typeof candidate.approval.approved === 'boolean';
-}
+type BudgetRequested = Extract<TurnEvent, { type: 'budget-requested' }>;
 
 export interface UiChatRouteOptions {
   client: TurnpikeClient;
@@ -54,18 +59,48 @@ export interface UiChatRouteOptions {
   invalid: (reply: FastifyReply, message: string) => FastifyReply;
 }
 
-/** The offset after the last of these approvals' requests in the turn's stream. */
-async function offsetAfterApprovals(client: TurnpikeClient, turnId: string, approvalIds: Set<string>): Promise<number> {
+/** The offset after the last of these approvals' requests in the turn's stream, and the budget requests among them. */
+async function afterRequests(client: TurnpikeClient, turnId: string, approvalIds: Set<string>): Promise<{ after: number; budgets: BudgetRequested[] }> {
   let after = 0;
   let fromOffset = 0;
+  const budgets: BudgetRequested[] = [];
   for (;;) {
     const page = await client.turn(turnId).query(turnEventsQuery, { fromOffset });
     for (const { offset, event } of page.events) {
-      if (event.type === 'approval-requested' && approvalIds.has(event.approvalId)) after = offset + 1;
+      if ((event.type === 'approval-requested' || event.type === 'budget-requested') && approvalIds.has(event.approvalId)) after = offset + 1;
+      if (event.type === 'budget-requested' && approvalIds.has(event.approvalId)) budgets.push(event);
     }
-    if (page.events.length === 0 || page.nextOffset <= fromOffset) return after;
+    if (page.events.length === 0 || page.nextOffset <= fromOffset) return { after, budgets };
     fromOffset = page.nextOffset;
   }
+}
+
+/** Extends or stops a budget approval as the caller; the decision as the turn records it. */
+async function decideBudget(client: TurnpikeClient, turnId: string, budget: BudgetResponse, caller: Caller): Promise<DecisionRecord> {
+  const edit = budget.approved && budget.extendBy ? { extendBy: budget.extendBy } : undefined;
+  const hash = inputHash(budget.input);
+  const result = await client.approveToolCall(turnId, {
+    approvalId: budget.approvalId,
+    approved: budget.approved,
+    ...(edit ? { input: edit } : {}),
+    ...(budget.reason !== undefined ? { reason: budget.reason } : {}),
+    approver: caller.identity,
+    approverGroups: [...caller.groups],
+    inputHash: hash,
+  });
+  return {
+    approvalId: budget.approvalId,
+    toolCallId: result.toolCallId,
+    toolName: 'turnpike_budget',
+    outcome: budget.approved ? 'approved' : 'denied',
+    approved: budget.approved,
+    automatic: false,
+    approver: caller.identity,
+    ...(budget.reason !== undefined ? { reason: budget.reason } : {}),
+    decidedAt: result.decidedAt,
+    inputHash: hash,
+    ...(edit ? { editedInput: edit } : {}),
+  };
 }
 
 export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOptions): void {
@@ -76,6 +111,9 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
     let turnId: string;
     let fromOffset = 0;
     let messageId: string;
+    // Written before the turn's events: the decided states of the budget decisions this request carried.
+    const decided: UiMessageChunk[] = [];
+    const typed = last.role === 'user' ? request.body.output !== undefined : last.parts.some((part) => part.type === 'data-output');
     // Nothing of a conversation the caller may not read: not its stream, not that it exists.
     const readable = await options.mayRead(caller, conversationId);
     if (readable === false || (readable === 'absent' && last.role !== 'user')) return options.notFound(reply, conversationId);
@@ -84,14 +122,27 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
         const text = last.parts.flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n');
         if (text.trim() === '') return options.invalid(reply, 'The last user message has no text');
         const model = (request.body.model as ModelSettings | undefined) ?? options.model ?? { provider: 'scripted', model: 'demo' };
-        const sent = await options.client.sendMessage({ conversationId, text, messageId: last.id, conversation: { model }, startedBy: caller.identity });
+        const { output, budget } = request.body;
+        const sent = await options.client.sendMessage({
+          conversationId,
+          text,
+          messageId: last.id,
+          conversation: { model, ...(budget ? { budget: budget as TurnBudget } : {}) },
+          ...(output ? { output } : {}),
+          startedBy: caller.identity,
+        });
         turnId = sent.turnWorkflowId;
         messageId = `msg-${last.id}`;
       } else {
         const responses = last.parts.filter(isApprovalResponse) as unknown as ApprovalResponsePart[];
+        const budgets = budgetResponses(last.parts);
+        if ('invalid' in budgets) return options.invalid(reply, budgets.invalid);
         const state = await options.client.conversationState(conversationId);
-        if (!state.currentTurn || responses.length === 0) return options.invalid(reply, 'Nothing to continue: send a user message or approval responses for the current turn');
+        if (!state.currentTurn || responses.length + budgets.length === 0) return options.invalid(reply, 'Nothing to continue: send a user message, or approval responses or budget decisions for the current turn');
         turnId = state.currentTurn.turnWorkflowId;
+        const requested = await afterRequests(options.client, turnId, new Set([...responses.map((part) => part.approval.id), ...budgets.map((budget) => budget.approvalId)]));
+        const missing = budgets.find((budget) => !requested.budgets.some((event) => event.approvalId === budget.approvalId));
+        if (missing) return options.invalid(reply, `The current turn asked for no budget approval ${missing.approvalId}`);
         const pending = new Map((await options.client.turnState(turnId)).pending.map((call) => [call.approvalId, call]));
         for (const part of responses) {
           // Responses decided by an earlier request are sent again by useChat with every message.
@@ -105,7 +156,17 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
             inputHash: inputHash(part.input),
           });
         }
-        fromOffset = await offsetAfterApprovals(options.client, turnId, new Set(responses.map((part) => part.approval.id)));
+        const records = new Map(((await options.client.turnState(turnId)).decisions ?? []).map((decision) => [decision.approvalId, decision]));
+        for (const budget of budgets) {
+          if (!pending.has(budget.approvalId)) continue;
+          // The decision as made here, should the turn's record of it not be readable yet.
+          records.set(budget.approvalId, await decideBudget(options.client, turnId, budget, caller));
+        }
+        for (const event of requested.budgets) {
+          const decision = records.get(event.approvalId);
+          if (decision) decided.push(UiMessageChunkMapper.budgetDecided(event, decision));
+        }
+        fromOffset = requested.after;
         messageId = last.id;
       }
     } catch (error) {
@@ -115,14 +176,18 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
 
     const response = openEventStream(reply, { 'x-vercel-ai-ui-message-stream': 'v1' });
     const abort = new AbortController();
-    request.raw.on('close', () => abort.abort());
+    // The response's close, not the request's: Node closes a request once its body is read, which
+    // would end the stream at once whenever that comes after this line.
+    reply.raw.on('close', () => abort.abort());
     const write = (chunk: UiMessageChunk) => response.write(`data: ${JSON.stringify(chunk)}\n\n`);
-    const mapper = new UiMessageChunkMapper();
     write({ type: 'start', messageId });
     try {
+      const mapper = new UiMessageChunkMapper(typed ? { typedOutput: await loadPartialJsonParser() } : {});
+      if (last.role === 'user') mapper.startOutput().forEach(write);
+      decided.forEach(write);
       let ended = false;
       for await (const { event } of options.client.turnEvents(turnId, { fromOffset, signal: abort.signal })) {
-        mapper.map(event).forEach(write);
+        (await mapper.map(event)).forEach(write);
         if (event.type === 'turn-finished') ended = true;
         // A parked call ends this response; the client continues with its decision (or result).
         if (event.type === 'approval-requested' || event.type === 'budget-requested' || event.type === 'client-tool-requested' || ended) break;

@@ -7,9 +7,35 @@
  * a parked approval becomes `tool-approval-request` with the workflow's approvalId, and a
  * settled call `tool-output-available`, `tool-output-denied` or `tool-output-error`. MCP servers
  * a turn went without (`tools-left-out`) become a `data-tools-left-out` part.
- * A budget approval (`budget-requested`) becomes a `data-budget-requested` part.
+ *
+ * A budget approval is not a call of the model, so never a tool part: it is one `data-budget`
+ * part whose id is its approvalId, first `requested`, then replaced in place by its `decided`
+ * state (`budgetDecided`, from the turn's decision record). A typed answer is a `data-output`
+ * part (ui-output-part.ts); its text deltas stay text parts too.
  */
 import type { TurnEvent } from '../workflows/turn-events.js';
+import type { BudgetApprovalInput, DecisionRecord, TurnBudget } from '../workflows/types.js';
+import { OutputPart, type OutputChunk, type PartialJsonParser } from './ui-output-part.js';
+
+type BudgetRequested = Extract<TurnEvent, { type: 'budget-requested' }>;
+
+/** What the `data-budget` part holds: the request, the client's response to it, then the decision. */
+export type BudgetPartData =
+  | { state: 'requested'; approvalId: string; toolCallId: string; input: BudgetApprovalInput; inputHash: string; reason?: string; expiresAt: string }
+  /** Set by the client (not streamed): extend (by `extendBy`, default the request's) or stop. */
+  | { state: 'responded'; approvalId: string; toolCallId: string; input: BudgetApprovalInput; inputHash: string; response: { approved: boolean; extendBy?: TurnBudget; reason?: string } }
+  | {
+      state: 'decided';
+      approvalId: string;
+      toolCallId: string;
+      input: BudgetApprovalInput;
+      outcome: DecisionRecord['outcome'];
+      /** What the limits grew by, when approved. */
+      extendBy?: TurnBudget;
+      approver?: string;
+      reason?: string;
+      decidedAt: string;
+    };
 
 /** The chunks this mapper writes (a subset of the AI SDK's `UIMessageChunk`). */
 export type UiMessageChunk =
@@ -28,18 +54,52 @@ export type UiMessageChunk =
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
   | { type: 'data-tools-left-out'; data: { servers: Array<{ server: string; reason: string }> } }
-  | { type: 'data-budget-requested'; data: { approvalId: string; input: unknown; expiresAt: string } }
-  | { type: 'finish'; finishReason: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'other' }
+  | { type: 'data-budget'; id: string; data: BudgetPartData }
+  | OutputChunk
+  | { type: 'finish'; finishReason: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other' }
   | { type: 'error'; errorText: string };
+
+/** The name budget approvals show under (workflows/budgets.ts); never a tool the model has. */
+const BUDGET_TOOL_NAME = 'turnpike_budget';
+
+export interface UiMessageChunkMapperOptions {
+  /** The turn asks for a typed answer: stream it as partial objects with this parser. */
+  typedOutput?: PartialJsonParser;
+}
 
 export class UiMessageChunkMapper {
   private inStep = false;
   private step = 0;
   private text?: string;
   private reasoning?: string;
+  private readonly output?: OutputPart;
+
+  constructor(options: UiMessageChunkMapperOptions = {}) {
+    if (options.typedOutput) this.output = new OutputPart(options.typedOutput);
+  }
+
+  /** The decided state of a budget approval, replacing its requested part in the message. */
+  static budgetDecided(request: BudgetRequested, decision: DecisionRecord): UiMessageChunk {
+    const edited = (decision.editedInput as { extendBy?: TurnBudget } | undefined)?.extendBy;
+    return {
+      type: 'data-budget',
+      id: request.approvalId,
+      data: {
+        state: 'decided',
+        approvalId: request.approvalId,
+        toolCallId: request.toolCallId,
+        input: request.input,
+        outcome: decision.outcome,
+        ...(decision.approved ? { extendBy: edited ?? request.input.extendBy } : {}),
+        ...(decision.approver !== undefined ? { approver: decision.approver } : {}),
+        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+        decidedAt: decision.decidedAt,
+      },
+    };
+  }
 
   /** The chunks for one turn event, in order. */
-  map(event: TurnEvent): UiMessageChunk[] {
+  async map(event: TurnEvent): Promise<UiMessageChunk[]> {
     const chunks: UiMessageChunk[] = [];
     // A model step's deltas, its calls and their results are one UI step; the next model step starts another.
     const open = (step: number) => {
@@ -63,6 +123,8 @@ export class UiMessageChunkMapper {
           this[kind] = id;
         }
         chunks.push({ type: `${kind}-delta`, id, delta: event.text });
+        const partial = event.type === 'text-delta' ? await this.output?.delta(event) : undefined;
+        if (partial) chunks.push(partial);
         break;
       }
       case 'tool-input-start':
@@ -74,6 +136,7 @@ export class UiMessageChunkMapper {
         chunks.push({ type: 'tool-input-delta', toolCallId: event.toolCallId, inputTextDelta: event.inputTextDelta });
         break;
       case 'step-retry':
+        this.output?.retried(event);
         this.text = undefined;
         this.reasoning = undefined;
         if (this.inStep) chunks.push({ type: 'reset-step' });
@@ -93,14 +156,18 @@ export class UiMessageChunkMapper {
         open(event.step);
         chunks.push({ type: 'tool-approval-request', approvalId: event.approvalId, toolCallId: event.toolCallId, ...(event.reason !== undefined ? { reason: event.reason } : {}) });
         break;
-      case 'budget-requested':
-        // Not a call of the model: a data part, decided with the turn's approval (docs/budgets.md).
-        chunks.push({ type: 'data-budget-requested', data: { approvalId: event.approvalId, input: event.input, expiresAt: event.expiresAt } });
+      case 'budget-requested': {
+        // Not a call of the model: a data part, decided like a tool approval (docs/budgets.md).
+        const { approvalId, toolCallId, input, inputHash, reason, expiresAt } = event;
+        chunks.push({ type: 'data-budget', id: approvalId, data: { state: 'requested', approvalId, toolCallId, input, inputHash, ...(reason !== undefined ? { reason } : {}), expiresAt } });
         break;
+      }
       case 'client-tool-requested':
         // The call is already shown as input-available; useChat's onToolCall answers it.
         break;
       case 'tool-result':
+        // A budget approval's settlement is its `decided` data part, never a tool chunk.
+        if (event.toolName === BUDGET_TOOL_NAME) break;
         open(event.step);
         if (event.outcome === 'denied') chunks.push({ type: 'tool-output-denied', toolCallId: event.toolCallId });
         else if (event.isError) chunks.push({ type: 'tool-output-error', toolCallId: event.toolCallId, errorText: typeof event.output === 'string' ? event.output : JSON.stringify(event.output) });
@@ -110,20 +177,32 @@ export class UiMessageChunkMapper {
         // A data part of the message: the chat can say which tools this answer went without.
         chunks.push({ type: 'data-tools-left-out', data: { servers: event.servers } });
         break;
-      case 'turn-finished':
-        chunks.push(...this.end(event.status === 'completed' ? 'stop' : event.status === 'max-tokens' ? 'length' : event.status === 'refused' ? 'content-filter' : 'other'));
+      case 'turn-finished': {
+        const last: UiMessageChunk[] = [];
+        const output = OutputPart.finished(event);
+        if (output) last.push(output);
+        // The answer never matched the schema: the errors in the part, and an error for the chat
+        // (useChat stops reading at an error chunk, so it comes after the parts are closed).
+        if (event.status === 'invalid-output') last.push({ type: 'error', errorText: `The answer did not match the output schema (invalid-output): ${(event.outputErrors ?? []).join('; ')}` });
+        chunks.push(...this.end(finishReason(event.status), last));
         break;
+      }
     }
     return chunks;
   }
 
-  /** Closes the response: open parts, the step, then `finish`. */
-  end(finishReason: Extract<UiMessageChunk, { type: 'finish' }>['finishReason']): UiMessageChunk[] {
+  /** Closes the response: open parts, the step, `last`, then `finish`. */
+  end(reason: FinishReason, last: UiMessageChunk[] = []): UiMessageChunk[] {
     const chunks = this.closeParts();
     if (this.inStep) chunks.push({ type: 'finish-step' });
     this.inStep = false;
-    chunks.push({ type: 'finish', finishReason });
+    chunks.push(...last, { type: 'finish', finishReason: reason });
     return chunks;
+  }
+
+  /** The part a typed turn's stream starts with (a new turn's stream, or one continuing it). */
+  startOutput(): UiMessageChunk[] {
+    return this.output ? [OutputPart.started()] : [];
   }
 
   private closeParts(): UiMessageChunk[] {
@@ -134,4 +213,14 @@ export class UiMessageChunkMapper {
     this.reasoning = undefined;
     return chunks;
   }
+}
+
+type FinishReason = Extract<UiMessageChunk, { type: 'finish' }>['finishReason'];
+
+function finishReason(status: Extract<TurnEvent, { type: 'turn-finished' }>['status']): FinishReason {
+  if (status === 'completed') return 'stop';
+  if (status === 'max-tokens') return 'length';
+  if (status === 'refused') return 'content-filter';
+  if (status === 'invalid-output') return 'error';
+  return 'other';
 }

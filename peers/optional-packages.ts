@@ -3,7 +3,7 @@
  * (package.json `peerDependenciesMeta`): an application installs the provider SDK it calls, the
  * MCP SDK if its worker declares MCP servers, the HTTP API's packages if it serves
  * `turnpike/api`, `pg` or `@aws-sdk/client-s3` if its content store is in PostgreSQL or S3, and `ai` if a
- * client reads typed answers as partial objects (`outputStream`, its partial-JSON parser). Code that needs one loads it on first use through {@link importOptional}, so a
+ * client reads typed answers as partial objects (`outputStream`, or `/api/chat` for `useChat`: its partial-JSON parser). Code that needs one loads it on first use through {@link importOptional}, so a
  * missing package is reported by name, with the command that installs it, instead of as Node's
  * module-resolution error from deep inside turnpike.
  */

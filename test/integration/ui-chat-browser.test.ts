@@ -3,7 +3,9 @@
  * `ai` package's own chat client (`AbstractChat` + `DefaultChatTransport`, configured as
  * `useChat` is for tool approvals), bundled by esbuild from test/support/ui-chat-page/ and served
  * from the API's origin: the page shows the streamed answer, an approval request, sends the
- * approval back with `addToolApprovalResponse`, and shows the tool output and the final answer.
+ * approval back with `addToolApprovalResponse`, and shows the tool output and the final answer;
+ * it shows a budget approval (`data-budget`) decided from the page and a typed answer's object
+ * (`data-output`).
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -121,6 +123,53 @@ describe('useChat client in Chromium', () => {
     expect(chatRequests[2].lastParts.find((part) => part.type === 'tool-guarded_action')).toMatchObject({ state: 'approval-responded', approval: { approved: true } });
     expect(pageErrors).toEqual([]);
     await page.close();
+  });
+
+  it('shows a budget approval, extends it from the page, and shows the decision in its place; shows a typed answer as its object', async () => {
+    const chatId = `chat-${randomUUID()}`;
+    const page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    const body = encodeURIComponent(JSON.stringify({ budget: { totalTokens: 30 } }));
+    await page.goto(`${baseUrl}/ui-chat/?chat=${encodeURIComponent(chatId)}&token=alice-token&body=${body}`);
+    await page.fill('#prompt', 'look up order 1001 then look up order 1002');
+    await page.click('#composer button[type=submit]');
+    const answer = page.locator('#messages > li').nth(1);
+    const requested = answer.locator('.budget[data-state="requested"]');
+    await requested.waitFor();
+    const turnId = `${chatId}/turn-1`;
+    const [pending] = (await client.turnState(turnId)).pending;
+    expect(await requested.getAttribute('data-approval-id')).toBe(pending.approvalId);
+    expect(JSON.parse(await requested.locator('.budget-extend-by').innerText())).toEqual({ totalTokens: 30 });
+
+    // The click sets the part to responded and sends the messages again (sendMessage()).
+    await requested.locator('button.extend').click();
+    await answer.locator('.budget[data-state="decided"] .budget-outcome', { hasText: 'approved' }).waitFor();
+    await page.locator('#status[data-status="ready"]').waitFor();
+    const result = await client.turnResult(turnId);
+    expect(result).toMatchObject({ status: 'completed', budget: { totalTokens: 1030 } });
+    expect(result.decisions).toEqual([expect.objectContaining({ toolName: 'turnpike_budget', outcome: 'approved', approver: 'alice' })]);
+    await answer.locator('p.text', { hasText: result.text }).waitFor();
+    expect(JSON.parse(await answer.locator('.budget-extend-by').innerText())).toEqual({ totalTokens: 1000 });
+    // One budget part, decided in place, and no tool part for it.
+    expect(await answer.locator('.budget').count()).toBe(1);
+    expect(await answer.locator('.tool-name', { hasText: 'turnpike_budget' }).count()).toBe(0);
+    await page.close();
+
+    // A typed answer: the page renders the data-output part, streaming, then the validated object.
+    const typedPage = await browser.newPage();
+    const typedBody = encodeURIComponent(JSON.stringify({ output: { schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'number' } }, required: ['city', 'days'], additionalProperties: false } } }));
+    await typedPage.goto(`${baseUrl}/ui-chat/?chat=${encodeURIComponent(`chat-${randomUUID()}`)}&token=alice-token&body=${typedBody}`);
+    await typedPage.fill('#prompt', 'answer with {"city": "Lisbon", "days": 4}');
+    await typedPage.click('#composer button[type=submit]');
+    const output = typedPage.locator('#messages > li').nth(1).locator('pre.output[data-state="done"]');
+    await output.waitFor();
+    expect(JSON.parse(await output.innerText())).toEqual({ city: 'Lisbon', days: 4 });
+    const shownOutputs = (await typedPage.evaluate('window.shownOutputs')) as Array<{ state: string }>;
+    expect(shownOutputs[0]).toEqual({ state: 'streaming' });
+    expect(shownOutputs.at(-1)).toEqual({ state: 'done', output: { city: 'Lisbon', days: 4 } });
+    expect(pageErrors).toEqual([]);
+    await typedPage.close();
   });
 
   it('works from the sign-in session cookie, with its CSRF token and no bearer token', async () => {

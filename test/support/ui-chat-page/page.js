@@ -4,7 +4,8 @@
  * messages into the DOM. Bundled for the browser by esbuild at test time.
  *
  * The page is opened as /ui-chat/?chat=<conversation id>&token=<bearer token> on the API's origin,
- * or without `token` by a browser signed in with a session cookie (POST /auth/token, /auth/login).
+ * or without `token` by a browser signed in with a session cookie (POST /auth/token, /auth/login);
+ * `&body=<json>` adds fields to every request's body (useChat's `body`: `budget`, `output`).
  */
 import { AbstractChat, DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 
@@ -13,6 +14,8 @@ const messagesList = document.getElementById('messages');
 const statusLine = document.getElementById('status');
 let chat;
 window.shownTexts = {};
+/** Every state of a `data-output` part the page rendered, in order. */
+window.shownOutputs = [];
 
 /** The chat state `useChat` keeps in React, kept here in plain fields; every change re-renders. */
 class DomChatState {
@@ -44,8 +47,37 @@ function element(tag, attributes, text) {
   return node;
 }
 
+/** What an app does to decide a budget approval: the part set to `responded`, then `sendMessage()`. */
+function decideBudget(approvalId, response) {
+  chat.messages = chat.messages.map((message) => ({
+    ...message,
+    parts: message.parts.map((part) => (part.type === 'data-budget' && part.id === approvalId ? { ...part, data: { ...part.data, state: 'responded', response } } : part)),
+  }));
+  void chat.sendMessage();
+}
+
+function renderBudget(part) {
+  const budget = element('div', { class: 'budget', 'data-state': part.data.state, 'data-approval-id': part.id });
+  budget.append(element('code', { class: 'budget-extend-by' }, JSON.stringify(part.data.extendBy ?? part.data.input.extendBy)));
+  if (part.data.state === 'requested') {
+    const extend = element('button', { type: 'button', class: 'extend' }, 'Extend');
+    extend.addEventListener('click', () => decideBudget(part.id, { approved: true, extendBy: { totalTokens: 1000 } }));
+    const stop = element('button', { type: 'button', class: 'stop' }, 'Stop');
+    stop.addEventListener('click', () => decideBudget(part.id, { approved: false, reason: 'Stopped in the page' }));
+    budget.append(extend, stop);
+  }
+  if (part.data.state === 'decided') budget.append(element('span', { class: 'budget-outcome' }, part.data.outcome));
+  return budget;
+}
+
 function renderPart(part) {
   if (part.type === 'text') return element('p', { class: 'text' }, part.text);
+  if (part.type === 'data-budget') return renderBudget(part);
+  if (part.type === 'data-output') {
+    const { state, partial, output, errors } = part.data;
+    if (JSON.stringify(window.shownOutputs.at(-1)) !== JSON.stringify(part.data)) window.shownOutputs.push(structuredClone(part.data));
+    return element('pre', { class: 'output', 'data-state': state }, JSON.stringify(output ?? partial ?? errors ?? null));
+  }
   if (!part.type.startsWith('tool-') && part.type !== 'dynamic-tool') return null;
   const tool = element('div', { class: 'tool', 'data-tool-call-id': part.toolCallId, 'data-state': part.state });
   tool.append(element('span', { class: 'tool-name' }, part.type === 'dynamic-tool' ? part.toolName : part.type.slice('tool-'.length)));
@@ -91,6 +123,7 @@ chat = new DomChat({
     headers: params.get('token')
       ? { authorization: `Bearer ${params.get('token')}` }
       : async () => ({ 'x-csrf-token': (await fetch('/api/me').then((response) => response.json())).csrfToken ?? '' }),
+    ...(params.get('body') ? { body: JSON.parse(params.get('body')) } : {}),
   }),
   sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
 });

@@ -1,0 +1,173 @@
+/**
+ * Turn events as AI SDK UI message stream chunks (api/ui-message-chunks.ts), read back with the
+ * `ai` package's own `readUIMessageStream`, as `useChat` builds the message.
+ */
+import { parsePartialJson, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
+import type { TurnEvent } from '../../workflows/turn-events.js';
+import type { BudgetApprovalInput, DecisionRecord } from '../../workflows/types.js';
+
+async function mapAll(mapper: UiMessageChunkMapper, events: TurnEvent[]): Promise<UiMessageChunk[]> {
+  const chunks: UiMessageChunk[] = [];
+  for (const event of events) chunks.push(...(await mapper.map(event)));
+  return chunks;
+}
+
+/** The message `readUIMessageStream` builds from these chunks (throwing on any it cannot apply), and the errors it reported. */
+async function messageOf(chunks: UiMessageChunk[], message?: UIMessage): Promise<{ message: UIMessage; errors: string[] }> {
+  const errors: string[] = [];
+  const stream = new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk as UIMessageChunk);
+      controller.close();
+    },
+  });
+  let last: UIMessage | undefined;
+  for await (const built of readUIMessageStream<UIMessage>({ stream, ...(message ? { message } : {}), onError: (error) => errors.push(String(error)) })) last = built;
+  return { message: structuredClone(last!), errors };
+}
+
+const parse = async (text: string) => (await parsePartialJson(text)).value;
+const usage = { inputTokens: 1, outputTokens: 1 };
+const budgetInput: BudgetApprovalInput = { exceeded: ['totalTokens'], spent: { inputTokens: 30, outputTokens: 10, wallTimeMs: 5, toolCalls: 1 }, budget: { totalTokens: 30 }, extendBy: { totalTokens: 30 } };
+const budgetRequested: Extract<TurnEvent, { type: 'budget-requested' }> = {
+  type: 'budget-requested',
+  step: 1,
+  approvalId: 'apr_b',
+  toolCallId: 'budget-1',
+  toolName: 'turnpike_budget',
+  input: budgetInput,
+  inputHash: 'h',
+  requestedAt: 'x',
+  expiresAt: 'y',
+  reason: 'reached',
+};
+
+describe('UiMessageChunkMapper', () => {
+  it('maps a step with a retried attempt, a tool call, an approval and its result to AI SDK chunks', async () => {
+    const mapper = new UiMessageChunkMapper();
+    const events: TurnEvent[] = [
+      { type: 'text-delta', text: 'Chec', step: 1, attempt: 1 },
+      { type: 'step-retry', step: 1, attempt: 2 },
+      { type: 'text-delta', text: 'Checking', step: 1, attempt: 2 },
+      { type: 'step-finished', step: 1, finishReason: 'tool-calls', usage: { inputTokens: 1, outputTokens: 1 }, toolCalls: 1 },
+      { type: 'tool-call', step: 1, toolCallId: 'c1', toolName: 't', input: { a: 1 } },
+      { type: 'approval-requested', step: 1, approvalId: 'apr_1', toolCallId: 'c1', toolName: 't', input: { a: 1 }, inputHash: 'h', requestedAt: 'x', expiresAt: 'y', reason: 'big' },
+      { type: 'tool-result', step: 1, toolCallId: 'c1', toolName: 't', outcome: 'denied', output: 'no', isError: true },
+      { type: 'text-delta', text: 'Done', step: 2, attempt: 1 },
+      { type: 'turn-finished', status: 'completed', text: 'Done', steps: 2, usage: { inputTokens: 2, outputTokens: 2 } },
+    ];
+    expect(await mapAll(mapper, events)).toEqual([
+      { type: 'start-step' },
+      { type: 'text-start', id: 'text-1-1' },
+      { type: 'text-delta', id: 'text-1-1', delta: 'Chec' },
+      { type: 'reset-step' },
+      { type: 'text-start', id: 'text-1-2' },
+      { type: 'text-delta', id: 'text-1-2', delta: 'Checking' },
+      { type: 'text-end', id: 'text-1-2' },
+      { type: 'tool-input-available', toolCallId: 'c1', toolName: 't', input: { a: 1 } },
+      { type: 'tool-approval-request', approvalId: 'apr_1', toolCallId: 'c1', reason: 'big' },
+      { type: 'tool-output-denied', toolCallId: 'c1' },
+      { type: 'finish-step' },
+      { type: 'start-step' },
+      { type: 'text-start', id: 'text-2-1' },
+      { type: 'text-delta', id: 'text-2-1', delta: 'Done' },
+      { type: 'text-end', id: 'text-2-1' },
+      { type: 'finish-step' },
+      { type: 'finish', finishReason: 'stop' },
+    ]);
+  });
+
+  it('shows a budget approval as one data part, replaced in place by its decision, and never as a tool part', async () => {
+    const mapper = new UiMessageChunkMapper();
+    const asked = await mapAll(mapper, [
+      { type: 'step-finished', step: 1, finishReason: 'tool-calls', usage, toolCalls: 0 },
+      budgetRequested,
+      // Were the workflow to publish the budget call's settlement, it would still be no tool chunk.
+      { type: 'tool-result', step: 1, toolCallId: 'budget-1', toolName: 'turnpike_budget', outcome: 'approved', output: null, isError: false },
+    ]);
+    expect(asked).toEqual([{ type: 'data-budget', id: 'apr_b', data: { state: 'requested', approvalId: 'apr_b', toolCallId: 'budget-1', input: budgetInput, inputHash: 'h', reason: 'reached', expiresAt: 'y' } }]);
+    const first = await messageOf([{ type: 'start', messageId: 'm' }, ...asked, ...mapper.end('tool-calls')]);
+    expect(first.errors).toEqual([]);
+
+    const decision: DecisionRecord = { approvalId: 'apr_b', toolCallId: 'budget-1', toolName: 'turnpike_budget', outcome: 'approved', approved: true, automatic: false, approver: 'alice', decidedAt: 'z', inputHash: 'h', editedInput: { extendBy: { totalTokens: 500 } } };
+    const next = new UiMessageChunkMapper();
+    const continued = await messageOf(
+      [
+        { type: 'start', messageId: 'm' },
+        UiMessageChunkMapper.budgetDecided(budgetRequested, decision),
+        ...(await mapAll(next, [{ type: 'text-delta', text: 'Done', step: 2, attempt: 1 }, { type: 'turn-finished', status: 'completed', text: 'Done', steps: 2, usage }])),
+      ],
+      first.message,
+    );
+    expect(continued.errors).toEqual([]);
+    const budgetParts = continued.message.parts.filter((part) => part.type === 'data-budget');
+    expect(budgetParts).toEqual([
+      { type: 'data-budget', id: 'apr_b', data: { state: 'decided', approvalId: 'apr_b', toolCallId: 'budget-1', input: budgetInput, outcome: 'approved', extendBy: { totalTokens: 500 }, approver: 'alice', decidedAt: 'z' } },
+    ]);
+    expect(continued.message.parts.some((part) => 'toolCallId' in part)).toBe(false);
+  });
+
+  it('says a denied budget approval stopped, with no extension', () => {
+    const decision: DecisionRecord = { approvalId: 'apr_b', toolCallId: 'budget-1', toolName: 'turnpike_budget', outcome: 'denied', approved: false, automatic: false, reason: 'enough', decidedAt: 'z', inputHash: 'h' };
+    expect(UiMessageChunkMapper.budgetDecided(budgetRequested, decision)).toEqual({
+      type: 'data-budget',
+      id: 'apr_b',
+      data: { state: 'decided', approvalId: 'apr_b', toolCallId: 'budget-1', input: budgetInput, outcome: 'denied', reason: 'enough', decidedAt: 'z' },
+    });
+  });
+
+  it('streams a typed answer as partial objects in one data part, then the validated object; the text stays', async () => {
+    const mapper = new UiMessageChunkMapper({ typedOutput: parse });
+    const chunks = [
+      ...mapper.startOutput(),
+      ...(await mapAll(mapper, [
+        { type: 'text-delta', text: '{"city": "Lis', step: 1, attempt: 1 },
+        { type: 'text-delta', text: 'bon", ', step: 1, attempt: 1 },
+        { type: 'text-delta', text: '"days": 4}', step: 1, attempt: 1 },
+        { type: 'step-finished', step: 1, finishReason: 'stop', usage, toolCalls: 0 },
+        { type: 'turn-finished', status: 'completed', text: '{"city": "Lisbon", "days": 4}', steps: 1, usage, output: { city: 'Lisbon', days: 4 } },
+      ])),
+    ];
+    const partials = chunks.flatMap((chunk) => (chunk.type === 'data-output' && chunk.data.state === 'streaming' && chunk.data.partial ? [chunk.data.partial] : []));
+    expect(partials).toEqual([{ city: 'Lis' }, { city: 'Lisbon' }, { city: 'Lisbon', days: 4 }]);
+    const { message, errors } = await messageOf([{ type: 'start', messageId: 'm' }, ...chunks]);
+    expect(errors).toEqual([]);
+    expect(message.parts.filter((part) => part.type === 'data-output')).toEqual([{ type: 'data-output', id: 'output', data: { state: 'done', output: { city: 'Lisbon', days: 4 } } }]);
+    expect(message.parts.find((part) => part.type === 'text')).toMatchObject({ text: '{"city": "Lisbon", "days": 4}' });
+  });
+
+  it('starts the partial object over on a retried attempt', async () => {
+    const mapper = new UiMessageChunkMapper({ typedOutput: parse });
+    const chunks = await mapAll(mapper, [
+      { type: 'text-delta', text: '{"city": "Rome"', step: 1, attempt: 1 },
+      { type: 'step-retry', step: 1, attempt: 2 },
+      { type: 'text-delta', text: '{"city": "Oslo"', step: 1, attempt: 2 },
+    ]);
+    expect(chunks.filter((chunk) => chunk.type === 'data-output').map((chunk) => chunk.data)).toEqual([
+      { state: 'streaming', step: 1, partial: { city: 'Rome' } },
+      { state: 'streaming', step: 1, partial: { city: 'Oslo' } },
+    ]);
+  });
+
+  it('ends an invalid-output turn with its errors in the data part, an error and finishReason error', async () => {
+    const mapper = new UiMessageChunkMapper({ typedOutput: parse });
+    const chunks = await mapAll(mapper, [
+      { type: 'text-delta', text: '{"city": "Lisbon"}', step: 1, attempt: 1 },
+      { type: 'turn-finished', status: 'invalid-output', text: '{"city": "Lisbon"}', steps: 1, usage, outputErrors: ['days: Invalid input: expected number, received undefined'] },
+    ]);
+    expect(chunks.slice(-5)).toEqual([
+      { type: 'text-end', id: 'text-1-1' },
+      { type: 'finish-step' },
+      { type: 'data-output', id: 'output', data: { state: 'invalid', text: '{"city": "Lisbon"}', errors: ['days: Invalid input: expected number, received undefined'] } },
+      { type: 'error', errorText: 'The answer did not match the output schema (invalid-output): days: Invalid input: expected number, received undefined' },
+      { type: 'finish', finishReason: 'error' },
+    ]);
+    const { message, errors } = await messageOf([{ type: 'start', messageId: 'm' }, ...chunks]);
+    expect(errors).toEqual(['Error: The answer did not match the output schema (invalid-output): days: Invalid input: expected number, received undefined']);
+    expect(message.parts.filter((part) => part.type === 'data-output')).toEqual([
+      { type: 'data-output', id: 'output', data: { state: 'invalid', text: '{"city": "Lisbon"}', errors: ['days: Invalid input: expected number, received undefined'] } },
+    ]);
+  });
+});
