@@ -7,7 +7,7 @@
  * package, as `outputStream` does: a later step, or a retried attempt, writes its answer from the
  * start, and a partial is sent only when the object changed.
  */
-import { importOptional } from '../activities/optional-packages.js';
+import { importOptional } from '../peers/optional-packages.js';
 import type { TurnEvent } from '../workflows/turn-events.js';
 
 /** What the `data-output` part holds. */
