@@ -72,7 +72,7 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
     const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
     // A signed-in reader hears nothing after the session ends; EventSource then reconnects and gets 401.
     const sessionEnd = signedIn ? setTimeout(() => response.end(), Math.min(signedIn.expiresAt - Date.now(), 2 ** 31 - 1)) : undefined;
-    request.raw.on('close', () => {
+    reply.raw.on('close', () => {
       clearTimeout(sessionEnd);
       clearInterval(keepAlive);
       unsubscribe();

@@ -90,10 +90,11 @@ function sessionEnd(request: FastifyRequest, options: EventStreamRouteOptions, t
 }
 
 /** Streams `events` as SSE until they end, the client goes away or `endsAt` (epoch ms) passes. */
-async function sendEvents(request: FastifyRequest, reply: FastifyReply, abort: AbortController, events: AsyncIterable<{ id?: string; data: unknown }>, endMessage: boolean, endsAt?: number): Promise<void> {
+async function sendEvents(reply: FastifyReply, abort: AbortController, events: AsyncIterable<{ id?: string; data: unknown }>, endMessage: boolean, endsAt?: number): Promise<void> {
   const response = openEventStream(reply);
   response.flushHeaders();
-  request.raw.on('close', () => abort.abort());
+  // The response's close (the client went away, or the stream ended), as in ui-chat-route.ts.
+  reply.raw.on('close', () => abort.abort());
   // A signed-in reader hears nothing after the session ends; EventSource then reconnects and gets 401.
   const sessionTimer = endsAt === undefined ? undefined : setTimeout(() => abort.abort(), Math.min(Math.max(endsAt - Date.now(), 0), 2 ** 31 - 1));
   const keepAlive = setInterval(() => response.write(': keep-alive\n\n'), KEEP_ALIVE_MS);
@@ -160,7 +161,7 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
       const id = idOf(record);
       return { ...(id !== undefined ? { id } : {}), data: record };
     };
-    await sendEvents(request, reply, abort, mapRecords(records, toMessage), true, sessionEnd(request, options, request.query.token));
+    await sendEvents(reply, abort, mapRecords(records, toMessage), true, sessionEnd(request, options, request.query.token));
   });
 
   api.get('/api/conversations/:conversationId/events', { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: eventsQuery } }, async (request, reply) => {
@@ -178,7 +179,7 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
     }
     const abort = new AbortController();
     const events = options.client.conversationEvents(conversationId, { ...(after !== undefined ? { after } : {}), signal: abort.signal });
-    await sendEvents(request, reply, abort, mapRecords(events, (event) => ({ id: event.cursor, data: event })), false, sessionEnd(request, options, request.query.token));
+    await sendEvents(reply, abort, mapRecords(events, (event) => ({ id: event.cursor, data: event })), false, sessionEnd(request, options, request.query.token));
   });
 }
 
