@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { StreamTokens, STREAM_TOKEN_TTL_SECONDS } from '../../api/stream-token.js';
+import type { StreamHub } from '../../client/stream-hub.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEvent } from '../../workflows/turn-events.js';
 import { testTools, use } from '../support/test-tools.js';
@@ -17,12 +18,13 @@ import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/
 
 const SECRET = 'a-stream-secret-of-at-least-32-characters';
 let turnpike: TurnpikeHarness;
+let client: TurnpikeClient;
 let api: FastifyInstance;
 let base: string;
 
 beforeAll(async () => {
   turnpike = await startTurnpike({ tools: testTools });
-  const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
   api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice'), streamSecret: SECRET });
   base = await api.listen({ host: '127.0.0.1', port: 0 });
 });
@@ -71,6 +73,26 @@ describe('turn events over SSE', () => {
     const text = events.map((message) => JSON.parse(message.data).event as TurnEvent).map((event) => (event.type === 'text-delta' ? event.text : '')).join('');
     expect(text).toBe(result.text);
     expect(JSON.parse(events.at(-1)!.data).event).toMatchObject({ type: 'turn-finished', status: 'completed' });
+  });
+
+  it('lets go of the stream once its reader goes away: the API process stops reading the parked turn', async () => {
+    const handle = await turnpike.startTurn({ startedBy: 'alice', text: use('guarded_action', { target: 'gone', count: 1 }) });
+    await waitForPending(handle);
+    // The feeds the API's client keeps open, one per stream read (client/stream-hub.ts).
+    const feeds = () => (client as unknown as { streams: StreamHub }).streams.size;
+    const abort = new AbortController();
+    const response = await fetch(`${base}/api/turns/${encodeURIComponent(handle.workflowId)}/events`, { headers: { authorization: 'Bearer alice-token' }, signal: abort.signal });
+    expect(response.status).toBe(200);
+    const reader = response.body!.getReader();
+    expect((await reader.read()).done).toBe(false);
+    expect(feeds()).toBe(1);
+    abort.abort();
+    await reader.cancel().catch(() => undefined);
+    // The feed lingers 5 s for a reader that comes back, then closes.
+    const deadline = Date.now() + 30_000;
+    while (feeds() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(feeds()).toBe(0);
+    await handle.cancel();
   });
 
   it('refuses a missing, forged, expired or other stream\'s token with 401, and takes a bearer token', async () => {
