@@ -13,8 +13,6 @@ import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { parseTokenMap } from '../../api/auth.js';
-import { buildApi } from '../../api/server.js';
 import { defineAgentTool } from '../../activities/agent-tools.js';
 import { ToolDefinitionError } from '../../activities/tools.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
@@ -30,6 +28,7 @@ import { executionsOf, testTools } from '../support/test-tools.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { startTurnpike, waitForState, type TurnpikeHarness, waitForListed } from '../support/turnpike-harness.js';
+import { serveApi } from '../support/api-server.js';
 
 const PROVIDERS = ['openai', 'anthropic'] as const;
 
@@ -100,9 +99,7 @@ beforeAll(async () => {
     tools: [...testTools, ...PROVIDERS.flatMap(agentToolsOf)],
     notifications: { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`, secret: 'a-webhook-secret' },
   });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
-  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
-  base = await api.listen({ host: '127.0.0.1', port: 0 });
+  ({ client, api, base } = await serveApi(turnpike));
 });
 
 afterAll(async () => {

@@ -6,8 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTokenMap } from '../../api/auth.js';
-import { buildApi } from '../../api/server.js';
 import { StreamTokens, STREAM_TOKEN_TTL_SECONDS } from '../../api/stream-token.js';
 import type { StreamHub } from '../../client/stream-hub.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
@@ -15,6 +13,7 @@ import type { TurnEvent } from '../../workflows/turn-events.js';
 import { testTools, use } from '../support/test-tools.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { serveApi } from '../support/api-server.js';
 
 const SECRET = 'a-stream-secret-of-at-least-32-characters';
 let turnpike: TurnpikeHarness;
@@ -24,9 +23,7 @@ let base: string;
 
 beforeAll(async () => {
   turnpike = await startTurnpike({ tools: testTools });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
-  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice'), streamSecret: SECRET });
-  base = await api.listen({ host: '127.0.0.1', port: 0 });
+  ({ client, api, base } = await serveApi(turnpike, { streamSecret: SECRET }));
 });
 afterAll(async () => {
   await api?.close();

@@ -8,14 +8,12 @@
 import { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseTokenMap } from '../../api/auth.js';
-import { buildApi } from '../../api/server.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEvent } from '../../workflows/turn-events.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { serveApi } from '../support/api-server.js';
 
 const STEPS = 600;
 /** Ten in the issue's check (`TURNPIKE_LONG_TURN_RUNS=10`); two in `npm test`, which must fit CI's time on two cores. */
@@ -29,9 +27,7 @@ let base: string;
 
 beforeAll(async () => {
   turnpike = await startTurnpike({ tools: testTools });
-  const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
-  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
-  base = await api.listen({ host: '127.0.0.1', port: 0 });
+  ({ api, base } = await serveApi(turnpike));
 });
 afterAll(async () => {
   await api?.close();

@@ -11,12 +11,11 @@ import { DefaultChatTransport, readUIMessageStream, validateUIMessages, type UIM
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { parseTokenMap } from '../../api/auth.js';
-import { buildApi } from '../../api/server.js';
 import { toOutputSpec, TurnpikeClient } from '../../client/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { serveApi } from '../support/api-server.js';
 
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
@@ -27,9 +26,7 @@ let base: string;
 beforeAll(async () => {
   fake = await useFakeProviders();
   turnpike = await startTurnpike({ tools: testTools });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
-  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
-  base = await api.listen({ host: '127.0.0.1', port: 0 });
+  ({ client, api, base } = await serveApi(turnpike));
 });
 afterAll(async () => {
   await api?.close();

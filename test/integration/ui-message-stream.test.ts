@@ -7,11 +7,10 @@ import { randomUUID } from 'node:crypto';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTokenMap } from '../../api/auth.js';
-import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { serveApi } from '../support/api-server.js';
 
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
@@ -20,9 +19,7 @@ let base: string;
 
 beforeAll(async () => {
   turnpike = await startTurnpike({ tools: testTools });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
-  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
-  base = await api.listen({ host: '127.0.0.1', port: 0 });
+  ({ client, api, base } = await serveApi(turnpike));
 });
 afterAll(async () => {
   await api?.close();
