@@ -213,7 +213,7 @@ class Conversation {
     if (!current.handoff) this.state.history.push(userMessage(current));
     if (finished.result) this.state.history.push(...finished.result.messages);
     else this.state.failedTurns.push(current.turnWorkflowId);
-    absorbTurnSpend(this.input, this.state, finished.result);
+    absorbTurnSpend(this.input, this.state, finished);
     // Reports of turns that are not current (a stale duplicate) are dropped with it.
     this.state.finished = this.state.finished.filter((entry) => entry.turnWorkflowId !== current.turnWorkflowId);
     this.state.current = undefined;

@@ -28,6 +28,7 @@ import { renameRepeatedToolCallIds, toolCallIdsIn } from './tool-call-ids.js';
 import { modelToolsOf, toolSetHash } from './tool-set.js';
 import { textOf, TurnContext } from './turn-context.js';
 import { finish, finishCancelled, finishCutOff } from './turn-endings.js';
+import { budgetResult } from './turn-budget.js';
 import { handOverIfDue } from './turn-hand-over.js';
 import { installTurnHandlers } from './turn-handlers.js';
 import { outputFields, typedOutputOf, type TypedOutput } from './typed-output.js';
@@ -53,7 +54,8 @@ export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult>
     result = await runSteps(turn);
   } catch (error) {
     if (!wf.isCancellation(error)) {
-      await notifyConversation(input, { turnWorkflowId: wf.workflowInfo().workflowId, failure: error instanceof Error ? error.message : String(error) });
+      // What the turn spent still counts against its conversation's budget (the signal's input only: the same command).
+      await notifyConversation(input, { turnWorkflowId: wf.workflowInfo().workflowId, failure: error instanceof Error ? error.message : String(error), ...budgetResult(turn) });
       throw error;
     }
     result = await wf.CancellationScope.nonCancellable(async () => {

@@ -4,7 +4,7 @@
  * approvals granted it grows the conversation's limits too. Numbers only: no command.
  */
 import { addSpend, extendedBudget, grantedExtension, NO_SPEND, remainingBudget } from './budget-spend.js';
-import type { AgentConversationInput, AgentTurnResult, ConversationBudgetState, ConversationCarryOver, TurnBudget } from './types.js';
+import type { AgentConversationInput, ConversationBudgetState, ConversationCarryOver, TurnBudget, TurnFinishedInput } from './types.js';
 
 /** The conversation's budget state: carried, or its input's limits with nothing spent yet. */
 function stateOf(input: AgentConversationInput, carried: ConversationCarryOver): ConversationBudgetState | undefined {
@@ -18,10 +18,14 @@ export function budgetForTurn(input: AgentConversationInput, carried: Conversati
   return budget ? remainingBudget(budget.limits, budget.spent) : undefined;
 }
 
-/** Counts a finished turn: its spend, and the extensions its approvals granted. */
-export function absorbTurnSpend(input: AgentConversationInput, carried: ConversationCarryOver, result: AgentTurnResult | undefined): void {
+/**
+ * Counts a finished turn: its spend, and the extensions its approvals granted. A failed turn
+ * reports them with its failure (up to the step it failed in).
+ */
+export function absorbTurnSpend(input: AgentConversationInput, carried: ConversationCarryOver, finished: TurnFinishedInput): void {
   const budget = stateOf(input, carried);
-  if (!budget || !result?.spend) return;
+  const result = finished.result ?? finished;
+  if (!budget || !result.spend) return;
   // The turn was given what remained before it; nothing else ran meanwhile.
   const given = remainingBudget(budget.limits, budget.spent);
   const granted = result.budget ? grantedExtension(given, result.budget) : {};

@@ -106,5 +106,17 @@ export const turnFinishedInputSchema = lazy(() =>
     turnWorkflowId: z.string().min(1),
     result: z.object({ messages: z.array(z.unknown()) }).loose().optional(),
     failure: z.string().optional(),
+    // A failed turn's spend is added to its conversation's: numbers, or the signal is ignored.
+    spend: z
+      .object({
+        inputTokens: z.number().int().nonnegative(),
+        outputTokens: z.number().int().nonnegative(),
+        costUsd: z.number().nonnegative().optional(),
+        costUnknown: z.boolean().optional(),
+        wallTimeMs: z.number().nonnegative(),
+        toolCalls: z.number().int().nonnegative(),
+      })
+      .optional(),
+    budget: z.object({}).loose().optional(),
   }),
 );

@@ -369,4 +369,28 @@ describe('conversation budgets', () => {
     const state = await idleAfter(conversationId, 2);
     expect(state.budget!.limits).toEqual({ totalTokens: 10_040 });
   });
+
+  it('counts what a failed turn spent before it failed, and gives the next turn what remains', async () => {
+    const conversationId = `conv-${randomUUID()}`;
+    const model: ModelSettings = { provider: 'openai', model: 'gpt-4.1-mini' };
+    const usage = { inputTokens: 100, outputTokens: 7 };
+    fake.reset();
+    // One step with a tool call, then a request the API refuses: the turn fails (not retryable).
+    fake.script('openai', [{ toolCalls: [{ name: 'lookup_order', input: { orderId: '1001' } }], usage }, { status: 400, message: 'Invalid request.' }, { text: 'Fine now.', usage }]);
+    const budget = { totalTokens: 10_000, toolCalls: 10 };
+    const first = await client.sendMessage({ conversationId, text: 'Look up order 1001.', conversation: { model, budget } });
+    noteStarted(client.conversation(conversationId));
+    noteStarted(client.turn(first.turnWorkflowId));
+    await expect(client.turnResult(first.turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 })).rejects.toThrow();
+    const state = await idleAfter(conversationId, 1);
+    expect(state.failedTurns).toEqual([first.turnWorkflowId]);
+    expect(state.budget!.spent).toMatchObject({ inputTokens: 100, outputTokens: 7, toolCalls: 1 });
+    expect(state.budget!.limits).toEqual(budget);
+
+    const second = await client.sendMessage({ conversationId, text: 'Try again.', conversation: { model, budget } });
+    noteStarted(client.turn(second.turnWorkflowId));
+    const result = await client.turnResult(second.turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 });
+    expect(result.status).toBe('completed');
+    expect(result.budget).toEqual({ totalTokens: 10_000 - 107, toolCalls: 9 });
+  });
 });

@@ -102,6 +102,9 @@ export interface TurnFinishedInput {
   result?: AgentTurnResult;
   /** Set instead of `result` when the turn failed. */
   failure?: string;
+  /** With `failure`, for a turn with a budget: what it spent before it failed, and its limits then. */
+  spend?: TurnSpend;
+  budget?: TurnBudget;
 }
 
 export interface SupersedeTurnInput {
