@@ -10,7 +10,7 @@ import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import { CompressionCodec, MAX_DECOMPRESSED_BYTES, UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../../codec/payload-codec.js';
 import { MAX_DEPTH, MAX_MESSAGE_BYTES, measureJson, messageProblem } from '../../workflows/field-limits.js';
-import { approveToolCallInputSchema, describeShapeError } from '../../workflows/message-schemas.js';
+import { approveToolCallInputSchema, describeShapeError, turnFinishedInputSchema } from '../../workflows/message-schemas.js';
 import { decodeArgument } from '../../workflows/raw-messages.js';
 import { MAX_ITEM_CHARS, publishProblem } from '../../workflows/stream-guard.js';
 import { z } from 'zod';
@@ -129,6 +129,24 @@ describe('describeShapeError', () => {
     const message = describeShapeError(approveToolCallInputSchema().safeParse({ approvalId: MARKER.repeat(50), approved: MARKER }).error!);
     expect(message).not.toContain(MARKER);
     expect(message).toContain('approvalId: Too big');
+  });
+});
+
+describe("a failed turn's turnFinished signal", () => {
+  const spend = { inputTokens: 100, outputTokens: 7, wallTimeMs: 1_200, toolCalls: 1 };
+
+  it('takes the spend a failed turn reports', () => {
+    expect(turnFinishedInputSchema().safeParse({ turnWorkflowId: 'c/turn-1', failure: 'refused', spend, budget: { totalTokens: 10_000 } }).success).toBe(true);
+  });
+
+  it.each([
+    ['negative tokens', { ...spend, inputTokens: -1 }],
+    ['tokens as text', { ...spend, outputTokens: '7' }],
+    ['a fraction of a tool call', { ...spend, toolCalls: 0.5 }],
+    ['no wall time', { inputTokens: 1, outputTokens: 1, toolCalls: 0 }],
+    ['an infinite cost', { ...spend, costUsd: Infinity }],
+  ])('refuses one whose spend has %s, so the conversation ignores it and keeps its budget', (_, bad) => {
+    expect(turnFinishedInputSchema().safeParse({ turnWorkflowId: 'c/turn-1', failure: 'refused', spend: bad }).success).toBe(false);
   });
 });
 
