@@ -22,7 +22,7 @@ import type {
   TurnState,
 } from './types.js';
 import type { ConversationEvent, StreamEventsPage, StreamEventsRequest, TurnEvent } from './turn-events.js';
-import type { ElicitationAnswerState, ParkElicitationInput, ParkElicitationResult } from './elicitations.js';
+import type { ElicitationAnswerState, ParkElicitationInput, ParkElicitationResult } from './types/elicitations.js';
 
 /** Workflow type names, as operators see them in the Temporal CLI and Web UI. */
 export const AGENT_TURN_WORKFLOW = 'agentTurn';

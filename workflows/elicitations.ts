@@ -23,6 +23,7 @@ import { fieldProblem, MAX_DEPTH, MAX_PAYLOAD_BYTES } from './field-limits.js';
 import { describeShapeError } from './message-schemas.js';
 import { rejection } from './rejection.js';
 import type { JsonSchema, PendingToolCall } from './types.js';
+import type { ElicitationAnswer, ElicitationAnswerState, ParkElicitationInput, ParkElicitationResult } from './types/elicitations.js';
 
 /**
  * Calls that may wait for their answer by `awaitElicitationAnswer` at once; more poll instead.
@@ -31,24 +32,7 @@ import type { JsonSchema, PendingToolCall } from './types.js';
  */
 export const MAX_AWAITING_ANSWERS = 2;
 
-export interface ParkElicitationInput {
-  toolCallId: string;
-  /** The activity attempt that asks: a retry's question replaces an older attempt's. */
-  attempt: number;
-  message: string;
-  requestedSchema: JsonSchema;
-}
-
-/** MCP's `ElicitResult`, as the call receives it. */
-export type ElicitationAnswer = { action: 'accept'; content: Record<string, unknown> } | { action: 'decline' } | { action: 'cancel' };
-
-export interface ParkElicitationResult {
-  elicitationId: string;
-  /** Set when an answer given to an older attempt's identical question is handed over at once. */
-  answer?: ElicitationAnswer;
-}
-
-export type ElicitationAnswerState = { state: 'open' } | { state: 'answered'; answer: ElicitationAnswer } | { state: 'gone'; reason: string };
+export type { ElicitationAnswer, ElicitationAnswerState, ParkElicitationInput, ParkElicitationResult };
 
 interface Elicitation {
   id: string;

@@ -9,14 +9,9 @@
  * protobuf runtime and no `Buffer`: workflow-safe, side-effect free.
  */
 import type { Payload } from '@temporalio/common';
+import type { WorkflowStreamState } from './types/stream.js';
 
-/** A stream carried to the next run at continue-as-new (the library's snapshot, field for field). */
-export interface WorkflowStreamState {
-  log: Array<{ topic: string; data: string; offset: number }>;
-  base_offset: number;
-  publisher_sequences: Record<string, number>;
-  publisher_last_seen: Record<string, number>;
-}
+export type { WorkflowStreamState };
 
 const B64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
 const B64_INDEX = new Map([...B64].map((char, index) => [char, index]));

@@ -2,7 +2,7 @@
  * Conversations: a workflow that runs turn after turn, and the messages it takes.
  * Pure types: nothing here runs.
  */
-import type { WorkflowStreamState } from '../stream-wire.js';
+import type { WorkflowStreamState } from './stream.js';
 import type { Message, UserContentPart } from './messages.js';
 import type { ModelSettings } from './model.js';
 import type { ActivityCallOptions } from './tools.js';

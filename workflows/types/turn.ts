@@ -7,7 +7,7 @@ import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';
 import type { ChildTurnView, ParentTurn } from './agent-tools.js';
-import type { WorkflowStreamState } from '../stream-wire.js';
+import type { WorkflowStreamState } from './stream.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
 
 export interface AgentTurnInput {
