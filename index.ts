@@ -27,8 +27,8 @@ export {
 } from './activities/tools.js';
 export { defineAgentTool, DEFAULT_MAX_AGENT_DEPTH, type AgentToolOptions } from './activities/agent-tools.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './client/errors.js';
-export { AGENT_CONVERSATION_WORKFLOW, AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/definitions.js';
-export type * from './workflows/types.js';
+export { AGENT_CONVERSATION_WORKFLOW, AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/messages/definitions.js';
+export type * from './workflows/types/index.js';
 export {
   DOCUMENT_MEDIA_TYPES,
   IMAGE_MEDIA_TYPES,
@@ -36,7 +36,7 @@ export {
   MAX_INLINE_TOTAL_BASE64_CHARS,
   MAX_STORED_PART_BYTES,
   MAX_URL_LENGTH,
-} from './workflows/binary-parts.js';
-export type { ConversationEvent, DeltaOrigin, TurnEvent, TurnEventRecord } from './workflows/turn-events.js';
-export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './workflows/rejection-types.js';
-export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './workflows/turn-statuses.js';
+} from './workflows/turn/binary-parts.js';
+export type { ConversationEvent, DeltaOrigin, TurnEvent, TurnEventRecord } from './workflows/types/turn-events.js';
+export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './workflows/messages/rejection-types.js';
+export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './workflows/types/turn-statuses.js';

@@ -14,8 +14,8 @@
  */
 import { z } from 'zod';
 import { checkCommon, toJsonSchema, ToolDefinitionError, type AgentTool } from './tools.js';
-import { anthropicSchemaProblem } from '../workflows/output-schema.js';
-import type { AgentToolSpec, ToolSpec } from '../workflows/types.js';
+import { anthropicSchemaProblem } from '../workflows/agents/output-schema.js';
+import type { AgentToolSpec, ToolSpec } from '../workflows/types/index.js';
 
 /** How deep agent tools nest by default: a root turn, and three levels of sub-agents below it. */
 export const DEFAULT_MAX_AGENT_DEPTH = 3;

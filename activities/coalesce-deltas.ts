@@ -3,7 +3,7 @@
  * from a model activity carries one text delta per stretch of text rather than one per token:
  * the stream's history grows with the number of batches, not tokens.
  */
-import type { TurnEvent } from '../workflows/turn-events.js';
+import type { TurnEvent } from '../workflows/types/turn-events.js';
 
 export function coalesceDeltas(events: readonly TurnEvent[]): TurnEvent[] {
   const merged: TurnEvent[] = [];

@@ -4,7 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { recordToolAttempt } from './telemetry.js';
 import type { ToolRegistry } from './tool-registry.js';
-import type { ExecuteToolInput, ExecuteToolResult } from '../workflows/types.js';
+import type { ExecuteToolInput, ExecuteToolResult } from '../workflows/types/index.js';
 
 export async function executeTool(registry: ToolRegistry, request: ExecuteToolInput): Promise<ExecuteToolResult> {
   const tool = registry.get(request.toolName);

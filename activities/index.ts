@@ -20,7 +20,7 @@ import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
 import { ToolSetCache } from './tool-set-cache.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
-import type { AgentToolPromptInput, ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types.js';
+import type { AgentToolPromptInput, ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];

@@ -10,10 +10,10 @@
  * history records once, with the step.
  */
 import type { Context } from '@temporalio/activity';
-import { cutOffStatus } from '../workflows/cut-off-step.js';
-import { withHandoffTools } from '../workflows/handoff-tools.js';
-import { modelToolsOf, toolSetHash } from '../workflows/tool-set.js';
-import type { DescribedTools, HandoffTarget, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec, ToolCallDisposition, ToolCallPart } from '../workflows/types.js';
+import { cutOffStatus } from '../workflows/turn/cut-off-step.js';
+import { withHandoffTools } from '../workflows/agents/handoff-tools.js';
+import { modelToolsOf, toolSetHash } from '../workflows/turn/tool-set.js';
+import type { DescribedTools, HandoffTarget, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec, ToolCallDisposition, ToolCallPart } from '../workflows/types/index.js';
 import type { PrepareToolCallsInput } from './prepare-tool-calls.js';
 import { resolveModelStep, type ModelStepCaches } from './transcript-source.js';
 

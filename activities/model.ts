@@ -6,8 +6,8 @@ import type { ProviderCallOptions } from './providers/errors.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { StepStream } from './step-stream.js';
 import { recordModelCall } from './telemetry.js';
-import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types.js';
-import type { TurnEvent } from '../workflows/turn-events.js';
+import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types/index.js';
+import type { TurnEvent } from '../workflows/types/turn-events.js';
 
 type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Promise<ModelStepResult>;
 

@@ -11,7 +11,7 @@
  */
 import { createHmac } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import type { ApprovalNotification } from '../workflows/types.js';
+import type { ApprovalNotification } from '../workflows/types/index.js';
 
 export interface NotificationOptions {
   /** Where the notifications go (a Slack incoming webhook, or your own endpoint). */

@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { ToolRegistry } from './tool-registry.js';
 import type { ApprovalVerdict } from './tools.js';
-import type { ToolCallDisposition } from '../workflows/types.js';
+import type { ToolCallDisposition } from '../workflows/types/index.js';
 
 export interface PrepareToolCallsInput {
   calls: Array<{ toolCallId: string; toolName: string; input: unknown }>;

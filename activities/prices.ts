@@ -9,7 +9,7 @@
  * new model's price is often not its family's. `openai-responses` falls back to `openai`'s prices.
  * A model with no price gets no `costUsd`.
  */
-import type { ModelSettings, Usage } from '../workflows/types.js';
+import type { ModelSettings, Usage } from '../workflows/types/index.js';
 
 /** USD per million tokens. */
 export interface ModelPrice {

@@ -20,7 +20,7 @@ import { Context, log } from '@temporalio/activity';
 import type { ModelStreamDelta, ModelStreamListener } from './providers/stream-delta.js';
 import { coalesceDeltas } from './coalesce-deltas.js';
 import { StreamPublisher } from './stream-publisher.js';
-import { TURN_EVENTS_TOPIC, type DeltaOrigin, type TurnEvent } from '../workflows/turn-events.js';
+import { TURN_EVENTS_TOPIC, type DeltaOrigin, type TurnEvent } from '../workflows/types/turn-events.js';
 
 /** The pace of a run's stream: signals so far → the wait before the next. */
 const PACE: ReadonlyArray<readonly [below: number, intervalMs: number]> = [

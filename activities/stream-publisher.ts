@@ -8,8 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { PUBLISH_SIGNAL, type PublishInput } from '../workflows/stream-guard.js';
-import { encodePayloadWire } from '../workflows/stream-wire.js';
+import { PUBLISH_SIGNAL, type PublishInput } from '../workflows/stream/stream-guard.js';
+import { encodePayloadWire } from '../workflows/stream/stream-wire.js';
 
 export class StreamPublisher {
   private readonly publisherId = randomBytes(8).toString('hex');

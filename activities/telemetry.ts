@@ -7,7 +7,7 @@
  */
 import { trace, type Attributes } from '@opentelemetry/api';
 import type { Context } from '@temporalio/activity';
-import type { ModelStepInput, ModelStepResult } from '../workflows/types.js';
+import type { ModelStepInput, ModelStepResult } from '../workflows/types/index.js';
 
 /** Model call: GenAI semantic-convention attributes, and the tokens counter. */
 export function recordModelCall(context: Context, input: ModelStepInput, result: ModelStepResult): void {

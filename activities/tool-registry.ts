@@ -2,7 +2,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { agentToolSpec, DEFAULT_MAX_AGENT_DEPTH } from './agent-tools.js';
 import { toJsonSchema, ToolDefinitionError, type Tool } from './tools.js';
-import type { ToolSpec } from '../workflows/types.js';
+import type { ToolSpec } from '../workflows/types/index.js';
 
 export interface ToolRegistry {
   get(name: string): Tool | undefined;

@@ -6,8 +6,8 @@
  * sees it; one that does not match fails the step (`ToolSetMismatch`, not retried).
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { toolSetHash } from '../workflows/tool-set.js';
-import type { ModelToolSpec } from '../workflows/types.js';
+import { toolSetHash } from '../workflows/turn/tool-set.js';
+import type { ModelToolSpec } from '../workflows/types/index.js';
 
 export const TOOL_SET_MISMATCH = 'ToolSetMismatch';
 

@@ -8,7 +8,7 @@
  * - client: `defineClientTool({ ... })` parks until the caller submits its result.
  */
 import { z } from 'zod';
-import type { ApprovalDecision, JsonSchema, ActivityCallOptions, ModelSettings } from '../workflows/types.js';
+import type { ApprovalDecision, JsonSchema, ActivityCallOptions, ModelSettings } from '../workflows/types/index.js';
 
 /** What a tool's `execute` receives besides its input. */
 export interface ToolExecutionContext {

@@ -14,8 +14,8 @@
  * cache library would add a dependency for the same eviction loop.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../workflows/transcript-hash.js';
-import type { Message, TranscriptReference } from '../workflows/types.js';
+import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../workflows/context/transcript-hash.js';
+import type { Message, TranscriptReference } from '../workflows/types/index.js';
 
 /** Error type of a transcript that does not match its hash. */
 export const TRANSCRIPT_MISMATCH = 'TranscriptMismatch';

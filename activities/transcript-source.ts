@@ -7,8 +7,8 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { Context } from '@temporalio/activity';
-import { modelToolsQuery, transcriptQuery } from '../workflows/definitions.js';
-import type { Message, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec } from '../workflows/types.js';
+import { modelToolsQuery, transcriptQuery } from '../workflows/messages/definitions.js';
+import type { Message, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec } from '../workflows/types/index.js';
 import type { ToolSetCache } from './tool-set-cache.js';
 import type { TranscriptCache, TranscriptSource } from './transcript-cache.js';
 

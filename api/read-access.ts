@@ -17,7 +17,7 @@
  * codec server), which Temporal's own namespace access control protects.
  */
 import type { StartRecord, TurnpikeClient } from '../client/turnpike-client.js';
-import { mayDecide } from '../workflows/call-checks.js';
+import { mayDecide } from '../workflows/calls/call-checks.js';
 import type { Caller } from './auth.js';
 
 export interface ReadAccessOptions {

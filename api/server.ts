@@ -12,17 +12,17 @@
  * The approver of a decision is the identity of the request's bearer token or sign-in session
  * (api/session.ts, api/login.ts), never the body.
  */
-import { MAX_STORED_PART_BYTES } from '../workflows/binary-parts.js';
+import { MAX_STORED_PART_BYTES } from '../workflows/turn/binary-parts.js';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type ParkedCall } from '../client/turnpike-client.js';
-import { mayDecide } from '../workflows/call-checks.js';
-import { REJECTION_TYPES, type RejectionType } from '../workflows/rejection-types.js';
-import { isTurnEnded } from '../workflows/turn-statuses.js';
-import type { AgentDefinition, AgentTurnInput, TurnBudget, UserContentPart } from '../workflows/types.js';
+import { mayDecide } from '../workflows/calls/call-checks.js';
+import { REJECTION_TYPES, type RejectionType } from '../workflows/messages/rejection-types.js';
+import { isTurnEnded } from '../workflows/types/turn-statuses.js';
+import type { AgentDefinition, AgentTurnInput, TurnBudget, UserContentPart } from '../workflows/types/index.js';
 import { decisionBody, decisionsQuery, listingQuery, sendMessageBody, startTurnBody, toolResultBody, turnParams } from './request-schemas.js';
 import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';

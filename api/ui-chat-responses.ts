@@ -5,7 +5,7 @@
  * `sendMessage()`; docs/streaming.md).
  */
 import { z } from 'zod';
-import type { BudgetApprovalInput, TurnBudget } from '../workflows/types.js';
+import type { BudgetApprovalInput, TurnBudget } from '../workflows/types/index.js';
 
 export interface ApprovalResponsePart {
   type: string;

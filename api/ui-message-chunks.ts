@@ -13,8 +13,8 @@
  * state (`budgetDecided`, from the turn's decision record). A typed answer is a `data-output`
  * part (ui-output-part.ts); its text deltas stay text parts too.
  */
-import type { TurnEvent } from '../workflows/turn-events.js';
-import type { BudgetApprovalInput, DecisionRecord, TurnBudget } from '../workflows/types.js';
+import type { TurnEvent } from '../workflows/types/turn-events.js';
+import type { BudgetApprovalInput, DecisionRecord, TurnBudget } from '../workflows/types/index.js';
 import { OutputPart, type OutputChunk, type PartialJsonParser } from './ui-output-part.js';
 
 type BudgetRequested = Extract<TurnEvent, { type: 'budget-requested' }>;

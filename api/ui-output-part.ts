@@ -8,7 +8,7 @@
  * start, and a partial is sent only when the object changed.
  */
 import { importOptional } from '../peers/optional-packages.js';
-import type { TurnEvent } from '../workflows/turn-events.js';
+import type { TurnEvent } from '../workflows/types/turn-events.js';
 
 /** What the `data-output` part holds. */
 export type OutputPartData =

@@ -9,7 +9,7 @@
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { ModelMessage } from 'ai';
-import type { Message } from '../workflows/types.js';
+import type { Message } from '../workflows/types/index.js';
 import { AI_SDK_WORKFLOW, type AiSdkTurnInput, type AiSdkTurnResult } from './ai-sdk-definitions.js';
 import { scriptedPrompt } from './bench-tools.js';
 import { FAKE_OPENAI_MODEL } from './fake-openai-settings.js';

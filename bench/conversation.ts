@@ -7,7 +7,7 @@
  * result, the assistant's answer; a length that is not a multiple of four ends with a
  * user / assistant text pair. Every tool call has its result, so it is valid model input.
  */
-import type { Message } from '../workflows/types.js';
+import type { Message } from '../workflows/types/index.js';
 
 const WORDS = (
   'the a report schedule meeting summary project budget update review draft team plan week ' +

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { FLOOR_WORKFLOW, floorApproveUpdate, floorParkedQuery, type FloorTurnInput, type FloorTurnResult } from './floor-definitions.js';
-import type { Message } from '../workflows/types.js';
+import type { Message } from '../workflows/types/index.js';
 import { scriptedPrompt } from './bench-tools.js';
 import { approvalRequest, nextWorkflowId, type SystemUnderTest } from './system.js';
 import type { WorkerHandle } from './worker-handle.js';

@@ -4,7 +4,7 @@
  * same way for each.
  */
 import type { WorkflowHandle } from '@temporalio/client';
-import type { Message } from '../workflows/types.js';
+import type { Message } from '../workflows/types/index.js';
 import type { WorkerHandle } from './worker-handle.js';
 
 /** The approval every benchmark resume sends: the request turnpike's README documents. */

@@ -4,9 +4,9 @@
  * `openai` provider against the fake OpenAI server, which answers as the scripted model does.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { AGENT_TURN_WORKFLOW, approveToolCallUpdate, turnStateQuery } from '../workflows/definitions.js';
+import { AGENT_TURN_WORKFLOW, approveToolCallUpdate, turnStateQuery } from '../workflows/messages/definitions.js';
 import type { agentTurn } from '../workflows/index.js';
-import type { AgentTurnInput, AgentTurnResult, Message, ModelSettings, PendingToolCall } from '../workflows/types.js';
+import type { AgentTurnInput, AgentTurnResult, Message, ModelSettings, PendingToolCall } from '../workflows/types/index.js';
 import { PARKED_PROMPT, scriptedPrompt } from './bench-tools.js';
 import { approvalRequest, nextWorkflowId, type SystemUnderTest } from './system.js';
 import type { WorkerHandle } from './worker-handle.js';

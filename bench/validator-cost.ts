@@ -13,10 +13,10 @@
  * - `submitResult`: a client tool's result checked against its output schema.
  */
 import { performance } from 'node:perf_hooks';
-import { checkDecision, checkResult, SchemaCache } from '../workflows/call-checks.js';
-import { CallLedger } from '../workflows/call-ledger.js';
-import { inputHash } from '../workflows/input-hash.js';
-import type { PendingToolCall, ToolSpec } from '../workflows/types.js';
+import { checkDecision, checkResult, SchemaCache } from '../workflows/calls/call-checks.js';
+import { CallLedger } from '../workflows/calls/call-ledger.js';
+import { inputHash } from '../workflows/messages/input-hash.js';
+import type { PendingToolCall, ToolSpec } from '../workflows/types/index.js';
 import { summarize, type Summary } from './stats.js';
 
 export interface ValidatorCost {

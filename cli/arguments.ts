@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { modelFromEnvironment } from './default-model.js';
-import type { ModelSettings } from '../workflows/types.js';
+import type { ModelSettings } from '../workflows/types/index.js';
 
 /**
  * `provider[:model]`: `openai:gpt-4.1-mini`, `openai-responses:gpt-5-mini`, `anthropic:claude-sonnet-4-6`, `scripted:demo`;

@@ -1,4 +1,4 @@
-import type { ModelSettings } from '../workflows/types.js';
+import type { ModelSettings } from '../workflows/types/index.js';
 
 const DEFAULT_MODELS = { openai: 'gpt-4.1-mini', 'openai-responses': 'gpt-5-mini', anthropic: 'claude-sonnet-4-6', scripted: 'demo' } as const;
 

@@ -4,7 +4,7 @@
  */
 import Table from 'cli-table3';
 import picocolors from 'picocolors';
-import type { AgentTurnResult, ApprovalRecord, DecisionRecord, JsonSchema, Message, PendingToolCall, ReasoningPart, ToolCallOutcome, TurnStatus, Usage } from '../workflows/types.js';
+import type { AgentTurnResult, ApprovalRecord, DecisionRecord, JsonSchema, Message, PendingToolCall, ReasoningPart, ToolCallOutcome, TurnStatus, Usage } from '../workflows/types/index.js';
 
 /** picocolors' formatters, enabled or not. */
 export type Colors = ReturnType<typeof picocolors.createColors>;

@@ -19,8 +19,8 @@ import { registerDecisionsCommand } from './commands/decisions.js';
 import { registerParkedCommands } from './commands/parked.js';
 import { registerTurnCommands } from './commands/turns.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
-import { REJECTION_TYPES } from '../workflows/rejection-types.js';
-import { TURN_STATUSES } from '../workflows/turn-statuses.js';
+import { REJECTION_TYPES } from '../workflows/messages/rejection-types.js';
+import { TURN_STATUSES } from '../workflows/types/turn-statuses.js';
 
 export type { CliIo, OutputStream } from './context.js';
 

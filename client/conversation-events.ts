@@ -8,8 +8,8 @@
  * offset `t` of the turn that the conversation's event `c` (its `turn-started`) started.
  */
 import type { QueryDefinition } from '@temporalio/client';
-import { conversationEventsQuery, turnEventsQuery } from '../workflows/definitions.js';
-import type { ConversationEvent, StreamEventsPage, StreamEventsRequest, TurnEvent } from '../workflows/turn-events.js';
+import { conversationEventsQuery, turnEventsQuery } from '../workflows/messages/definitions.js';
+import type { ConversationEvent, StreamEventsPage, StreamEventsRequest, TurnEvent } from '../workflows/types/turn-events.js';
 import type { StreamReadOptions } from './event-subscription.js';
 
 /** Reads one workflow's event stream (`StreamHub.read`, or `readEventStream` with a client). */

@@ -5,8 +5,8 @@
  * their tool calls' approval records. No second database: a listing costs visibility pages plus
  * one query per running turn that is not parked and one result read per ended turn.
  */
-import { inputHash } from '../workflows/input-hash.js';
-import type { AgentTurnResult, DecisionRecord, ToolCallRecord } from '../workflows/types.js';
+import { inputHash } from '../workflows/messages/input-hash.js';
+import type { AgentTurnResult, DecisionRecord, ToolCallRecord } from '../workflows/types/index.js';
 
 /** A decision with the turn it belongs to. */
 export interface TurnDecision extends DecisionRecord {

@@ -2,7 +2,7 @@
  * The errors turnpike's client raises. Dependency-free, so `turnpike` (the root entry) can
  * export them to code that never loads the Temporal client.
  */
-import type { RejectionType } from '../workflows/rejection-types.js';
+import type { RejectionType } from '../workflows/messages/rejection-types.js';
 
 /**
  * A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`),

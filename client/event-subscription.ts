@@ -13,7 +13,7 @@
  * which fails the turn's replay; readers' polls were by far the most frequent updates.
  */
 import { WorkflowNotFoundError, type Client, type QueryDefinition } from '@temporalio/client';
-import type { StreamEventsPage, StreamEventsRequest } from '../workflows/turn-events.js';
+import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
 
 export interface StreamReadOptions<E> {
   /** The first offset to read (default 0). */

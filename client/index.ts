@@ -9,7 +9,7 @@ export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js'
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';
 export { parseConversationCursor, type ConversationStreamEvent } from './conversation-events.js';
-export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/turn-events.js';
+export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/types/turn-events.js';
 export { CompressionCodec, GZIP_ENCODING } from '../codec/payload-codec.js';
 export { createTurnpikeDataConverter, turnpikeCodecs, turnpikeDataConverter, type TurnpikeCodecOptions } from '../content/data-converter.js';
 export { ContentUnavailableError, contentKey, contentRef, keyOfRef, readVerified, storeContent, type ContentStore, type StoredObject } from '../content/content-store.js';
@@ -20,11 +20,11 @@ export { CONTENT_STORE_VARIABLE, contentStoreFromEnvironment, contentStoreFromUr
 export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type ClaimCheckOptions } from '../content/claim-check-codec.js';
 export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';
 export { sweepContent, type SweepOptions, type SweepReport } from '../content/content-sweep.js';
-export * from '../workflows/definitions.js';
-export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
+export * from '../workflows/messages/definitions.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
-export type * from '../workflows/types.js';
-export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from '../workflows/rejection-types.js';
-export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from '../workflows/turn-statuses.js';
+export type * from '../workflows/types/index.js';
+export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from '../workflows/messages/rejection-types.js';
+export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from '../workflows/types/turn-statuses.js';
 export { resolveNestedCursor, type NestedReadOptions, type NestedTurnEventRecord, type NestedTurnResume } from './nested-turn-events.js';
 export { NestedCursorError, parseNestedCursor, encodeNestedCursor, type NestedCursor, type OpenChild } from './nested-cursor.js';

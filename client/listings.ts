@@ -6,10 +6,10 @@
  * their results read, a bounded number at a time.
  */
 import type { Client } from '@temporalio/client';
-import { AGENT_TURN_WORKFLOW } from '../workflows/definitions.js';
-import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/pending-memo.js';
-import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from '../workflows/search-attributes.js';
-import type { AgentTurnResult, DecisionRecord, PendingToolCall, TurnState } from '../workflows/types.js';
+import { AGENT_TURN_WORKFLOW } from '../workflows/messages/definitions.js';
+import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/context/pending-memo.js';
+import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from '../workflows/context/search-attributes.js';
+import type { AgentTurnResult, DecisionRecord, PendingToolCall, TurnState } from '../workflows/types/index.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 
 export interface ParkedCall extends PendingToolCall {

@@ -12,7 +12,7 @@
  * after the child's offset: the `agent-started` events of those children are read again by
  * query, one event each, to learn their turn ids. Children the cursor has passed are not read.
  */
-import type { TurnEventRecord } from '../workflows/turn-events.js';
+import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import { encodeNestedCursor, NestedCursorError, parseNestedCursor, type NestedCursor } from './nested-cursor.js';
 
 /** A turn event, and where it comes from when a child turn published it. */

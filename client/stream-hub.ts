@@ -12,7 +12,7 @@
  * reader of it receives; it stops querying {@link LINGER_MS} after its last reader leaves.
  */
 import type { Client, QueryDefinition } from '@temporalio/client';
-import type { StreamEventsPage, StreamEventsRequest } from '../workflows/turn-events.js';
+import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
 import { readEventStream, type StreamReadOptions } from './event-subscription.js';
 
 /** How long a feed nobody follows keeps reading, for a reader that reconnects at once. */

@@ -28,16 +28,16 @@ import {
   submitToolResultUpdate,
   turnEventsQuery,
   turnStateQuery,
-} from '../workflows/definitions.js';
-import type { TurnEventRecord } from '../workflows/turn-events.js';
+} from '../workflows/messages/definitions.js';
+import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
-import { agentsProblem } from '../workflows/conversation-agents.js';
-import { agentConversationIdKey } from '../workflows/search-attributes.js';
-import { messageProblem } from '../workflows/field-limits.js';
-import { budgetProblem } from '../workflows/budget-spend.js';
-import { isRejectionType } from '../workflows/rejection-types.js';
+import { agentsProblem } from '../workflows/conversation/conversation-agents.js';
+import { agentConversationIdKey } from '../workflows/context/search-attributes.js';
+import { messageProblem } from '../workflows/messages/field-limits.js';
+import { budgetProblem } from '../workflows/budgets/budget-spend.js';
+import { isRejectionType } from '../workflows/messages/rejection-types.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
@@ -53,7 +53,7 @@ import type {
   SendMessageResult,
   SubmitToolResultResult,
   TurnState,
-} from '../workflows/types.js';
+} from '../workflows/types/index.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';

@@ -12,9 +12,9 @@
 import { z } from 'zod';
 import { importOptional } from '../peers/optional-packages.js';
 import { toJsonSchema } from '../activities/tools.js';
-import type { EndedTurnStatus } from '../workflows/turn-statuses.js';
-import type { TurnEventRecord } from '../workflows/turn-events.js';
-import type { AgentTurnResult, JsonSchema, TurnOutputSpec } from '../workflows/types.js';
+import type { EndedTurnStatus } from '../workflows/types/turn-statuses.js';
+import type { TurnEventRecord } from '../workflows/types/turn-events.js';
+import type { AgentTurnResult, JsonSchema, TurnOutputSpec } from '../workflows/types/index.js';
 
 /** A typed answer as a client gives it: the schema as zod (typed) or as JSON Schema. */
 export interface OutputOption<Schema extends z.ZodType = z.ZodType> {

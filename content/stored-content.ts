@@ -16,7 +16,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_CLAIM_THRESHOLD_BYTES } from './claim-check-codec.js';
 import { ContentUnavailableError, contentRef, keyOfRef, readVerified, storeContent, type ContentStore } from './content-store.js';
-import type { ExecuteToolResult, Message, StoredOutput, StoredSource, UserContentPart } from '../workflows/types.js';
+import type { ExecuteToolResult, Message, StoredOutput, StoredSource, UserContentPart } from '../workflows/types/index.js';
 
 /** Inline parts and tool outputs this big or bigger are stored: the claim-check codec's threshold. */
 export const DEFAULT_STORE_THRESHOLD_BYTES = DEFAULT_CLAIM_THRESHOLD_BYTES;

@@ -8,7 +8,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ensureTemporalCli } from './temporal-cli.js';
-import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/search-attributes.js';
+import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 
 export interface DevServerOptions {
   /** Defaults to a free port. */

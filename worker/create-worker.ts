@@ -7,7 +7,7 @@
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, bundleWorkflowCode, type WorkerOptions } from '@temporalio/worker';
 import type { Tool } from '../activities/tools.js';
-import { DEFAULT_TASK_QUEUE } from '../workflows/definitions.js';
+import { DEFAULT_TASK_QUEUE } from '../workflows/messages/definitions.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
 

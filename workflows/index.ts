@@ -9,11 +9,11 @@
  * (Re-export the workflows by name rather than `export *`: every exported function of a
  * workflows file becomes a workflow type, and the helpers below are not workflows.)
  */
-export { agentConversation } from './agent-conversation.js';
-export { agentTurn } from './agent-turn.js';
-export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './child-turn.js';
-export * from './definitions.js';
-export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, SEARCH_ATTRIBUTE_TYPES } from './search-attributes.js';
-export type * from './types.js';
-export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './rejection-types.js';
-export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './turn-statuses.js';
+export { agentConversation } from './conversation/agent-conversation.js';
+export { agentTurn } from './turn/agent-turn.js';
+export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './turn/child-turn.js';
+export * from './messages/definitions.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, SEARCH_ATTRIBUTE_TYPES } from './context/search-attributes.js';
+export type * from './types/index.js';
+export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './messages/rejection-types.js';
+export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './types/turn-statuses.js';

@@ -3,5 +3,5 @@
  * workflow functions here, because every function a workflows module exports becomes a
  * workflow type; the public `turnpike/workflows` entry (index.ts) also exports helpers.
  */
-export { agentConversation } from './agent-conversation.js';
-export { agentTurn } from './agent-turn.js';
+export { agentConversation } from './conversation/agent-conversation.js';
+export { agentTurn } from './turn/agent-turn.js';

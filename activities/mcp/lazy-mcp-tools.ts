@@ -8,7 +8,7 @@
  * What must be answered synchronously (whether a tool name belongs to a server, the check of the
  * worker's own tool names) needs only the declared server names; the rest waits for the SDK.
  */
-import type { ExecuteToolInput, ExecuteToolResult, ToolCallDisposition, ToolServerLeftOut, ToolSpec } from '../../workflows/types.js';
+import type { ExecuteToolInput, ExecuteToolResult, ToolCallDisposition, ToolServerLeftOut, ToolSpec } from '../../workflows/types/index.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import type { McpHealthTelemetry, McpServerStatus } from './mcp-server-health.js';
 import { checkMcpServers, type McpServerConfig } from './mcp-servers.js';

@@ -6,9 +6,9 @@
 import type { Context } from '@temporalio/activity';
 import { WorkflowUpdateStage, type WorkflowHandle } from '@temporalio/client';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { awaitElicitationAnswerUpdate, elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/definitions.js';
-import type { ElicitationAnswerState } from '../../workflows/elicitations.js';
-import type { ExecuteToolInput, JsonSchema } from '../../workflows/types.js';
+import { awaitElicitationAnswerUpdate, elicitationAnswerQuery, parkElicitationUpdate } from '../../workflows/messages/definitions.js';
+import type { ElicitationAnswerState } from '../../workflows/calls/elicitations.js';
+import type { ExecuteToolInput, JsonSchema } from '../../workflows/types/index.js';
 
 /** How often a call waiting for an answer asks its turn: an answer reaches the server within this. */
 const ELICITATION_POLL_MS = 500;

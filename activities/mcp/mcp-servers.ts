@@ -3,7 +3,7 @@
  * approval a tool gets when nothing is configured for it.
  */
 import { msToNumber, type Duration } from '@temporalio/common';
-import type { ActivityCallOptions } from '../../workflows/types.js';
+import type { ActivityCallOptions } from '../../workflows/types/index.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { MCP_SERVER_NAME } from './mcp-tool-names.js';
 

@@ -8,7 +8,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorCode, McpError, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolServerLeftOut, ToolSpec } from '../../workflows/types.js';
+import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolServerLeftOut, ToolSpec } from '../../workflows/types/index.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';

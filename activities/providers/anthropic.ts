@@ -22,7 +22,7 @@ import type {
   ToolResultBlockParam,
   Usage as AnthropicUsage,
 } from '@anthropic-ai/sdk/resources/messages';
-import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../../workflows/model-settings.js';
+import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../../workflows/turn/model-settings.js';
 import type {
   AnthropicThinking,
   AssistantMessage,
@@ -38,7 +38,7 @@ import type {
   Usage,
   UserContentPart,
   UserMessage,
-} from '../../workflows/types.js';
+} from '../../workflows/types/index.js';
 import {
   cachedClient,
   ProviderErrorType,

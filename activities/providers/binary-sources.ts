@@ -1,5 +1,5 @@
 /** Image and document bytes in the shapes the providers take them. */
-import type { BinarySource } from '../../workflows/types.js';
+import type { BinarySource } from '../../workflows/types/index.js';
 
 /** OpenAI requires a file name with inline file data; this one says what it is. */
 export const DEFAULT_DOCUMENT_FILENAME = 'document.pdf';

@@ -32,7 +32,7 @@ import type {
   ReasoningPart,
   Usage,
   UserContentPart,
-} from '../../workflows/types.js';
+} from '../../workflows/types/index.js';
 import { dataUrl, DEFAULT_DOCUMENT_FILENAME } from './binary-sources.js';
 import {
   cachedClient,

@@ -27,8 +27,8 @@ import type {
   ToolCallPart,
   Usage,
   UserContentPart,
-} from '../../workflows/types.js';
-import { strictSchemaProblem } from '../../workflows/output-schema.js';
+} from '../../workflows/types/index.js';
+import { strictSchemaProblem } from '../../workflows/agents/output-schema.js';
 import { dataUrl, DEFAULT_DOCUMENT_FILENAME } from './binary-sources.js';
 import {
   cachedClient,

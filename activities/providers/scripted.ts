@@ -14,7 +14,7 @@
  * `answer with {json}`, as written (the turn checks it against the schema).
  */
 import type { ModelStreamListener } from './stream-delta.js';
-import type { AssistantMessage, Message, ModelStepInput, ModelStepResult, TextPart, ToolCallPart, ToolResultPart } from '../../workflows/types.js';
+import type { AssistantMessage, Message, ModelStepInput, ModelStepResult, TextPart, ToolCallPart, ToolResultPart } from '../../workflows/types/index.js';
 
 export interface ScriptedToolCall {
   toolName: string;

@@ -27,7 +27,7 @@ import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { createTurnpikeDataConverter } from '../../content/data-converter.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import { readStoredContent, storeLargeParts } from '../../content/stored-content.js';
-import type { AgentTurnInput, ModelSettings } from '../../workflows/types.js';
+import type { AgentTurnInput, ModelSettings } from '../../workflows/types/index.js';
 import { scriptedPrompt } from '../bench-tools.js';
 import type { BenchContext, Systems } from '../context.js';
 import { FAKE_OPENAI_MODEL } from '../fake-openai-settings.js';

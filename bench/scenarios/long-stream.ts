@@ -7,7 +7,7 @@
  * The goal: at most half of each.
  */
 import { readEventStream } from '../../client/event-subscription.js';
-import { turnEventsQuery } from '../../workflows/definitions.js';
+import { turnEventsQuery } from '../../workflows/messages/definitions.js';
 import type { BenchContext, Systems } from '../context.js';
 import { FAKE_OPENAI_MODEL } from '../fake-openai-settings.js';
 import { historySize } from '../history-size.js';

@@ -10,7 +10,7 @@
 import { performance } from 'node:perf_hooks';
 import { readEventStream } from '../../client/event-subscription.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { turnEventsQuery } from '../../workflows/definitions.js';
+import { turnEventsQuery } from '../../workflows/messages/definitions.js';
 import type { BenchContext, Systems } from '../context.js';
 import { summarize, type Summary } from '../stats.js';
 import { approvalIds } from './park.js';

@@ -24,7 +24,7 @@ import { TurnpikeSystem, turnInput } from '../turnpike-system.js';
 import { BENCH_APPROVAL_TOOL, PARKED_PROMPT } from '../bench-tools.js';
 import { buildConversation } from '../conversation.js';
 import { historySize } from '../history-size.js';
-import type { Message } from '../../workflows/types.js';
+import type { Message } from '../../workflows/types/index.js';
 
 export interface PayloadAtLength {
   messages: number;

@@ -18,7 +18,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import type { TurnEventRecord } from '../../workflows/turn-events.js';
+import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
 import type { BenchContext, Systems } from '../context.js';
 import { FAKE_OPENAI_MODEL } from '../fake-openai-settings.js';
 import { historySize, type HistorySize } from '../history-size.js';

@@ -3,7 +3,7 @@
  * new text and reads the history back in pages.
  */
 import { Option, type Command } from 'commander';
-import type { ModelSettings, ParkedMessagePolicy } from '../../workflows/types.js';
+import type { ModelSettings, ParkedMessagePolicy } from '../../workflows/types/index.js';
 import { defaultModel, parseCount, parseModel, parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { historyText } from '../format.js';

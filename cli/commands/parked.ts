@@ -2,7 +2,7 @@
  * `pending`, `approve`, `deny` and `submit`: find parked tool calls and resolve them.
  */
 import type { Command } from 'commander';
-import type { ApproveToolCallInput } from '../../workflows/types.js';
+import type { ApproveToolCallInput } from '../../workflows/types/index.js';
 import { parseJson, parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { parkedCallsTable, resolveHint } from '../format.js';

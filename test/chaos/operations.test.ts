@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { approveToolCallUpdate, turnpikeDataConverter, turnStateQuery, type agentTurn } from '../../client/index.js';
 import { freePort, startDevServer, type DevServer } from '../../scripts/dev-server.js';
-import type { AgentTurnResult } from '../../workflows/types.js';
+import type { AgentTurnResult } from '../../workflows/types/index.js';
 import { sleep, startWorkerProcess, temporaryDirectory, writeBundle, type WorkerProcess } from './chaos-support.js';
 
 const TASK_QUEUE = 'operations';

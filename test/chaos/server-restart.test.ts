@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { freePort, startDevServer, type DevServer } from '../../scripts/dev-server.js';
-import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
+import { approveToolCallUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { sleep, startWorkerProcess, temporaryDirectory, writeBundle, type WorkerProcess } from './chaos-support.js';
 

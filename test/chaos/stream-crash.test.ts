@@ -12,8 +12,8 @@ import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { TurnEvent, TurnEventRecord } from '../../workflows/turn-events.js';
-import type { ModelSettings } from '../../workflows/types.js';
+import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
+import type { ModelSettings } from '../../workflows/types/index.js';
 import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
 import { startWorkerProcess, temporaryDirectory, writeBundle, type WorkerProcess } from './chaos-support.js';
 

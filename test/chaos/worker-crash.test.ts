@@ -11,9 +11,9 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
-import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
+import { approveToolCallUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { AgentTurnResult, Message, ToolMessage } from '../../workflows/types.js';
+import type { AgentTurnResult, Message, ToolMessage } from '../../workflows/types/index.js';
 import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
 import { sleep, startWorkerProcess, temporaryDirectory, writeBundle, type WorkerProcess } from './chaos-support.js';
 

@@ -19,9 +19,9 @@ import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js
 import type { NestedTurnEventRecord } from '../../client/nested-turn-events.js';
 import { NestedCursorError } from '../../client/nested-cursor.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { supersedeTurnSignal } from '../../workflows/definitions.js';
+import { supersedeTurnSignal } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { AgentTurnInput, AgentTurnResult, ApprovalNotification, Message, ModelProvider, ModelSettings } from '../../workflows/types.js';
+import type { AgentTurnInput, AgentTurnResult, ApprovalNotification, Message, ModelProvider, ModelSettings } from '../../workflows/types/index.js';
 import type { FakeProvider } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';

@@ -10,8 +10,8 @@ import {
   submitToolResultSignal,
   submitToolResultUpdate,
   turnStateQuery,
-} from '../../workflows/definitions.js';
-import type { AgentTurnResult, Message, ToolMessage, TurnState } from '../../workflows/types.js';
+} from '../../workflows/messages/definitions.js';
+import type { AgentTurnResult, Message, ToolMessage, TurnState } from '../../workflows/types/index.js';
 import { recordAs } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';

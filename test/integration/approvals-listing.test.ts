@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
-import { PENDING_MEMO_INPUT_CAP, PENDING_MEMO_KEY } from '../../workflows/pending-memo.js';
+import { PENDING_MEMO_INPUT_CAP, PENDING_MEMO_KEY } from '../../workflows/context/pending-memo.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 

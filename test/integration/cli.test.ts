@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
-import type { ApproveToolCallResult, HistoryPage, PendingToolCall } from '../../workflows/types.js';
+import type { ApproveToolCallResult, HistoryPage, PendingToolCall } from '../../workflows/types/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';

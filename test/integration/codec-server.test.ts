@@ -17,7 +17,7 @@ import { promisify } from 'node:util';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { agentTurn } from '../../workflows/index.js';
-import type { TurnState } from '../../workflows/types.js';
+import type { TurnState } from '../../workflows/types/index.js';
 import { startCodecServer, type CodecServerProcess } from '../support/codec-server-process.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';

@@ -19,7 +19,7 @@ import { contentKey, contentRef, keyOfRef, storeContent, type ContentStore } fro
 import { keepingWorkflowsQuery, sweepContent, type SweepOptions } from '../../content/content-sweep.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import type { AgentTurnInput } from '../../workflows/types.js';
+import type { AgentTurnInput } from '../../workflows/types/index.js';
 import { startOwnTemporal, type OwnTemporal } from '../support/own-temporal.js';
 import { ReversingCodec } from '../support/reversing-codec.js';
 

@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
-import { MAX_STORED_PART_BYTES } from '../../workflows/binary-parts.js';
-import type { AgentConversationInput, ModelSettings, UserContentPart } from '../../workflows/types.js';
+import { MAX_STORED_PART_BYTES } from '../../workflows/turn/binary-parts.js';
+import type { AgentConversationInput, ModelSettings, UserContentPart } from '../../workflows/types/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { testTools } from '../support/test-tools.js';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
-import type { AgentConversationInput, AgentTurnResult, ModelSettings } from '../../workflows/types.js';
+import type { AgentConversationInput, AgentTurnResult, ModelSettings } from '../../workflows/types/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';

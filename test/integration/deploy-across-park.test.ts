@@ -18,9 +18,9 @@ import { defineTool } from '../../activities/tools.js';
 import { TurnpikeClient } from '../../client/index.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { createWorker } from '../../worker/create-worker.js';
-import { turnStateQuery } from '../../workflows/definitions.js';
+import { turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { AgentTurnResult } from '../../workflows/types.js';
+import type { AgentTurnResult } from '../../workflows/types/index.js';
 import { use } from '../support/test-tools.js';
 import { waitForPending } from '../support/turnpike-harness.js';
 

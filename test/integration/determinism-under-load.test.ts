@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defineTool } from '../../activities/tools.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { approveToolCallSignal, approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
+import { approveToolCallSignal, approveToolCallUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 import { use } from '../support/test-tools.js';
 

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StreamTokens, STREAM_TOKEN_TTL_SECONDS } from '../../api/stream-token.js';
 import type { StreamHub } from '../../client/stream-hub.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import type { TurnEvent } from '../../workflows/turn-events.js';
+import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import { testTools, use } from '../support/test-tools.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';

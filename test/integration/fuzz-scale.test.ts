@@ -9,8 +9,8 @@
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
-import { isRejectionType } from '../../workflows/rejection-types.js';
+import { approveToolCallUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
+import { isRejectionType } from '../../workflows/messages/rejection-types.js';
 import { UNDECODABLE, deepJson, incompressible, json, payload, rawSignal, rawUpdate } from '../support/hostile-payloads.js';
 import { completeTurn, historyOf, parkTurn, type ParkedTurn } from '../support/parked-turn.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';

@@ -6,9 +6,9 @@
  */
 import { WorkflowUpdateFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approveToolCallSignal, approveToolCallUpdate, submitToolResultSignal, submitToolResultUpdate, turnStateQuery } from '../../workflows/definitions.js';
+import { approveToolCallSignal, approveToolCallUpdate, submitToolResultSignal, submitToolResultUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { TurnState } from '../../workflows/types.js';
+import type { TurnState } from '../../workflows/types/index.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 

@@ -8,8 +8,8 @@
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../codec/payload-codec.js';
-import { approveToolCallUpdate, turnStateQuery } from '../../workflows/definitions.js';
-import type { Message } from '../../workflows/types.js';
+import { approveToolCallUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
+import type { Message } from '../../workflows/types/index.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { MAX_STORED_PART_BYTES } from '../../workflows/binary-parts.js';
+import { MAX_STORED_PART_BYTES } from '../../workflows/turn/binary-parts.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';

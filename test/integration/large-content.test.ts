@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { defineTool } from '../../activities/tools.js';
 import { contentKey } from '../../content/content-store.js';
 import { DEFAULT_MODEL_OUTPUT_BYTES, isStoredOutput } from '../../content/stored-content.js';
-import type { ModelSettings, StoredOutput } from '../../workflows/types.js';
+import type { ModelSettings, StoredOutput } from '../../workflows/types/index.js';
 import { historyBytes, MB, pdfOf, pdfsSent, sha, startContentTurnpike, storedKeys, toolResultSent, type ContentTurnpike } from '../support/content-fixtures.js';
 import { noteStarted } from '../support/history-recorder.js';
 

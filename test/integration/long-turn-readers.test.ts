@@ -9,7 +9,7 @@ import { Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
-import type { TurnEvent } from '../../workflows/turn-events.js';
+import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';

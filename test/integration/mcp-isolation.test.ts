@@ -22,9 +22,9 @@ import type { McpServerStatus } from '../../activities/mcp/mcp-server-health.js'
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
 import { TurnpikeClient, turnpikeDataConverter } from '../../client/index.js';
 import { freePort } from '../../scripts/dev-server.js';
-import { turnStateQuery } from '../../workflows/definitions.js';
+import { turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { TurnEvent } from '../../workflows/turn-events.js';
+import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 

@@ -7,7 +7,7 @@ import { ActivityFailure, WorkflowFailedError, type WorkflowHandle } from '@temp
 import { RetryState } from '@temporalio/common';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { agentTurn } from '../../workflows/index.js';
-import type { ModelProvider } from '../../workflows/types.js';
+import type { ModelProvider } from '../../workflows/types/index.js';
 import type { FakeProvider, ScriptedEntry } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';

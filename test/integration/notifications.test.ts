@@ -10,7 +10,7 @@ import { NativeConnection, type Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { approveToolCallUpdate, type agentTurn } from '../../client/index.js';
 import { createWorker, signNotification } from '../../worker/index.js';
-import type { AgentTurnInput } from '../../workflows/types.js';
+import type { AgentTurnInput } from '../../workflows/types/index.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';

@@ -9,9 +9,9 @@ import { ApplicationFailure, defaultPayloadConverter, WorkflowFailedError, type 
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { CompressionCodec } from '../../codec/payload-codec.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import type { TurnEventRecord } from '../../workflows/turn-events.js';
-import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';
-import type { ModelSettings, ModelStepResult, Usage } from '../../workflows/types.js';
+import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
+import { INVALID_TURN_INPUT } from '../../workflows/messages/rejection-types.js';
+import type { ModelSettings, ModelStepResult, Usage } from '../../workflows/types/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';

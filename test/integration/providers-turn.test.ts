@@ -9,11 +9,11 @@ import { ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@t
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { GZIP_ENCODING } from '../../codec/payload-codec.js';
-import { approveToolCallUpdate, submitToolResultUpdate, turnStateQuery } from '../../workflows/definitions.js';
+import { approveToolCallUpdate, submitToolResultUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import { agentTurnStatusKey } from '../../workflows/search-attributes.js';
-import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';
-import type { AgentTurnInput, Message, ModelProvider, ToolMessage } from '../../workflows/types.js';
+import { agentTurnStatusKey } from '../../workflows/context/search-attributes.js';
+import { INVALID_TURN_INPUT } from '../../workflows/messages/rejection-types.js';
+import type { AgentTurnInput, Message, ModelProvider, ToolMessage } from '../../workflows/types/index.js';
 import type { FakeProvider } from '../fake-provider/server.js';
 import { TEST_KEYS, useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';

@@ -10,12 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { AGENT_TOOLS_PATCH } from '../../workflows/agent-tool-call.js';
-import { BUDGETS_PATCH } from '../../workflows/budgets.js';
-import { BOUNDED_POLL_PATCH } from '../../workflows/event-stream.js';
-import { HANDOFFS_PATCH } from '../../workflows/handoff-tools.js';
-import { TYPED_OUTPUT_PATCH } from '../../workflows/typed-output.js';
-import { TURN_HAND_OVER_PATCH } from '../../workflows/turn-hand-over.js';
+import { AGENT_TOOLS_PATCH } from '../../workflows/agents/agent-tool-call.js';
+import { BUDGETS_PATCH } from '../../workflows/turn/budget-gate.js';
+import { BOUNDED_POLL_PATCH } from '../../workflows/stream/event-stream.js';
+import { HANDOFFS_PATCH } from '../../workflows/agents/handoff-tools.js';
+import { TYPED_OUTPUT_PATCH } from '../../workflows/agents/typed-output.js';
+import { TURN_HAND_OVER_PATCH } from '../../workflows/turn/turn-hand-over.js';
 import { HISTORIES_DIRECTORY, WORKFLOW_IDS_FILE } from '../support/history-recorder.js';
 
 const PRE_RELEASE_HISTORY = fileURLToPath(new URL('../replay/pre-release/update-after-local-activity.json.gz', import.meta.url));

@@ -7,10 +7,10 @@
  */
 import { ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { MAX_INLINE_PART_BYTES } from '../../workflows/binary-parts.js';
-import { approveToolCallUpdate } from '../../workflows/definitions.js';
-import { INVALID_TURN_INPUT } from '../../workflows/rejection-types.js';
-import type { AssistantMessage, ModelSettings, ReasoningPart, UserContentPart } from '../../workflows/types.js';
+import { MAX_INLINE_PART_BYTES } from '../../workflows/turn/binary-parts.js';
+import { approveToolCallUpdate } from '../../workflows/messages/definitions.js';
+import { INVALID_TURN_INPUT } from '../../workflows/messages/rejection-types.js';
+import type { AssistantMessage, ModelSettings, ReasoningPart, UserContentPart } from '../../workflows/types/index.js';
 import type { FakeProvider } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools } from '../support/test-tools.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { approveToolCallUpdate } from '../../workflows/definitions.js';
+import { approveToolCallUpdate } from '../../workflows/messages/definitions.js';
 import { demoTools } from '../../demo/tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 

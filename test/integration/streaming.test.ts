@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { ConversationStreamEvent } from '../../client/conversation-events.js';
-import type { TurnEvent, TurnEventRecord } from '../../workflows/turn-events.js';
+import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { testTools, use } from '../support/test-tools.js';

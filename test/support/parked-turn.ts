@@ -5,9 +5,9 @@
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import { expect } from 'vitest';
-import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/definitions.js';
+import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { PendingToolCall } from '../../workflows/types.js';
+import type { PendingToolCall } from '../../workflows/types/index.js';
 import { executionsOf, use } from './test-tools.js';
 import { waitForPending, type TurnpikeHarness } from './turnpike-harness.js';
 

@@ -6,10 +6,10 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../../activities/index.js';
-import { modelToolsQuery, transcriptQuery } from '../../workflows/definitions.js';
-import { toolSetHash } from '../../workflows/tool-set.js';
-import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../../workflows/transcript-hash.js';
-import type { Message, ModelSettings, ModelStepResult, ModelToolSpec } from '../../workflows/types.js';
+import { modelToolsQuery, transcriptQuery } from '../../workflows/messages/definitions.js';
+import { toolSetHash } from '../../workflows/turn/tool-set.js';
+import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../../workflows/context/transcript-hash.js';
+import type { Message, ModelSettings, ModelStepResult, ModelToolSpec } from '../../workflows/types/index.js';
 
 const { callModel } = wf.proxyActivities<TurnpikeActivities>({
   startToCloseTimeout: '30s',

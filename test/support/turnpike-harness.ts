@@ -15,9 +15,9 @@ import type { Tool } from '../../activities/tools.js';
 import { createTurnpikeDataConverter, turnpikeDataConverter } from '../../content/data-converter.js';
 import type { ContentStore } from '../../content/content-store.js';
 import { createWorker, type CreateWorkerOptions } from '../../worker/create-worker.js';
-import { turnStateQuery } from '../../workflows/definitions.js';
+import { turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { AgentTurnInput, TurnState } from '../../workflows/types.js';
+import type { AgentTurnInput, TurnState } from '../../workflows/types/index.js';
 import { noteStarted, saveStarted, snapshotParked } from './history-recorder.js';
 
 // The tests provoke activity failures and invalid signals on purpose; the worker logs those at

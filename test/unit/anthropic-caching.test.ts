@@ -5,12 +5,12 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { MAX_CACHE_BREAKPOINTS } from '../../activities/providers/anthropic-cache.js';
 import { usageText } from '../../cli/format.js';
-import { addUsage } from '../../workflows/usage.js';
+import { addUsage } from '../../workflows/context/usage.js';
 import { callAnthropic, convertToAnthropicRequest, MAX_PAUSE_TURN_CONTINUATIONS } from '../../activities/providers/anthropic.js';
 import type { ProviderCallOptions } from '../../activities/providers/errors.js';
 import type { ModelStreamDelta } from '../../activities/providers/stream-delta.js';
-import { modelSettingsProblem } from '../../workflows/model-settings.js';
-import type { Message, ModelSettings, ModelStepInput, Usage } from '../../workflows/types.js';
+import { modelSettingsProblem } from '../../workflows/turn/model-settings.js';
+import type { Message, ModelSettings, ModelStepInput, Usage } from '../../workflows/types/index.js';
 import { MIN_CACHEABLE_TOKENS } from '../fake-provider/anthropic-cache.js';
 import { startFakeProviderServer, validateAnthropicRequest, type FakeProviderServer, type Json } from '../fake-provider/server.js';
 

@@ -7,8 +7,8 @@ import { callAnthropic } from '../../activities/providers/anthropic.js';
 import type { ProviderCallOptions } from '../../activities/providers/errors.js';
 import { callOpenAI } from '../../activities/providers/openai.js';
 import { callOpenAIResponses } from '../../activities/providers/openai-responses.js';
-import { base64Bytes, binaryPartsProblem, MAX_INLINE_PART_BYTES, MAX_INLINE_TOTAL_BASE64_CHARS, MAX_STORED_PART_BYTES } from '../../workflows/binary-parts.js';
-import type { Message, ModelProvider, ModelStepInput, ModelStepResult, UserContentPart } from '../../workflows/types.js';
+import { base64Bytes, binaryPartsProblem, MAX_INLINE_PART_BYTES, MAX_INLINE_TOTAL_BASE64_CHARS, MAX_STORED_PART_BYTES } from '../../workflows/turn/binary-parts.js';
+import type { Message, ModelProvider, ModelStepInput, ModelStepResult, UserContentPart } from '../../workflows/types/index.js';
 import { startFakeProviderServer, type FakeProvider, type FakeProviderServer } from '../fake-provider/server.js';
 
 /** A 1×1 PNG. */

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { checkedPrices, costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
 import { resolveHint } from '../../cli/format.js';
 import { TurnpikePlugin } from '../../worker/plugin.js';
-import { pendingMemo, readPendingMemo } from '../../workflows/pending-memo.js';
+import { pendingMemo, readPendingMemo } from '../../workflows/context/pending-memo.js';
 import {
   addSpend,
   budgetProblem,
@@ -15,9 +15,9 @@ import {
   reachedBeforeModelStep,
   remainingBudget,
   spendOf,
-} from '../../workflows/budget-spend.js';
-import { addUsage } from '../../workflows/usage.js';
-import type { TurnSpend, Usage } from '../../workflows/types.js';
+} from '../../workflows/budgets/budget-spend.js';
+import { addUsage } from '../../workflows/context/usage.js';
+import type { TurnSpend, Usage } from '../../workflows/types/index.js';
 
 describe('the price table', () => {
   it('finds a model by its key, a dated name by the key without its date, and openai-responses by openai', () => {

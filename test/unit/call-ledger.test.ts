@@ -4,12 +4,12 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { acceptedDecision, checkDecision, checkResult, SchemaCache } from '../../workflows/call-checks.js';
-import { CallLedger, type CallEntry, type SettledReason } from '../../workflows/call-ledger.js';
-import { inputHash } from '../../workflows/input-hash.js';
-import { MAX_PAYLOAD_BYTES } from '../../workflows/message-schemas.js';
-import type { RejectionType } from '../../workflows/rejection-types.js';
-import type { PendingToolCall, ToolSpec } from '../../workflows/types.js';
+import { acceptedDecision, checkDecision, checkResult, SchemaCache } from '../../workflows/calls/call-checks.js';
+import { CallLedger, type CallEntry, type SettledReason } from '../../workflows/calls/call-ledger.js';
+import { inputHash } from '../../workflows/messages/input-hash.js';
+import { MAX_PAYLOAD_BYTES } from '../../workflows/messages/message-schemas.js';
+import type { RejectionType } from '../../workflows/messages/rejection-types.js';
+import type { PendingToolCall, ToolSpec } from '../../workflows/types/index.js';
 
 const guarded: ToolSpec = {
   name: 'guarded_action',

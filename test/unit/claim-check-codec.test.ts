@@ -11,7 +11,7 @@ import { CLAIM_ENCODING, ClaimCheckCodec } from '../../content/claim-check-codec
 import { contentKey, type ContentStore } from '../../content/content-store.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import { readStoredContent, storeLargeOutput, storeLargeParts } from '../../content/stored-content.js';
-import type { Message } from '../../workflows/types.js';
+import type { Message } from '../../workflows/types/index.js';
 
 const text = (bytes: Uint8Array | null | undefined) => new TextDecoder().decode(bytes ?? new Uint8Array());
 const json = (value: unknown): Payload => ({ metadata: { encoding: new TextEncoder().encode('json/plain') }, data: new TextEncoder().encode(JSON.stringify(value)) });

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { cutOffText, status, turnResultText } from '../../cli/format.js';
 import picocolors from 'picocolors';
-import { cutOffSettlement, cutOffStatus, hasContent } from '../../workflows/cut-off-step.js';
-import type { AgentTurnResult } from '../../workflows/types.js';
+import { cutOffSettlement, cutOffStatus, hasContent } from '../../workflows/turn/cut-off-step.js';
+import type { AgentTurnResult } from '../../workflows/types/index.js';
 
 const plain = picocolors.createColors(false);
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { flushIntervalMs } from '../../activities/step-stream.js';
-import { decodeBase64, decodePayloadWire, encodeBase64, encodePayloadWire } from '../../workflows/stream-wire.js';
+import { decodeBase64, decodePayloadWire, encodeBase64, encodePayloadWire } from '../../workflows/stream/stream-wire.js';
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array | null | undefined) => new TextDecoder().decode(data ?? new Uint8Array(0));

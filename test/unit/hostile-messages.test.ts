@@ -5,14 +5,14 @@
  */
 import { gzipSync } from 'node:zlib';
 import { RawValue, type Payload } from '@temporalio/common';
-import { encodePayloadWire } from '../../workflows/stream-wire.js';
+import { encodePayloadWire } from '../../workflows/stream/stream-wire.js';
 import proto from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import { CompressionCodec, MAX_DECOMPRESSED_BYTES, UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../../codec/payload-codec.js';
-import { MAX_DEPTH, MAX_MESSAGE_BYTES, measureJson, messageProblem } from '../../workflows/field-limits.js';
-import { approveToolCallInputSchema, describeShapeError, turnFinishedInputSchema } from '../../workflows/message-schemas.js';
-import { decodeArgument } from '../../workflows/raw-messages.js';
-import { MAX_ITEM_CHARS, publishProblem } from '../../workflows/stream-guard.js';
+import { MAX_DEPTH, MAX_MESSAGE_BYTES, measureJson, messageProblem } from '../../workflows/messages/field-limits.js';
+import { approveToolCallInputSchema, describeShapeError, turnFinishedInputSchema } from '../../workflows/messages/message-schemas.js';
+import { decodeArgument } from '../../workflows/messages/raw-messages.js';
+import { MAX_ITEM_CHARS, publishProblem } from '../../workflows/stream/stream-guard.js';
 import { z } from 'zod';
 
 const { temporal } = proto;

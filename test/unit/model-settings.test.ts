@@ -2,10 +2,10 @@
 import picocolors from 'picocolors';
 import { describe, expect, it } from 'vitest';
 import { messageLines, usageText } from '../../cli/format.js';
-import { hasContent } from '../../workflows/cut-off-step.js';
-import { modelSettingsProblem } from '../../workflows/model-settings.js';
-import type { ModelSettings } from '../../workflows/types.js';
-import { addUsage } from '../../workflows/usage.js';
+import { hasContent } from '../../workflows/turn/cut-off-step.js';
+import { modelSettingsProblem } from '../../workflows/turn/model-settings.js';
+import type { ModelSettings } from '../../workflows/types/index.js';
+import { addUsage } from '../../workflows/context/usage.js';
 
 const anthropic = (extra: Record<string, unknown>): ModelSettings => ({ provider: 'anthropic', model: 'claude-sonnet-4-6', maxTokens: 8000, ...extra });
 

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { runModelStep, type StepTools } from '../../activities/model-step.js';
 import { ToolSetCache } from '../../activities/tool-set-cache.js';
 import { TranscriptCache } from '../../activities/transcript-cache.js';
-import { toolSetHash } from '../../workflows/tool-set.js';
-import type { FinishReason, ModelStepInput, ModelStepRequest, ModelStepResult, ToolCallDisposition, ToolSpec } from '../../workflows/types.js';
+import { toolSetHash } from '../../workflows/turn/tool-set.js';
+import type { FinishReason, ModelStepInput, ModelStepRequest, ModelStepResult, ToolCallDisposition, ToolSpec } from '../../workflows/types/index.js';
 
 const spec = (name: string): ToolSpec => ({ name, description: `The ${name} tool.`, inputSchema: { type: 'object' }, kind: 'server', approval: 'never' });
 /** An activity context outside a workflow: steps here carry their messages inline. */

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { encodeNestedCursor, MAX_CURSOR_CHARS, NestedCursorError, parseNestedCursor } from '../../client/nested-cursor.js';
 import { readNestedTurnEvents, type NestedTurnEventRecord, type TurnEventAt } from '../../client/nested-turn-events.js';
-import type { TurnEvent, TurnEventRecord } from '../../workflows/turn-events.js';
+import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
 
 describe('the cursor as text', () => {
   it('is the plain offset while no child is open', () => {

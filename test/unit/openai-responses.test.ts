@@ -9,7 +9,7 @@ import { callAnthropic } from '../../activities/providers/anthropic.js';
 import type { ProviderCallOptions } from '../../activities/providers/errors.js';
 import { callOpenAI } from '../../activities/providers/openai.js';
 import { callOpenAIResponses, convertToResponsesRequest, mapResponsesStatus } from '../../activities/providers/openai-responses.js';
-import type { AssistantMessage, Message, ModelSettings, ModelStepInput, ReasoningPart, ToolCallPart } from '../../workflows/types.js';
+import type { AssistantMessage, Message, ModelSettings, ModelStepInput, ReasoningPart, ToolCallPart } from '../../workflows/types/index.js';
 import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
 
 let server: FakeProviderServer;

@@ -6,7 +6,7 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import { typedOutput, type DeepPartial, type OutputOf, type OutputStreamItem, type StartTurnInput, type TurnpikeClient } from '../../client/index.js';
-import type { AgentTurnResult, SendMessageInput } from '../../workflows/types.js';
+import type { AgentTurnResult, SendMessageInput } from '../../workflows/types/index.js';
 
 const Trip = z.object({ city: z.string(), days: z.coerce.number(), note: z.string().default('') });
 type Trip = { city: string; days: number; note: string };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { PENDING_MEMO_DECISIONS_CAP, PENDING_MEMO_INPUT_CAP, pendingMemo, readPendingMemo } from '../../workflows/pending-memo.js';
-import type { DecisionRecord, PendingToolCall } from '../../workflows/types.js';
+import { PENDING_MEMO_DECISIONS_CAP, PENDING_MEMO_INPUT_CAP, pendingMemo, readPendingMemo } from '../../workflows/context/pending-memo.js';
+import type { DecisionRecord, PendingToolCall } from '../../workflows/types/index.js';
 
 const call = (input: unknown, toolCallId = 'call_1'): PendingToolCall => ({
   kind: 'approval',

@@ -61,7 +61,7 @@ describe('TurnpikePlugin', () => {
     expect(await ownModules([new TurnpikePlugin()])).toEqual([]);
     // Without the plugin's preload, each turn evaluates turnpike's modules (and
     // @opentelemetry/api's, before park-telemetry stopped importing it) again.
-    expect(await ownModules([])).toEqual(expect.arrayContaining(['./workflows/agent-turn.ts', './workflows/transcript.ts']));
+    expect(await ownModules([])).toEqual(expect.arrayContaining(['./workflows/turn/agent-turn.ts', './workflows/context/transcript.ts']));
   }, 120_000);
 
   it('leaves the source text out of the bundle\'s source map unless asked, and keeps the mappings to the original files', async () => {
@@ -73,7 +73,7 @@ describe('TurnpikePlugin', () => {
     };
     const lean = await sourceMapOf(new TurnpikePlugin());
     expect(lean.map.sourcesContent).toBeUndefined();
-    expect(lean.map.sources.some((source) => source.endsWith('workflows/agent-turn.ts'))).toBe(true);
+    expect(lean.map.sources.some((source) => source.endsWith('workflows/turn/agent-turn.ts'))).toBe(true);
     const full = await sourceMapOf(new TurnpikePlugin({ bundleSourceContent: true }));
     expect(full.map.sourcesContent?.length).toBe(full.map.sources.length);
     expect(lean.bytes).toBeLessThan(full.bytes * 0.7);

@@ -12,8 +12,8 @@ import type { ProviderCallOptions } from '../../activities/providers/errors.js';
 import { callOpenAIResponses } from '../../activities/providers/openai-responses.js';
 import { callOpenAI } from '../../activities/providers/openai.js';
 import type { ModelStreamDelta } from '../../activities/providers/stream-delta.js';
-import { modelSettingsProblem } from '../../workflows/model-settings.js';
-import type { Message, ModelStepInput, ModelStepResult } from '../../workflows/types.js';
+import { modelSettingsProblem } from '../../workflows/turn/model-settings.js';
+import type { Message, ModelStepInput, ModelStepResult } from '../../workflows/types/index.js';
 import { startFakeProviderServer, validateOpenAIRequest, type FakeProvider, type FakeProviderServer, type ScriptedReply } from '../fake-provider/server.js';
 
 let server: FakeProviderServer;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vites
 import { callAnthropic, convertAnthropicUsage, convertToAnthropicMessages } from '../../activities/providers/anthropic.js';
 import { nextRetryDelayFor, retryDelayMs, type ProviderCallOptions } from '../../activities/providers/errors.js';
 import { callOpenAI, convertOpenAIUsage, convertToOpenAIMessages, isOpenAIReasoningModel } from '../../activities/providers/openai.js';
-import type { Message, ModelStepInput, ModelStepResult } from '../../workflows/types.js';
+import type { Message, ModelStepInput, ModelStepResult } from '../../workflows/types/index.js';
 import {
   startFakeProviderServer,
   validateAnthropicRequest,

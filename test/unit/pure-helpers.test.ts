@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineClientTool, defineTool, ToolDefinitionError } from '../../activities/tools.js';
 import { parseScriptedRequests, scriptedModelStep } from '../../activities/providers/scripted.js';
 import { modelFromEnvironment } from '../../cli/default-model.js';
-import { canonicalJson, inputHash } from '../../workflows/input-hash.js';
+import { canonicalJson, inputHash } from '../../workflows/messages/input-hash.js';
 
 const inputSchema = z.object({ city: z.string() });
 

@@ -5,8 +5,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
-import { isRejectionType, REJECTION_TYPES } from '../../workflows/rejection-types.js';
-import { isTurnEnded, TURN_STATUSES, type TurnStatus } from '../../workflows/turn-statuses.js';
+import { isRejectionType, REJECTION_TYPES } from '../../workflows/messages/rejection-types.js';
+import { isTurnEnded, TURN_STATUSES, type TurnStatus } from '../../workflows/types/turn-statuses.js';
 
 /** The guides that hold the tables: rejection types (tools and approvals), turn statuses (operators). */
 const GUIDES = ['tools-and-approvals.md', 'operators.md'].map((name) => readFileSync(new URL(`../../docs/${name}`, import.meta.url), 'utf8')).join('\n');

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { TOOL_SET_MISMATCH, ToolSetCache } from '../../activities/tool-set-cache.js';
-import { toolSetHash } from '../../workflows/tool-set.js';
-import type { ModelToolSpec } from '../../workflows/types.js';
+import { toolSetHash } from '../../workflows/turn/tool-set.js';
+import type { ModelToolSpec } from '../../workflows/types/index.js';
 
 const tool = (name: string, description = `The ${name} tool.`): ModelToolSpec => ({ name, description, inputSchema: { type: 'object', properties: {} } });
 const never = async (): Promise<ModelToolSpec[]> => {

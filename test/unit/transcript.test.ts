@@ -7,9 +7,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { TRANSCRIPT_MISMATCH, TranscriptCache, type TranscriptSource } from '../../activities/transcript-cache.js';
-import { INLINE_FIRST_STEP_SIZE, Transcript, TRANSCRIPT_PAGE_SIZE } from '../../workflows/transcript.js';
-import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../../workflows/transcript-hash.js';
-import type { Message, TranscriptReference } from '../../workflows/types.js';
+import { INLINE_FIRST_STEP_SIZE, Transcript, TRANSCRIPT_PAGE_SIZE } from '../../workflows/context/transcript.js';
+import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../../workflows/context/transcript-hash.js';
+import type { Message, TranscriptReference } from '../../workflows/types/index.js';
 
 function conversation(count: number, size = 100): Message[] {
   return Array.from({ length: count }, (_, index): Message =>

@@ -10,12 +10,12 @@ import type { ProviderCallOptions } from '../../activities/providers/errors.js';
 import { callOpenAI, convertToOpenAIRequest } from '../../activities/providers/openai.js';
 import { callOpenAIResponses, convertToResponsesRequest } from '../../activities/providers/openai-responses.js';
 import { readOutputStream, toOutputSpec, typedOutput, TurnpikeOutputError } from '../../client/typed-output.js';
-import { SchemaCache } from '../../workflows/call-checks.js';
-import { anthropicSchemaProblem, strictSchemaProblem } from '../../workflows/output-schema.js';
-import type { TurnContext } from '../../workflows/turn-context.js';
-import type { TurnEventRecord } from '../../workflows/turn-events.js';
-import { outputSpecProblem, TypedOutput } from '../../workflows/typed-output.js';
-import type { AgentTurnResult, ModelProvider, ModelStepInput, TurnOutputSpec } from '../../workflows/types.js';
+import { SchemaCache } from '../../workflows/calls/call-checks.js';
+import { anthropicSchemaProblem, strictSchemaProblem } from '../../workflows/agents/output-schema.js';
+import type { TurnContext } from '../../workflows/context/turn-context.js';
+import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
+import { outputSpecProblem, TypedOutput } from '../../workflows/agents/typed-output.js';
+import type { AgentTurnResult, ModelProvider, ModelStepInput, TurnOutputSpec } from '../../workflows/types/index.js';
 import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
 
 let server: FakeProviderServer;

@@ -5,8 +5,8 @@
 import { parsePartialJson, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
-import type { TurnEvent } from '../../workflows/turn-events.js';
-import type { BudgetApprovalInput, DecisionRecord } from '../../workflows/types.js';
+import type { TurnEvent } from '../../workflows/types/turn-events.js';
+import type { BudgetApprovalInput, DecisionRecord } from '../../workflows/types/index.js';
 
 async function mapAll(mapper: UiMessageChunkMapper, events: TurnEvent[]): Promise<UiMessageChunk[]> {
   const chunks: UiMessageChunk[] = [];

@@ -2,7 +2,7 @@
  * One model step: what a turn sends its `callModel` activity, and what comes back.
  * Pure types: nothing here runs.
  */
-import type { TurnEvent } from '../turn-events.js';
+import type { TurnEvent } from './turn-events.js';
 import type { AssistantMessage, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { DescribedTools, ModelToolSpec, ToolCallDisposition } from './tools.js';

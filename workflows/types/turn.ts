@@ -2,7 +2,7 @@
  * A turn: its input and result, its parked calls, decisions and state, and the messages that decide them.
  * Pure types: nothing here runs.
  */
-import type { EndedTurnStatus, TurnStatus } from '../turn-statuses.js';
+import type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
 import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';

@@ -1,0 +1,23 @@
+/**
+ * What a turn with a budget shows of it: its limits and spend in `turnState`, in its result, and
+ * at a hand-over. Reads the turn; sends no command. How the turn keeps to it is `budgets.ts`.
+ */
+import * as wf from '@temporalio/workflow';
+import { spendOf } from './budget-spend.js';
+import type { TurnContext } from '../context/turn-context.js';
+import type { TurnBudget, TurnSpend } from '../types/index.js';
+
+/** What the turn has spent; its wall time runs from the start of its first run (hand-overs included). */
+export function turnSpend(turn: TurnContext): TurnSpend {
+  return spendOf(turn.usage, turn.step, turn.records.length, Date.now() - wf.workflowInfo().startTime.getTime());
+}
+
+/** The result's `spend` and `budget` (final limits), when the turn has a budget. */
+export function budgetResult(turn: TurnContext): { spend?: TurnSpend; budget?: TurnBudget } {
+  return turn.budgetLimits ? { spend: turnSpend(turn), budget: turn.budgetLimits } : {};
+}
+
+/** `turnState().budget`, when the turn has one. */
+export function budgetState(turn: TurnContext): { budget?: { limits: TurnBudget; spent: TurnSpend } } {
+  return turn.budgetLimits ? { budget: { limits: turn.budgetLimits, spent: turnSpend(turn) } } : {};
+}

@@ -1,0 +1,135 @@
+/**
+ * The checks a decision or a client result must pass before a turn applies it: pure functions of
+ * the turn's ledger and the raw message, returning the checked request or throwing the typed
+ * rejection the caller sees. The update validators and the signal handlers run them; the update
+ * handlers do not (see `acceptedDecision`).
+ *
+ * Field sizes first (`field-limits.ts`), then the shape, then the ledger. A rejection never
+ * quotes the message: it names a field (and its size), or the turn's own ids and tools.
+ */
+import { z } from 'zod';
+import type { CallLedger, CheckedDecision, CheckedResult, SettledReason } from './call-ledger.js';
+import { messageProblem } from '../messages/field-limits.js';
+import { approveToolCallInputSchema, describeShapeError, submitToolResultInputSchema } from '../messages/message-schemas.js';
+import type { RejectionType } from '../messages/rejection-types.js';
+import { rejection } from '../messages/rejection.js';
+import type { JsonSchema } from '../types/index.js';
+
+function reject(type: RejectionType, message: string): never {
+  throw rejection(type, message);
+}
+
+/** Tools' JSON Schemas as zod schemas, built once per schema: validators run on every message. */
+export class SchemaCache {
+  private readonly schemas = new Map<string, z.ZodType>();
+
+  schemaFor(key: string, jsonSchema: JsonSchema): z.ZodType {
+    let schema = this.schemas.get(key);
+    if (!schema) {
+      schema = z.fromJSONSchema(jsonSchema as Parameters<typeof z.fromJSONSchema>[0]);
+      this.schemas.set(key, schema);
+    }
+    return schema;
+  }
+}
+
+const APPROVAL_SETTLED: Partial<Record<SettledReason, [RejectionType, (approvalId: string) => string]>> = {
+  decided: ['ApprovalAlreadyDecided', (id) => `Approval ${id} was already decided`],
+  expired: ['ApprovalExpired', (id) => `Approval ${id} expired before this decision arrived`],
+  cancelled: ['ApprovalCancelled', (id) => `Approval ${id} belongs to a cancelled turn`],
+  superseded: ['ApprovalSuperseded', (id) => `Approval ${id} was superseded by a newer user message`],
+};
+
+/**
+ * Whether an approver may decide a tool's calls: anyone when the tool names neither approvers nor
+ * groups; otherwise a named approver, or a member of a named group.
+ */
+export function mayDecide(
+  rights: { approvers?: readonly string[]; approverGroups?: readonly string[] },
+  approver: { approver?: string; approverGroups?: readonly string[] },
+): boolean {
+  if (!rights.approvers && !rights.approverGroups) return true;
+  if (approver.approver !== undefined && rights.approvers?.includes(approver.approver)) return true;
+  return (approver.approverGroups ?? []).some((group) => rights.approverGroups?.includes(group));
+}
+
+/** Checks an `approveToolCall` message against the ledger; returns the decision to apply. */
+export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedDecision {
+  const tooLarge = messageProblem('approveToolCall', raw);
+  if (tooLarge) reject('PayloadTooLarge', tooLarge);
+  const shape = approveToolCallInputSchema().safeParse(raw);
+  if (!shape.success) reject('InvalidRequest', `Invalid approveToolCall: ${describeShapeError(shape.error)}`);
+  const request = shape.data;
+  const entry = ledger.byApprovalId(request.approvalId);
+  // From here on the approval id is one the turn issued (found in its ledger), so quoting it quotes the turn.
+  const parked = entry?.parked;
+  if (!entry || !parked) {
+    const settled = entry?.settledReason && APPROVAL_SETTLED[entry.settledReason];
+    if (settled) reject(settled[0], settled[1](request.approvalId));
+    reject('UnknownApprovalId', `Unknown approvalId (${request.approvalId.length} characters): this turn has no approval with this id`);
+  }
+  if (entry.resolution?.kind === 'superseded') reject('ApprovalSuperseded', `Approval ${request.approvalId} was superseded by a newer user message`);
+  if (entry.resolution) reject('ApprovalAlreadyDecided', `Approval ${request.approvalId} was already decided`);
+  if (!mayDecide(parked.spec, request)) {
+    const { approvers = [], approverGroups = [] } = parked.spec;
+    const allowed = [...approvers, ...approverGroups.map((group) => `group ${group}`)].join(', ');
+    const who = request.approver !== undefined ? `The approver (${request.approver.length} characters)` : 'A decision without an approver';
+    reject('ApproverNotAllowed', `${who} may not decide "${parked.view.toolName}"; allowed: ${allowed}`);
+  }
+  if (request.inputHash !== undefined && request.inputHash !== parked.view.inputHash) {
+    reject('InputHashMismatch', `inputHash does not match the input awaiting approval ${request.approvalId}; reload and decide again`);
+  }
+  if (request.input !== undefined) {
+    if (!request.approved) reject('InvalidRequest', 'An edited input only makes sense with approved: true');
+    const checked = schemas.schemaFor(`input:${parked.spec.name}`, parked.spec.inputSchema).safeParse(request.input);
+    if (!checked.success) {
+      reject('InvalidEditedInput', `Edited input for "${parked.view.toolName}" fails its schema: ${describeShapeError(checked.error)}`);
+    }
+  }
+  return { entry, request };
+}
+
+/** Checks a `submitToolResult` message against the ledger; returns the result to apply. */
+export function checkResult(ledger: CallLedger, raw: unknown, schemas: SchemaCache): CheckedResult {
+  const tooLarge = messageProblem('submitToolResult', raw);
+  if (tooLarge) reject('PayloadTooLarge', tooLarge);
+  const shape = submitToolResultInputSchema().safeParse(raw);
+  if (!shape.success) reject('InvalidRequest', `Invalid submitToolResult: ${describeShapeError(shape.error)}`);
+  const request = shape.data;
+  const entry = ledger.get(request.toolCallId);
+  // A tool call id found in the ledger is the turn's own (one its model made), so quoting it quotes the turn.
+  if (entry && entry.kind !== 'client') {
+    reject('NotAClientTool', `Tool call ${request.toolCallId} is not a client tool call; it cannot take a submitted result`);
+  }
+  const parked = entry?.parked;
+  if (!entry || !parked || entry.resolution) {
+    const settled = entry?.settledReason ?? (entry?.resolution ? (entry.resolution.kind === 'superseded' ? 'superseded' : 'submitted') : undefined);
+    if (settled) reject('ToolCallAlreadySettled', `Tool call ${request.toolCallId} is already settled (${settled})`);
+    reject('UnknownToolCallId', `Unknown toolCallId (${request.toolCallId.length} characters): this turn has no tool call with this id`);
+  }
+  const { outputSchema } = parked.spec;
+  if (outputSchema && request.isError !== true) {
+    const checked = schemas.schemaFor(`output:${parked.spec.name}`, outputSchema).safeParse(request.output);
+    if (!checked.success) {
+      reject('InvalidToolOutput', `Output for "${parked.view.toolName}" fails its output schema: ${describeShapeError(checked.error)}`);
+    }
+  }
+  return { entry, request };
+}
+
+/**
+ * The decision an *accepted* `approveToolCall` update carries, without checking it again.
+ * Temporal does not run validators on replay, so a handler that re-checked would, after a
+ * stricter check shipped, refuse on replay an update its validator once accepted: a
+ * non-deterministic turn. The validator ran when the update arrived; the handler trusts it.
+ */
+export function acceptedDecision(ledger: CallLedger, raw: unknown): CheckedDecision {
+  const request = approveToolCallInputSchema().parse(raw);
+  return { entry: ledger.byApprovalId(request.approvalId)!, request };
+}
+
+/** The result an *accepted* `submitToolResult` update carries, without checking it again (see `acceptedDecision`). */
+export function acceptedResult(ledger: CallLedger, raw: unknown): CheckedResult {
+  const request = submitToolResultInputSchema().parse(raw);
+  return { entry: ledger.get(request.toolCallId)!, request };
+}

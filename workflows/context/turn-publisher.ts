@@ -1,0 +1,112 @@
+/**
+ * What a turn publishes about itself, beyond its result: its status and parked tools as search
+ * attributes (what operators and listings filter by), its parked calls and decisions in the
+ * memo (`pending-memo.ts`: what listings show without a query per turn), and its events on the
+ * turn's stream (`turn-events.ts`: what readers follow).
+ *
+ * Every upsert is an event in history, so attributes and memo are written only on change, and
+ * once the code a workflow task runs has settled (see `publishSoon`).
+ */
+import * as wf from '@temporalio/workflow';
+import type { CallLedger } from '../calls/call-ledger.js';
+import { turnEventsQuery } from '../messages/definitions.js';
+import type { Elicitations } from '../calls/elicitations.js';
+import { EventStream, type WorkflowStreamState } from '../stream/event-stream.js';
+import { PENDING_MEMO_KEY, pendingMemo } from './pending-memo.js';
+import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from './search-attributes.js';
+import type { Settlement } from '../calls/tool-results.js';
+import type { TurnEvent } from '../types/turn-events.js';
+import type { DecisionRecord, ToolCallPart, TurnStatus } from '../types/index.js';
+
+export class TurnPublisher {
+  status: TurnStatus = 'running';
+  /** The turn's event stream (its query handler is installed as the turn starts), carried on from the run before a hand-over. */
+  readonly stream: EventStream<TurnEvent>;
+  private lastSearchAttributes = '';
+  private lastMemo = '';
+  private publishQueued = false;
+
+  constructor(
+    private readonly ledger: CallLedger,
+    private readonly elicitations: Elicitations,
+    private readonly decisions: readonly DecisionRecord[],
+    private readonly conversationId: string | undefined,
+    carriedStream?: WorkflowStreamState,
+    private readonly parentTurnId?: string,
+  ) {
+    this.stream = new EventStream<TurnEvent>(turnEventsQuery, carriedStream);
+  }
+
+  setStatus(status: TurnStatus): void {
+    this.status = status;
+    this.publishSoon();
+  }
+
+  /**
+   * Publishes once the code this workflow task runs has settled: the calls of a step park (and
+   * wake) together, and a woken call notes its decision just after its park returns; each upsert
+   * is an event. Two microtask hops let that continuation run first; a decision noted later
+   * still asks for its own publish. Microtasks run before the task's commands are sent, so
+   * nothing is delayed.
+   */
+  publishSoon(): void {
+    if (this.publishQueued) return;
+    this.publishQueued = true;
+    void Promise.resolve()
+      .then(() => undefined)
+      .then(() => {
+        this.publishQueued = false;
+        this.publishSearchAttributes();
+      });
+  }
+
+  /** Upserts only on change: every upsert is an event in history. */
+  publishSearchAttributes(): void {
+    this.publishMemo();
+    const asking = this.elicitations.pending().map((view) => view.toolName);
+    const pendingTools = asking.length > 0 ? [...new Set([...this.ledger.parkedToolNames(), ...asking])].sort() : this.ledger.parkedToolNames();
+    const snapshot = JSON.stringify([this.status, pendingTools]);
+    if (snapshot === this.lastSearchAttributes) return;
+    const first = this.lastSearchAttributes === '';
+    this.lastSearchAttributes = snapshot;
+    wf.upsertSearchAttributes([
+      { key: agentTurnStatusKey, value: this.status },
+      { key: agentPendingToolsKey, value: pendingTools.length > 0 ? pendingTools : null },
+      ...(first && this.conversationId ? [{ key: agentConversationIdKey, value: this.conversationId }] : []),
+      ...(first && this.parentTurnId ? [{ key: turnpikeParentTurnIdKey, value: this.parentTurnId }] : []),
+    ]);
+  }
+
+  /** Appends an event to the turn's stream. */
+  publish(event: TurnEvent): void {
+    this.stream.publish(event);
+  }
+
+  publishResult(step: number, call: ToolCallPart, settlement: Settlement): void {
+    this.publish({
+      type: 'tool-result',
+      step,
+      toolCallId: call.toolCallId,
+      toolName: call.toolName,
+      outcome: settlement.outcome,
+      output: settlement.output,
+      isError: settlement.isError,
+      ...(settlement.approval ? { approval: settlement.approval } : {}),
+    });
+  }
+
+  /**
+   * The parked calls and decisions for listings (see `pending-memo.ts`), while the turn is
+   * `awaiting-input` and they changed (a decision comes with a change of parked calls, or in the
+   * same workflow task as one). Not rewritten when the turn leaves `awaiting-input`: readers trust the
+   * memo only with that status, and the status upsert already records the change.
+   */
+  private publishMemo(): void {
+    if (this.status !== 'awaiting-input') return;
+    const memo = pendingMemo([...this.ledger.pending(), ...this.elicitations.pending()], this.decisions);
+    const snapshot = JSON.stringify(memo);
+    if (snapshot === this.lastMemo) return;
+    this.lastMemo = snapshot;
+    wf.upsertMemo({ [PENDING_MEMO_KEY]: memo });
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * Checks of a turn's provider-specific model options, run when the turn starts.
+ *
+ * An option a provider would ignore, or reject only after the turn has parked for a day, is
+ * refused up front instead: the turn fails at once with `InvalidTurnInput` and a message naming
+ * the field. Pure and deterministic (workflow code); only fields that are present are checked,
+ * so inputs without them are accepted exactly as before.
+ */
+import type { AnthropicThinking, ModelSettings, OpenAIReasoningEffort, OpenAIReasoningSummary, OpenAIServiceTier } from '../types/index.js';
+
+/** What Anthropic gets as `max_tokens` when the turn does not say: the Messages API requires one. */
+export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
+
+/** Anthropic's floor for `thinking.budget_tokens`. */
+export const MIN_THINKING_BUDGET_TOKENS = 1024;
+
+/** Every `reasoning_effort` value Chat Completions accepts (which ones a model takes varies). */
+export const OPENAI_REASONING_EFFORTS: readonly OpenAIReasoningEffort[] = ['none', 'minimal', 'low', 'medium', 'high', 'xhigh'];
+
+const THINKING_TYPES: ReadonlyArray<AnthropicThinking['type']> = ['enabled', 'adaptive', 'disabled'];
+
+/**
+ * Why the provider options in `model` are invalid, naming the field (`model.thinking.budgetTokens
+ * …`), or undefined when they are valid or absent.
+ */
+export function modelSettingsProblem(model: ModelSettings): string | undefined {
+  if (model.thinking !== undefined) {
+    const problem = thinkingProblem(model);
+    if (problem) return problem;
+  }
+  if (model.stream !== undefined && typeof model.stream !== 'boolean') {
+    return `model.stream must be true or false (got ${JSON.stringify(model.stream)})`;
+  }
+  if (model.promptCaching !== undefined) {
+    if (model.provider !== 'anthropic') return `model.promptCaching is an Anthropic option; provider "${model.provider}" does not take it (OpenAI caches long prompts on its own)`;
+    if (typeof model.promptCaching !== 'boolean') return `model.promptCaching must be true or false (got ${JSON.stringify(model.promptCaching)})`;
+  }
+  if (model.reasoningEffort !== undefined) {
+    if (!isOpenAI(model)) return `model.reasoningEffort is an OpenAI option; provider "${model.provider}" does not take it`;
+    if (!OPENAI_REASONING_EFFORTS.includes(model.reasoningEffort)) {
+      return `model.reasoningEffort must be one of ${OPENAI_REASONING_EFFORTS.join(', ')} (got ${JSON.stringify(model.reasoningEffort)})`;
+    }
+  }
+  return openAIOptionsProblem(model);
+}
+
+const isOpenAI = (model: ModelSettings) => model.provider === 'openai' || model.provider === 'openai-responses';
+
+/** The Responses API's floor for `max_output_tokens`. */
+export const MIN_RESPONSES_MAX_OUTPUT_TOKENS = 16;
+
+export const OPENAI_REASONING_SUMMARIES: readonly OpenAIReasoningSummary[] = ['auto', 'concise', 'detailed'];
+
+export const OPENAI_SERVICE_TIERS: readonly OpenAIServiceTier[] = ['auto', 'default', 'flex', 'scale', 'priority'];
+
+/** Options only the OpenAI providers take: service tier, metadata, and the Responses API's own. */
+function openAIOptionsProblem(model: ModelSettings): string | undefined {
+  const responsesOnly = (field: string) => `model.${field} is an option of provider "openai-responses"; provider "${model.provider}" does not take it`;
+  if (model.reasoningSummary !== undefined) {
+    if (model.provider !== 'openai-responses') return responsesOnly('reasoningSummary');
+    if (!OPENAI_REASONING_SUMMARIES.includes(model.reasoningSummary)) {
+      return `model.reasoningSummary must be one of ${OPENAI_REASONING_SUMMARIES.join(', ')} (got ${JSON.stringify(model.reasoningSummary)})`;
+    }
+  }
+  if (model.store !== undefined) {
+    if (model.provider !== 'openai-responses') return responsesOnly('store');
+    if (typeof model.store !== 'boolean') return `model.store must be true or false (got ${JSON.stringify(model.store)})`;
+  }
+  if (model.provider === 'openai-responses' && model.maxTokens !== undefined) {
+    if (!Number.isInteger(model.maxTokens) || model.maxTokens < MIN_RESPONSES_MAX_OUTPUT_TOKENS) {
+      return `model.maxTokens must be an integer of at least ${MIN_RESPONSES_MAX_OUTPUT_TOKENS} for the Responses API, which sends it as max_output_tokens (got ${JSON.stringify(model.maxTokens)})`;
+    }
+  }
+  if (model.serviceTier !== undefined) {
+    if (!isOpenAI(model)) return `model.serviceTier is an OpenAI option; provider "${model.provider}" does not take it`;
+    if (!OPENAI_SERVICE_TIERS.includes(model.serviceTier)) {
+      return `model.serviceTier must be one of ${OPENAI_SERVICE_TIERS.join(', ')} (got ${JSON.stringify(model.serviceTier)})`;
+    }
+  }
+  if (model.metadata !== undefined) {
+    if (!isOpenAI(model)) return `model.metadata is an OpenAI option; provider "${model.provider}" does not take it`;
+    return metadataProblem(model.metadata);
+  }
+  return undefined;
+}
+
+/** OpenAI's rules for `metadata`: up to 16 pairs, keys up to 64 characters, string values up to 512. */
+function metadataProblem(metadata: unknown): string | undefined {
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) return 'model.metadata must be an object of string values';
+  const entries = Object.entries(metadata);
+  if (entries.length > 16) return `model.metadata has ${entries.length} keys; OpenAI allows at most 16`;
+  for (const [key, value] of entries) {
+    if (key.length === 0 || key.length > 64) return `model.metadata key ${JSON.stringify(key.slice(0, 80))} must be 1 to 64 characters`;
+    if (typeof value !== 'string') return `model.metadata.${key} must be a string (got ${JSON.stringify(value)})`;
+    if (value.length > 512) return `model.metadata.${key} is ${value.length} characters; OpenAI allows at most 512`;
+  }
+  return undefined;
+}
+
+function thinkingProblem(model: ModelSettings): string | undefined {
+  const thinking: unknown = model.thinking;
+  if (model.provider !== 'anthropic') return `model.thinking is an Anthropic option; provider "${model.provider}" does not take it (OpenAI: use model.reasoningEffort)`;
+  if (typeof thinking !== 'object' || thinking === null || Array.isArray(thinking)) return 'model.thinking must be an object such as { type: "enabled", budgetTokens: 2048 }';
+  const { type, ...rest } = thinking as Record<string, unknown>;
+  if (!THINKING_TYPES.includes(type as AnthropicThinking['type'])) {
+    return `model.thinking.type must be one of ${THINKING_TYPES.join(', ')} (got ${JSON.stringify(type)})`;
+  }
+  const allowed = type === 'enabled' ? ['budgetTokens'] : [];
+  const unknown = Object.keys(rest).filter((key) => !allowed.includes(key));
+  if (unknown.length > 0) {
+    // budget_tokens is the wire name; a caller who copied it from Anthropic's docs hears why it is refused.
+    const hint = unknown.includes('budget_tokens') ? ' (the field is budgetTokens)' : '';
+    return `model.thinking has unknown field(s) ${unknown.join(', ')} for type "${String(type)}"${hint}`;
+  }
+  // The Messages API refuses any other temperature while Claude thinks.
+  if (type !== 'disabled' && model.temperature !== undefined && model.temperature !== 1) {
+    return `model.temperature must be left out (or 1) when model.thinking.type is "${String(type)}"; Anthropic allows no other value while the model thinks`;
+  }
+  if (type !== 'enabled') return undefined;
+  const { budgetTokens } = rest;
+  if (typeof budgetTokens !== 'number' || !Number.isInteger(budgetTokens) || budgetTokens < MIN_THINKING_BUDGET_TOKENS) {
+    return `model.thinking.budgetTokens must be an integer of at least ${MIN_THINKING_BUDGET_TOKENS} (got ${JSON.stringify(budgetTokens)})`;
+  }
+  const maxTokens = model.maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS;
+  if (budgetTokens >= maxTokens) {
+    return `model.thinking.budgetTokens (${budgetTokens}) must be less than model.maxTokens (${maxTokens}${model.maxTokens === undefined ? ', the default' : ''}): thinking counts toward the output limit`;
+  }
+  return undefined;
+}
