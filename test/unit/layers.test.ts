@@ -3,6 +3,9 @@
  * and the floors below, never from one above, and no file imports a file that imports it back.
  * The one exception is Temporal's own samples' pattern: workflow code imports the *type* of its
  * activities (`import type { TurnpikeActivities }`), which no bundle or process ever loads.
+ *
+ * Inside `workflows/` the same holds for its folders (docs/architecture.md): a folder imports its
+ * own files and the folders below it, from the stories down to the types.
  */
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -14,6 +17,13 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Floors, from the ground up: a file may import its own floor and those below. */
 const FLOORS: Record<string, number> = { workflows: 1, activities: 2, codec: 2, worker: 3, client: 4, 'index.ts': 4, api: 5, cli: 6 };
 
+/**
+ * The folders of `workflows/`, from the ground up: a file may import its own folder and those
+ * before it. The root (`index.ts`, `preload.ts`, `registered-workflows.ts`) stands above them all.
+ */
+const WORKFLOW_FOLDERS = ['types', 'messages', 'stream', 'calls', 'context', 'budgets', 'agents', 'turn', 'conversation'];
+const WORKFLOW_ROOT_FILES = ['index.ts', 'preload.ts', 'registered-workflows.ts'];
+
 function sources(folder: string): string[] {
   const full = path.join(ROOT, folder);
   if (statSync(full).isFile()) return [folder];
@@ -24,6 +34,12 @@ function sources(folder: string): string[] {
 
 function floorOf(file: string): string {
   return file.split(path.sep)[0]!;
+}
+
+/** A workflows file's floor inside `workflows/`: its folder's place, the root above every folder. */
+function workflowFloorOf(file: string): number {
+  const parts = file.split(path.sep);
+  return parts.length === 2 ? WORKFLOW_FOLDERS.length : WORKFLOW_FOLDERS.indexOf(parts[1]!);
 }
 
 interface Import {
@@ -60,6 +76,29 @@ describe('the import graph of the published code', () => {
     expect(upward).toEqual([]);
   });
 
+  it('has no folder of workflows/ reaching up: each imports its own folder and those below it', () => {
+    const upward: string[] = [];
+    for (const [file, imports] of graph) {
+      if (floorOf(file) !== 'workflows') continue;
+      for (const { target } of imports) {
+        if (floorOf(target) !== 'workflows') continue;
+        const [from, to] = [workflowFloorOf(file), workflowFloorOf(target)];
+        const sameFolder = path.dirname(file) === path.dirname(target);
+        if (to < from || sameFolder) continue;
+        upward.push(`${file} -> ${target}`);
+      }
+    }
+    expect(upward).toEqual([]);
+  });
+
+  it('places every workflows file in a listed folder, or at the root as an entry', () => {
+    const unplaced = sources('workflows').filter((file) => {
+      const parts = file.split(path.sep);
+      return parts.length === 2 ? !WORKFLOW_ROOT_FILES.includes(parts[1]!) : parts.length !== 3 || !WORKFLOW_FOLDERS.includes(parts[1]!);
+    });
+    expect(unplaced).toEqual([]);
+  });
+
   it('has no circle of imports', () => {
     const circles: string[] = [];
     const state = new Map<string, 'open' | 'done'>();
@@ -79,6 +118,6 @@ describe('the import graph of the published code', () => {
 
   it('reads every published folder', () => {
     expect(files.length).toBeGreaterThan(100);
-    expect(files).toContain(path.join('workflows', 'agent-turn.ts'));
+    expect(files).toContain(path.join('workflows', 'turn', 'agent-turn.ts'));
   });
 });
