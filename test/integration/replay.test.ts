@@ -118,7 +118,7 @@ describe('replay of recorded histories', () => {
     rmSync(copy, { recursive: true, force: true });
     mkdirSync(copy, { recursive: true });
     cpSync(path.join(root, 'workflows'), path.join(copy, 'workflows'), { recursive: true });
-    const turnFile = path.join(copy, 'workflows', 'agent-turn.ts');
+    const turnFile = path.join(copy, 'workflows', 'turn', 'agent-turn.ts');
     const source = readFileSync(turnFile, 'utf8');
     const changed = source.replace('validateInput(turn.input);', "validateInput(turn.input);\n  await wf.sleep('1s');");
     expect(changed).not.toBe(source);
