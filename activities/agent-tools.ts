@@ -1,6 +1,6 @@
 /**
  * Agents as tools: `defineAgentTool` offers a sub-agent to a turn as one tool. A call runs the
- * sub-agent as a child turn (`workflows/agent-tool-call.ts`), a workflow of its own, so its
+ * sub-agent as a child turn (`workflows/agents/agent-tool-call.ts`), a workflow of its own, so its
  * approvals and client tools park where they belong, in the child, and are listed with the
  * parent turn's id; the child's answer (its typed `output`, or its text) is the call's result.
  *

@@ -46,7 +46,7 @@ export async function runModelStep(
   return { ...result, ...(described ? { described } : {}), ...(dispositions ? { dispositions } : {}) };
 }
 
-/** The worker's tools and the turn's handoff tools (workflows/handoff-tools.ts), which the turn settles itself. */
+/** The worker's tools and the turn's handoff tools (workflows/agents/handoff-tools.ts), which the turn settles itself. */
 function withHandoffs(described: DescribedTools, handoffs: HandoffTarget[] | undefined): DescribedTools {
   return handoffs && handoffs.length > 0 ? { ...described, specs: withHandoffTools(described.specs, handoffs) } : described;
 }

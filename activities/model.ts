@@ -45,7 +45,7 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
     );
   }
   const context = Context.current();
-  // A turn that streams asks for the deltas on its event stream (workflows/turn-events.ts).
+  // A turn that streams asks for the deltas on its event stream (workflows/types/turn-events.ts).
   const stream = input.stream ? StepStream.open(input.stream) : undefined;
   let result: ModelStepResult;
   let unsent: TurnEvent[] = [];
@@ -61,7 +61,7 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
   const empty = !result.message.content.some((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.trim() !== ''));
   // A refusal or a content filter often comes back empty, and asking again would only be refused
   // again (and billed): the turn ends with status `refused` and keeps no empty message
-  // (workflows/cut-off-step.ts). So does a reply the token limit cut off before it said anything.
+  // (workflows/turn/cut-off-step.ts). So does a reply the token limit cut off before it said anything.
   const cutOff = result.finishReason === 'length' || result.finishReason === 'content-filter';
   if (empty && !cutOff) {
     // An empty assistant message would make the history invalid (Anthropic rejects it), so it

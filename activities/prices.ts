@@ -1,7 +1,7 @@
 /**
  * The worker's price table: what a model step costs, in USD, from its token usage. The model
  * step activity writes the cost into the step's `usage.costUsd`, so history records it and the
- * turn only adds numbers (workflows/budgets.ts).
+ * turn only adds numbers (workflows/turn/budget-gate.ts).
  *
  * Prices are USD per million tokens, keyed `provider:model`. A dated model name also matches the
  * key it extends with its date (`gpt-4o-2024-08-06` → `gpt-4o`, `claude-sonnet-4-5-20250929` →

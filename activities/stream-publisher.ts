@@ -1,5 +1,5 @@
 /**
- * Appends events to a workflow's event stream (workflows/event-stream.ts) from outside it: one
+ * Appends events to a workflow's event stream (workflows/stream/event-stream.ts) from outside it: one
  * signal per batch, `{ items, publisher_id, sequence }`. The workflow skips a batch whose sequence
  * it has seen from this publisher, so a batch is sent again, with the same sequence, until it is
  * in, or until `maxRetryMs` has passed: then it and every later batch are dropped (a stream

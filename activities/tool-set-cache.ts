@@ -1,5 +1,5 @@
 /**
- * The model activity's side of tools by reference (`workflows/tool-set.ts`): tool lists kept by
+ * The model activity's side of tools by reference (`workflows/turn/tool-set.ts`): tool lists kept by
  * their hash, shared by every turn on the worker that offers the same tools. A step that names a
  * list this worker does not have (another worker ran the turn's earlier steps, a restart) reads
  * it from the turn with the `modelTools` query and checks it against the hash before the model

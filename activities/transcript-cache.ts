@@ -1,5 +1,5 @@
 /**
- * The model activity's side of history-by-reference (`workflows/transcript.ts`): each turn's
+ * The model activity's side of history-by-reference (`workflows/context/transcript.ts`): each turn's
  * transcript, kept per workflow run on the worker, so a model step's input carries only the
  * messages added since the previous step.
  *

@@ -7,7 +7,7 @@
  *   unknown turn, approval or call → 404
  *   a decision or result the turn rejects (already decided, expired, not allowed...) → 409
  * Each error body is `{ error: { type, message } }`; every type and its status is in
- * `REJECTION_TYPES` (workflows/rejection-types.ts).
+ * `REJECTION_TYPES` (workflows/messages/rejection-types.ts).
  *
  * The approver of a decision is the identity of the request's bearer token or sign-in session
  * (api/session.ts, api/login.ts), never the body.
@@ -121,7 +121,7 @@ async function answer<T>(reply: FastifyReply, work: () => Promise<T>, status = 2
 
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // 2 MiB rather than fastify's 1 MiB: a turn may carry inline images and documents up to the
-  // limits the workflow enforces (1.5 million base64 characters together; workflows/binary-parts.ts).
+  // limits the workflow enforces (1.5 million base64 characters together; workflows/turn/binary-parts.ts).
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: API_BODY_LIMIT_BYTES }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

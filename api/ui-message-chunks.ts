@@ -59,7 +59,7 @@ export type UiMessageChunk =
   | { type: 'finish'; finishReason: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other' }
   | { type: 'error'; errorText: string };
 
-/** The name budget approvals show under (workflows/budgets.ts); never a tool the model has. */
+/** The name budget approvals show under (workflows/turn/budget-gate.ts); never a tool the model has. */
 const BUDGET_TOOL_NAME = 'turnpike_budget';
 
 export interface UiMessageChunkMapperOptions {

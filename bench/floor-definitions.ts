@@ -1,6 +1,6 @@
 /**
  * Messages of the floor workflow, importable by the client side as well as by workflow code
- * (like turnpike's workflows/definitions.ts).
+ * (like turnpike's workflows/messages/definitions.ts).
  */
 import { defineQuery, defineUpdate } from '@temporalio/workflow';
 

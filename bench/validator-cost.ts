@@ -1,6 +1,6 @@
 /**
  * What turnpike's update validators cost per message: the checks `approveToolCall` and
- * `submitToolResult` run before a decision or a client result is accepted (workflows/call-checks.ts),
+ * `submitToolResult` run before a decision or a client result is accepted (workflows/calls/call-checks.ts),
  * timed on a turn's real call ledger in this process (the same V8 as the workflow thread). A
  * validator runs once per update, in the workflow task that takes it, and never on replay.
  *

@@ -6,7 +6,7 @@ import type { RejectionType } from '../workflows/messages/rejection-types.js';
 
 /**
  * A turn or conversation rejected a message; `type` says why (e.g. `ApprovalAlreadyDecided`),
- * one of `REJECTION_TYPES` (workflows/rejection-types.ts).
+ * one of `REJECTION_TYPES` (workflows/messages/rejection-types.ts).
  */
 export class TurnpikeRejectedError extends Error {
   override name = 'TurnpikeRejectedError';

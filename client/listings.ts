@@ -2,7 +2,7 @@
  * Listings across turns, read from Temporal's visibility: every parked call on a task queue,
  * the calls parked under one turn and its sub-agents, and the approval decisions made. No
  * second database: a parked turn keeps its calls and decisions in its memo
- * (workflows/pending-memo.ts), which the visibility listing returns; other turns are queried or
+ * (workflows/context/pending-memo.ts), which the visibility listing returns; other turns are queried or
  * their results read, a bounded number at a time.
  */
 import type { Client } from '@temporalio/client';

@@ -5,7 +5,7 @@
  *   const turnpike = await TurnpikeClient.connect();          // TEMPORAL_ADDRESS etc.
  *   const { turnWorkflowId } = await turnpike.sendMessage({ conversationId: 'c-1', text: 'hi', model });
  *
- * Every message goes through the definitions in workflows/definitions.ts, never a string name.
+ * Every message goes through the definitions in workflows/messages/definitions.ts, never a string name.
  * A validator's rejection surfaces as a `TurnpikeRejectedError` with the workflow's message.
  */
 import {
@@ -353,7 +353,7 @@ export class TurnpikeClient {
 
   /**
    * Every parked call on this task queue (or matching `query`), from visibility alone: each
-   * parked turn keeps its parked calls in its memo (workflows/pending-memo.ts), which the
+   * parked turn keeps its parked calls in its memo (workflows/context/pending-memo.ts), which the
    * visibility listing returns, so no turn is queried. Visibility lags the turns by moments: a
    * call decided a moment ago may still be listed (its decision is then refused as already
    * decided), and one parked a moment ago may not be yet; `turnState` is exact for one turn.

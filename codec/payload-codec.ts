@@ -2,7 +2,7 @@
  * A payload codec that gzips large payloads, so a long turn over a long conversation stays
  * well inside Temporal's history limits: a turn's input and result carry the conversation and
  * what the turn added to it (model steps carry only a reference to it, see
- * workflows/transcript.ts), and JSON text compresses several-fold.
+ * workflows/context/transcript.ts), and JSON text compresses several-fold.
  *
  * Only payloads of `minimumBytes` or more are compressed. Decisions, results submitted by
  * clients, `turnState` and search attributes stay plain JSON, so operators keep reading and
@@ -14,7 +14,7 @@
  * {@link MAX_DECOMPRESSED_BYTES}) would fail that workflow task, and every retry of it, for
  * good: signals stay in history. Such a payload is passed on *marked* instead: encoding
  * {@link UNDECODABLE_ENCODING}, the reason in metadata {@link UNDECODABLE_REASON_KEY}, no data.
- * turnpike's message handlers drop or refuse it (workflows/raw-messages.ts); anything else that
+ * turnpike's message handlers drop or refuse it (workflows/messages/raw-messages.ts); anything else that
  * reads it (an activity result, a turn's input, a client reading a result) fails as loudly as
  * before, with the SDK's "Unknown encoding: binary/turnpike-undecodable".
  *

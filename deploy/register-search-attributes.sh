@@ -2,7 +2,7 @@
 # One-shot setup of namespace `default` for turnpike, run by the `search-attributes` service
 # (temporalio/admin-tools image) once the Temporal server answers health checks:
 #   1. create the namespace if it is missing (the server image does not create one);
-#   2. register turnpike's search attributes (workflows/search-attributes.ts):
+#   2. register turnpike's search attributes (workflows/context/search-attributes.ts):
 #        AgentTurnStatus Keyword, AgentPendingTools KeywordList, AgentConversationId Keyword,
 #        TurnpikeParentTurnId Keyword;
 #   3. wait until a visibility query over all four is accepted, so the worker (which

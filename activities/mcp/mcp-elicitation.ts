@@ -18,7 +18,7 @@ const ELICITATION_POLL_MS = 500;
  * update), then awaited (the `awaitElicitationAnswer` update, a long poll; or, when the turn
  * refuses it, by polling `elicitationAnswer`) while the call keeps heartbeating. The MCP
  * request stays open meanwhile; if this worker dies, so does the connection, and the retried
- * call asks again (see workflows/elicitations.ts).
+ * call asks again (see workflows/calls/elicitations.ts).
  */
 export async function askTheTurn(context: Context, request: ExecuteToolInput, params: ElicitRequest['params'], signal: AbortSignal): Promise<ElicitResult> {
   // `context` is this call's, passed in: the MCP client runs this handler in the async context

@@ -229,7 +229,7 @@ function userBlocks(message: UserMessage): ContentBlockParam[] {
   });
 }
 
-/** The workflow checked the media type when the turn started (see workflows/binary-parts.ts). */
+/** The workflow checked the media type when the turn started (see workflows/turn/binary-parts.ts). */
 function imageSource(source: BinarySource): ImageBlockParam['source'] {
   if (source.type === 'url') return { type: 'url', url: source.url };
   return { type: 'base64', media_type: source.mediaType as Base64ImageSource['media_type'], data: inlineData(source) };

@@ -1,6 +1,6 @@
 /**
  * Approval listings from visibility alone: each parked turn keeps its parked calls in its memo
- * (workflows/pending-memo.ts), and `listParkedCalls` / `GET /api/approvals` read them from the
+ * (workflows/context/pending-memo.ts), and `listParkedCalls` / `GET /api/approvals` read them from the
  * visibility listing without querying any turn; so does `listDecisions` for parked turns. Proven with the worker stopped (a query would
  * find no worker), against each turn's exact `turnState`; with rights, counts, filters and the
  * expiry sort through the HTTP API; and for the case that still needs a query: an input too large

@@ -3,7 +3,7 @@
  * every turnpike worker and client uses. Reports history bytes per step as stored and as they
  * would be without compression, and checks the turn stays well inside Temporal's limits
  * (2 MiB per payload, 50 MiB per history). Model steps carry the transcript by reference
- * (workflows/transcript.ts), so what a step adds to history does not grow with the conversation.
+ * (workflows/context/transcript.ts), so what a step adds to history does not grow with the conversation.
  */
 import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

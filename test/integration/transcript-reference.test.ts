@@ -1,5 +1,5 @@
 /**
- * Model steps carry the transcript by reference (workflows/transcript.ts): a worker that does not
+ * Model steps carry the transcript by reference (workflows/context/transcript.ts): a worker that does not
  * have a turn's transcript reads it from the turn, and the model sees exactly the messages the
  * turn holds; a transcript that does not match the turn's hash is refused, never used.
  */

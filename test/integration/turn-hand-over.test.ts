@@ -1,6 +1,6 @@
 /**
  * Turns of any length: a turn hands over to a new run of itself (continue-as-new) at a step
- * boundary once its run's history reaches its `historyLimit` (workflows/turn-hand-over.ts). Here
+ * boundary once its run's history reaches its `historyLimit` (workflows/turn/turn-hand-over.ts). Here
  * the limit is 1,000 events, so a 300-step turn hands over several times; with the default
  * (8,000 events) a 1,000-step turn does so once (`TURNPIKE_LONG_HAND_OVER=1` runs it).
  *

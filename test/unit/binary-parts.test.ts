@@ -1,5 +1,5 @@
 /**
- * Images and documents in user messages: the turn-start checks (workflows/binary-parts.ts), and
+ * Images and documents in user messages: the turn-start checks (workflows/turn/binary-parts.ts), and
  * each provider's wire format through the real SDKs against the strict fakes.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';

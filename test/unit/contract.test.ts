@@ -13,7 +13,7 @@
  *   functions of `workflows/registered-workflows.ts` (what `createWorker` bundles), which
  *   `turnpike/workflows` must export too; `REJECTION_TYPES`, `TURN_STATUSES`, `*_MEMO_KEY` and
  *   `*_TOPIC` constants; the activities `createActivities` returns; the handlers
- *   event stream registers (workflows/stream-guard.ts); the entry points of `package.json`.
+ *   event stream registers (workflows/stream/stream-guard.ts); the entry points of `package.json`.
  * - types, which exist only as TypeScript (the turn and conversation event unions, the providers,
  *   the input and output of each message and activity): read from the source with the TypeScript
  *   compiler, by exported name, wherever the code declares them. No code outside this test was

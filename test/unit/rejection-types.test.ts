@@ -26,7 +26,7 @@ describe('the guides', () => {
       ...Object.entries(REJECTION_TYPES).map(([type, info]) => `| \`${type}\` | ${info.raisedBy.join(', ')} | ${info.httpStatus} | ${info.description} |`),
       '',
     ].join('\n');
-    expect(readmeSection('rejection-types'), 'update the README table from workflows/rejection-types.ts').toBe(expected);
+    expect(readmeSection('rejection-types'), 'update the README table from workflows/messages/rejection-types.ts').toBe(expected);
   });
 
   it('lists exactly the turn statuses of TURN_STATUSES', () => {
@@ -36,7 +36,7 @@ describe('the guides', () => {
       ...Object.entries(TURN_STATUSES).map(([status, info]) => `| \`${status}\` | ${info.ended ? 'yes' : 'no'} | ${info.description} |`),
       '',
     ].join('\n');
-    expect(readmeSection('turn-statuses'), 'update the README table from workflows/turn-statuses.ts').toBe(expected);
+    expect(readmeSection('turn-statuses'), 'update the README table from workflows/types/turn-statuses.ts').toBe(expected);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * What a turn with a budget shows of it: its limits and spend in `turnState`, in its result, and
- * at a hand-over. Reads the turn; sends no command. How the turn keeps to it is `budgets.ts`.
+ * at a hand-over. Reads the turn; sends no command. How the turn keeps to it is `turn/budget-gate.ts`.
  */
 import * as wf from '@temporalio/workflow';
 import { spendOf } from './budget-spend.js';

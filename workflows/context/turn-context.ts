@@ -69,7 +69,7 @@ export class TurnContext {
   readonly publisher: TurnPublisher;
   /** Webhook nudges to approvers, when the worker sends them. */
   readonly nudges = new ApprovalNudges();
-  /** The turn's budget limits, as approvals extended them (budgets.ts); none without a budget. */
+  /** The turn's budget limits, as approvals extended them (budget-gate.ts); none without a budget. */
   budgetLimits?: TurnBudget;
   /** Agent tool calls whose child turn runs (agent-tool-call.ts). */
   readonly agentCalls = new AgentCalls();

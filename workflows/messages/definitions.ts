@@ -66,7 +66,7 @@ export const transcriptQuery = defineQuery<HistoryPage, [HistoryPageRequest?]>('
 
 /**
  * The tools the turn offers the model. A model step whose worker does not have the turn's tool
- * list (its input carries only the list's hash, `workflows/tool-set.ts`) reads it with this query.
+ * list (its input carries only the list's hash, `workflows/turn/tool-set.ts`) reads it with this query.
  */
 export const modelToolsQuery = defineQuery<ModelToolSpec[]>('modelTools');
 

@@ -82,7 +82,7 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     // A long turn goes on in a new run before its history nears Temporal's limits.
     const handingOver = handOverIfDue(turn, lastText);
     if (handingOver) await handingOver;
-    // With a budget, a limit reached waits for a person (budgets.ts); undefined, without awaiting, when none is.
+    // With a budget, a limit reached waits for a person (budget-gate.ts); undefined, without awaiting, when none is.
     const beforeStep = budgetGate(turn, lastText);
     const overBudget = beforeStep && (await beforeStep);
     if (overBudget) return overBudget;

@@ -1,6 +1,6 @@
 /**
  * Budgets a person can extend: the limits of a turn (or a conversation) and what it has spent.
- * Pure types: nothing here runs. How a turn keeps to them is `workflows/budgets.ts`.
+ * Pure types: nothing here runs. How a turn keeps to them is `workflows/turn/budget-gate.ts`.
  */
 
 /**

@@ -70,7 +70,7 @@ export type ReasoningProvider = 'anthropic' | 'openai';
 
 /**
  * Where an image's or a document's bytes are: inline as base64 (checked against the size limits
- * in `workflows/binary-parts.ts` when the turn starts, because they travel in workflow history),
+ * in `workflows/turn/binary-parts.ts` when the turn starts, because they travel in workflow history),
  * in turnpike's content store by reference (`TurnpikeClient` and the HTTP API store every inline
  * part of 128 KiB or more there; the model step reads it back, see content/stored-content.ts),
  * or a URL the provider fetches itself.

@@ -31,14 +31,14 @@ export interface ModelStepInput {
 }
 
 /**
- * The transcript of a model step by reference (see `workflows/transcript.ts`): the activity
+ * The transcript of a model step by reference (see `workflows/context/transcript.ts`): the activity
  * already has, or fetches from the turn with the `transcript` query, the messages before `from`,
  * and checks the whole against `hash` before the model sees it.
  */
 export interface TranscriptReference {
   /** Messages in the transcript the model is sent. */
   length: number;
-  /** Chain hash of all `length` messages (`workflows/transcript-hash.ts`). */
+  /** Chain hash of all `length` messages (`workflows/context/transcript-hash.ts`). */
   hash: string;
   /** Index of the first message in `added`: usually the length the previous step sent. */
   from: number;
@@ -58,7 +58,7 @@ export interface ModelStepRequest {
   transcript?: TranscriptReference;
   /**
    * The tools the model is offered. Turns that send `toolsHash` leave them out of the steps whose
-   * worker most likely has them (see `workflows/tool-set.ts`); the activity then takes them from
+   * worker most likely has them (see `workflows/turn/tool-set.ts`); the activity then takes them from
    * its cache, or from the turn with the `modelTools` query.
    */
   tools?: ModelToolSpec[];

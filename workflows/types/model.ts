@@ -35,7 +35,7 @@ export type OpenAIServiceTier = 'auto' | 'default' | 'flex' | 'scale' | 'priorit
  *
  * Provider-specific options are fields of their own, each valid for one provider only; the turn
  * validates them when it starts and fails with `InvalidTurnInput` naming the field rather than
- * ignore one (see `workflows/model-settings.ts`). There is no catch-all field: an option spelt
+ * ignore one (see `workflows/turn/model-settings.ts`). There is no catch-all field: an option spelt
  * wrong in an object literal (`maxToken`) does not compile.
  */
 export interface ModelSettings {

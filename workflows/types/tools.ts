@@ -28,7 +28,7 @@ export interface ActivityCallOptions {
 
 /** What the workflow knows of a registered tool: data only, no functions. */
 export interface ToolSpec extends ModelToolSpec {
-  /** `handoff`: a `transfer_to_<agent>` tool, settled by the turn itself (workflows/handoffs.ts); 'agent': a sub-agent, run as a child turn (see `AgentToolSpec`). */
+  /** `handoff`: a `transfer_to_<agent>` tool, settled by the turn itself (workflows/turn/handoffs.ts); 'agent': a sub-agent, run as a child turn (see `AgentToolSpec`). */
   kind: 'server' | 'client' | 'handoff' | 'agent';
   /** With kind 'agent': the sub-agent's settings. */
   agent?: AgentToolSpec;

@@ -87,7 +87,7 @@ export interface HistoryLimit {
   bytes?: number;
 }
 
-/** A turn's state at a hand-over to its next run (see `workflows/turn-hand-over.ts`). */
+/** A turn's state at a hand-over to its next run (see `workflows/turn/turn-hand-over.ts`). */
 export interface TurnCarryOver {
   /** Hand-overs so far, this one included. */
   handOvers: number;
