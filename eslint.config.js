@@ -7,7 +7,7 @@ import tseslint from 'typescript-eslint';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((name) => `node:${name}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '**/node_modules/', 'dist/', '**/dist/', '.turnpike/', 'bench/results/', 'docs/'] },
+  { ignores: ['node_modules/', '**/node_modules/', 'dist/', '**/dist/', '.turnpike/', '.api-report/', 'bench/results/', 'docs/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
