@@ -30,7 +30,12 @@ rmSync(path.join(work, 'reports'), { recursive: true, force: true });
 if (!process.argv.includes('--keep-declarations')) {
   rmSync(work, { recursive: true, force: true });
   const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--emitDeclarationOnly', '--outDir', path.join(work, 'dts')], { stdio: 'inherit' });
+  try {
+    execFileSync(process.execPath, [tsc, '-p', path.join(root, 'tsconfig.build.json'), '--emitDeclarationOnly', '--outDir', path.join(work, 'dts')], { stdio: 'inherit' });
+  } catch {
+    console.error('api-report: the published code does not compile (above); its API cannot be read.');
+    process.exit(1);
+  }
 }
 
 const configFor = (name, entry) =>
@@ -93,7 +98,8 @@ if (check && changed.length > 0) {
     const current = path.join(work, 'reports', `${name}.api.md`);
     if (!existsSync(committed)) writeFileSync(committed + '.missing', '');
     try {
-      execFileSync('git', ['--no-pager', 'diff', '--no-index', '--no-color', existsSync(committed) ? committed : committed + '.missing', current], { stdio: 'inherit' });
+      const shown = [existsSync(committed) ? committed : committed + '.missing', current].map((file) => path.relative(root, file));
+      execFileSync('git', ['--no-pager', 'diff', '--no-index', '--no-color', ...shown], { stdio: 'inherit', cwd: root });
     } catch {
       // git diff --no-index exits 1 when the files differ: the diff is the message.
     } finally {
