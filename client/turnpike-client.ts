@@ -6,25 +6,19 @@
  *   const { turnWorkflowId } = await turnpike.sendMessage({ conversationId: 'c-1', text: 'hi', model });
  *
  * Every message goes through the definitions in workflows/messages/definitions.ts, never a string name.
- * A validator's rejection surfaces as a `TurnpikeRejectedError` with the workflow's message.
+ * A validator's rejection surfaces as a `TurnpikeRejectedError` with the workflow's message
+ * (rejections.ts).
+ *
+ * `TurnpikeClient` is the one facade; each part lives in a file of its own: turns (turns.ts),
+ * conversations (conversations.ts), listings across turns (listings.ts, decisions.ts), and
+ * streams (stream-hub.ts, nested-turn-events.ts, conversation-events.ts, typed-output.ts).
  */
+import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import {
-  Client,
-  Connection,
-  WithStartWorkflowOperation,
-  WorkflowNotFoundError,
-  WorkflowUpdateFailedError,
-  type WorkflowHandle,
-} from '@temporalio/client';
-import {
-  AGENT_CONVERSATION_WORKFLOW,
-  AGENT_TURN_WORKFLOW,
   DEFAULT_TASK_QUEUE,
   approveToolCallUpdate,
-  callContextQuery,
   conversationStateQuery,
   historyQuery,
-  sendMessageUpdate,
   submitToolResultUpdate,
   turnEventsQuery,
   turnStateQuery,
@@ -33,14 +27,8 @@ import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
-import { agentsProblem } from '../workflows/conversation/conversation-agents.js';
-import { agentConversationIdKey } from '../workflows/context/search-attributes.js';
-import { messageProblem } from '../workflows/messages/field-limits.js';
-import { budgetProblem } from '../workflows/budgets/budget-spend.js';
-import { isRejectionType } from '../workflows/messages/rejection-types.js';
 import type {
   AgentConversationInput,
-  AgentTurnInput,
   AgentTurnResult,
   ApproveToolCallInput,
   ApproveToolCallResult,
@@ -63,22 +51,18 @@ import { readNestedTurnEvents, type NestedReadOptions, type NestedTurnEventRecor
 import { createTurnpikeDataConverter, turnpikeDataConverter } from '../content/data-converter.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
-import { isStoredOutput, readStoredOutput, storeLargeContent, storeLargeParts } from '../content/stored-content.js';
+import { isStoredOutput, readStoredOutput } from '../content/stored-content.js';
 import type { z } from 'zod';
-import { readOutputStream, toOutputSpec, typedOutput, type OutputOption, type OutputStreamItem } from './typed-output.js';
+import { readOutputStream, typedOutput, type OutputOption, type OutputStreamItem } from './typed-output.js';
+import { refuseOversized, rejections } from './rejections.js';
+import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput } from './turns.js';
+import { sendMessage } from './conversations.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
 export { STARTED_BY_MEMO_KEY, type ParkedCall };
 
-/** Who started a turn or a conversation, and the conversation a turn belongs to (`describeStart`). */
-export interface StartRecord {
-  startedBy?: string;
-  conversationId?: string;
-}
-
-/** What `startTurn` takes: a turn's input, with a typed answer's schema as zod or JSON Schema. */
-export type StartTurnInput = Omit<AgentTurnInput, 'output'> & { output?: OutputOption };
+export type { StartRecord, StartTurnInput };
 
 export interface TurnpikeClientOptions {
   client: Client;
@@ -90,42 +74,6 @@ export interface TurnpikeClientOptions {
    * `TURNPIKE_CONTENT_STORE` names (docs/content-store.md), opened on first use.
    */
   contentStore?: ContentStore;
-}
-
-/** Unwraps a failed update into the rejection the workflow's validator gave. */
-async function rejections<T>(promise: Promise<T>): Promise<T> {
-  try {
-    return await promise;
-  } catch (error) {
-    if (error instanceof WorkflowUpdateFailedError) {
-      const cause = error.cause as { message?: string; type?: string } | undefined;
-      const message = cause?.message ?? error.message;
-      // A worker older or newer than this client may refuse with a type it does not know: keep that type in the message.
-      if (isRejectionType(cause?.type)) throw new TurnpikeRejectedError(message, cause.type);
-      throw new TurnpikeRejectedError(cause?.type ? `${cause.type}: ${message}` : message, 'Rejected');
-    }
-    // Updates on a workflow that does not exist, or no longer runs, come back as not found
-    // (WorkflowNotFoundError, or gRPC NOT_FOUND = 5); "already completed" is a turn that ended.
-    const notFound = error instanceof WorkflowNotFoundError || (error as { code?: number })?.code === 5;
-    if (notFound) {
-      const message = (error as Error).message ?? 'not found';
-      if (/already completed/i.test(message)) {
-        throw new TurnpikeRejectedError('The turn has already ended; nothing in it is waiting for a decision or result', 'TurnAlreadyEnded');
-      }
-      throw new TurnpikeNotFoundError(message);
-    }
-    throw error;
-  }
-}
-
-/**
- * Refuses a message over the turn's size limits before it is sent, as the turn would: the turn
- * refuses it too, but the SDK sends every update's request back with its answer, and a burst of
- * large ones can fail the turn's workflow task while they are in flight.
- */
-function refuseOversized(name: 'approveToolCall' | 'submitToolResult', message: unknown): void {
-  const problem = messageProblem(name, message);
-  if (problem) throw new TurnpikeRejectedError(problem, 'PayloadTooLarge');
 }
 
 export class TurnpikeClient {
@@ -185,19 +133,7 @@ export class TurnpikeClient {
    * turn instead of a second one.
    */
   async startTurn(input: StartTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
-    // Images and documents of 128 KiB or more go to the content store; the turn gets references.
-    const messages = Array.isArray(input?.messages) ? await storeLargeParts(input.messages, this.contentStore) : input?.messages;
-    // A typed answer's zod schema is sent as its JSON Schema (client/typed-output.ts).
-    const given = input?.output;
-    const output = given && typeof given === 'object' ? toOutputSpec(given) : given;
-    const turnInput = (messages === input?.messages && given === undefined ? input : { ...input, messages, ...(output !== undefined ? { output } : {}) }) as AgentTurnInput;
-    return this.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
-      taskQueue: this.taskQueue,
-      workflowId: options.turnId,
-      args: [turnInput],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
-    });
+    return startTurn(this, input, options);
   }
 
   /**
@@ -206,16 +142,7 @@ export class TurnpikeClient {
    * works on any turn, running or ended. Undefined when there is no such workflow.
    */
   async describeStart(workflowId: string): Promise<StartRecord | undefined> {
-    let description: Awaited<ReturnType<WorkflowHandle['describe']>>;
-    try {
-      description = await this.client.workflow.getHandle(workflowId).describe();
-    } catch (error) {
-      if (error instanceof WorkflowNotFoundError || (error as { code?: number })?.code === 5) return undefined;
-      throw error;
-    }
-    const startedBy = description.memo?.[STARTED_BY_MEMO_KEY];
-    const conversationId = description.typedSearchAttributes.get(agentConversationIdKey);
-    return { ...(typeof startedBy === 'string' ? { startedBy } : {}), ...(conversationId ? { conversationId } : {}) };
+    return describeStart(this.client, workflowId);
   }
 
   turn(turnId: string): WorkflowHandle<typeof agentTurn> {
@@ -228,12 +155,7 @@ export class TurnpikeClient {
 
   /** What an approver needs to decide a parked call (`callContext` query); not found for a call the turn did not make. */
   async callContext(turnId: string, toolCallId: string): Promise<CallContext> {
-    try {
-      return await rejections(this.turn(turnId).query(callContextQuery, { toolCallId }));
-    } catch (error) {
-      if (error instanceof Error && /made no tool call/.test(error.message)) throw new TurnpikeNotFoundError(error.message);
-      throw error;
-    }
+    return callContext(this.turn(turnId), toolCallId);
   }
 
   /**
@@ -241,14 +163,7 @@ export class TurnpikeClient {
    * of it end; with `waitForStart` this waits for it to start instead of failing as not found.
    */
   async turnResult(turnId: string, options: { waitForStart?: boolean; pollIntervalMs?: number } = {}): Promise<AgentTurnResult> {
-    for (;;) {
-      try {
-        return await rejections(this.turn(turnId).result());
-      } catch (error) {
-        if (!(options.waitForStart && error instanceof TurnpikeNotFoundError)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs ?? 250));
-      }
-    }
+    return turnResult(() => this.turn(turnId), options);
   }
 
   /**
@@ -302,9 +217,7 @@ export class TurnpikeClient {
 
   /** The event at `offset` of a turn's stream, by one query; undefined when the stream holds none there (yet, or any more). */
   async turnEventAt(turnId: string, offset: number): Promise<TurnEventRecord | undefined> {
-    const page = await rejections(this.turn(turnId).query(turnEventsQuery, { fromOffset: offset, limit: 1 }));
-    const [record] = page.events;
-    return record?.offset === offset ? record : undefined;
+    return turnEventAt(this.turn(turnId), offset);
   }
 
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
@@ -385,31 +298,7 @@ export class TurnpikeClient {
       startedBy?: string;
     },
   ): Promise<SendMessageResult> {
-    const { conversationId, conversation, startedBy, output, ...rest } = request;
-    // Settings the conversation could not run are refused before anything starts.
-    const settingsProblem = agentsProblem(conversation);
-    if (settingsProblem) throw new TurnpikeRejectedError(`Invalid conversation settings: ${settingsProblem}`, 'InvalidRequest');
-    // This message's turn only: a zod schema is sent as its JSON Schema.
-    const given: SendMessageInput = output !== undefined && typeof output === 'object' ? { ...rest, output: toOutputSpec(output) } : { ...rest, ...(output !== undefined ? { output } : {}) };
-    // Refused before the conversation starts: one with a bad budget would refuse every message.
-    const budget = conversation?.budget !== undefined ? budgetProblem(conversation.budget, "the conversation's budget") : undefined;
-    if (budget) throw new TurnpikeRejectedError(`Invalid sendMessage: ${budget}`, 'InvalidRequest');
-    const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, this.contentStore) } : given;
-    const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
-      workflowId: conversationId,
-      taskQueue: this.taskQueue,
-      args: [{ ...conversation, conversationId }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      ...(startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {}),
-    });
-    return rejections(
-      this.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
-        args: [message],
-        // The server deduplicates a retried request with the same update id, too.
-        ...(message.messageId ? { updateId: message.messageId } : {}),
-        startWorkflowOperation: start,
-      }),
-    );
+    return sendMessage(this, request);
   }
 
   async history(conversationId: string, page: HistoryPageRequest = {}): Promise<HistoryPage> {

@@ -1,0 +1,54 @@
+/**
+ * The conversation part of `TurnpikeClient`: sending a user message, which starts the
+ * conversation with its first one (update-with-start). Its history, state and events are one
+ * query or one stream each, in the client's methods.
+ */
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { AGENT_CONVERSATION_WORKFLOW, sendMessageUpdate } from '../workflows/messages/definitions.js';
+import { agentsProblem } from '../workflows/conversation/conversation-agents.js';
+import { budgetProblem } from '../workflows/budgets/budget-spend.js';
+import type { agentConversation } from '../workflows/registered-workflows.js';
+import type { AgentConversationInput, SendMessageInput, SendMessageResult } from '../workflows/types/index.js';
+import { storeLargeContent } from '../content/stored-content.js';
+import { TurnpikeRejectedError } from './errors.js';
+import { STARTED_BY_MEMO_KEY } from './listings.js';
+import { rejections } from './rejections.js';
+import type { WorkflowStarter } from './turns.js';
+import { toOutputSpec, type OutputOption } from './typed-output.js';
+
+/** Where a message goes and who sends it, beside the message itself (`TurnpikeClient.sendMessage` says what each is). */
+interface Addressed {
+  conversationId: string;
+  conversation: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
+  startedBy?: string;
+  output?: OutputOption;
+}
+
+/** Sends a user message, starting the conversation with its first (see `TurnpikeClient.sendMessage`). */
+export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMessageInput, 'output'> & Addressed): Promise<SendMessageResult> {
+  const { conversationId, conversation, startedBy, output, ...rest } = request;
+  // Settings the conversation could not run are refused before anything starts.
+  const settingsProblem = agentsProblem(conversation);
+  if (settingsProblem) throw new TurnpikeRejectedError(`Invalid conversation settings: ${settingsProblem}`, 'InvalidRequest');
+  // This message's turn only: a zod schema is sent as its JSON Schema.
+  const given: SendMessageInput = output !== undefined && typeof output === 'object' ? { ...rest, output: toOutputSpec(output) } : { ...rest, ...(output !== undefined ? { output } : {}) };
+  // Refused before the conversation starts: one with a bad budget would refuse every message.
+  const budget = conversation?.budget !== undefined ? budgetProblem(conversation.budget, "the conversation's budget") : undefined;
+  if (budget) throw new TurnpikeRejectedError(`Invalid sendMessage: ${budget}`, 'InvalidRequest');
+  const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, starter.contentStore) } : given;
+  const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
+    workflowId: conversationId,
+    taskQueue: starter.taskQueue,
+    args: [{ ...conversation, conversationId }],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    ...(startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {}),
+  });
+  return rejections(
+    starter.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
+      args: [message],
+      // The server deduplicates a retried request with the same update id, too.
+      ...(message.messageId ? { updateId: message.messageId } : {}),
+      startWorkflowOperation: start,
+    }),
+  );
+}

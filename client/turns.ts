@@ -1,0 +1,93 @@
+/**
+ * The turn part of `TurnpikeClient`: starting a turn, who started it, a parked call's context,
+ * waiting for its result, one event of its stream. The client's methods of the same names call
+ * these; decisions and results go through `rejections.ts`.
+ */
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { AGENT_TURN_WORKFLOW, callContextQuery, turnEventsQuery } from '../workflows/messages/definitions.js';
+import { agentConversationIdKey } from '../workflows/context/search-attributes.js';
+import type { agentTurn } from '../workflows/registered-workflows.js';
+import type { TurnEventRecord } from '../workflows/types/turn-events.js';
+import type { AgentTurnInput, AgentTurnResult, CallContext } from '../workflows/types/index.js';
+import type { ContentStore } from '../content/content-store.js';
+import { storeLargeParts } from '../content/stored-content.js';
+import { TurnpikeNotFoundError } from './errors.js';
+import { STARTED_BY_MEMO_KEY } from './listings.js';
+import { rejections } from './rejections.js';
+import { toOutputSpec, type OutputOption } from './typed-output.js';
+
+/** Who started a turn or a conversation, and the conversation a turn belongs to (`describeStart`). */
+export interface StartRecord {
+  startedBy?: string;
+  conversationId?: string;
+}
+
+/** What `startTurn` takes: a turn's input, with a typed answer's schema as zod or JSON Schema. */
+export type StartTurnInput = Omit<AgentTurnInput, 'output'> & { output?: OutputOption };
+
+/** What starting a workflow needs of the client: `TurnpikeClient` is one. */
+export interface WorkflowStarter {
+  readonly client: Client;
+  readonly taskQueue: string;
+  readonly contentStore: ContentStore;
+}
+
+/** Starts a turn, idempotent by `turnId` (see `TurnpikeClient.startTurn`). */
+export async function startTurn(starter: WorkflowStarter, input: StartTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
+  // Images and documents of 128 KiB or more go to the content store; the turn gets references.
+  const messages = Array.isArray(input?.messages) ? await storeLargeParts(input.messages, starter.contentStore) : input?.messages;
+  // A typed answer's zod schema is sent as its JSON Schema (client/typed-output.ts).
+  const given = input?.output;
+  const output = given && typeof given === 'object' ? toOutputSpec(given) : given;
+  const turnInput = (messages === input?.messages && given === undefined ? input : { ...input, messages, ...(output !== undefined ? { output } : {}) }) as AgentTurnInput;
+  return starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
+    taskQueue: starter.taskQueue,
+    workflowId: options.turnId,
+    args: [turnInput],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
+  });
+}
+
+/** Who started a workflow and its conversation, from its description (see `TurnpikeClient.describeStart`). */
+export async function describeStart(client: Client, workflowId: string): Promise<StartRecord | undefined> {
+  let description: Awaited<ReturnType<WorkflowHandle['describe']>>;
+  try {
+    description = await client.workflow.getHandle(workflowId).describe();
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError || (error as { code?: number })?.code === 5) return undefined;
+    throw error;
+  }
+  const startedBy = description.memo?.[STARTED_BY_MEMO_KEY];
+  const conversationId = description.typedSearchAttributes.get(agentConversationIdKey);
+  return { ...(typeof startedBy === 'string' ? { startedBy } : {}), ...(conversationId ? { conversationId } : {}) };
+}
+
+/** A parked call's context; not found for a call the turn did not make. */
+export async function callContext(turn: WorkflowHandle<typeof agentTurn>, toolCallId: string): Promise<CallContext> {
+  try {
+    return await rejections(turn.query(callContextQuery, { toolCallId }));
+  } catch (error) {
+    if (error instanceof Error && /made no tool call/.test(error.message)) throw new TurnpikeNotFoundError(error.message);
+    throw error;
+  }
+}
+
+/** A turn's result; with `waitForStart`, a turn not started yet is waited for (see `TurnpikeClient.turnResult`). */
+export async function turnResult(turn: () => WorkflowHandle<typeof agentTurn>, options: { waitForStart?: boolean; pollIntervalMs?: number }): Promise<AgentTurnResult> {
+  for (;;) {
+    try {
+      return await rejections(turn().result());
+    } catch (error) {
+      if (!(options.waitForStart && error instanceof TurnpikeNotFoundError)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, options.pollIntervalMs ?? 250));
+    }
+  }
+}
+
+/** The event at `offset` of a turn's stream, by one query; undefined when the stream holds none there. */
+export async function turnEventAt(turn: WorkflowHandle<typeof agentTurn>, offset: number): Promise<TurnEventRecord | undefined> {
+  const page = await rejections(turn.query(turnEventsQuery, { fromOffset: offset, limit: 1 }));
+  const [record] = page.events;
+  return record?.offset === offset ? record : undefined;
+}
