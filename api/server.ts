@@ -13,17 +13,9 @@
  * (api/session.ts, api/login.ts), never the body.
  */
 import { MAX_STORED_PART_BYTES } from '../workflows/turn/binary-parts.js';
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { TurnpikeClient, TurnpikeNotFoundError, TurnpikeRejectedError, type ParkedCall } from '../client/turnpike-client.js';
-import { mayDecide } from '../workflows/calls/call-checks.js';
-import { REJECTION_TYPES, type RejectionType } from '../workflows/messages/rejection-types.js';
-import { isTurnEnded } from '../workflows/types/turn-statuses.js';
-import type { AgentDefinition, AgentTurnInput, TurnBudget, UserContentPart } from '../workflows/types/index.js';
-import { decisionBody, decisionsQuery, listingQuery, sendMessageBody, startTurnBody, toolResultBody, turnParams } from './request-schemas.js';
+import type { TurnpikeClient } from '../client/turnpike-client.js';
 import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
@@ -32,7 +24,15 @@ import { StreamTokens } from './stream-token.js';
 import { ReadAccess, type ReadAccessOptions } from './read-access.js';
 import { registerSessions } from './session.js';
 import { registerSessionRoutes, type LoginOptions } from './login.js';
-import { anyOf, oidcAuthenticator, signDecision, staticTokenAuthenticator, verifyDecision, type Authenticator, type Caller, type OidcOptions } from './auth.js';
+import { anyOf, oidcAuthenticator, staticTokenAuthenticator, type Authenticator, type Caller, type OidcOptions } from './auth.js';
+import { conversationNotFound, sendError, turnNotFound } from './replies.js';
+import { ParkedListing } from './parked-listing.js';
+import { caller, type RouteContext } from './route-context.js';
+import { registerDashboardFiles } from './dashboard-files.js';
+import { registerTurnRoutes } from './turn-routes.js';
+import { registerDecisionRoutes } from './decision-routes.js';
+import { registerApprovalRoutes } from './approval-routes.js';
+import { registerConversationRoutes } from './conversation-routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -79,45 +79,12 @@ export interface ApiOptions {
   logger?: boolean;
 }
 
-const LISTING_TTL_MS = 500;
 /**
  * The largest request body the API reads: one image or document of the largest size the content
  * store takes, base64-encoded, and the rest of the request. Parts of 128 KiB or more are stored
  * by the client before the turn starts; only their references reach workflow history.
  */
 const API_BODY_LIMIT_BYTES = Math.ceil((MAX_STORED_PART_BYTES * 4) / 3) + 2 * 1024 * 1024;
-/** Parked turns one listing reads at most (from visibility; see `TurnpikeClient.listParkedCalls`). */
-const DEFAULT_LISTING_LIMIT = 5_000;
-
-/** A call a person decides: a tool approval, or a budget approval (extend or stop; docs/budgets.md). */
-function decidable(call: ParkedCall): boolean {
-  return call.kind === 'approval' || call.kind === 'budget';
-}
-/** The page's modules, which dashboard.js imports by relative URL: each is served beside it. */
-const DASHBOARD_MODULES = ['page', 'requests', 'format', 'schema-form', 'cards', 'decisions', 'approvals', 'questions', 'listing', 'feed', 'turn-view', 'session', 'keyboard'];
-const DASHBOARD_FILES: Record<string, string> = {
-  '/': 'index.html',
-  '/dashboard.js': 'dashboard.js',
-  '/dashboard.css': 'dashboard.css',
-  ...Object.fromEntries(DASHBOARD_MODULES.map((name) => [`/${name}.js`, `${name}.js`])),
-};
-const CONTENT_TYPES: Record<string, string> = { html: 'text/html; charset=utf-8', js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8' };
-
-/** `{ error: { type, message } }` with the type's status, unless the cause had a more precise one (413, 415). */
-function sendError(reply: FastifyReply, type: RejectionType, message: string, status: number = REJECTION_TYPES[type].httpStatus) {
-  return reply.status(status).send({ error: { type, message } });
-}
-
-/** Maps the client's typed errors to HTTP statuses; anything else is a 500. */
-async function answer<T>(reply: FastifyReply, work: () => Promise<T>, status = 200) {
-  try {
-    return reply.status(status).send(await work());
-  } catch (error) {
-    if (error instanceof TurnpikeNotFoundError) return sendError(reply, 'NotFound', error.message);
-    if (error instanceof TurnpikeRejectedError) return sendError(reply, error.type, error.message);
-    throw error;
-  }
-}
 
 export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // 2 MiB rather than fastify's 1 MiB: a turn may carry inline images and documents up to the
@@ -125,7 +92,6 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: options.logger ?? false, bodyLimit: API_BODY_LIMIT_BYTES }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  const dashboardDirectory = fileURLToPath(new URL('./dashboard/', import.meta.url));
 
   app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message: string }, _request, reply) => {
     if (error.validation || error.statusCode === 400) return sendError(reply, 'InvalidRequest', error.message);
@@ -161,81 +127,12 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     request.caller = { identity: signedIn.identity, groups: signedIn.groups };
   });
 
-  /** The caller of an /api/ route; the hook has answered 401 for requests without one. */
-  function caller(request: FastifyRequest): string {
-    return request.caller!.identity;
-  }
+  registerDashboardFiles(app);
 
-  for (const [url, file] of Object.entries(DASHBOARD_FILES)) {
-    // Read once: the page is static for the life of the server.
-    const body = readFileSync(`${dashboardDirectory}${file}`, 'utf8');
-    app.get(url, async (_request, reply) => reply.type(CONTENT_TYPES[file.split('.').pop()!]).send(body));
-  }
-
-  /**
-   * Parked calls, shared by every request within LISTING_TTL_MS: the live feed and API callers
-   * (and dashboards that fell back to polling) list often, and a listing costs visibility pages (plus a `turnState` query for the few
-   * turns whose memo cannot answer), so concurrent pollers share one listing instead of
-   * multiplying that load.
-   */
-  let listing: { at: number; calls: Promise<ParkedCall[]> } | undefined;
   const access = new ReadAccess(options.client, options.access);
-  /** Per listing: the starters of the conversations whose client-tool calls and questions it lists, for reading rights. */
-  const listedStarters = new WeakMap<readonly ParkedCall[], Map<string, string | undefined>>();
-  const parkedCalls = (): Promise<ParkedCall[]> => {
-    if (!listing || Date.now() - listing.at > LISTING_TTL_MS) {
-      const calls = options.client.listParkedCalls({ limit: options.listingLimit ?? DEFAULT_LISTING_LIMIT }).then(async (all) => {
-        const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
-        listedStarters.set(all, await access.conversationStarters(conversations));
-        return all;
-      });
-      listing = { at: Date.now(), calls };
-      calls.catch(() => (listing = undefined));
-    }
-    return listing.calls;
-  };
-
-  /** What `caller` sees of the listing: the calls they may decide, with counts per tool and signed when decisions are. */
-  const viewFor = (all: readonly ParkedCall[], who: Caller, keep: (call: ParkedCall) => boolean = () => true) => {
-    const identity = who.identity;
-    // Each approver sees what they may decide (the turn checks again when they do); client-tool
-    // calls and MCP questions are listed to those who may read their turn (api/read-access.ts).
-    const starters = listedStarters.get(all) ?? new Map<string, string | undefined>();
-    const mine = all.filter((call) =>
-      decidable(call) ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : access.mayReadListed(who, call, starters),
-    );
-    const counts: Record<string, number> = {};
-    for (const call of mine) if (decidable(call)) counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
-    const sign = (call: ParkedCall) =>
-      options.decisionSecret && call.approvalId
-        ? { decisionToken: signDecision(options.decisionSecret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) }
-        : {};
-    const sorted = mine.filter(keep).sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
-    return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
-  };
-  const feed = new ApprovalsFeed(parkedCalls, options.approvalsFeedIntervalMs ?? DEFAULT_FEED_INTERVAL_MS);
-  /** Decisions on turns the caller may read, each turn checked once; `next` pages on from the last one read. */
-  const readableDecisions = async (who: Caller, query: Omit<z.infer<typeof decisionsQuery>, 'format'>) => {
-    const all = await options.client.listDecisions(query);
-    const next = all.length > 0 ? { next: { until: all.at(-1)!.decidedAt } } : {};
-    if (access.isAdmin(who)) return { decisions: all, ...next };
-    const turns = [...new Set(all.map((decision) => decision.turnWorkflowId))];
-    const readable = new Set<string>();
-    for (let at = 0; at < turns.length; at += 32) {
-      const batch = turns.slice(at, at + 32);
-      const allowed = await Promise.all(batch.map((turnId) => access.mayReadTurn(who, turnId).catch(() => false)));
-      batch.forEach((turnId, index) => allowed[index] && readable.add(turnId));
-    }
-    return { decisions: all.filter((decision) => readable.has(decision.turnWorkflowId)), ...next };
-  };
-  /** The same answer for a turn that does not exist and one the caller may not read. */
-  const turnNotFound = (reply: FastifyReply, turnId: string) => sendError(reply, 'NotFound', `No turn ${JSON.stringify(turnId)} was found`);
-  const conversationNotFound = (reply: FastifyReply, conversationId: string) => sendError(reply, 'NotFound', `No conversation ${JSON.stringify(conversationId)} was found`);
-  /** After a decision or a result: the next listing must not show the call, and open dashboards should learn at once. */
-  const listingChanged = () => {
-    listing = undefined;
-    feed.nudge();
-  };
+  const listing = new ParkedListing(options.client, access, { ...(options.listingLimit !== undefined ? { listingLimit: options.listingLimit } : {}), ...(options.decisionSecret ? { decisionSecret: options.decisionSecret } : {}) });
+  const feed = new ApprovalsFeed(listing.parkedCalls, options.approvalsFeedIntervalMs ?? DEFAULT_FEED_INTERVAL_MS);
+  listing.onChange = () => feed.nudge();
 
   app.get('/api/config', async () => ({ temporalUiUrl: options.temporalUiUrl ?? null, namespace: options.namespace ?? 'default', signedDecisions: Boolean(options.decisionSecret), login: Boolean(options.login) }));
 
@@ -246,125 +143,11 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     return { identity: caller(request), groups: request.caller!.groups, ...session };
   });
 
-  app.post('/api/turns', { schema: { body: startTurnBody } }, async (request, reply) => {
-    const { turnId, input } = request.body;
-    // Starting an id that exists returns that turn: only to one who may read it.
-    const existing = await options.client.describeStart(turnId);
-    if (existing && !(await access.mayReadTurn(request.caller!, turnId, existing))) return turnNotFound(reply, turnId);
-    return answer(reply, async () => ({ turnId: (await options.client.startTurn(input as AgentTurnInput, { turnId, startedBy: caller(request) })).workflowId }), 201);
-  });
-
-  app.get('/api/turns/:turnId', { schema: { params: turnParams } }, async (request, reply) => {
-    const { turnId } = request.params;
-    if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
-    return answer(reply, async () => {
-      const state = await options.client.turnState(turnId);
-      return { turnId, state, ...(isTurnEnded(state.status) ? { result: await options.client.turnResult(turnId) } : {}) };
-    });
-  });
-
-  app.get('/api/approvals', { schema: { querystring: listingQuery } }, async (request, reply) => {
-    const { tool, conversation, minAgeSeconds } = request.query;
-    return answer(reply, async () => {
-      const now = Date.now();
-      return viewFor(
-        await parkedCalls(),
-        request.caller!,
-        (call) =>
-          (tool === undefined || call.toolName === tool) &&
-          (conversation === undefined || call.conversationId === conversation) &&
-          (minAgeSeconds === undefined || now - Date.parse(call.requestedAt) >= minAgeSeconds * 1000),
-      );
-    });
-  });
-
-  // The audit trail: every decision, a person's or a policy's, newest first; `format=jsonl` exports
-  // one JSON object per line. `until` is the cursor: pass the last decision's `decidedAt`.
-  app.get('/api/decisions', { schema: { querystring: decisionsQuery } }, async (request, reply) => {
-    const { format, ...query } = request.query;
-    if (format === 'jsonl') {
-      return answer(reply, async () => {
-        const { decisions } = await readableDecisions(request.caller!, query);
-        reply.type('application/x-ndjson');
-        return decisions.map((decision) => `${JSON.stringify(decision)}\n`).join('');
-      });
-    }
-    return answer(reply, () => readableDecisions(request.caller!, query));
-  });
-
-  app.get(
-    '/api/turns/:turnId/calls/:toolCallId/context',
-    { schema: { params: z.object({ turnId: z.string().min(1), toolCallId: z.string().min(1) }) } },
-    async (request, reply) => {
-      if (!(await access.mayReadTurn(request.caller!, request.params.turnId))) return turnNotFound(reply, request.params.turnId);
-      return answer(reply, () => options.client.callContext(request.params.turnId, request.params.toolCallId));
-    },
-  );
-
-  app.post(
-    '/api/turns/:turnId/approvals/:approvalId',
-    { schema: { params: z.object({ turnId: z.string().min(1), approvalId: z.string().min(1) }), body: decisionBody } },
-    async (request, reply) => {
-      const approver = caller(request);
-      const { turnId, approvalId } = request.params;
-      const { decisionToken, ...decision } = request.body;
-      if (options.decisionSecret) {
-        const subject = { turnId, approvalId, inputHash: decision.inputHash ?? '', approver };
-        if (!decisionToken || !decision.inputHash || !verifyDecision(options.decisionSecret, subject, decisionToken)) {
-          return sendError(reply, 'InvalidDecisionToken', 'This server requires the decisionToken and inputHash the approval was listed with, for this approver');
-        }
-      }
-      return answer(reply, async () => {
-        const result = await options.client.approveToolCall(turnId, { approvalId, ...decision, approver, approverGroups: [...request.caller!.groups] });
-        listingChanged();
-        return result;
-      });
-    },
-  );
-
-  app.post(
-    '/api/turns/:turnId/tool-results/:toolCallId',
-    { schema: { params: z.object({ turnId: z.string().min(1), toolCallId: z.string().min(1) }), body: toolResultBody } },
-    async (request, reply) => {
-      const { turnId, toolCallId } = request.params;
-      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
-      return answer(reply, async () => {
-        const result = await options.client.submitToolResult(turnId, { toolCallId, ...request.body });
-        listingChanged();
-        return result;
-      });
-    },
-  );
-
-  app.post(
-    '/api/conversations/:conversationId/messages',
-    { schema: { params: z.object({ conversationId: z.string().min(1).max(200) }), body: sendMessageBody } },
-    async (request, reply) => {
-      const { conversationId } = request.params;
-      const { model, system, content, agents, agent, budget, ...message } = request.body;
-      const conversation = {
-        ...(model || !agents ? { model: model ?? { provider: 'scripted' as const, model: 'demo' } } : {}),
-        ...(system ? { system } : {}),
-        ...(agents ? { agents: agents as Record<string, AgentDefinition> } : {}),
-        ...(agent !== undefined ? { agent } : {}),
-        ...(budget ? { budget: budget as TurnBudget } : {}),
-      };
-      // The parts' details are the conversation's to check: it refuses a bad one before accepting the message.
-      const parts = content ? { content: content as unknown as UserContentPart[] } : {};
-      // A first message creates the conversation, with the caller as its starter; later ones come from its readers.
-      if ((await access.mayReadConversation(request.caller!, conversationId)) === false) return conversationNotFound(reply, conversationId);
-      return answer(reply, () => options.client.sendMessage({ conversationId, conversation, ...message, ...parts, startedBy: caller(request) }), 202);
-    },
-  );
-
-  app.get(
-    '/api/conversations/:conversationId/history',
-    { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }) } },
-    async (request, reply) => {
-      if ((await access.mayReadConversation(request.caller!, request.params.conversationId)) !== true) return conversationNotFound(reply, request.params.conversationId);
-      return answer(reply, () => options.client.history(request.params.conversationId, request.query));
-    },
-  );
+  const routes: RouteContext = { client: options.client, access, listing, ...(options.decisionSecret ? { decisionSecret: options.decisionSecret } : {}) };
+  registerTurnRoutes(app, routes);
+  registerDecisionRoutes(app, routes);
+  registerApprovalRoutes(app, routes);
+  registerConversationRoutes(app, routes);
 
   const streamTokens = new StreamTokens(options.streamSecret);
   registerEventStreamRoutes(app, {
@@ -382,7 +165,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     authenticate,
     tokens: streamTokens,
     signedIn: (request) => sessions.caller(request),
-    view: (calls, who) => viewFor(calls, who),
+    view: (calls, who) => listing.viewFor(calls, who),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token (POST /api/approvals/stream-token) or Authorization: Bearer <token>'),
   });
   registerUiChatRoute(app, {

@@ -1,0 +1,49 @@
+/**
+ * The decision routes of the HTTP API: a person's decision on a parked approval, and a client
+ * tool's result. The approver is the caller (bearer token or sign-in session), never the body;
+ * with `decisionSecret`, a decision carries the token its approval was listed with.
+ */
+import { z } from 'zod';
+import { verifyDecision } from './auth.js';
+import { answer, sendError, turnNotFound } from './replies.js';
+import { decisionBody, toolResultBody } from './request-schemas.js';
+import { caller, zodRoutes, type ApiApp, type RouteContext } from './route-context.js';
+
+export function registerDecisionRoutes(app: ApiApp, { client, access, listing, decisionSecret }: RouteContext): void {
+  const api = zodRoutes(app);
+
+  api.post(
+    '/api/turns/:turnId/approvals/:approvalId',
+    { schema: { params: z.object({ turnId: z.string().min(1), approvalId: z.string().min(1) }), body: decisionBody } },
+    async (request, reply) => {
+      const approver = caller(request);
+      const { turnId, approvalId } = request.params;
+      const { decisionToken, ...decision } = request.body;
+      if (decisionSecret) {
+        const subject = { turnId, approvalId, inputHash: decision.inputHash ?? '', approver };
+        if (!decisionToken || !decision.inputHash || !verifyDecision(decisionSecret, subject, decisionToken)) {
+          return sendError(reply, 'InvalidDecisionToken', 'This server requires the decisionToken and inputHash the approval was listed with, for this approver');
+        }
+      }
+      return answer(reply, async () => {
+        const result = await client.approveToolCall(turnId, { approvalId, ...decision, approver, approverGroups: [...request.caller!.groups] });
+        listing.changed();
+        return result;
+      });
+    },
+  );
+
+  api.post(
+    '/api/turns/:turnId/tool-results/:toolCallId',
+    { schema: { params: z.object({ turnId: z.string().min(1), toolCallId: z.string().min(1) }), body: toolResultBody } },
+    async (request, reply) => {
+      const { turnId, toolCallId } = request.params;
+      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
+      return answer(reply, async () => {
+        const result = await client.submitToolResult(turnId, { toolCallId, ...request.body });
+        listing.changed();
+        return result;
+      });
+    },
+  );
+}

@@ -1,0 +1,93 @@
+/**
+ * What the approval routes and the live feed list: parked calls, shared by every request within
+ * LISTING_TTL_MS, and each caller's view of them (what they may decide or read, signed when
+ * decisions are); the decisions a caller may read. A decision or a result makes the next listing
+ * fresh (`changed`).
+ */
+import type { z } from 'zod';
+import type { ParkedCall, TurnpikeClient } from '../client/turnpike-client.js';
+import { mayDecide } from '../workflows/calls/call-checks.js';
+import { signDecision, type Caller } from './auth.js';
+import type { ReadAccess } from './read-access.js';
+import type { decisionsQuery } from './request-schemas.js';
+
+const LISTING_TTL_MS = 500;
+/** Parked turns one listing reads at most (from visibility; see `TurnpikeClient.listParkedCalls`). */
+const DEFAULT_LISTING_LIMIT = 5_000;
+
+/** A call a person decides: a tool approval, or a budget approval (extend or stop; docs/budgets.md). */
+function decidable(call: ParkedCall): boolean {
+  return call.kind === 'approval' || call.kind === 'budget';
+}
+
+export class ParkedListing {
+  private listing: { at: number; calls: Promise<ParkedCall[]> } | undefined;
+  /** Per listing: the starters of the conversations whose client-tool calls and questions it lists, for reading rights. */
+  private readonly listedStarters = new WeakMap<readonly ParkedCall[], Map<string, string | undefined>>();
+  /** Called after each change, so that open dashboards learn at once (the approvals feed's nudge). */
+  onChange: () => void = () => {};
+
+  constructor(
+    private readonly client: TurnpikeClient,
+    private readonly access: ReadAccess,
+    private readonly options: { listingLimit?: number; decisionSecret?: string },
+  ) {}
+
+  /**
+   * Parked calls, shared by every request within LISTING_TTL_MS: the live feed and API callers
+   * (and dashboards that fell back to polling) list often, and a listing costs visibility pages (plus a `turnState` query for the few
+   * turns whose memo cannot answer), so concurrent pollers share one listing instead of
+   * multiplying that load.
+   */
+  parkedCalls = (): Promise<ParkedCall[]> => {
+    if (!this.listing || Date.now() - this.listing.at > LISTING_TTL_MS) {
+      const calls = this.client.listParkedCalls({ limit: this.options.listingLimit ?? DEFAULT_LISTING_LIMIT }).then(async (all) => {
+        const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
+        this.listedStarters.set(all, await this.access.conversationStarters(conversations));
+        return all;
+      });
+      this.listing = { at: Date.now(), calls };
+      calls.catch(() => (this.listing = undefined));
+    }
+    return this.listing.calls;
+  };
+
+  /** What `caller` sees of the listing: the calls they may decide, with counts per tool and signed when decisions are. */
+  viewFor(all: readonly ParkedCall[], who: Caller, keep: (call: ParkedCall) => boolean = () => true) {
+    const identity = who.identity;
+    // Each approver sees what they may decide (the turn checks again when they do); client-tool
+    // calls and MCP questions are listed to those who may read their turn (api/read-access.ts).
+    const starters = this.listedStarters.get(all) ?? new Map<string, string | undefined>();
+    const mine = all.filter((call) =>
+      decidable(call) ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : this.access.mayReadListed(who, call, starters),
+    );
+    const counts: Record<string, number> = {};
+    for (const call of mine) if (decidable(call)) counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
+    const secret = this.options.decisionSecret;
+    const sign = (call: ParkedCall) =>
+      secret && call.approvalId ? { decisionToken: signDecision(secret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) } : {};
+    const sorted = mine.filter(keep).sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
+    return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
+  }
+
+  /** Decisions on turns the caller may read, each turn checked once; `next` pages on from the last one read. */
+  async readableDecisions(who: Caller, query: Omit<z.infer<typeof decisionsQuery>, 'format'>) {
+    const all = await this.client.listDecisions(query);
+    const next = all.length > 0 ? { next: { until: all.at(-1)!.decidedAt } } : {};
+    if (this.access.isAdmin(who)) return { decisions: all, ...next };
+    const turns = [...new Set(all.map((decision) => decision.turnWorkflowId))];
+    const readable = new Set<string>();
+    for (let at = 0; at < turns.length; at += 32) {
+      const batch = turns.slice(at, at + 32);
+      const allowed = await Promise.all(batch.map((turnId) => this.access.mayReadTurn(who, turnId).catch(() => false)));
+      batch.forEach((turnId, index) => allowed[index] && readable.add(turnId));
+    }
+    return { decisions: all.filter((decision) => readable.has(decision.turnWorkflowId)), ...next };
+  }
+
+  /** After a decision or a result: the next listing must not show the call, and open dashboards should learn at once. */
+  changed(): void {
+    this.listing = undefined;
+    this.onChange();
+  }
+}
