@@ -14,34 +14,12 @@
  * streams (stream-hub.ts, nested-turn-events.ts, conversation-events.ts, typed-output.ts).
  */
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import {
-  DEFAULT_TASK_QUEUE,
-  approveToolCallUpdate,
-  conversationStateQuery,
-  historyQuery,
-  submitToolResultUpdate,
-  turnEventsQuery,
-  turnStateQuery,
-} from '../workflows/messages/definitions.js';
+import { DEFAULT_TASK_QUEUE, approveToolCallUpdate, conversationStateQuery, historyQuery, submitToolResultUpdate, turnEventsQuery, turnStateQuery } from '../workflows/messages/definitions.js';
 import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
-import type {
-  AgentConversationInput,
-  AgentTurnResult,
-  ApproveToolCallInput,
-  ApproveToolCallResult,
-  TurnBudget,
-  CallContext,
-  ConversationState,
-  HistoryPage,
-  HistoryPageRequest,
-  SendMessageInput,
-  SendMessageResult,
-  SubmitToolResultResult,
-  TurnState,
-} from '../workflows/types/index.js';
+import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
