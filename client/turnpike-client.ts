@@ -118,6 +118,14 @@ async function rejections<T>(promise: Promise<T>): Promise<T> {
   }
 }
 
+/** A message without settings for a conversation that does not run: it would have to create it. */
+function noConversationSettings(conversationId: string): TurnpikeRejectedError {
+  return new TurnpikeRejectedError(
+    `Invalid sendMessage: conversation "${conversationId}" is not running, so this message would create it, and creating it needs \`conversation\`, its settings (\`model\` or \`agents\`)`,
+    'InvalidRequest',
+  );
+}
+
 /**
  * Refuses a message over the turn's size limits before it is sent, as the turn would: the turn
  * refuses it too, but the SDK sends every update's request back with its answer, and a burst of
@@ -372,22 +380,24 @@ export class TurnpikeClient {
 
   /**
    * Sends a user message; the first one creates the conversation (update-with-start) with
-   * `conversation` as its settings. Returns at once with the new turn's workflow id.
-   * Idempotent by `messageId`.
+   * `conversation` as its settings. A later message may leave `conversation` out: it is sent to
+   * the running conversation, and refused (`InvalidRequest`, naming `conversation`) when there is
+   * none. Returns at once with the new turn's workflow id. Idempotent by `messageId`.
    */
   async sendMessage(
     request: Omit<SendMessageInput, 'output'> & {
       /** A typed answer for this message's turn only (docs/typed-output.md): zod or JSON Schema. */
       output?: OutputOption;
       conversationId: string;
-      conversation: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
+      /** The settings the conversation is created with; needed by its first message only. */
+      conversation?: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
       /** Recorded as the conversation's starter when this message creates it (see `describeStart`). */
       startedBy?: string;
     },
   ): Promise<SendMessageResult> {
     const { conversationId, conversation, startedBy, output, ...rest } = request;
     // Settings the conversation could not run are refused before anything starts.
-    const settingsProblem = agentsProblem(conversation);
+    const settingsProblem = conversation === undefined ? undefined : agentsProblem(conversation);
     if (settingsProblem) throw new TurnpikeRejectedError(`Invalid conversation settings: ${settingsProblem}`, 'InvalidRequest');
     // This message's turn only: a zod schema is sent as its JSON Schema.
     const given: SendMessageInput = output !== undefined && typeof output === 'object' ? { ...rest, output: toOutputSpec(output) } : { ...rest, ...(output !== undefined ? { output } : {}) };
@@ -395,6 +405,14 @@ export class TurnpikeClient {
     const budget = conversation?.budget !== undefined ? budgetProblem(conversation.budget, "the conversation's budget") : undefined;
     if (budget) throw new TurnpikeRejectedError(`Invalid sendMessage: ${budget}`, 'InvalidRequest');
     const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, this.contentStore) } : given;
+    // The server deduplicates a retried request with the same update id, too.
+    const updateId = message.messageId ? { updateId: message.messageId } : {};
+    if (conversation === undefined) {
+      return rejections(this.conversation(conversationId).executeUpdate(sendMessageUpdate, { args: [message], ...updateId })).catch((error: unknown) => {
+        const notRunning = error instanceof TurnpikeNotFoundError || (error instanceof TurnpikeRejectedError && error.type === 'TurnAlreadyEnded');
+        throw notRunning ? noConversationSettings(conversationId) : error;
+      });
+    }
     const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
       workflowId: conversationId,
       taskQueue: this.taskQueue,
@@ -405,8 +423,7 @@ export class TurnpikeClient {
     return rejections(
       this.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
         args: [message],
-        // The server deduplicates a retried request with the same update id, too.
-        ...(message.messageId ? { updateId: message.messageId } : {}),
+        ...updateId,
         startWorkflowOperation: start,
       }),
     );
