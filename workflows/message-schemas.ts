@@ -67,6 +67,18 @@ export const supersedeTurnInputSchema = lazy(() =>
   }),
 );
 
+/** `toolServersUnavailable`, from a model step's activity (internal, but a signal anyone may send). */
+export const toolServersWaitSchema = lazy(() =>
+  z.object({
+    step: z.number().int().min(1),
+    attempt: z.number().int().min(1),
+    servers: z
+      .array(z.object({ server: z.string().min(1).max(MAX_ID), error: z.string().max(MAX_TEXT), since: z.string().max(MAX_ID), giveUpAt: z.string().max(MAX_ID) }))
+      .min(1)
+      .max(100),
+  }),
+);
+
 /**
  * Parts a conversation message may carry after its text: text, images and documents. Only their
  * outline is checked here; what an image or document must hold is `binaryPartsProblem`'s to say.

@@ -23,6 +23,7 @@ import type {
   ToolCallPart,
   ToolCallRecord,
   ToolServerLeftOut,
+  ToolServersWait,
   ToolSpec,
   TurnBudget,
   TurnStatus,
@@ -52,6 +53,8 @@ export class TurnContext {
   toolsHash?: string;
   /** MCP servers the first step left out of the turn's tools (it was offered all), and why. */
   toolsLeftOut: ToolServerLeftOut[] = [];
+  /** MCP servers the first model step waits for, as its activity last reported them (turn-handlers.ts); cleared once it described the tools. */
+  waitingForServers?: ToolServersWait;
   /** Compiled JSON schemas of tool inputs and outputs, for the update validators. */
   readonly schemas = new SchemaCache();
   /** The calls of the step in progress, so a cancellation can settle whatever is still open. */

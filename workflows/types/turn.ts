@@ -5,7 +5,7 @@
 import type { EndedTurnStatus, TurnStatus } from '../turn-statuses.js';
 import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
-import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';
+import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolServersWait, ToolSpec } from './tools.js';
 import type { ChildTurnView, ParentTurn } from './agent-tools.js';
 import type { WorkflowStreamState } from '../stream-wire.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
@@ -276,6 +276,8 @@ export interface TurnState {
   decisions?: DecisionRecord[];
   /** MCP servers the turn (offered all tools) goes without, because they did not answer its first step (absent when none). */
   toolsLeftOut?: ToolServerLeftOut[];
+  /** While a model step is retried because MCP servers it needs cannot list their tools: which, and why (absent otherwise). */
+  waitingForServers?: ToolServersWait;
   /** With a `budget`: its limits now and what the turn has spent. */
   budget?: { limits: TurnBudget; spent: TurnSpend };
   /** Child turns of agent tool calls still running (absent when none): query each by its `turnId`. */
