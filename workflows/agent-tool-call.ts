@@ -135,13 +135,16 @@ function childInput(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, promp
 
 /**
  * A parent with a budget gives its child what remains of it (its limits as extended, less what
- * it has spent), and its own extension sizes for the child's approvals. The child's spend is
+ * it has spent, the calls of the step in progress included: they passed the budget's check
+ * before they ran), and its own extension sizes for the child's approvals. The child's spend is
  * added to the parent's when it ends, so the parent checks its budget again before its next step.
  */
 function childBudget(turn: TurnContext): Pick<AgentTurnInput, 'budget' | 'budgetIncrement'> {
   if (!turn.budgetLimits) return {};
   const increment = { ...turn.input.budget, ...turn.input.budgetIncrement };
-  return { budget: remainingBudget(turn.budgetLimits, turnSpend(turn)), budgetIncrement: increment };
+  const spent = turnSpend(turn);
+  const stepCalls = turn.openStep?.length ?? 0;
+  return { budget: remainingBudget(turn.budgetLimits, { ...spent, toolCalls: spent.toolCalls + stepCalls }), budgetIncrement: increment };
 }
 
 /**
