@@ -74,6 +74,8 @@ export class TurnContext {
   readonly nudges = new ApprovalNudges();
   /** The turn's budget limits, as approvals extended them (budgets.ts); none without a budget. */
   budgetLimits?: TurnBudget;
+  /** Tool calls of the agent tools' child turns that ended, counted in a budgeted turn's spend (agent-tool-call.ts). */
+  childToolCalls = 0;
   /** Agent tool calls whose child turn runs (agent-tool-call.ts). */
   readonly agentCalls = new AgentCalls();
 
@@ -92,6 +94,7 @@ export class TurnContext {
       this.toolsHash = carried.tools.toolsHash;
       this.toolsLeftOut = carried.tools.leftOut ?? [];
       this.outputRetries = carried.outputRetries ?? 0;
+      this.childToolCalls = carried.childToolCalls ?? 0;
     }
     const budget = carried?.budget ?? input?.budget;
     if (budget && typeof budget === 'object') this.budgetLimits = { ...budget };

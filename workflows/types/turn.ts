@@ -106,6 +106,8 @@ export interface TurnCarryOver {
   outputRetries?: number;
   /** The turn's budget limits, as extended so far. */
   budget?: TurnBudget;
+  /** Tool calls its agent tools' child turns made, counted in its spend (absent when none). */
+  childToolCalls?: number;
 }
 
 export interface CarriedCall {
