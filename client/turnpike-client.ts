@@ -10,10 +10,10 @@
  */
 import {
   Client,
-  Connection,
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  type ConnectionOptions,
   type WorkflowHandle,
 } from '@temporalio/client';
 import {
@@ -56,6 +56,7 @@ import type {
 } from '../workflows/types.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
+import { connectTemporal } from '../worker/temporal-connection.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
 import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall } from './listings.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
@@ -81,6 +82,12 @@ export interface StartRecord {
 export type StartTurnInput = Omit<AgentTurnInput, 'output'> & { output?: OutputOption };
 
 export interface TurnpikeClientOptions {
+  /**
+   * The Temporal client. Open its Connection with `connectTemporal` (or set `channelArgs:
+   * { 'grpc.max_receive_message_length': TEMPORAL_RECEIVE_LIMIT_BYTES }`): with gRPC's default of
+   * 4 MiB, reading a history whose page holds a few large payloads fails with RESOURCE_EXHAUSTED
+   * (worker/temporal-connection.ts).
+   */
   client: Client;
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
@@ -152,11 +159,12 @@ export class TurnpikeClient {
 
   /**
    * Connects to the cluster the environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
-   * profiles), with turnpike's data converter over `contentStore` (default: `TURNPIKE_CONTENT_STORE`).
+   * profiles), with turnpike's data converter over `contentStore` (default: `TURNPIKE_CONTENT_STORE`),
+   * on a connection that takes answers as large as Temporal sends (`connectTemporal`).
    */
   static async connect(options: { taskQueue?: string; contentStore?: ContentStore } = {}): Promise<TurnpikeClient> {
     const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
-    const connection = await Connection.connect(connectionOptions as Parameters<typeof Connection.connect>[0]);
+    const connection = await connectTemporal(connectionOptions as ConnectionOptions);
     const dataConverter = options.contentStore ? createTurnpikeDataConverter({ contentStore: options.contentStore }) : turnpikeDataConverter;
     return new TurnpikeClient({ client: new Client({ connection, namespace, dataConverter }), taskQueue: options.taskQueue, ...(options.contentStore ? { contentStore: options.contentStore } : {}) });
   }
