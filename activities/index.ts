@@ -9,11 +9,13 @@ import type { ContentStore } from '../content/content-store.js';
 import { readStoredContent, storeLargeOutput } from '../content/stored-content.js';
 import { agentToolPrompt } from './agent-tools.js';
 import { executeTool } from './execute-tool.js';
-import { callModel } from './model.js';
+import { callModel, type WorkerModels } from './model.js';
+import type { AiSdkModels } from './providers/ai-sdk-models.js';
+import type { OpenAIEndpoints } from './providers/endpoints.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
 import { runModelStep, type StepTools } from './model-step.js';
 import { prepareToolCalls } from './prepare-tool-calls.js';
-import { costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
+import { aiSdkPriceOf, costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
 import { recordModelCost } from './telemetry.js';
 import { createToolRegistry } from './tool-registry.js';
 import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
@@ -42,10 +44,16 @@ export interface CreateActivitiesOptions {
   prices?: PriceTable;
   /** How deep agent tools may nest (default 3; see agent-tools.ts). */
   maxAgentDepth?: number;
+  /** AI SDK language models by name, for turns of provider `ai-sdk` (providers/ai-sdk.ts). */
+  models?: AiSdkModels;
+  /** Named OpenAI-compatible endpoints, for turns of provider `openai` that name one (providers/endpoints.ts). */
+  endpoints?: OpenAIEndpoints;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
+  const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {} };
+  const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
   const registry = createToolRegistry(tools, maxAgentDepth);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
@@ -92,9 +100,11 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
       // timeout (30 s by default), not after the whole start-to-close timeout.
       const keepAlive = setInterval(() => context.heartbeat(), MODEL_HEARTBEAT_MS);
       try {
-        const call = contentStore ? async (input: ModelStepInput) => callModel({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) }) : callModel;
+        const call = contentStore
+          ? async (input: ModelStepInput) => callWorkerModel({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) })
+          : callWorkerModel;
         const result = await runModelStep(request, stepTools, caches, context, call);
-        const costUsd = costOf(priceOf(priceTable, request.model), result.usage);
+        const costUsd = costOf(aiSdkPriceOf(priceTable, request.model, workerModels.models) ?? priceOf(priceTable, request.model), result.usage);
         if (costUsd === undefined) return result;
         recordModelCost(context, request.model, costUsd);
         return { ...result, usage: { ...result.usage, costUsd } };

@@ -14,6 +14,7 @@ import { cutOffStatus } from '../workflows/turn/cut-off-step.js';
 import { withHandoffTools } from '../workflows/agents/handoff-tools.js';
 import { modelToolsOf, toolSetHash } from '../workflows/turn/tool-set.js';
 import type { DescribedTools, HandoffTarget, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec, ToolCallDisposition, ToolCallPart } from '../workflows/types/index.js';
+import { reportUnavailable } from './mcp/mcp-unavailable.js';
 import type { PrepareToolCallsInput } from './prepare-tool-calls.js';
 import { resolveModelStep, type ModelStepCaches } from './transcript-source.js';
 
@@ -31,7 +32,7 @@ export async function runModelStep(
   call: (input: ModelStepInput) => Promise<ModelStepResult>,
 ): Promise<ModelStepResult> {
   const { describeTools, ...step } = request;
-  const described = describeTools ? withHandoffs(await tools.describe(describeTools.names), describeTools.handoffs) : undefined;
+  const described = describeTools ? withHandoffs(await describe(tools, describeTools.names, request, context), describeTools.handoffs) : undefined;
   if (described) {
     // Sent inline and by hash, so the worker keeps them for the steps that send the hash alone.
     step.tools = modelToolsOf(described.specs);
@@ -44,6 +45,19 @@ export async function runModelStep(
   });
   const dispositions = await prepareCalls(result, offered, tools);
   return { ...result, ...(described ? { described } : {}), ...(dispositions ? { dispositions } : {}) };
+}
+
+/**
+ * The turn's tools. When MCP servers it needs cannot list theirs, the turn is told which before
+ * the attempt fails (mcp/mcp-unavailable.ts): Temporal keeps retried attempts out of its history.
+ */
+async function describe(tools: StepTools, names: string[] | undefined, request: ModelStepRequest, context: Context): Promise<DescribedTools> {
+  try {
+    return await tools.describe(names);
+  } catch (error) {
+    await reportUnavailable(context, request.stream?.step, error);
+    throw error;
+  }
 }
 
 /** The worker's tools and the turn's handoff tools (workflows/agents/handoff-tools.ts), which the turn settles itself. */

@@ -2,6 +2,8 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { importOptional } from '../peers/optional-packages.js';
+import type { AiSdkModels } from './providers/ai-sdk-models.js';
+import { endpointCallOptions, type OpenAIEndpoints } from './providers/endpoints.js';
 import type { ProviderCallOptions } from './providers/errors.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { StepStream } from './step-stream.js';
@@ -9,7 +11,15 @@ import { recordModelCall } from './telemetry.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types/index.js';
 import type { TurnEvent } from '../workflows/types/turn-events.js';
 
-type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Promise<ModelStepResult>;
+type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions, worker: WorkerModels) => Promise<ModelStepResult>;
+
+/** What a worker was given to reach models by name: AI SDK models and OpenAI-compatible endpoints. */
+export interface WorkerModels {
+  models: AiSdkModels;
+  endpoints: OpenAIEndpoints;
+}
+
+const NO_WORKER_MODELS: WorkerModels = { models: {}, endpoints: {} };
 
 /**
  * The SDKs are loaded when a provider is first called, not when the worker starts: together they
@@ -19,11 +29,17 @@ type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions) => Pro
  */
 const providers: Record<ModelProvider, ProviderCall> = {
   scripted: async (input, options) => scriptedModelStep(input, options.onDelta),
-  openai: async (input, options) => (await importOptional('The model provider "openai"', ['openai'], () => import('./providers/openai.js'))).callOpenAI(input, options),
-  'openai-responses': async (input, options) =>
-    (await importOptional('The model provider "openai-responses"', ['openai'], () => import('./providers/openai-responses.js'))).callOpenAIResponses(input, options),
+  openai: async (input, options, worker) =>
+    (await importOptional('The model provider "openai"', ['openai'], () => import('./providers/openai.js'))).callOpenAI(input, { ...options, ...endpointCallOptions(worker.endpoints, input.model) }),
+  'openai-responses': async (input, options, worker) =>
+    (await importOptional('The model provider "openai-responses"', ['openai'], () => import('./providers/openai-responses.js'))).callOpenAIResponses(input, {
+      ...options,
+      ...endpointCallOptions(worker.endpoints, input.model),
+    }),
   anthropic: async (input, options) =>
     (await importOptional('The model provider "anthropic"', ['@anthropic-ai/sdk'], () => import('./providers/anthropic.js'))).callAnthropic(input, options),
+  // The application brings the AI SDK provider package and the model object; nothing to load here.
+  'ai-sdk': async (input, options, worker) => (await import('./providers/ai-sdk.js')).callAiSdk(worker.models, input, options),
 };
 
 /**
@@ -36,7 +52,7 @@ function providerCallOptions(context: Context, stream: StepStream | undefined): 
   return { signal: context.cancellationSignal, retry: { attempt, retryPolicy }, ...(stream ? { onDelta: stream.listener } : {}) };
 }
 
-export async function callModel(input: ModelStepInput): Promise<ModelStepResult> {
+export async function callModel(input: ModelStepInput, worker: WorkerModels = NO_WORKER_MODELS): Promise<ModelStepResult> {
   const provider = Object.hasOwn(providers, input.model.provider) ? providers[input.model.provider] : undefined;
   if (!provider) {
     throw ApplicationFailure.nonRetryable(
@@ -50,7 +66,7 @@ export async function callModel(input: ModelStepInput): Promise<ModelStepResult>
   let result: ModelStepResult;
   let unsent: TurnEvent[] = [];
   try {
-    result = await provider(input, providerCallOptions(context, stream));
+    result = await provider(input, providerCallOptions(context, stream), worker);
   } finally {
     // Every delta reaches the turn before the step's result does, so `step-finished` follows
     // them; an instant step's deltas come back here instead and travel with its result.

@@ -97,6 +97,17 @@ export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider'
   return undefined;
 }
 
+/**
+ * The price of an `ai-sdk` model: by the name the worker registered it under
+ * (`ai-sdk:<name>`), else by the model's own id (`ai-sdk:gemini-2.5-flash`, dated ids matching as
+ * above). Undefined for other providers, or a name the worker does not have.
+ */
+export function aiSdkPriceOf(table: PriceTable, model: Pick<ModelSettings, 'provider' | 'model'>, models: Record<string, { modelId: string }>): ModelPrice | undefined {
+  if (model.provider !== 'ai-sdk') return undefined;
+  const modelId = Object.hasOwn(models, model.model) ? models[model.model].modelId : undefined;
+  return priceOf(table, model) ?? (modelId !== undefined ? priceOf(table, { provider: 'ai-sdk', model: modelId }) : undefined);
+}
+
 /** A step's cost in USD, or undefined without a price. Cached and cache-write tokens are part of `inputTokens`. */
 export function costOf(price: ModelPrice | undefined, usage: Usage): number | undefined {
   if (!price) return undefined;

@@ -19,6 +19,8 @@ export function registerDecisionRoutes(app: ApiApp, { client, access, listing, d
       const approver = caller(request);
       const { turnId, approvalId } = request.params;
       const { decisionToken, ...decision } = request.body;
+      // Someone who may not read the turn learns nothing of it: not that it exists, not its tool or approvers.
+      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
       if (decisionSecret) {
         const subject = { turnId, approvalId, inputHash: decision.inputHash ?? '', approver };
         if (!decisionToken || !decision.inputHash || !verifyDecision(decisionSecret, subject, decisionToken)) {

@@ -3,7 +3,9 @@
  * authorization code flow with PKCE (S256), state and nonce, through `openid-client`.
  *
  *   GET  /auth/login      → 302 to the provider; the PKCE verifier, state and nonce wait in the session cookie
- *   GET  /auth/callback   → exchanges the code, verifies the ID token, starts the session, 302 to /
+ *   GET  /auth/callback   → exchanges the code, verifies the ID token (its claims with openid-client, its
+ *                           signature against the provider's keys with jose: api/id-token-signature.ts),
+ *                           starts the session, 302 to /; a refused callback leaves no session
  *   POST /auth/logout     → ends the session (204)
  *   POST /auth/token      → with `Authorization: Bearer`, starts a session for that token's caller (the
  *                           dashboard's token form, for development tokens); the page keeps no token
@@ -18,6 +20,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type * as OpenIdClient from 'openid-client';
 import { importOptional } from '../peers/optional-packages.js';
 import { callerFromClaims, type Authenticator, type Caller } from './auth.js';
+import { idTokenSignatureVerifier } from './id-token-signature.js';
 import type { Sessions } from './session.js';
 
 export interface LoginOptions {
@@ -36,6 +39,12 @@ export interface LoginOptions {
   groupsClaim?: string;
   /** How long a sign-in lasts, in seconds. Default 8 hours. */
   sessionMaxAge?: number;
+  /**
+   * After the provider's keys are read, an ID token signed by a key not among them is refused
+   * without reading them again for this long, in seconds. Default 30. (A key the provider rotated
+   * in is found by reading them again once, after this.)
+   */
+  jwksCooldownSeconds?: number;
 }
 
 /** A sign-in must come back from the provider within this long. */
@@ -117,24 +126,46 @@ async function registerLogin(app: FastifyInstance, login: LoginOptions, sessions
   const redirectUri = new URL(login.redirectUri);
   // Plain http only to a provider on this machine (development and tests).
   const insecure = issuer.protocol === 'http:' && isLoopback(issuer);
-  let configuration: Promise<OpenIdClient.Configuration> | undefined;
+  /** The provider's configuration, and the check of its ID tokens' signatures against the keys it publishes. */
+  interface Provider {
+    config: OpenIdClient.Configuration;
+    verifyIdToken: ReturnType<typeof idTokenSignatureVerifier>;
+  }
+  let provider: Promise<Provider> | undefined;
   const discover = () => {
-    configuration ??= oidc.discovery(
-      issuer,
-      login.clientId,
-      login.clientSecret,
-      login.clientSecret ? oidc.ClientSecretBasic(login.clientSecret) : oidc.None(),
-      insecure ? { execute: [oidc.allowInsecureRequests] } : undefined,
-    );
+    provider ??= oidc
+      .discovery(
+        issuer,
+        login.clientId,
+        login.clientSecret,
+        login.clientSecret ? oidc.ClientSecretBasic(login.clientSecret) : oidc.None(),
+        insecure ? { execute: [oidc.allowInsecureRequests] } : undefined,
+      )
+      .then((config) => {
+        const metadata = config.serverMetadata();
+        if (!metadata.jwks_uri) throw new Error('the identity provider publishes no jwks_uri: its ID tokens cannot be verified');
+        const jwksUri = new URL(metadata.jwks_uri);
+        if (jwksUri.protocol !== 'https:' && !(insecure && jwksUri.protocol === 'http:' && isLoopback(jwksUri))) {
+          throw new Error(`the identity provider's jwks_uri is not https: ${jwksUri.href}`);
+        }
+        const verifyIdToken = idTokenSignatureVerifier({
+          jwksUri,
+          issuer: metadata.issuer,
+          clientId: login.clientId,
+          ...(metadata.id_token_signing_alg_values_supported ? { algorithms: metadata.id_token_signing_alg_values_supported } : {}),
+          ...(login.jwksCooldownSeconds !== undefined ? { cooldownSeconds: login.jwksCooldownSeconds } : {}),
+        });
+        return { config, verifyIdToken };
+      });
     // A provider that was down is asked again on the next sign-in.
-    configuration.catch(() => (configuration = undefined));
-    return configuration;
+    provider.catch(() => (provider = undefined));
+    return provider;
   };
 
   app.get('/auth/login', async (request, reply) => {
     let config: OpenIdClient.Configuration;
     try {
-      config = await discover();
+      ({ config } = await discover());
     } catch (error) {
       app.log.error(error);
       return loginFailed(reply, 'the identity provider could not be reached');
@@ -162,14 +193,16 @@ async function registerLogin(app: FastifyInstance, login: LoginOptions, sessions
     const currentUrl = new URL(`${redirectUri.origin}${redirectUri.pathname}${query}`);
     let caller: Caller | undefined;
     try {
-      const config = await discover();
+      const { config, verifyIdToken } = await discover();
+      // openid-client checks the ID token's claims (issuer, audience, nonce, expiry, alg)…
       const tokens = await oidc.authorizationCodeGrant(config, currentUrl, {
         pkceCodeVerifier: pending.codeVerifier,
         expectedState: pending.state,
         expectedNonce: pending.nonce,
         idTokenExpected: true,
       });
-      let claims: Record<string, unknown> = { ...tokens.claims()! };
+      // … and its signature is checked here: the claims used are those the provider signed.
+      let claims: Record<string, unknown> = { ...(await verifyIdToken(tokens.id_token!)) };
       const groupsClaim = login.groupsClaim ?? 'groups';
       // Providers often keep email and groups out of the ID token: ask userinfo for what is missing.
       if ((!(groupsClaim in claims) || (login.identityClaim ? !(login.identityClaim in claims) : !('email' in claims))) && tokens.access_token) {
@@ -178,11 +211,15 @@ async function registerLogin(app: FastifyInstance, login: LoginOptions, sessions
       }
       caller = callerFromClaims(claims, login);
     } catch (error) {
-      sessions.setLogin(request, undefined);
+      // Whoever this browser was signed in as before, a refused sign-in leaves it signed in as no one.
+      sessions.signOut(request);
       request.log.warn({ err: error }, 'sign-in callback refused');
       return loginFailed(reply, error instanceof Error ? error.message : String(error));
     }
-    if (!caller) return loginFailed(reply, 'the identity provider named no identity');
+    if (!caller) {
+      sessions.signOut(request);
+      return loginFailed(reply, 'the identity provider named no identity');
+    }
     sessions.signIn(request, caller);
     return reply.redirect('/', 302);
   });

@@ -6,7 +6,9 @@
  * A retried model step becomes `reset-step` (the client drops what the earlier attempt showed);
  * a parked approval becomes `tool-approval-request` with the workflow's approvalId, and a
  * settled call `tool-output-available`, `tool-output-denied` or `tool-output-error`. MCP servers
- * a turn went without (`tools-left-out`) become a `data-tools-left-out` part.
+ * a turn went without (`tools-left-out`) become a `data-tools-left-out` part; those a model step
+ * waits for (`servers-unavailable`) a `data-servers-unavailable` part, one per step, replaced in
+ * place by each later report.
  *
  * A budget approval is not a call of the model, so never a tool part: it is one `data-budget`
  * part whose id is its approvalId, first `requested`, then replaced in place by its `decided`
@@ -14,7 +16,7 @@
  * part (ui-output-part.ts); its text deltas stay text parts too.
  */
 import type { TurnEvent } from '../workflows/types/turn-events.js';
-import type { BudgetApprovalInput, DecisionRecord, TurnBudget } from '../workflows/types/index.js';
+import type { BudgetApprovalInput, DecisionRecord, ToolServersWait, TurnBudget } from '../workflows/types/index.js';
 import { OutputPart, type OutputChunk, type PartialJsonParser } from './ui-output-part.js';
 
 type BudgetRequested = Extract<TurnEvent, { type: 'budget-requested' }>;
@@ -54,6 +56,7 @@ export type UiMessageChunk =
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string }
   | { type: 'data-tools-left-out'; data: { servers: Array<{ server: string; reason: string }> } }
+  | { type: 'data-servers-unavailable'; id: string; data: ToolServersWait }
   | { type: 'data-budget'; id: string; data: BudgetPartData }
   | OutputChunk
   | { type: 'finish'; finishReason: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other' }
@@ -177,6 +180,12 @@ export class UiMessageChunkMapper {
         // A data part of the message: the chat can say which tools this answer went without.
         chunks.push({ type: 'data-tools-left-out', data: { servers: event.servers } });
         break;
+      case 'servers-unavailable': {
+        // The step is being retried: the chat can say what it waits for (same id: replaced in place).
+        const { type: _type, ...wait } = event;
+        chunks.push({ type: 'data-servers-unavailable', id: `servers-unavailable-${event.step}`, data: wait });
+        break;
+      }
       case 'turn-finished': {
         const last: UiMessageChunk[] = [];
         const output = OutputPart.finished(event);

@@ -9,7 +9,8 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../worker/temporal-connection.js';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { buildApi, parseTokenMap } from '../api/index.js';
 import { TurnpikeClient, turnpikeDataConverter, type agentTurn } from '../client/index.js';
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
   const log = (line: string) => console.log(`[listing] ${line}`);
   // The same dispatch limit as npm run bench (see bench/README.md).
   const server = await startDevServer({ headless: true, dynamicConfig: { 'history.transferProcessorMaxPollRPS': 1000 } });
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await connectTemporal({ address: server.address });
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const client = new Client({ connection, namespace: server.namespace, dataConverter: turnpikeDataConverter });
   const taskQueue = 'listing-bench';

@@ -12,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../worker/temporal-connection.js';
 import { turnpikeDataConverter } from '../content/data-converter.js';
 import { startDevServer } from '../scripts/dev-server.js';
 import { writeBundles } from './bundles.js';
@@ -67,7 +68,7 @@ async function main(): Promise<void> {
   ]);
   const kib = (bytes: number | undefined) => (bytes === undefined ? 'not built' : `${(bytes / 1024).toFixed(0)} KiB`);
   log(`dev server on ${server.address}; fake OpenAI on ${fakeOpenAI.baseURL}; bundles: turnpike ${kib(bundles.bytes.turnpike)}, floor ${kib(bundles.bytes.floor)}, ai-sdk ${kib(bundles.bytes.aiSdk)}`);
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await connectTemporal({ address: server.address });
   // turnpike's workers compress large payloads; its clients must use the same converter.
   const client = new Client({ connection, namespace: server.namespace, dataConverter: turnpikeDataConverter });
   const plainClient = new Client({ connection, namespace: server.namespace });

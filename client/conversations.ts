@@ -10,7 +10,7 @@ import { budgetProblem } from '../workflows/budgets/budget-spend.js';
 import type { agentConversation } from '../workflows/registered-workflows.js';
 import type { AgentConversationInput, SendMessageInput, SendMessageResult } from '../workflows/types/index.js';
 import { storeLargeContent } from '../content/stored-content.js';
-import { TurnpikeRejectedError } from './errors.js';
+import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
 import type { WorkflowStarter } from './turns.js';
@@ -19,16 +19,24 @@ import { toOutputSpec, type OutputOption } from './typed-output.js';
 /** Where a message goes and who sends it, beside the message itself (`TurnpikeClient.sendMessage` says what each is). */
 interface Addressed {
   conversationId: string;
-  conversation: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
+  conversation?: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
   startedBy?: string;
   output?: OutputOption;
+}
+
+/** A message without settings for a conversation that does not run: it would have to create it. */
+function noConversationSettings(conversationId: string): TurnpikeRejectedError {
+  return new TurnpikeRejectedError(
+    `Invalid sendMessage: conversation "${conversationId}" is not running, so this message would create it, and creating it needs \`conversation\`, its settings (\`model\` or \`agents\`)`,
+    'InvalidRequest',
+  );
 }
 
 /** Sends a user message, starting the conversation with its first (see `TurnpikeClient.sendMessage`). */
 export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMessageInput, 'output'> & Addressed): Promise<SendMessageResult> {
   const { conversationId, conversation, startedBy, output, ...rest } = request;
   // Settings the conversation could not run are refused before anything starts.
-  const settingsProblem = agentsProblem(conversation);
+  const settingsProblem = conversation === undefined ? undefined : agentsProblem(conversation);
   if (settingsProblem) throw new TurnpikeRejectedError(`Invalid conversation settings: ${settingsProblem}`, 'InvalidRequest');
   // This message's turn only: a zod schema is sent as its JSON Schema.
   const given: SendMessageInput = output !== undefined && typeof output === 'object' ? { ...rest, output: toOutputSpec(output) } : { ...rest, ...(output !== undefined ? { output } : {}) };
@@ -36,6 +44,15 @@ export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMe
   const budget = conversation?.budget !== undefined ? budgetProblem(conversation.budget, "the conversation's budget") : undefined;
   if (budget) throw new TurnpikeRejectedError(`Invalid sendMessage: ${budget}`, 'InvalidRequest');
   const message = Array.isArray(given.content) ? { ...given, content: await storeLargeContent(given.content, starter.contentStore) } : given;
+  // The server deduplicates a retried request with the same update id, too.
+  const updateId = message.messageId ? { updateId: message.messageId } : {};
+  if (conversation === undefined) {
+    const running = starter.client.workflow.getHandle<typeof agentConversation>(conversationId);
+    return rejections(running.executeUpdate(sendMessageUpdate, { args: [message], ...updateId })).catch((error: unknown) => {
+      const notRunning = error instanceof TurnpikeNotFoundError || (error instanceof TurnpikeRejectedError && error.type === 'TurnAlreadyEnded');
+      throw notRunning ? noConversationSettings(conversationId) : error;
+    });
+  }
   const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
     workflowId: conversationId,
     taskQueue: starter.taskQueue,
@@ -46,8 +63,7 @@ export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMe
   return rejections(
     starter.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
       args: [message],
-      // The server deduplicates a retried request with the same update id, too.
-      ...(message.messageId ? { updateId: message.messageId } : {}),
+      ...updateId,
       startWorkflowOperation: start,
     }),
   );

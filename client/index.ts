@@ -7,6 +7,7 @@ export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type StartRecord,
 export { toOutputSpec, typedOutput, TurnpikeOutputError, type DeepPartial, type OutputOf, type OutputOption, type OutputStreamItem } from './typed-output.js';
 export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+export { connectTemporal, temporalConnectionOptions, TEMPORAL_RECEIVE_LIMIT_BYTES } from '../worker/temporal-connection.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';
 export { parseConversationCursor, type ConversationStreamEvent } from './conversation-events.js';
 export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/types/turn-events.js';
@@ -19,7 +20,7 @@ export { S3ContentStore, type S3ContentStoreOptions } from '../content/s3-conten
 export { CONTENT_STORE_VARIABLE, contentStoreFromEnvironment, contentStoreFromUrl } from '../content/store-from-environment.js';
 export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type ClaimCheckOptions } from '../content/claim-check-codec.js';
 export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';
-export { sweepContent, type SweepOptions, type SweepReport } from '../content/content-sweep.js';
+export { sweepContent, type SweepOptions, type SweepReport, type UnreadableWorkflow } from '../content/content-sweep.js';
 export * from '../workflows/messages/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';

@@ -13,7 +13,7 @@
  * conversations (conversations.ts), listings across turns (listings.ts, decisions.ts), and
  * streams (stream-hub.ts, nested-turn-events.ts, conversation-events.ts, typed-output.ts).
  */
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, type ConnectionOptions, type WorkflowHandle } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, approveToolCallUpdate, conversationStateQuery, historyQuery, submitToolResultUpdate, turnEventsQuery, turnStateQuery } from '../workflows/messages/definitions.js';
 import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
@@ -22,6 +22,7 @@ import type { agentConversation, agentTurn } from '../workflows/registered-workf
 import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
+import { connectTemporal } from '../worker/temporal-connection.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
 import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall } from './listings.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
@@ -43,6 +44,12 @@ export { STARTED_BY_MEMO_KEY, type ParkedCall };
 export type { StartRecord, StartTurnInput };
 
 export interface TurnpikeClientOptions {
+  /**
+   * The Temporal client. Open its Connection with `connectTemporal` (or set `channelArgs:
+   * { 'grpc.max_receive_message_length': TEMPORAL_RECEIVE_LIMIT_BYTES }`): with gRPC's default of
+   * 4 MiB, reading a history whose page holds a few large payloads fails with RESOURCE_EXHAUSTED
+   * (worker/temporal-connection.ts).
+   */
   client: Client;
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
@@ -70,11 +77,12 @@ export class TurnpikeClient {
 
   /**
    * Connects to the cluster the environment names (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`,
-   * profiles), with turnpike's data converter over `contentStore` (default: `TURNPIKE_CONTENT_STORE`).
+   * profiles), with turnpike's data converter over `contentStore` (default: `TURNPIKE_CONTENT_STORE`),
+   * on a connection that takes answers as large as Temporal sends (`connectTemporal`).
    */
   static async connect(options: { taskQueue?: string; contentStore?: ContentStore } = {}): Promise<TurnpikeClient> {
     const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
-    const connection = await Connection.connect(connectionOptions as Parameters<typeof Connection.connect>[0]);
+    const connection = await connectTemporal(connectionOptions as ConnectionOptions);
     const dataConverter = options.contentStore ? createTurnpikeDataConverter({ contentStore: options.contentStore }) : turnpikeDataConverter;
     return new TurnpikeClient({ client: new Client({ connection, namespace, dataConverter }), taskQueue: options.taskQueue, ...(options.contentStore ? { contentStore: options.contentStore } : {}) });
   }
@@ -263,15 +271,17 @@ export class TurnpikeClient {
 
   /**
    * Sends a user message; the first one creates the conversation (update-with-start) with
-   * `conversation` as its settings. Returns at once with the new turn's workflow id.
-   * Idempotent by `messageId`.
+   * `conversation` as its settings. A later message may leave `conversation` out: it is sent to
+   * the running conversation, and refused (`InvalidRequest`, naming `conversation`) when there is
+   * none. Returns at once with the new turn's workflow id. Idempotent by `messageId`.
    */
   async sendMessage(
     request: Omit<SendMessageInput, 'output'> & {
       /** A typed answer for this message's turn only (docs/typed-output.md): zod or JSON Schema. */
       output?: OutputOption;
       conversationId: string;
-      conversation: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
+      /** The settings the conversation is created with; needed by its first message only. */
+      conversation?: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
       /** Recorded as the conversation's starter when this message creates it (see `describeStart`). */
       startedBy?: string;
     },

@@ -20,8 +20,13 @@ export interface StoredObject {
 }
 
 export interface ContentStore {
-  /** A short description for logs and errors, e.g. `file:/srv/turnpike/content`. */
+  /**
+   * A short description for operators' logs (the sweep's), e.g. `file:/srv/turnpike/content`.
+   * Errors that reach histories, clients and the dashboard never carry it: they name the `kind`.
+   */
   readonly description: string;
+  /** What the store is, as errors name it, e.g. `file`, `postgresql`, `s3`: never where it is. */
+  readonly kind?: string;
   /**
    * Stores `bytes` under `key` (their SHA-256, hex). Idempotent: storing a key again keeps one
    * object and refreshes its `storedAt`. Resolves only once the bytes are durable.
@@ -72,7 +77,18 @@ export function referencedKeys(text: string): string[] {
   return [...text.matchAll(CONTENT_REF_PATTERN)].map((match) => match[1] as string);
 }
 
-/** Why stored content could not be read: `missing` (no object) or `corrupt` (its bytes do not hash to its key). */
+/**
+ * How errors name `store`: by its kind (`the file content store`), never by its location, which
+ * is the server's business, not the caller's.
+ */
+export function contentStoreName(store: ContentStore): string {
+  return store.kind ? `the ${store.kind} content store` : 'the content store';
+}
+
+/**
+ * Why stored content could not be read: `missing` (no object) or `corrupt` (its bytes do not
+ * hash to its key). `store` is how the message names the store ({@link contentStoreName}).
+ */
 export class ContentUnavailableError extends Error {
   constructor(
     readonly ref: string,
@@ -87,8 +103,8 @@ export class ContentUnavailableError extends Error {
 /** Reads `key` and checks its hash: the bytes, or a {@link ContentUnavailableError}. Store failures throw as they are. */
 export async function readVerified(store: ContentStore, key: string): Promise<Uint8Array> {
   const bytes = await store.get(key);
-  if (!bytes) throw new ContentUnavailableError(contentRef(key), 'missing', store.description);
-  if (contentKey(bytes) !== key) throw new ContentUnavailableError(contentRef(key), 'corrupt', store.description);
+  if (!bytes) throw new ContentUnavailableError(contentRef(key), 'missing', contentStoreName(store));
+  if (contentKey(bytes) !== key) throw new ContentUnavailableError(contentRef(key), 'corrupt', contentStoreName(store));
   return bytes;
 }
 

@@ -27,14 +27,19 @@
  * turn a running conversation starts is safe: the conversation refers to the same content.
  *
  * A sweep that meets a payload it cannot read to the end (see payload-references.ts) scans on,
- * reports it as `unreadable`, and deletes nothing: that payload may refer to any object. A
- * history Temporal does not give (other than one deleted meanwhile) fails the sweep before any
- * delete.
+ * reports it as `unreadable`, and deletes nothing: that payload may refer to any object. So does
+ * one that meets a history Temporal does not give (other than one deleted meanwhile): it reads
+ * every other history, names that workflow in `unreadableWorkflows`, and deletes nothing, since
+ * what that history refers to is unknown. `skipWorkflows` leaves such a workflow unread on
+ * purpose: its content is then not kept for it. Pages too large for the client's connection are
+ * asked again smaller (history-pages.ts).
  */
 import type { Client } from '@temporalio/client';
 import { msToNumber, type Duration, type PayloadCodec } from '@temporalio/common';
 import { turnpikeCodecs } from './data-converter.js';
 import type { ContentStore, StoredObject } from './content-store.js';
+import { receiveLimitOf, TEMPORAL_RECEIVE_LIMIT_BYTES } from '../worker/temporal-connection.js';
+import { readHistoryPages } from './history-pages.js';
 import { ReferenceScanner } from './payload-references.js';
 
 export interface SweepOptions {
@@ -50,6 +55,12 @@ export interface SweepOptions {
    * pass it, or the sweep finds those payloads unreadable and deletes nothing.
    */
   codecs?: readonly PayloadCodec[];
+  /**
+   * Workflow ids whose histories are not read (every run of each): for a workflow the sweep
+   * names in `unreadableWorkflows` that is known to refer to no content worth keeping. Content
+   * only such a workflow refers to is deleted like any other; deleting what it needs breaks it.
+   */
+  skipWorkflows?: readonly string[];
   /** Report what would be deleted, delete nothing. */
   dryRun?: boolean;
   now?: Date;
@@ -76,6 +87,10 @@ export interface SweepReport {
   dryRun: boolean;
   /** Payloads that may hold references the sweep could not read; any one means nothing was deleted. */
   unreadable: number;
+  /** Runs whose history (or description) Temporal did not give, and why; any one means nothing was deleted. */
+  unreadableWorkflows: UnreadableWorkflow[];
+  /** Runs not read because `skipWorkflows` names their workflow. */
+  workflowsSkipped: number;
   /** Payloads a codec marked undecodable: broken content that refers to nothing. */
   undecodable: number;
   /** Temporary files of interrupted writes removed (not in a dry run). */
@@ -84,6 +99,13 @@ export interface SweepReport {
   cutoff: string;
   /** Schedules whose actions were read: the input of the workflows they will start. */
   schedulesScanned: number;
+}
+
+export interface UnreadableWorkflow {
+  workflowId: string;
+  runId: string;
+  /** What Temporal or the connection answered. */
+  error: string;
 }
 
 /** How many histories are read at once. */
@@ -119,6 +141,8 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
     deletedKeys: [],
     dryRun,
     unreadable: 0,
+    unreadableWorkflows: [],
+    workflowsSkipped: 0,
     undecodable: 0,
     partialsRemoved: 0,
     cutoff: cutoff.toISOString(),
@@ -135,14 +159,29 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
   log(`${report.objects} objects in ${store.description}, ${candidates.size} stored before ${report.cutoff}`);
   if (candidates.size === 0) return report;
 
+  const receiveLimit = receiveLimitOf(client.connection);
+  if (receiveLimit !== undefined && receiveLimit < TEMPORAL_RECEIVE_LIMIT_BYTES) {
+    log(`the client's connection takes answers of up to ${receiveLimit} bytes: a larger history page is asked again smaller, after the SDK's retries (open it with connectTemporal)`);
+  }
   const scanner = new ReferenceScanner(options.codecs ?? turnpikeCodecs([], { contentStore: store }), log);
   const referenced = new Set<string>();
   const scanned = new Set<string>();
+  const skip = new Set(options.skipWorkflows ?? []);
   const scan = async (query: string) => {
     const runs = (await listRuns(client, query)).filter(({ workflowId, runId }) => !scanned.has(`${workflowId}/${runId}`));
     for (const { workflowId, runId } of runs) scanned.add(`${workflowId}/${runId}`);
     await forEachAtMost(SCAN_CONCURRENCY, runs, async (run) => {
-      if (await scanRun(client, scanner, run, referenced)) report.workflowsScanned += 1;
+      if (skip.has(run.workflowId)) {
+        report.workflowsSkipped += 1;
+        log(`workflow ${run.workflowId} (run ${run.runId}): skipped`);
+        return;
+      }
+      const outcome = await scanRun(client, scanner, run, referenced);
+      if (outcome === 'read') report.workflowsScanned += 1;
+      else if (outcome !== 'gone') {
+        report.unreadableWorkflows.push({ workflowId: run.workflowId, runId: run.runId, error: outcome.error });
+        log(`workflow ${run.workflowId} (run ${run.runId}): its history could not be read: ${outcome.error}`);
+      }
     });
   };
   await scan(keepingWorkflowsQuery(cutoff));
@@ -150,6 +189,8 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
   await scan(startedSinceQuery(new Date(started - STARTED_MARGIN_MS)));
   report.unreadable = scanner.unreadable;
   report.undecodable = scanner.undecodable;
+
+  const unverified = report.unreadable > 0 || report.unreadableWorkflows.length > 0;
 
   // Listed again: an object stored again while the histories were read is recent now.
   const current = new Map<string, StoredObject>();
@@ -159,7 +200,7 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
     if (!latest) continue; // Gone already (another sweep).
     if (latest.storedAt.getTime() !== candidate.storedAt.getTime()) report.kept.recent += 1;
     else if (referenced.has(key)) report.kept.referenced += 1;
-    else if (report.unreadable > 0) report.kept.unverified += 1;
+    else if (unverified) report.kept.unverified += 1;
     else {
       if (!dryRun) await store.delete(key);
       report.deleted += 1;
@@ -168,6 +209,7 @@ export async function sweepContent(options: SweepOptions): Promise<SweepReport> 
     }
   }
   if (report.unreadable > 0) log(`${report.unreadable} payloads could not be read to the end: nothing deleted`);
+  if (report.unreadableWorkflows.length > 0) log(`${report.unreadableWorkflows.length} histories could not be read: nothing deleted`);
   log(`${dryRun ? 'would delete' : 'deleted'} ${report.deleted} objects (${report.bytesDeleted} bytes)`);
   return report;
 }
@@ -194,25 +236,20 @@ async function listRuns(client: Client, query: string): Promise<Run[]> {
   return runs;
 }
 
-/** Adds the keys one run refers to; false when it no longer exists. A history Temporal does not give fails the sweep. */
-async function scanRun(client: Client, scanner: ReferenceScanner, run: Run, into: Set<string>): Promise<boolean> {
+/** Adds the keys one run refers to: `gone` when it no longer exists, or what Temporal answered when it did not give its history. */
+async function scanRun(client: Client, scanner: ReferenceScanner, run: Run, into: Set<string>): Promise<'read' | 'gone' | { error: string }> {
   const where = `workflow ${run.workflowId} (run ${run.runId})`;
   const namespace = client.options.namespace;
   const execution = { workflowId: run.workflowId, runId: run.runId };
   try {
-    let nextPageToken: Uint8Array | undefined;
-    do {
-      // Page by page, so one long history is never held whole.
-      const page = await client.workflowService.getWorkflowExecutionHistory({ namespace, execution, nextPageToken, skipArchival: true });
-      await scanner.scan(page.history, into, where);
-      nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
-    } while (nextPageToken);
+    // Page by page, so one long history is never held whole.
+    await readHistoryPages(client, execution, (history) => scanner.scan(history, into, where));
     // Heartbeat details of running activities and the like are kept outside history.
     if (run.running) await scanner.scan(await client.workflowService.describeWorkflowExecution({ namespace, execution }), into, where);
-    return true;
+    return 'read';
   } catch (error) {
-    if ((error as { code?: unknown }).code === NOT_FOUND) return false;
-    throw new Error(`${where}: its history could not be read; nothing deleted`, { cause: error });
+    if ((error as { code?: unknown }).code === NOT_FOUND) return 'gone';
+    return { error: error instanceof Error ? error.message : String(error) };
   }
 }
 

@@ -3,6 +3,8 @@
  * `npm start` and tests (`.turnpike/content`), and fine for one machine or a shared volume.
  * Writes go to a temporary file first and are renamed into place, so a reader never sees half
  * an object and a crash mid-write leaves only a temporary file (the sweep removes stale ones).
+ * The errors of reads and writes name the key and the file system's code, not the folder: they
+ * reach workflow histories and callers, and the server's file layout is not theirs to know.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, readFile, rename, rm, stat, utimes } from 'node:fs/promises';
@@ -11,8 +13,16 @@ import { isContentKey, type ContentStore, type StoredObject } from './content-st
 
 const TEMPORARY_SUFFIX = '.partial';
 
+/** A file-system error of `key`, without the path Node's message names; other errors as they are. */
+function withoutPath(error: unknown, doing: string, key: string): unknown {
+  const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  if (typeof code !== 'string') return error;
+  return Object.assign(new Error(`The file content store could not ${doing} sha256:${key}: ${code}${syscall ? ` (${syscall})` : ''}`), { code });
+}
+
 export class FileContentStore implements ContentStore {
   readonly description: string;
+  readonly kind = 'file';
 
   constructor(readonly root: string) {
     this.root = path.resolve(root);
@@ -26,6 +36,12 @@ export class FileContentStore implements ContentStore {
 
   async put(key: string, bytes: Uint8Array): Promise<void> {
     const target = this.pathOf(key);
+    await this.write(target, bytes).catch((error: unknown) => {
+      throw withoutPath(error, 'store', key);
+    });
+  }
+
+  private async write(target: string, bytes: Uint8Array): Promise<void> {
     const now = new Date();
     try {
       await utimes(target, now, now);
@@ -50,7 +66,7 @@ export class FileContentStore implements ContentStore {
       return await readFile(this.pathOf(key));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-      throw error;
+      throw withoutPath(error, 'read', key);
     }
   }
 
@@ -73,7 +89,9 @@ export class FileContentStore implements ContentStore {
   }
 
   async delete(key: string): Promise<void> {
-    await rm(this.pathOf(key), { force: true });
+    await rm(this.pathOf(key), { force: true }).catch((error: unknown) => {
+      throw withoutPath(error, 'delete', key);
+    });
   }
 
   /** Removes `*.partial` files last written before `olderThan`: writes a crash cut short. */

@@ -66,6 +66,7 @@ const CREATED_CONCURRENTLY = new Set(['23505', '42P07']);
 
 export class PostgresContentStore implements ContentStore {
   readonly description: string;
+  readonly kind = 'postgresql';
   readonly table: string;
   private readonly quotedTable: string;
   private readonly pageSize: number;
@@ -90,7 +91,7 @@ export class PostgresContentStore implements ContentStore {
 
   /** The pool, once the table exists. A failed first use is tried again by the next call. */
   private pool(): Promise<Pool> {
-    if (this.closed) return Promise.reject(new Error(`The content store ${this.description} is closed`));
+    if (this.closed) return Promise.reject(new Error(`The ${this.kind} content store is closed`));
     this.#ready ??= this.open().catch((error: unknown) => {
       this.#ready = undefined;
       throw error;

@@ -48,6 +48,7 @@ function isNotFound(error: unknown): boolean {
 
 export class S3ContentStore implements ContentStore {
   readonly description: string;
+  readonly kind = 's3';
   readonly bucket: string;
   readonly prefix: string;
   private readonly pageSize: number;
@@ -71,7 +72,7 @@ export class S3ContentStore implements ContentStore {
   }
 
   private connect(): Promise<{ s3: S3Module; client: S3Client }> {
-    if (this.closed) return Promise.reject(new Error(`The content store ${this.description} is closed`));
+    if (this.closed) return Promise.reject(new Error(`The ${this.kind} content store is closed`));
     this.#client ??= loadS3().then((s3) => {
       const config: S3ClientConfig = {
         region: this.#options.region ?? 'us-east-1',

@@ -135,7 +135,7 @@ function modelView(output: StoredOutput, bytes: Uint8Array, limit: number): unkn
 function asStepFailure(error: unknown, ref: string, store: ContentStore): unknown {
   if (error instanceof ContentUnavailableError) {
     const type = error.reason === 'missing' ? 'ContentMissing' : 'ContentCorrupt';
-    return ApplicationFailure.create({ message: error.message, type, details: [{ ref: error.ref, store: store.description }] });
+    return ApplicationFailure.create({ message: error.message, type, details: [{ ref: error.ref, store: store.kind ?? 'content' }] });
   }
   if (keyOfRef(ref) === undefined) return ApplicationFailure.nonRetryable(`Not a content reference: ${JSON.stringify(ref)}`, 'InvalidContentReference');
   return error;

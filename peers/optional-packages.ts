@@ -3,7 +3,7 @@
  * (package.json `peerDependenciesMeta`): an application installs the provider SDK it calls, the
  * MCP SDK if its worker declares MCP servers, the HTTP API's packages if it serves
  * `turnpike/api`, `pg` or `@aws-sdk/client-s3` if its content store is in PostgreSQL or S3, and `ai` if a
- * client reads typed answers as partial objects (`outputStream`, or `/api/chat` for `useChat`: its partial-JSON parser). Code that needs one loads it on first use through {@link importOptional}, so a
+ * client reads typed answers as partial objects (`outputStream`, or `/api/chat` for `useChat`: its partial-JSON parser), and an AI SDK provider package (which brings `@ai-sdk/provider`) if its worker registers AI SDK `models`. Code that needs one loads it on first use through {@link importOptional}, so a
  * missing package is reported by name, with the command that installs it, instead of as Node's
  * module-resolution error from deep inside turnpike.
  */
@@ -22,6 +22,9 @@ export const OPTIONAL_PEERS = {
   pg: '^8.23.1',
   '@aws-sdk/client-s3': '^3.1169.0',
   ai: '^7.0.173',
+  // Types only: the spec an `ai-sdk` model implements. The application's AI SDK provider package
+  // (`@ai-sdk/google`, …) brings it; turnpike loads none of it at run time.
+  '@ai-sdk/provider': '^4.0.38',
 } as const;
 
 export type OptionalPeer = keyof typeof OPTIONAL_PEERS;

@@ -7,8 +7,8 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from '../client/index.js';
+import { Client } from '@temporalio/client';
+import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE, connectTemporal } from '../client/index.js';
 import { GoBuildError } from './go-install.js';
 import { PostgresUnavailableError } from './postgres.js';
 import { TemporalCliUnavailableError } from './temporal-cli.js';
@@ -40,7 +40,7 @@ function parseOptions(): { workers: number; ui: boolean; directory: string } {
 }
 
 async function parkedTurns(address: string, namespace: string): Promise<number> {
-  const connection = await Connection.connect({ address });
+  const connection = await connectTemporal({ address });
   try {
     const client = new Client({ connection, namespace });
     const { count } = await client.workflow.count(`WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input"`);

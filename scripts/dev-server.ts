@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { connectTemporal } from '../worker/temporal-connection.js';
 import { ensureTemporalCli } from './temporal-cli.js';
 import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 
@@ -68,7 +68,7 @@ async function waitUntilReady(address: string, namespace: string, child: ChildPr
       throw /address already in use/.test(message) ? new PortTakenError(message) : new Error(message);
     }
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      const connection = await connectTemporal({ address, connectTimeout: 1_000 });
       try {
         const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
         const registered = Object.keys(SEARCH_ATTRIBUTE_TYPES).every((name) => customAttributes && name in customAttributes);

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type ConnectionOptions } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { modelFromEnvironment } from '../cli/default-model.js';
 import { startDevServer, type DevServer } from './dev-server.js';
@@ -19,7 +19,7 @@ import { TemporalCliUnavailableError, ensureTemporalCli } from './temporal-cli.j
 import { randomBytes } from 'node:crypto';
 // The package's public entry points, as an application would import them.
 import { buildApi, parseTokenMap } from '../api/index.js';
-import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE, TurnpikeClient, turnpikeDataConverter, type agentTurn } from '../client/index.js';
+import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE, TurnpikeClient, connectTemporal, turnpikeDataConverter, type agentTurn } from '../client/index.js';
 import { connectionOptionsFromEnvironment, createWorker } from '../worker/index.js';
 import { demoTools } from '../demo/tools.js';
 
@@ -57,7 +57,7 @@ async function main(): Promise<void> {
   }
 
   const nativeConnection = await NativeConnection.connect({ ...environment.connectionOptions, address });
-  const connection = await Connection.connect({ ...(environment.connectionOptions as object), address });
+  const connection = await connectTemporal({ ...(environment.connectionOptions as ConnectionOptions), address });
   const client = new Client({ connection, namespace, dataConverter: turnpikeDataConverter });
   try {
     const worker = await createWorker({ tools: demoTools, connection: nativeConnection, namespace });

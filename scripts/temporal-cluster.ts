@@ -13,7 +13,7 @@ import { mkdirSync, symlinkSync, rmSync, writeFileSync, existsSync } from 'node:
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Connection } from '@temporalio/client';
+import { connectTemporal } from '../worker/temporal-connection.js';
 import { ManagedProcess } from './managed-process.js';
 import { startPostgres, type Postgres } from './postgres.js';
 import { ensureTemporalCli } from './temporal-cli.js';
@@ -184,7 +184,7 @@ async function waitUntilServing(address: string, server: ManagedProcess, timeout
   while (Date.now() < deadline) {
     if (!server.running) throw new Error(`temporal-server exited while starting (log: ${server.logFile}):\n${server.output().trim().split('\n').slice(-10).join('\n')}`);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1_000 });
+      const connection = await connectTemporal({ address, connectTimeout: 1_000 });
       try {
         const response = await connection.healthService.check({ service: 'temporal.api.workflowservice.v1.WorkflowService' });
         if (response.status === 1) return; // SERVING

@@ -41,6 +41,10 @@ export interface CreateWorkerOptions {
   prices?: TurnpikePluginOptions['prices'];
   /** How deep agent tools may nest (see `TurnpikePluginOptions.maxAgentDepth`). */
   maxAgentDepth?: number;
+  /** AI SDK language models by name, for turns of provider `ai-sdk` (see `TurnpikePluginOptions.models`). */
+  models?: TurnpikePluginOptions['models'];
+  /** Named OpenAI-compatible endpoints (see `TurnpikePluginOptions.endpoints`). */
+  endpoints?: TurnpikePluginOptions['endpoints'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -99,6 +103,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
         ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
         ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
+        ...(options.models ? { models: options.models } : {}),
+        ...(options.endpoints ? { endpoints: options.endpoints } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),
     ],

@@ -22,6 +22,8 @@ export { ProviderErrorType, type ProviderName } from '../activities/providers/er
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
 export type { TurnpikeActivities } from '../activities/index.js';
 export { DEFAULT_PRICES, type ModelPrice, type PriceTable } from '../activities/prices.js';
+export type { AiSdkLanguageModel, AiSdkModels } from '../activities/providers/ai-sdk-models.js';
+export type { OpenAIEndpoint, OpenAIEndpoints } from '../activities/providers/endpoints.js';
 export { DEFAULT_TRANSCRIPT_CACHE, TRANSCRIPT_MISMATCH, type TranscriptCacheOptions } from '../activities/transcript-cache.js';
 export type {
   McpServerConfig,

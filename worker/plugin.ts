@@ -29,6 +29,8 @@ import { turnpikeCodecs } from '../content/data-converter.js';
 import type { ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
 import { checkedPrices, type PriceTable } from '../activities/prices.js';
+import { checkedModels, type AiSdkModels } from '../activities/providers/ai-sdk-models.js';
+import { checkedEndpoints, type OpenAIEndpoints } from '../activities/providers/endpoints.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -99,6 +101,19 @@ export interface TurnpikePluginOptions {
    * deeper than this gets an error result instead. Default 3; a turn's `maxAgentDepth` overrides it.
    */
   maxAgentDepth?: number;
+  /**
+   * AI SDK language models by name, for turns of provider `ai-sdk`:
+   * `{ gemini: google('gemini-2.5-flash'), local: ollama('qwen3') }` (any provider package of
+   * specification v3 or v4). A turn names one: `model: { provider: 'ai-sdk', model: 'gemini' }`.
+   * The model objects hold their keys and base URLs; a turn's history holds only the name.
+   */
+  models?: AiSdkModels;
+  /**
+   * Named OpenAI-compatible endpoints (vLLM, llama.cpp, Ollama, LiteLLM, …) for turnpike's own
+   * `openai` provider: `{ vllm: { baseURL: 'http://vllm:8000/v1', apiKeyEnv: 'VLLM_API_KEY' } }`.
+   * A turn names one: `model: { provider: 'openai', endpoint: 'vllm', model: 'qwen3-32b' }`.
+   */
+  endpoints?: OpenAIEndpoints;
 }
 
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
@@ -136,6 +151,8 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
       ...(mcp ? { mcp } : {}),
       ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
+      ...(options.models !== undefined ? { models: checkedModels(options.models, 'TurnpikePlugin') } : {}),
+      ...(options.endpoints !== undefined ? { endpoints: checkedEndpoints(options.endpoints, 'TurnpikePlugin') } : {}),
     });
     super({
       name: 'turnpike',

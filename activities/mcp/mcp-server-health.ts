@@ -58,6 +58,11 @@ export class McpServerHealth {
     return this.state === 'down';
   }
 
+  /** While down: since when (epoch ms), as this worker found it. */
+  get downSince(): number | undefined {
+    return this.state === 'down' ? this.since?.getTime() : undefined;
+  }
+
   /** Why the server is left out of a turn, for the turn's state and stream. */
   get reason(): string {
     return `unavailable since ${this.since?.toISOString()} (${this.failures} failed listing${this.failures === 1 ? '' : 's'}): ${this.error}`;

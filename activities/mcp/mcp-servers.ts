@@ -73,6 +73,13 @@ interface McpServerBase extends McpToolOptions {
    * answers. Turns offered all tools leave it out meanwhile, without waiting for it.
    */
   reconnect?: { initialInterval?: Duration; maximumInterval?: Duration };
+  /**
+   * How long a model step or a call that needs this server waits for it while it cannot list
+   * its tools: its activity is retried meanwhile (the turn's `turnState` and stream name the
+   * server and the error), and fails with `McpServerUnavailable`, not retried, once this long has
+   * passed since the step first found the server unavailable. Default 1 min.
+   */
+  unavailableTimeout?: Duration;
 }
 
 /** A server the worker starts as a child process and talks to over stdin/stdout. */
@@ -143,13 +150,16 @@ export function mcpToolOptions(config: McpServerConfig, tool: string): McpToolOp
 /** The defaults of {@link McpServerBase.listTimeout} and {@link McpServerBase.reconnect}. */
 export const DEFAULT_MCP_LIST_TIMEOUT_MS = 5_000;
 export const DEFAULT_MCP_RECONNECT = { initialIntervalMs: 1_000, maximumIntervalMs: 60_000 };
+/** The default of {@link McpServerBase.unavailableTimeout}. */
+export const DEFAULT_MCP_UNAVAILABLE_TIMEOUT_MS = 60_000;
 
 export interface McpServerTimings {
   listTimeoutMs: number;
+  unavailableTimeoutMs: number;
   reconnect: { initialIntervalMs: number; maximumIntervalMs: number };
 }
 
-/** A server's list timeout and reconnect backoff in milliseconds; throws naming the field when one is not a positive duration. */
+/** A server's list timeout, reconnect backoff and unavailable timeout in milliseconds; throws naming the field when one is not a positive duration. */
 export function mcpServerTimings(name: string, config: McpServerConfig): McpServerTimings {
   const positive = (field: string, value: Duration | undefined, fallback: number): number => {
     if (value === undefined) return fallback;
@@ -165,5 +175,9 @@ export function mcpServerTimings(name: string, config: McpServerConfig): McpServ
   const initialIntervalMs = positive('reconnect.initialInterval', config.reconnect?.initialInterval, DEFAULT_MCP_RECONNECT.initialIntervalMs);
   const maximumIntervalMs = positive('reconnect.maximumInterval', config.reconnect?.maximumInterval, Math.max(initialIntervalMs, DEFAULT_MCP_RECONNECT.maximumIntervalMs));
   if (maximumIntervalMs < initialIntervalMs) throw new Error(`mcpServers.${name}: reconnect.maximumInterval must not be below reconnect.initialInterval`);
-  return { listTimeoutMs: positive('listTimeout', config.listTimeout, DEFAULT_MCP_LIST_TIMEOUT_MS), reconnect: { initialIntervalMs, maximumIntervalMs } };
+  return {
+    listTimeoutMs: positive('listTimeout', config.listTimeout, DEFAULT_MCP_LIST_TIMEOUT_MS),
+    unavailableTimeoutMs: positive('unavailableTimeout', config.unavailableTimeout, DEFAULT_MCP_UNAVAILABLE_TIMEOUT_MS),
+    reconnect: { initialIntervalMs, maximumIntervalMs },
+  };
 }

@@ -8,7 +8,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { ErrorCode, McpError, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolServerLeftOut, ToolSpec } from '../../workflows/types/index.js';
+import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolServerLeftOut, ToolServerUnavailable, ToolSpec } from '../../workflows/types/index.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';
@@ -17,6 +17,7 @@ import { DEFAULT_MCP_POOL_LIMITS, McpConnectionPool, type CallEnd } from './mcp-
 import { McpServerHealth, type McpHealthTelemetry, type McpServerStatus } from './mcp-server-health.js';
 import { defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpServerTimings, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
 import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
+import { currentAttempt, unavailableFailure, unavailableServer } from './mcp-unavailable.js';
 
 export { MCP_IDEMPOTENCY_KEY_META };
 
@@ -78,20 +79,22 @@ export class McpToolSource {
     return offered.map((tool) => ({ name: names.get(tool.name)!, server, tool, pool, config }));
   }
 
+  /** A server the current step or call needs and could not list, and when it gives up on it (mcp-unavailable.ts). */
+  private unavailable(server: string, error: unknown): ToolServerUnavailable {
+    const { unavailableTimeoutMs } = mcpServerTimings(server, this.servers[server]!);
+    return unavailableServer(server, messageOf(error), { unavailableTimeoutMs, downSinceMs: this.health.get(server)!.downSince }, currentAttempt() ?? { scheduledTimestampMs: Date.now() });
+  }
+
   /**
    * The tools of the named servers as specs, in the order given. A turn that uses them needs
-   * them: one that cannot be listed fails the step, retryably (the step's retry policy gives it
-   * time to come back).
+   * them: when any cannot be listed, the step fails naming each, retryably until one's
+   * `unavailableTimeout` has passed (the step's retry policy gives them time to come back).
    */
   async specsOf(servers: readonly string[]): Promise<ToolSpec[]> {
-    const perServer = await Promise.all(
-      servers.map((server) =>
-        this.toolsOf(server).catch((error: unknown) => {
-          throw ApplicationFailure.retryable(`MCP server "${server}" could not list its tools: ${messageOf(error)}`, 'McpServerUnavailable');
-        }),
-      ),
-    );
-    return perServer.flat().map(toSpec);
+    const listed = await Promise.allSettled(servers.map((server) => this.toolsOf(server)));
+    const down = listed.flatMap((outcome, index) => (outcome.status === 'rejected' ? [this.unavailable(servers[index]!, outcome.reason)] : []));
+    if (down.length > 0) throw unavailableFailure(down.map((server) => `MCP server "${server.server}" could not list its tools: ${server.error}`).join('; '), down, currentAttempt());
+    return listed.flatMap((outcome) => (outcome.status === 'fulfilled' ? outcome.value : [])).map(toSpec);
   }
 
   /**
@@ -109,7 +112,8 @@ export class McpToolSource {
           return await this.toolsOf(server);
         } catch (error) {
           if (health.required) {
-            throw ApplicationFailure.retryable(`MCP server "${server}" is required and could not list its tools: ${messageOf(error)}`, 'McpServerUnavailable');
+            const down = this.unavailable(server, error);
+            throw unavailableFailure(`MCP server "${server}" is required and could not list its tools: ${down.error}`, [down], currentAttempt());
           }
           return { server, reason: `its listing failed: ${messageOf(error)}` };
         }
@@ -191,7 +195,7 @@ export class McpToolSource {
    */
   async execute(request: ExecuteToolInput): Promise<ExecuteToolResult> {
     const resolved = await this.resolve(request.toolName).catch((error: unknown) => {
-      throw ApplicationFailure.retryable(`The MCP server of "${request.toolName}" is unavailable: ${messageOf(error)}`, 'McpServerUnavailable');
+      throw unavailableFailure(`The MCP server of "${request.toolName}" is unavailable: ${messageOf(error)}`, [this.unavailable(mcpServerOf(request.toolName)!, error)], currentAttempt());
     });
     if (!resolved) return { output: `The MCP server no longer offers the tool "${request.toolName}".`, isError: true };
     const context = Context.current();

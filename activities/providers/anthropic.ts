@@ -23,6 +23,7 @@ import type {
   Usage as AnthropicUsage,
 } from '@anthropic-ai/sdk/resources/messages';
 import { DEFAULT_ANTHROPIC_MAX_TOKENS } from '../../workflows/turn/model-settings.js';
+import { anthropicSchema } from '../../workflows/agents/output-schema.js';
 import type {
   AnthropicThinking,
   AssistantMessage,
@@ -166,9 +167,10 @@ export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateP
     ...(input.tools.length > 0 ? { tools: input.tools.map(convertToAnthropicTool) } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(thinking !== undefined ? { thinking: convertThinking(thinking) } : {}),
-    // A typed final answer (docs/typed-output.md): JSON outputs, tools still offered; the turn
-    // refused a schema these cannot take when it started.
-    ...(input.output ? { output_config: { format: { type: 'json_schema' as const, schema: input.output.schema } } } : {}),
+    // A typed final answer (docs/typed-output.md): JSON outputs, tools still offered, with the
+    // constraints they refuse moved into descriptions (the turn validates the whole schema); the
+    // turn refused a schema they cannot express when it started.
+    ...(input.output ? { output_config: { format: { type: 'json_schema' as const, schema: anthropicSchema(input.output.schema) as Record<string, unknown> } } } : {}),
   };
   return promptCaching === false ? params : withCacheBreakpoints(params);
 }

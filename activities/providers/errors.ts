@@ -299,7 +299,7 @@ export function nextRetryDelayFor(requestedMs: number | undefined, retry?: Activ
  * interval. The server resolves unset fields before the activity sees the policy; the fallbacks
  * are its defaults.
  */
-function policyBackoffMs(policy: RetryPolicy, attempt: number, maximumMs: number | undefined): number {
+export function policyBackoffMs(policy: RetryPolicy, attempt: number, maximumMs: number | undefined = policy.maximumInterval != null ? msToNumber(policy.maximumInterval) : undefined): number {
   const initialMs = policy.initialInterval != null ? msToNumber(policy.initialInterval) : 1_000;
   const backoffMs = initialMs * Math.pow(policy.backoffCoefficient ?? 2, Math.max(attempt, 1) - 1);
   return maximumMs !== undefined && maximumMs > 0 ? Math.min(backoffMs, maximumMs) : backoffMs;

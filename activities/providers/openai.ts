@@ -40,6 +40,9 @@ import {
 } from './errors.js';
 import { openAISdk } from './openai-errors.js';
 import { streamChatCompletion } from './openai-stream.js';
+import { parseToolArguments } from './tool-arguments.js';
+
+export { parseToolArguments } from './tool-arguments.js';
 
 const clients = new Map<string, OpenAI>();
 
@@ -222,22 +225,6 @@ export function convertOpenAIUsage(usage: CompletionUsage | null | undefined): U
     ...(typeof cached === 'number' ? { cachedInputTokens: cached } : {}),
     ...(typeof reasoning === 'number' ? { reasoningTokens: reasoning } : {}),
   };
-}
-
-/**
- * Parses a tool call's arguments. Models sometimes emit invalid JSON; throwing here would fail
- * the whole step (and retrying would just ask again), so the raw text is kept as the input and
- * schema validation later turns it into an error result the model can correct.
- */
-export function parseToolArguments(text: string): unknown {
-  // OpenAI sends '{}' for a call without arguments, but some compatible endpoints send '':
-  // that means "no arguments", not malformed JSON.
-  if (text.trim() === '') return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }
 
 /** Chat Completions `finish_reason` → neutral finish reason. */

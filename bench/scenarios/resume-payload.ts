@@ -12,7 +12,8 @@
  *     conversation once, as any stateless call would.
  */
 import { gzipSync } from 'node:zlib';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import { Client, type WorkflowHandle } from '@temporalio/client';
+import { connectTemporal } from '../../worker/temporal-connection.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import type { BenchContext, Systems } from '../context.js';
 import { FloorSystem } from '../floor-system.js';
@@ -70,7 +71,7 @@ async function acceptedPayloadBytes(handle: WorkflowHandle): Promise<number> {
 
 export async function measureResumePayload(context: BenchContext, systems: Systems): Promise<ResumePayloadFigures> {
   const recorder = requestSizeRecorder();
-  const connection = await Connection.connect({ address: context.address, interceptors: [recorder.interceptor] });
+  const connection = await connectTemporal({ address: context.address, interceptors: [recorder.interceptor] });
   const client = new Client({ connection, namespace: context.namespace, dataConverter: turnpikeDataConverter });
   try {
     const turnpike = new TurnpikeSystem(client, systems.turnpike.taskQueue, systems.turnpike.worker);

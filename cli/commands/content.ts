@@ -62,24 +62,44 @@ export function registerContentCommands(program: Command, context: CliContext): 
     .option('--retention <duration>', `keep objects this long after they were stored and after the last workflow referring to them closed (default ${DEFAULT_RETENTION}), e.g. 7d, 12h, 30m`, parseDuration)
     .option('--dry-run', 'report what would be deleted, delete nothing')
     .option('--verbose', 'say on stderr what the sweep meets (payloads it could not decode or read)')
+    .option('--skip-workflow <workflowId>', 'do not read this workflow\'s history (repeatable); content only it refers to is deleted like any other', (id: string, ids: string[] = []) => [...ids, id])
     .addHelpText(
       'after',
       `
 Reads the history of every workflow in the namespace that is running or closed within the
 retention, through turnpike's codecs. If a payload is in an encoding those do not read (a
 codec of the application's, such as encryption), nothing is deleted: run the sweep from code
-with sweepContent({ codecs }) instead.`,
+with sweepContent({ codecs }) instead. If Temporal does not give a workflow's history, the
+sweep reads the others, deletes nothing, names that workflow and exits 1; --skip-workflow
+leaves it unread.`,
     )
-    .action(async (options: { retention?: number; dryRun?: boolean; verbose?: boolean }) => {
+    .action(async (options: { retention?: number; dryRun?: boolean; verbose?: boolean; skipWorkflow?: string[] }) => {
       const { client } = await context.client();
       const retention = options.retention ?? parseDuration(DEFAULT_RETENTION);
       // The client's own codecs, when it has turnpike's: those of an application embedding the CLI with its client included.
       const own = client.options.loadedDataConverter.payloadCodecs;
       const codecs = own.some((codec) => codec instanceof ClaimCheckCodec) ? { codecs: own } : {};
       const report = await withStore((store) =>
-        sweepContent({ client, store, retention, ...codecs, dryRun: Boolean(options.dryRun), ...(options.verbose ? { log: (line: string) => context.note(line) } : {}) }),
+        sweepContent({
+          client,
+          store,
+          retention,
+          ...codecs,
+          dryRun: Boolean(options.dryRun),
+          ...(options.skipWorkflow ? { skipWorkflows: options.skipWorkflow } : {}),
+          ...(options.verbose ? { log: (line: string) => context.note(line) } : {}),
+        }),
       );
       context.print(report, () => sweepText(report, retention, context));
+      const unread = report.unreadableWorkflows;
+      if (unread.length > 0) {
+        const named = unread.map(({ workflowId, runId, error }) => `workflow ${workflowId} (run ${runId}): ${error}`).join('; ');
+        const skips = [...new Set(unread.map(({ workflowId }) => `--skip-workflow ${workflowId}`))].join(' ');
+        throw new Error(
+          `${unread.length} ${unread.length === 1 ? 'history' : 'histories'} could not be read, so nothing was deleted: ${named}. ` +
+            `If what they refer to need not be kept, sweep without reading them: turnpike content sweep ${skips}`,
+        );
+      }
     });
 }
 
@@ -94,5 +114,6 @@ function sweepText(report: SweepReport, retention: number, context: CliContext):
   if (report.partialsRemoved > 0) lines.push(`  removed  ${report.partialsRemoved} temporary files of interrupted writes`);
   if (report.undecodable > 0) lines.push(colors.dim(`  ${report.undecodable} payloads could not be decoded (broken content; they refer to nothing)`));
   if (report.unreadable > 0) lines.push(colors.yellow(`  ${report.unreadable} payloads could not be read to the end, so nothing was deleted (--verbose says where)`));
+  if (report.workflowsSkipped > 0) lines.push(colors.dim(`  ${report.workflowsSkipped} workflow runs skipped (--skip-workflow)`));
   return lines.join('\n');
 }

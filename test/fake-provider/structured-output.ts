@@ -176,7 +176,12 @@ function anthropicFormat(body: Record<string, Json>): { format: unknown; at: str
  * JSON-output schema limits from the structured-outputs doc: every object closed with
  * `additionalProperties: false`; no numeric, string-length or array-count constraints (the SDKs'
  * `parse` helpers strip them and validate client-side); no recursive `$ref`. The doc lists the
- * rules but not the API's wording, so the messages here name the field and the rule.
+ * rules but not the API's wording. The API's own messages, as reported from its 400s
+ * (`invalid_request_error`), name the format's schema and the subschema's type, not where in the
+ * schema: `output_config.format.schema: For 'integer' type, property 'minimum' is not supported`,
+ * `… For 'array' type, 'minItems' values other than 0 or 1 are not supported`, `… For 'object'
+ * type, 'additionalProperties' must be explicitly set to false`. The fake's own message for a
+ * recursive schema (no report found) names the place.
  */
 const ANTHROPIC_UNSUPPORTED = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'maxItems', 'minProperties', 'maxProperties'];
 
@@ -185,11 +190,12 @@ function anthropicSchemaErrors(schema: unknown, at: string): string[] {
   const errors: string[] = [];
   const visit = (node: unknown, where: string) => {
     if (!isObject(node)) return;
-    for (const keyword of ANTHROPIC_UNSUPPORTED) if (keyword in node) errors.push(`${where}: '${keyword}' is not supported in structured output schemas`);
-    if (typeof node.minItems === 'number' && node.minItems > 1) errors.push(`${where}: 'minItems' values other than 0 or 1 are not supported in structured output schemas`);
-    if (node.$ref === '#') errors.push(`${where}: recursive schemas are not supported in structured output schemas`);
     const types = Array.isArray(node.type) ? node.type : [node.type];
-    if (types.includes('object') && node.additionalProperties !== false) errors.push(`${where}: For 'object' type, 'additionalProperties' must be explicitly set to false`);
+    const type = String(types.find((one: unknown) => one !== 'null') ?? types[0]);
+    for (const keyword of ANTHROPIC_UNSUPPORTED) if (keyword in node) errors.push(`${at}.schema: For '${type}' type, property '${keyword}' is not supported`);
+    if (typeof node.minItems === 'number' && node.minItems > 1) errors.push(`${at}.schema: For 'array' type, 'minItems' values other than 0 or 1 are not supported`);
+    if (node.$ref === '#') errors.push(`${where}: recursive schemas are not supported in structured output schemas`);
+    if (types.includes('object') && node.additionalProperties !== false) errors.push(`${at}.schema: For 'object' type, 'additionalProperties' must be explicitly set to false`);
     if (isObject(node.properties)) for (const [key, value] of Object.entries(node.properties)) visit(value, `${where}.properties.${key}`);
     if (node.items !== undefined) visit(node.items, `${where}.items`);
     for (const list of ['anyOf', 'allOf']) if (Array.isArray(node[list])) node[list].forEach((branch: unknown, index: number) => visit(branch, `${where}.${list}.${index}`));

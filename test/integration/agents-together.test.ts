@@ -245,18 +245,21 @@ it('refuses a typed message that an agent it may be handed to could not be asked
     triage: { model: modelOf('openai'), system: 'You are triage.', tools: [], handoffs: ['billing'] },
     billing: { model: modelOf('anthropic'), system: 'You are billing.', tools: [], handoffs: ['triage'] },
   };
-  // OpenAI takes minLength in a strict schema; Anthropic's structured outputs refuse it.
-  const output = { schema: z.object({ order: z.string().min(4) }) };
+  // OpenAI takes an open object (sent non-strict); Anthropic's structured outputs cannot express one.
+  const output = { schema: z.object({ order: z.string(), notes: z.record(z.string(), z.string()) }) };
   const error = await client.sendMessage({ conversationId: `together-${randomUUID()}`, text: 'Refund order 1001.', conversation: { agents, agent: 'triage' }, output }).catch((caught: unknown) => caught);
   expect(error).toBeInstanceOf(TurnpikeRejectedError);
   expect((error as TurnpikeRejectedError).type).toBe('InvalidRequest');
-  expect((error as TurnpikeRejectedError).message).toMatch(/minLength.*for agent "billing", which a handoff may give this message/);
+  expect((error as TurnpikeRejectedError).message).toMatch(/additionalProperties must be false.*for agent "billing", which a handoff may give this message/);
   expect(fake.requests).toHaveLength(0);
 });
 
 it('refuses at definition time an agent tool whose typed answer its provider could not be asked for', () => {
   const define = (provider: ModelProvider) =>
-    defineAgentTool({ name: `bounded_${provider}`, description: 'Answers a bounded string.', inputSchema: z.object({}), agent: { model: modelOf(provider), output: { schema: z.object({ code: z.string().min(4) }) } } });
-  expect(() => define('anthropic')).toThrow(/agent\.output\..*minLength.*not supported by Anthropic structured outputs/);
+    defineAgentTool({ name: `open_${provider}`, description: 'Answers an open map.', inputSchema: z.object({}), agent: { model: modelOf(provider), output: { schema: z.object({ codes: z.record(z.string(), z.string()) }) } } });
+  expect(() => define('anthropic')).toThrow(/agent\.output\..*additionalProperties must be false for Anthropic structured outputs/);
   expect(() => define('openai')).not.toThrow();
+  // Constraints Anthropic refuses (an integer's bounds, a length) are sent in descriptions, not refused.
+  const bounded = { schema: z.object({ nights: z.number().int(), code: z.string().min(4) }) };
+  expect(() => defineAgentTool({ name: 'bounded', description: 'Answers bounded.', inputSchema: z.object({}), agent: { model: modelOf('anthropic'), output: bounded } })).not.toThrow();
 });

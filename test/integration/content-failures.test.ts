@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { contentKey } from '../../content/content-store.js';
 import { pdfOf, pdfsSent, sha, startContentTurnpike, type ContentTurnpike } from '../support/content-fixtures.js';
@@ -29,7 +30,7 @@ afterAll(() => context?.stop());
 beforeEach(() => fake.reset());
 
 /** Polls the turn's pending activity until its last failure is an ApplicationFailure of `type`. */
-async function waitForStepFailure(handle: WorkflowHandle, type: string): Promise<{ message: string; type: string; nonRetryable: boolean; attempt: number }> {
+async function waitForStepFailure(handle: WorkflowHandle, type: string): Promise<{ message: string; type: string; nonRetryable: boolean; attempt: number; details: unknown[] }> {
   const deadline = Date.now() + 90_000;
   let last: unknown;
   for (;;) {
@@ -38,11 +39,17 @@ async function waitForStepFailure(handle: WorkflowHandle, type: string): Promise
     const failure = activity?.lastFailure;
     last = { status: description.status.name, activity: activity?.activityType?.name, failure: failure?.message, type: failure?.applicationFailureInfo?.type };
     if (failure?.applicationFailureInfo?.type === type) {
-      return { message: failure.message ?? '', type, nonRetryable: !!failure.applicationFailureInfo.nonRetryable, attempt: activity?.attempt ?? 0 };
+      const details = await decodeArrayFromPayloads(turnpike.client.options.loadedDataConverter, failure.applicationFailureInfo.details?.payloads);
+      return { message: failure.message ?? '', type, nonRetryable: !!failure.applicationFailureInfo.nonRetryable, attempt: activity?.attempt ?? 0, details };
     }
     if (Date.now() > deadline) throw new Error(`the turn's step never failed with ${type}; last: ${JSON.stringify(last)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** True when `text` names neither the store's folder nor a `file:` location. */
+function withoutPaths(text: string): boolean {
+  return !text.includes(folder) && !text.includes('file:/');
 }
 
 describe('stored content that cannot be read', () => {
@@ -75,6 +82,10 @@ describe('stored content that cannot be read', () => {
     const failure = await waitForStepFailure(handle, type);
     expect(failure.message).toContain(`sha256:${key}`);
     expect(failure.nonRetryable).toBe(false);
+    // It names the store's kind, not the worker's folder: the message reaches histories and callers.
+    expect(failure.message).toContain('the file content store');
+    expect(failure.details).toEqual([{ ref: `sha256:${key}`, store: 'file' }]);
+    expect(withoutPaths(JSON.stringify([failure.message, failure.details]))).toBe(true);
     // Nothing reached the model while the content could not be read.
     expect(fake.requests).toEqual([]);
 
@@ -86,6 +97,14 @@ describe('stored content that cannot be read', () => {
     expect(result.text).toBe('The PDF is a report.');
     expect(fake.requests.map((request) => request.errors)).toEqual([[]]);
     expect(pdfsSent(fake.requests[0]!)).toEqual([sha(pdf)]);
+    // Neither the result, the turn's events nor its history (where the step's last failure is kept) holds the folder.
+    const events = [];
+    for await (const event of client.turnEvents(turnId)) events.push(event);
+    const history = await handle.fetchHistory();
+    expect(JSON.stringify(history)).toContain(`sha256:${key}`);
+    expect(withoutPaths(JSON.stringify(result))).toBe(true);
+    expect(withoutPaths(JSON.stringify(events))).toBe(true);
+    expect(withoutPaths(JSON.stringify(history))).toBe(true);
     console.log(`content-failures: ${type} after ${failure.attempt} attempt(s): ${failure.message}`);
   });
 });

@@ -169,6 +169,27 @@ describe('agentConversation', () => {
     await waitForIdle(conversationId, 1);
   });
 
+  it('sends a later message without `conversation`, and refuses a first one without it, naming what is missing', async () => {
+    const conversationId = `conv-${randomUUID()}`;
+    const first = await send({ conversationId, text: use('record_action', { action: 'first' }), conversation: settings(scripted) });
+    await turnResult(first.turnWorkflowId);
+    await waitForIdle(conversationId, 1);
+    const later = await send({ conversationId, text: use('record_action', { action: 'later' }) });
+    expect(later).toMatchObject({ turnWorkflowId: `${conversationId}/turn-2`, turnNumber: 2 });
+    expect(await turnResult(later.turnWorkflowId)).toMatchObject({ status: 'completed' });
+    expect(executionsOf(later.turnWorkflowId).map((execution) => execution.input)).toEqual([{ action: 'later' }]);
+
+    const unknown = `conv-${randomUUID()}`;
+    const error = await send({ conversationId: unknown, text: 'hello' }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TurnpikeRejectedError);
+    expect((error as TurnpikeRejectedError).type).toBe('InvalidRequest');
+    expect((error as TurnpikeRejectedError).message).toBe(
+      `Invalid sendMessage: conversation "${unknown}" is not running, so this message would create it, and creating it needs \`conversation\`, its settings (\`model\` or \`agents\`)`,
+    );
+    // Nothing was started under that id.
+    expect(await client.conversationState(unknown).catch((caught: unknown) => caught)).toBeInstanceOf(Error);
+  });
+
   it('continues-as-new and keeps every message, while a parked turn stays reachable', async () => {
     const conversationId = `conv-${randomUUID()}`;
     const sent: string[] = [];

@@ -55,8 +55,8 @@ function turnPath(turnId: string): string {
   return `/api/turns/${encodeURIComponent(turnId)}`;
 }
 
-async function parkedTurn(text = use('guarded_action', { target: 'http-api', count: 1 })) {
-  const handle = await turnpike.startTurn({ text, startedBy: 'alice' });
+async function parkedTurn(text = use('guarded_action', { target: 'http-api', count: 1 }), startedBy = 'alice') {
+  const handle = await turnpike.startTurn({ text, startedBy });
   const [pending] = await waitForPending(handle);
   return { handle, pending };
 }
@@ -116,7 +116,8 @@ describe('HTTP API', () => {
   });
 
   it('answers a rejected decision with 409 and the workflow\'s message, and an unknown approval with 404', async () => {
-    const { handle, pending } = await parkedTurn();
+    // mallory started the turn, so she may read it; guarded_action's approvers are alice and bob.
+    const { handle, pending } = await parkedTurn(undefined, 'mallory');
     const notAllowed = await call({ method: 'POST', url: `${turnPath(handle.workflowId)}/approvals/${pending.approvalId}`, token: 'mallory-token', body: { approved: true } });
     expect(notAllowed).toMatchObject({ status: 409, body: { error: { type: 'ApproverNotAllowed', message: expect.stringMatching(/^The approver \(7 characters\) may not decide "guarded_action"/) } } });
     const badEdit = await call({ method: 'POST', url: `${turnPath(handle.workflowId)}/approvals/${pending.approvalId}`, body: { approved: true, input: { target: 'x', count: 0 } } });

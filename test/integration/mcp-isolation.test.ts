@@ -34,8 +34,12 @@ const HANGING = fileURLToPath(new URL('../support/mcp-hanging-server.mjs', impor
 const TAP = fileURLToPath(new URL('../support/mcp-stdio-tap.mjs', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'turnpike-mcp-isolation-'));
 
-/** The hanging server's list timeout: a turn that waited for it would start its model call this late. */
-const HANGING_LIST_TIMEOUT_MS = 4_000;
+/**
+ * The hanging server's list timeout: a turn that waited for it would start its model call this
+ * late. Long enough that a loaded machine's slow start (8 s seen on two busy cores) never reaches
+ * it, so the bound tells waiting from not waiting rather than timing the turn.
+ */
+const HANGING_LIST_TIMEOUT_MS = 20_000;
 
 function tapped(name: string, args: string[]): { config: { command: string; args: string[] }; log: string } {
   const log = join(scratch, `${name}.jsonl`);

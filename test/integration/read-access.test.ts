@@ -112,6 +112,20 @@ describe('a parked turn started through the API', () => {
     expect(again.status).toBe(404);
   });
 
+  it('answers a decision from a caller who may not read the turn exactly as one for a turn that does not exist', async () => {
+    const missingId = `turn-${randomUUID()}`;
+    const missing = await as('mallory', 'POST', `/api/turns/${missingId}/approvals/${approvalId}`, { approved: true });
+    expect(missing).toEqual({ status: 404, body: { error: { type: 'NotFound', message: `No turn ${JSON.stringify(missingId)} was found` } } });
+    for (const decision of [{ approved: true }, { approved: false, reason: 'no' }, { approved: true, input: { account: 'acc-other', amount: 1 } }]) {
+      const refused = await as('mallory', 'POST', `/api/turns/${turnId}/approvals/${approvalId}`, decision);
+      // Not ApproverNotAllowed, which would confirm the turn and name its tool and approvers.
+      expect(refused, JSON.stringify(decision)).toEqual({ status: 404, body: { error: { type: 'NotFound', message: `No turn ${JSON.stringify(turnId)} was found` } } });
+    }
+    // sam started the turn and reads it, but may not decide its call: the turn's own refusal.
+    expect((await as('sam', 'POST', `/api/turns/${turnId}/approvals/${approvalId}`, { approved: true })).body.error.type).toBe('ApproverNotAllowed');
+    expect((await as('sam', 'GET', `/api/turns/${turnId}`)).body.state.pending).toHaveLength(1);
+  });
+
   it('lists a decision only to those who may read its turn', async () => {
     expect((await as('controller', 'POST', `/api/turns/${turnId}/approvals/${approvalId}`, { approved: true })).status).toBe(200);
     await turnpike.client.workflow.getHandle(turnId).result();
@@ -134,9 +148,11 @@ describe('a conversation started through the API', () => {
   const conversationId = `conv-read-access-${randomUUID()}`;
   const path = `/api/conversations/${conversationId}`;
 
+  let parked: { approvalId: string; toolCallId: string };
+
   beforeAll(async () => {
     expect((await as('sam', 'POST', `${path}/messages`, { text: transfer })).status).toBe(202);
-    await waitForPending(turnpike.client.workflow.getHandle(`${conversationId}/turn-1`));
+    [parked] = (await waitForPending(turnpike.client.workflow.getHandle(`${conversationId}/turn-1`))) as Array<{ approvalId: string; toolCallId: string }>;
   });
 
   it('is read by its starter, the approvers of its parked call and an admin; anyone else gets 404 on every route', async () => {
@@ -160,6 +176,12 @@ describe('a conversation started through the API', () => {
   });
 
   it('/api/chat streams nothing of it to a caller who may not read it, even with an unknown approval id', async () => {
+    // A response to its parked approval is answered as for a conversation that does not exist.
+    const decided = await as('mallory', 'POST', '/api/chat', {
+      id: conversationId,
+      messages: [{ id: 'm-0', role: 'assistant', parts: [{ type: 'tool-finance_transfer', toolCallId: parked.toolCallId, state: 'approval-responded', input: {}, approval: { id: parked.approvalId, approved: true } }] }],
+    });
+    expect(decided).toEqual({ status: 404, body: { error: { type: 'NotFound', message: `No conversation ${JSON.stringify(conversationId)} was found` } } });
     const body = {
       id: conversationId,
       messages: [{ id: 'm-1', role: 'assistant', parts: [{ type: 'tool-finance_transfer', toolCallId: 'x', state: 'approval-responded', input: {}, approval: { id: 'apr_unknown', approved: true } }] }],

@@ -7,20 +7,19 @@
  * origin without the session's CSRF token is refused and the call stays parked; bearer tokens
  * keep working for services; the event streams take the cookie.
  */
-import { existsSync } from 'node:fs';
 import http from 'node:http';
-import net, { type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startOpenIdProvider, type OpenIdProvider } from '../support/openid-provider.js';
+import { freePort, launchChromium, signInAtProvider } from '../support/sign-in-browser.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const SHORT_SESSION_SECONDS = 3;
 
 let turnpike: TurnpikeHarness;
@@ -33,17 +32,7 @@ let shortUrl: string;
 let attacker: http.Server;
 let attackerUrl: string;
 
-/** A port free right now, for an API whose callback URL the provider must know before it starts. */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
   const [port, shortPort] = [await freePort(), await freePort()];
   baseUrl = `http://127.0.0.1:${port}`;
   shortUrl = `http://127.0.0.1:${shortPort}`;
@@ -68,10 +57,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => attacker.listen(0, '127.0.0.1', resolve));
   attackerUrl = `http://127.0.0.1:${(attacker.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
@@ -85,17 +71,7 @@ afterAll(async () => {
 
 /** Opens the dashboard in a fresh browser context and signs in at the provider as `account`. */
 async function signIn(account: string, url = baseUrl): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext();
-  // The provider's development pages import a web font this machine cannot fetch.
-  await context.route('https://fonts.googleapis.com/**', (route) => route.abort());
-  const page = await context.newPage();
-  await page.goto(`${url}/`);
-  await page.locator('#sign-in').click();
-  await page.locator('input[name=login]').fill(account);
-  await page.locator('input[name=password]').fill('any password');
-  await page.locator('button[type=submit]').click();
-  // The consent page.
-  await page.locator('button[type=submit]', { hasText: 'Continue' }).click();
+  const { context, page } = await signInAtProvider(browser, url, account);
   await page.waitForSelector('#main:not([hidden])');
   return { context, page };
 }

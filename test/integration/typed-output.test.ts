@@ -225,6 +225,42 @@ describe('the client reading a typed answer as it streams', () => {
   });
 });
 
+describe('a typed answer with constraints Anthropic structured outputs refuse', () => {
+  // zod writes `.int()` as the safe-integer `minimum` and `maximum`; `.min()` and `.max()` as bounds and lengths.
+  const Stay = z.object({
+    nights: z.number().int(),
+    guests: z.number().int().min(1).max(4),
+    guest: z.string().min(2).max(40),
+    rooms: z.array(z.string()).min(1).max(3),
+  });
+
+  it('completes on Anthropic: the fake accepts the schema sent, and an answer breaking a dropped constraint is corrected', async () => {
+    fake.script('anthropic', [
+      { json: { nights: 3, guests: 9, guest: 'Ann', rooms: ['101'] } },
+      { json: { nights: 3, guests: 2, guest: 'Ann', rooms: ['101'] } },
+    ]);
+    const turnId = `typed-bounds-${randomUUID()}`;
+    await client.startTurn({ model: MODELS.anthropic, messages: [{ role: 'user', content: 'Book a stay.' }], output: { schema: Stay }, modelCallOptions: fastRetries }, { turnId });
+
+    expect(await client.turnOutput(turnId, Stay)).toEqual({ nights: 3, guests: 2, guest: 'Ann', rooms: ['101'] });
+    const result = await client.turnResult(turnId);
+    expect(result).toMatchObject({ status: 'completed', steps: 2 });
+    expect(result.messages.map((message) => message.role)).toEqual(['assistant', 'user', 'assistant']);
+    const requests = requestsOf('anthropic');
+    expect(requests).toHaveLength(2);
+    expect(requests.flatMap((request) => request.errors)).toEqual([]);
+    // The constraints went into descriptions; the turn still held the answer to them.
+    const { properties } = (nativeFormat('anthropic', requests[0]) as { schema: { properties: Record<string, unknown> } }).schema;
+    expect(properties).toEqual({
+      nights: { type: 'integer' },
+      guests: { type: 'integer', description: '{minimum: 1, maximum: 4}' },
+      guest: { type: 'string', description: '{minLength: 2, maxLength: 40}' },
+      rooms: { type: 'array', items: { type: 'string' }, minItems: 1, description: '{maxItems: 3}' },
+    });
+    expect(userTexts(requests[1])).toMatch(/guests: Too big: expected number to be <=4/);
+  });
+});
+
 describe('a turn with an invalid output spec', () => {
   it.each([
     [{ schema: { type: 'array' } }, "output.schema must be a JSON Schema of an object (type: 'object')"],

@@ -3,9 +3,15 @@
  * implementation) with one confidential client whose redirect URIs are the APIs' callbacks, PKCE
  * required, and accounts whose claims are `{ sub, email, groups }`. Its development interactions
  * serve the login and consent pages a browser fills in (any password is accepted).
+ *
+ * Its signing keys are the test's: it publishes them at its `jwks_uri`, and `rotateKeys()` rotates
+ * them as a provider does (a new key, published first, signs every ID token from then on; the old
+ * one stays published). `forgeIdTokens()` replaces the ID token its token endpoint returns, as an
+ * attacker between the API and the provider would.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import Provider, { type Configuration } from 'oidc-provider';
 
 export interface TestAccount {
@@ -19,8 +25,33 @@ export interface OpenIdProvider {
   clientSecret: string;
   /** Authorization requests the provider received (their query parameters). */
   authorizationRequests: URLSearchParams[];
+  /** The id of the key that signs ID tokens now. */
+  signingKeyId(): string;
+  /** Rotates the signing key: a new key, published first in the JWKS, signs every ID token from now on. Returns its id. */
+  rotateKeys(): Promise<string>;
+  /** Replaces each ID token the token endpoint returns with what `forge` makes of it; `undefined` stops. */
+  forgeIdTokens(forge: ((idToken: string) => string | Promise<string>) | undefined): void;
+  /** Signs `payload` as the provider's ID tokens are signed (RS256), under `kid`, with a key the provider never published. */
+  signWithStrangerKey(payload: JWTPayload, kid: string): Promise<string>;
+  /** How many times the JWKS was read. */
+  jwksReads(): number;
   close(): Promise<void>;
 }
+
+interface SigningKey {
+  kid: string;
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+  privateJwk: JWK;
+}
+
+async function signingKey(kid: string): Promise<SigningKey> {
+  const { privateKey, publicKey } = await generateKeyPair('RS256', { extractable: true });
+  const claims = { kid, alg: 'RS256', use: 'sig' };
+  return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), ...claims }, privateJwk: { ...(await exportJWK(privateKey)), ...claims } };
+}
+
+const resign = (idToken: string, key: SigningKey) => new SignJWT(decodeJwt(idToken)).setProtectedHeader({ alg: 'RS256', kid: key.kid }).sign(key.privateKey);
 
 export async function startOpenIdProvider({ redirectUris, accounts }: { redirectUris: string[]; accounts: Record<string, TestAccount> }): Promise<OpenIdProvider> {
   const server = http.createServer();
@@ -28,6 +59,12 @@ export async function startOpenIdProvider({ redirectUris, accounts }: { redirect
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const clientId = 'turnpike-dashboard';
   const clientSecret = 'a-client-secret-for-tests-only-0123456789';
+  // oidc-provider signs with the first key; after a rotation, the token endpoint's ID tokens are re-signed with the newest.
+  const first = await signingKey('key-1');
+  const published = [first];
+  const stranger = await signingKey('stranger');
+  let forge: ((idToken: string) => string | Promise<string>) | undefined;
+  let jwksReads = 0;
   const configuration: Configuration = {
     clients: [
       {
@@ -47,6 +84,7 @@ export async function startOpenIdProvider({ redirectUris, accounts }: { redirect
       if (!account) return undefined;
       return { accountId: sub, claims: () => ({ sub, email: account.email, email_verified: true, groups: account.groups }) };
     },
+    jwks: { keys: [first.privateJwk] },
     features: { devInteractions: { enabled: true } },
     cookies: { keys: ['cookie-key-for-tests-only-0123456789'] },
     // Stated, so the provider does not log a notice for each default it falls back on.
@@ -54,10 +92,24 @@ export async function startOpenIdProvider({ redirectUris, accounts }: { redirect
   };
   const provider = new Provider(issuer, configuration);
   const authorizationRequests: URLSearchParams[] = [];
+  provider.use(async (context, next) => {
+    await next();
+    const body = context.body as { id_token?: unknown } | undefined;
+    if (context.path !== '/token' || !body || typeof body.id_token !== 'string') return;
+    let idToken = body.id_token;
+    if (published[0] !== first) idToken = await resign(idToken, published[0]);
+    if (forge) idToken = await forge(idToken);
+    body.id_token = idToken;
+  });
   const callback = provider.callback();
   server.on('request', (request: http.IncomingMessage, response: http.ServerResponse) => {
     const url = new URL(request.url ?? '/', issuer);
     if (url.pathname === '/auth') authorizationRequests.push(url.searchParams);
+    if (url.pathname === '/jwks') {
+      jwksReads++;
+      response.writeHead(200, { 'content-type': 'application/jwk-set+json' }).end(JSON.stringify({ keys: published.map((key) => key.publicJwk) }));
+      return;
+    }
     callback(request, response);
   });
   return {
@@ -65,6 +117,14 @@ export async function startOpenIdProvider({ redirectUris, accounts }: { redirect
     clientId,
     clientSecret,
     authorizationRequests,
+    signingKeyId: () => published[0].kid,
+    rotateKeys: async () => {
+      published.unshift(await signingKey(`key-${published.length + 1}`));
+      return published[0].kid;
+    },
+    forgeIdTokens: (replace) => (forge = replace),
+    signWithStrangerKey: (payload, kid) => new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid }).sign(stranger.privateKey),
+    jwksReads: () => jwksReads,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

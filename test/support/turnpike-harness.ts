@@ -48,7 +48,13 @@ export async function startTurnpike({
   notifications,
   contentStore,
   prices,
+  models,
+  endpoints,
 }: {
+  /** AI SDK models by name, for turns of provider `ai-sdk` (see `createWorker`). */
+  models?: CreateWorkerOptions['models'];
+  /** Named OpenAI-compatible endpoints (see `createWorker`). */
+  endpoints?: CreateWorkerOptions['endpoints'];
   /** Model prices over the built-in table (see `createWorker`). */
   prices?: CreateWorkerOptions['prices'];
   tools: readonly Tool[];
@@ -98,6 +104,8 @@ export async function startTurnpike({
         ...(notifications ? { notifications } : {}),
         ...(contentStore ? { contentStore } : {}),
         ...(prices ? { prices } : {}),
+        ...(models ? { models } : {}),
+        ...(endpoints ? { endpoints } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,

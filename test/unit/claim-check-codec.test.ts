@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { turnpikeCodecs } from '../../content/data-converter.js';
 import { UNDECODABLE_ENCODING, UNDECODABLE_REASON_KEY } from '../../codec/payload-codec.js';
 import { CLAIM_ENCODING, ClaimCheckCodec } from '../../content/claim-check-codec.js';
-import { contentKey, type ContentStore } from '../../content/content-store.js';
+import { contentKey, readVerified, type ContentStore } from '../../content/content-store.js';
 import { FileContentStore } from '../../content/file-content-store.js';
 import { readStoredContent, storeLargeOutput, storeLargeParts } from '../../content/stored-content.js';
 import type { Message } from '../../workflows/types/index.js';
@@ -53,14 +53,25 @@ describe('ClaimCheckCodec', () => {
     writeFileSync(path.join(folder, key!.slice(0, 2), key!), 'tampered');
     const [corrupt] = await codec.decode([claim!]);
     expect(text(corrupt!.metadata!.encoding)).toBe(UNDECODABLE_ENCODING);
-    expect(text(corrupt!.metadata![UNDECODABLE_REASON_KEY])).toContain(`sha256:${key} in file:${folder} is corrupt`);
+    expect(text(corrupt!.metadata![UNDECODABLE_REASON_KEY])).toBe(`Stored content sha256:${key} in the file content store is corrupt: its bytes do not hash to its reference`);
     await store.delete(key!);
     const [missing] = await codec.decode([claim!]);
-    expect(text(missing!.metadata![UNDECODABLE_REASON_KEY])).toBe(`Stored content sha256:${key} is missing from file:${folder}`);
+    expect(text(missing!.metadata![UNDECODABLE_REASON_KEY])).toBe(`Stored content sha256:${key} is missing from the file content store`);
     const [malformed] = await codec.decode([{ metadata: { encoding: new TextEncoder().encode(CLAIM_ENCODING) }, data: new TextEncoder().encode('{"ref":"../x"}') }]);
     expect(text(malformed!.metadata![UNDECODABLE_REASON_KEY])).toBe(`its ${CLAIM_ENCODING} data is not a content reference`);
     const broken: ContentStore = { ...store, description: 'broken', get: () => Promise.reject(new Error('connection refused')), put: () => Promise.resolve(), list: () => store.list(), delete: () => Promise.resolve() };
     await expect(new ClaimCheckCodec({ store: broken }).decode([claim!])).rejects.toThrow('connection refused');
+  });
+
+  it("says which key a folder store failed to read or write, and the file system's code, never its folder", async () => {
+    const bytes = new TextEncoder().encode('x');
+    const key = contentKey(bytes);
+    writeFileSync(path.join(folder, key.slice(0, 2)), "a file where the key's folder belongs");
+    for (const [attempt, doing] of [[store.get(key), 'read'], [store.put(key, bytes), 'store'], [readVerified(store, key), 'read']] as const) {
+      const error = (await (attempt as Promise<unknown>).catch((caught: unknown) => caught)) as Error & { code?: string };
+      expect(error.message).toBe(`The file content store could not ${doing} sha256:${key}: ENOTDIR (${doing === 'read' ? 'open' : 'utime'})`);
+      expect(error.code).toBe('ENOTDIR');
+    }
   });
 
   it('runs last, after compression and the user\'s codecs, so what is stored is what history would have held', async () => {
@@ -110,6 +121,9 @@ describe('content by reference', () => {
     expect(corrupt).toBeInstanceOf(ApplicationFailure);
     expect(corrupt).toMatchObject({ type: 'ContentCorrupt', nonRetryable: false, message: expect.stringContaining(`sha256:${key}`) });
     await store.delete(key);
-    await expect(readStoredContent([stored!], store)).rejects.toMatchObject({ type: 'ContentMissing', nonRetryable: false, details: [{ ref: `sha256:${key}`, store: `file:${folder}` }] });
+    const missing = await readStoredContent([stored!], store).catch((error: unknown) => error);
+    expect(missing).toMatchObject({ type: 'ContentMissing', nonRetryable: false, details: [{ ref: `sha256:${key}`, store: 'file' }] });
+    // The store's kind, not where it is: these reach histories and callers.
+    for (const failure of [corrupt, missing] as ApplicationFailure[]) expect(JSON.stringify([failure.message, failure.details])).not.toMatch(/file:\/|turnpike-claims-/);
   });
 });

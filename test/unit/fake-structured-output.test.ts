@@ -205,8 +205,10 @@ describe('Anthropic forced tool use and JSON outputs', () => {
       [{ ...orderSchema, additionalProperties: undefined }, "output_config.format.schema: For 'object' type, 'additionalProperties' must be explicitly set to false"],
       [
         { ...orderSchema, properties: { ...orderSchema.properties, orderId: { type: 'string', maxLength: 8 } } },
-        "output_config.format.schema.properties.orderId: 'maxLength' is not supported in structured output schemas",
+        "output_config.format.schema: For 'string' type, property 'maxLength' is not supported",
       ],
+      [{ ...orderSchema, properties: { ...orderSchema.properties, nights: { type: 'integer', minimum: 1 } } }, "output_config.format.schema: For 'integer' type, property 'minimum' is not supported"],
+      [{ ...orderSchema, properties: { ...orderSchema.properties, tags: { type: 'array', items: { type: 'string' }, minItems: 2 } } }, "output_config.format.schema: For 'array' type, 'minItems' values other than 0 or 1 are not supported"],
       [{ type: 'object', properties: { next: { $ref: '#' } }, required: ['next'], additionalProperties: false }, 'output_config.format.schema.properties.next: recursive schemas are not supported in structured output schemas'],
     ];
     for (const [schema, message] of cases) {

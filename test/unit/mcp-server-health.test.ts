@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { McpServerHealth } from '../../activities/mcp/mcp-server-health.js';
 import { checkMcpServers, mcpServerTimings } from '../../activities/mcp/mcp-servers.js';
 
-const timings = { listTimeoutMs: 5_000, reconnect: { initialIntervalMs: 1_000, maximumIntervalMs: 8_000 } };
+const timings = { listTimeoutMs: 5_000, unavailableTimeoutMs: 60_000, reconnect: { initialIntervalMs: 1_000, maximumIntervalMs: 8_000 } };
 
 function health(relist: () => Promise<unknown>) {
   const logged: string[] = [];
@@ -66,10 +66,11 @@ describe('McpServerHealth', () => {
 });
 
 describe('a server\'s timings', () => {
-  it('default to a 5 s list timeout and 1 s to 1 min reconnects, and take durations', () => {
-    expect(mcpServerTimings('a', { command: 'x' })).toEqual({ listTimeoutMs: 5_000, reconnect: { initialIntervalMs: 1_000, maximumIntervalMs: 60_000 } });
-    expect(mcpServerTimings('a', { command: 'x', listTimeout: '2s', reconnect: { initialInterval: 200, maximumInterval: '1s' } })).toEqual({
+  it('default to a 5 s list timeout, 1 s to 1 min reconnects and a 1 min unavailable timeout, and take durations', () => {
+    expect(mcpServerTimings('a', { command: 'x' })).toEqual({ listTimeoutMs: 5_000, unavailableTimeoutMs: 60_000, reconnect: { initialIntervalMs: 1_000, maximumIntervalMs: 60_000 } });
+    expect(mcpServerTimings('a', { command: 'x', listTimeout: '2s', unavailableTimeout: '3s', reconnect: { initialInterval: 200, maximumInterval: '1s' } })).toEqual({
       listTimeoutMs: 2_000,
+      unavailableTimeoutMs: 3_000,
       reconnect: { initialIntervalMs: 200, maximumIntervalMs: 1_000 },
     });
   });
@@ -80,6 +81,7 @@ describe('a server\'s timings', () => {
     expect(() => checkMcpServers({ a: { command: 'x', reconnect: { initialInterval: '10s', maximumInterval: '1s' } } })).toThrow(
       'mcpServers.a: reconnect.maximumInterval must not be below reconnect.initialInterval',
     );
+    expect(() => checkMcpServers({ a: { command: 'x', unavailableTimeout: -1 } })).toThrow(/mcpServers\.a: unavailableTimeout must be a positive duration/);
     expect(() => checkMcpServers({ a: { command: 'x', required: 'yes' as never } })).toThrow('mcpServers.a: required must be true or false');
   });
 });

@@ -45,7 +45,7 @@ describe('modelSettingsProblem', () => {
     [anthropic({ thinking: true }), 'model.thinking must be an object'],
     [anthropic({ thinking: { type: 'adaptive' }, temperature: 0.5 }), 'model.temperature must be left out (or 1)'],
     [{ provider: 'openai', model: 'o4-mini', thinking: { type: 'adaptive' } }, 'model.thinking is an Anthropic option; provider "openai" does not take it'],
-    [{ provider: 'anthropic', model: 'claude-sonnet-4-6', reasoningEffort: 'low' }, 'model.reasoningEffort is an OpenAI option; provider "anthropic" does not take it'],
+    [{ provider: 'anthropic', model: 'claude-sonnet-4-6', reasoningEffort: 'low' }, 'model.reasoningEffort is an OpenAI and AI SDK option; provider "anthropic" does not take it'],
     [{ provider: 'openai', model: 'o4-mini', reasoningEffort: 'extreme' }, 'model.reasoningEffort must be one of none, minimal, low, medium, high, xhigh (got "extreme")'],
   ] as Array<[ModelSettings, string]>)('refuses %j, naming the field', (settings, message) => {
     expect(modelSettingsProblem(settings)).toContain(message);
@@ -73,6 +73,10 @@ describe('modelSettingsProblem: OpenAI options', () => {
     [responses({ metadata: { note: 'x'.repeat(513) } }), 'model.metadata.note is 513 characters; OpenAI allows at most 512'],
     [responses({ metadata: ['a'] }), 'model.metadata must be an object of string values'],
     [responses({ thinking: { type: 'adaptive' } }), 'model.thinking is an Anthropic option; provider "openai-responses" does not take it'],
+    [{ provider: 'anthropic', model: 'claude-sonnet-4-6', endpoint: 'vllm' }, 'model.endpoint names an OpenAI-compatible endpoint; provider "anthropic" does not take it'],
+    [{ provider: 'openai', model: 'qwen3', endpoint: '' }, "model.endpoint must be the name of one of the worker's endpoints"],
+    [{ provider: 'openai', model: 'gpt-4.1', providerOptions: { openai: {} } }, 'model.providerOptions is an AI SDK option; provider "openai" does not take it'],
+    [{ provider: 'ai-sdk', model: 'gemini', providerOptions: { google: true } } as unknown as ModelSettings, 'model.providerOptions must be an object of objects keyed by provider, e.g. { google: { thinkingConfig: { includeThoughts: true } } }'],
   ] as Array<[ModelSettings, string]>)('refuses %j, naming the field', (settings, message) => {
     expect(modelSettingsProblem(settings)).toBe(message.startsWith('model.thinking') ? `${message} (OpenAI: use model.reasoningEffort)` : message);
   });

@@ -11,12 +11,13 @@ import { callOpenAI, convertToOpenAIRequest } from '../../activities/providers/o
 import { callOpenAIResponses, convertToResponsesRequest } from '../../activities/providers/openai-responses.js';
 import { readOutputStream, toOutputSpec, typedOutput, TurnpikeOutputError } from '../../client/typed-output.js';
 import { SchemaCache } from '../../workflows/calls/call-checks.js';
-import { anthropicSchemaProblem, strictSchemaProblem } from '../../workflows/agents/output-schema.js';
+import { anthropicSchema, anthropicSchemaProblem, strictSchemaProblem } from '../../workflows/agents/output-schema.js';
 import type { TurnContext } from '../../workflows/context/turn-context.js';
 import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
 import { outputSpecProblem, TypedOutput } from '../../workflows/agents/typed-output.js';
 import type { AgentTurnResult, ModelProvider, ModelStepInput, TurnOutputSpec } from '../../workflows/types/index.js';
 import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
+import { validateAnthropicStructuredOutput } from '../fake-provider/structured-output.js';
 
 let server: FakeProviderServer;
 beforeAll(async () => {
@@ -82,10 +83,43 @@ describe('schemas and strict mode', () => {
     expect(strictSchemaProblem({ ...STRICT, allOf: [] })).toBe("schema: 'allOf' is not permitted in strict mode");
   });
 
-  it('fits Anthropic JSON outputs only with closed objects and no numeric or length constraints', () => {
+  it('refuses for Anthropic JSON outputs only what they cannot express: open objects and recursion', () => {
     expect(anthropicSchemaProblem(OPTIONAL_DAYS)).toBeUndefined();
-    expect(anthropicSchemaProblem({ ...STRICT, properties: { ...STRICT.properties, days: { type: 'number', minimum: 1 } } })).toBe("schema.properties.days: 'minimum' is not supported by Anthropic structured outputs");
+    expect(anthropicSchemaProblem({ ...STRICT, properties: { ...STRICT.properties, days: { type: 'number', minimum: 1 } } })).toBeUndefined();
     expect(anthropicSchemaProblem({ type: 'object', properties: {} })).toBe('schema: additionalProperties must be false for Anthropic structured outputs');
+    expect(anthropicSchemaProblem({ ...STRICT, properties: { next: { $ref: '#' } } })).toBe('schema.properties.next: recursive schemas are not supported by Anthropic structured outputs');
+  });
+
+  it('sends Anthropic the constraints it refuses in descriptions, as its SDK does, and leaves the schema as it was', () => {
+    const schema = toOutputSpec({
+      schema: z.object({
+        nights: z.number().int().min(1).max(14),
+        count: z.number().int(),
+        name: z.string().min(2).max(20).describe('Who travels'),
+        tags: z.array(z.string().min(1)).min(2).max(3),
+        maybe: z.array(z.string()).min(1),
+        id: z.cuid(),
+        mail: z.email(),
+        leg: z.discriminatedUnion('by', [z.object({ by: z.literal('air') }), z.object({ by: z.literal('rail'), km: z.number().positive() })]),
+      }),
+    }).schema;
+    const before = JSON.stringify(schema);
+    const sent = anthropicSchema(schema) as { properties: Record<string, Record<string, unknown>> };
+    expect(JSON.stringify(schema)).toBe(before);
+    expect(sent.properties.nights).toEqual({ type: 'integer', description: '{minimum: 1, maximum: 14}' });
+    // zod's safe-integer bounds of `.int()` say nothing `integer` does not: left out.
+    expect(sent.properties.count).toEqual({ type: 'integer' });
+    expect(sent.properties.name).toEqual({ type: 'string', description: 'Who travels\n\n{minLength: 2, maxLength: 20}' });
+    expect(sent.properties.tags).toEqual({ type: 'array', items: { type: 'string', description: '{minLength: 1}' }, description: '{minItems: 2, maxItems: 3}' });
+    expect(sent.properties.maybe).toMatchObject({ minItems: 1 });
+    expect(sent.properties.id).toMatchObject({ type: 'string', description: '{format: "cuid"}' });
+    expect(sent.properties.mail).toMatchObject({ type: 'string', format: 'email' });
+    expect(sent.properties.leg.oneOf).toBeUndefined();
+    expect((sent.properties.leg.anyOf as Array<{ properties: Record<string, unknown> }>)[1].properties.km).toEqual({ type: 'number', description: '{exclusiveMinimum: 0}' });
+    // The strict fake, holding Anthropic's rules, refuses the schema and accepts what is sent.
+    const asked = (format: unknown) => validateAnthropicStructuredOutput({ output_config: { format: { type: 'json_schema', schema: format } } } as never, false);
+    expect(asked(schema)).toContain("output_config.format.schema: For 'integer' type, property 'minimum' is not supported");
+    expect(asked(sent)).toEqual([]);
   });
 
   it('checks a turn spec field by field', () => {

@@ -109,6 +109,22 @@ describe('UiMessageChunkMapper', () => {
     expect(continued.message.parts.some((part) => 'toolCallId' in part)).toBe(false);
   });
 
+  it('shows the MCP servers a retried step waits for as one data part per step, replaced in place by the next report', async () => {
+    const mapper = new UiMessageChunkMapper();
+    const down = (attempt: number) => ({ server: 'crm', error: `refused ${attempt}`, since: 'a', giveUpAt: 'b' });
+    const chunks = await mapAll(mapper, [
+      { type: 'servers-unavailable', step: 1, attempt: 1, servers: [down(1)] },
+      { type: 'servers-unavailable', step: 1, attempt: 2, servers: [down(2)] },
+      { type: 'text-delta', text: 'Up again', step: 1, attempt: 3 },
+      { type: 'turn-finished', status: 'completed', text: 'Up again', steps: 1, usage },
+    ]);
+    const { message, errors } = await messageOf([{ type: 'start', messageId: 'm' }, ...chunks]);
+    expect(errors).toEqual([]);
+    expect(message.parts.filter((part) => part.type === 'data-servers-unavailable')).toEqual([
+      { type: 'data-servers-unavailable', id: 'servers-unavailable-1', data: { step: 1, attempt: 2, servers: [down(2)] } },
+    ]);
+  });
+
   it('says a denied budget approval stopped, with no extension', () => {
     const decision: DecisionRecord = { approvalId: 'apr_b', toolCallId: 'budget-1', toolName: 'turnpike_budget', outcome: 'denied', approved: false, automatic: false, reason: 'enough', decidedAt: 'z', inputHash: 'h' };
     expect(UiMessageChunkMapper.budgetDecided(budgetRequested, decision)).toEqual({

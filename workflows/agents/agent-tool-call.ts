@@ -4,7 +4,8 @@
  * task queue. Its approvals and client tools park in the child, as in any turn, and its
  * listings name the parent (`parentTurn`, the `TurnpikeParentTurnId` search attribute). The
  * child's answer is the call's one result: its typed `output` when it has one, else its text;
- * any other ending is an error result naming it. The child's usage is added to the parent's.
+ * any other ending is an error result naming it. The child's usage is added to the parent's, and
+ * a budgeted parent counts its tool calls.
  *
  * Cancelling the parent, or superseding it, cancels the child (its scope below; `cancelAll`):
  * the child settles each of its open calls with a cancelled result and ends `cancelled`, and
@@ -27,6 +28,8 @@ import type { AgentTurnInput, AgentTurnResult, ChildTurnView, ParentTurn, ToolCa
 
 /** The workflow patch of agent tools (docs/versioning.md). */
 export const AGENT_TOOLS_PATCH = '0.2.0-agent-tools';
+/** The workflow patch that counts a child's tool calls in its budgeted parent's spend (docs/versioning.md). */
+export const CHILD_TOOL_CALLS_PATCH = '0.3.0-child-tool-calls';
 
 type AgentTurnWorkflow = (input: AgentTurnInput) => Promise<AgentTurnResult>;
 
@@ -68,6 +71,7 @@ export async function runAgentCall(turn: TurnContext, spec: ToolSpec, call: Tool
       return child.result();
     });
     if (result.usage) addUsage(turn.usage, result.usage);
+    countChildToolCalls(turn, result);
     return { ...answerOf(call.toolName, result, outcome), input };
   } catch (error) {
     if (wf.isCancellation(error)) {
@@ -131,13 +135,28 @@ function childInput(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, promp
 
 /**
  * A parent with a budget gives its child what remains of it (its limits as extended, less what
- * it has spent), and its own extension sizes for the child's approvals. The child's spend is
+ * it has spent, the calls of the step in progress included: they passed the budget's check
+ * before they ran), and its own extension sizes for the child's approvals. The child's spend is
  * added to the parent's when it ends, so the parent checks its budget again before its next step.
  */
 function childBudget(turn: TurnContext): Pick<AgentTurnInput, 'budget' | 'budgetIncrement'> {
   if (!turn.budgetLimits) return {};
   const increment = { ...turn.input.budget, ...turn.input.budgetIncrement };
-  return { budget: remainingBudget(turn.budgetLimits, turnSpend(turn)), budgetIncrement: increment };
+  const spent = turnSpend(turn);
+  const stepCalls = turn.openStep?.length ?? 0;
+  return { budget: remainingBudget(turn.budgetLimits, { ...spent, toolCalls: spent.toolCalls + stepCalls }), budgetIncrement: increment };
+}
+
+/**
+ * A budgeted parent counts the tool calls of a child that ended in its own spend: the child's
+ * spend (its calls and its own children's), which a child of a budgeted parent always reports.
+ * Patched: a parent counted only its own calls before, and so parked later. Asked only when it
+ * matters (a budget, and a child that made calls), in the task of the child's result.
+ */
+function countChildToolCalls(turn: TurnContext, result: AgentTurnResult): void {
+  const calls = result.spend?.toolCalls ?? result.toolCalls?.length ?? 0;
+  if (!turn.budgetLimits || calls === 0 || !wf.patched(CHILD_TOOL_CALLS_PATCH)) return;
+  turn.childToolCalls += calls;
 }
 
 /** The child's ending as the call's result. */

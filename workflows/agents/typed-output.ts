@@ -18,12 +18,18 @@
  * `output`: a turn without one sends exactly the commands it sent before.
  */
 import * as wf from '@temporalio/workflow';
-import { anthropicSchemaProblem } from './output-schema.js';
+import { anthropicRefusedConstraint, anthropicSchemaProblem } from './output-schema.js';
 import { INVALID_TURN_INPUT } from '../messages/rejection-types.js';
 import type { TurnContext } from '../context/turn-context.js';
 import type { AgentTurnResult, TurnOutputSpec } from '../types/index.js';
 
 export const TYPED_OUTPUT_PATCH = '0.2.0-typed-output';
+/**
+ * A turn on `anthropic` whose schema has constraints Anthropic's JSON outputs refuse (`minimum`,
+ * `maxLength`, …) runs, asking with them moved into descriptions; before, it failed at start.
+ * Asked only by such a turn, once, as it starts.
+ */
+export const ANTHROPIC_CONSTRAINTS_PATCH = '0.3.0-anthropic-output-constraints';
 export const DEFAULT_OUTPUT_NAME = 'final_answer';
 export const DEFAULT_OUTPUT_RETRIES = 2;
 const MAX_OUTPUT_RETRIES = 10;
@@ -63,9 +69,16 @@ export function outputSpecProblem(output: unknown, provider: string): string | u
 export function typedOutputOf(turn: TurnContext): TypedOutput | undefined {
   const { output } = turn.input;
   if (output === undefined || !wf.patched(TYPED_OUTPUT_PATCH)) return undefined;
-  const problem = outputSpecProblem(output, turn.input.model.provider);
+  const problem = outputSpecProblem(output, turn.input.model.provider) ?? refusedBeforeConstraintsPatch(output, turn.input.model.provider);
   if (problem) throw wf.ApplicationFailure.nonRetryable(`agentTurn input.${problem}`, INVALID_TURN_INPUT);
   return new TypedOutput(turn, { schema: output.schema, name: output.name ?? DEFAULT_OUTPUT_NAME, maxRetries: output.maxRetries ?? DEFAULT_OUTPUT_RETRIES });
+}
+
+/** What a turn from before {@link ANTHROPIC_CONSTRAINTS_PATCH} refused of a valid spec (and still refuses as it replays). */
+function refusedBeforeConstraintsPatch(output: TurnOutputSpec, provider: string): string | undefined {
+  if (provider !== 'anthropic') return undefined;
+  const refused = anthropicRefusedConstraint(output.schema);
+  return refused !== undefined && !wf.patched(ANTHROPIC_CONSTRAINTS_PATCH) ? `output.${refused}` : undefined;
 }
 
 export class TypedOutput {

@@ -7,9 +7,12 @@ import { spendOf } from './budget-spend.js';
 import type { TurnContext } from '../context/turn-context.js';
 import type { TurnBudget, TurnSpend } from '../types/index.js';
 
-/** What the turn has spent; its wall time runs from the start of its first run (hand-overs included). */
+/**
+ * What the turn has spent; its wall time runs from the start of its first run (hand-overs
+ * included), its tool calls are its own and those of its agent tools' child turns that ended.
+ */
 export function turnSpend(turn: TurnContext): TurnSpend {
-  return spendOf(turn.usage, turn.step, turn.records.length, Date.now() - wf.workflowInfo().startTime.getTime());
+  return spendOf(turn.usage, turn.step, turn.records.length + turn.childToolCalls, Date.now() - wf.workflowInfo().startTime.getTime());
 }
 
 /** The result's `spend` and `budget` (final limits), when the turn has a budget. */

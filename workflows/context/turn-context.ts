@@ -23,6 +23,7 @@ import type {
   ToolCallPart,
   ToolCallRecord,
   ToolServerLeftOut,
+  ToolServersWait,
   ToolSpec,
   TurnBudget,
   TurnStatus,
@@ -52,6 +53,8 @@ export class TurnContext {
   toolsHash?: string;
   /** MCP servers the first step left out of the turn's tools (it was offered all), and why. */
   toolsLeftOut: ToolServerLeftOut[] = [];
+  /** MCP servers the first model step waits for, as its activity last reported them (turn-handlers.ts); cleared once it described the tools. */
+  waitingForServers?: ToolServersWait;
   /** Compiled JSON schemas of tool inputs and outputs, for the update validators. */
   readonly schemas = new SchemaCache();
   /** The calls of the step in progress, so a cancellation can settle whatever is still open. */
@@ -71,6 +74,8 @@ export class TurnContext {
   readonly nudges = new ApprovalNudges();
   /** The turn's budget limits, as approvals extended them (budget-gate.ts); none without a budget. */
   budgetLimits?: TurnBudget;
+  /** Tool calls of the agent tools' child turns that ended, counted in a budgeted turn's spend (agent-tool-call.ts). */
+  childToolCalls = 0;
   /** Agent tool calls whose child turn runs (agent-tool-call.ts). */
   readonly agentCalls = new AgentCalls();
 
@@ -89,6 +94,7 @@ export class TurnContext {
       this.toolsHash = carried.tools.toolsHash;
       this.toolsLeftOut = carried.tools.leftOut ?? [];
       this.outputRetries = carried.outputRetries ?? 0;
+      this.childToolCalls = carried.childToolCalls ?? 0;
     }
     const budget = carried?.budget ?? input?.budget;
     if (budget && typeof budget === 'object') this.budgetLimits = { ...budget };

@@ -18,6 +18,7 @@ import type {
   SubmitToolResultInput,
   SubmitToolResultResult,
   SupersedeTurnInput,
+  ToolServersWait,
   TurnFinishedInput,
   TurnState,
 } from '../types/index.js';
@@ -75,6 +76,13 @@ export const modelToolsQuery = defineQuery<ModelToolSpec[]>('modelTools');
  * parked call gets an error result with the reason, and the turn ends after its current step.
  */
 export const supersedeTurnSignal = defineSignal<[SupersedeTurnInput]>('supersedeTurn');
+
+/**
+ * Internal: sent by a model step's activity to its own turn when an attempt failed because MCP
+ * servers the turn needs cannot list their tools, so the turn's state and stream name them
+ * while the step is retried (activities/mcp/mcp-unavailable.ts).
+ */
+export const toolServersUnavailableSignal = defineSignal<[ToolServersWait]>('toolServersUnavailable');
 
 // ---- conversations ------------------------------------------------------------------------
 

@@ -67,6 +67,18 @@ export const supersedeTurnInputSchema = lazy(() =>
   }),
 );
 
+/** `toolServersUnavailable`, from a model step's activity (internal, but a signal anyone may send). */
+export const toolServersWaitSchema = lazy(() =>
+  z.object({
+    step: z.number().int().min(1),
+    attempt: z.number().int().min(1),
+    servers: z
+      .array(z.object({ server: z.string().min(1).max(MAX_ID), error: z.string().max(MAX_TEXT), since: z.string().max(MAX_ID), giveUpAt: z.string().max(MAX_ID) }))
+      .min(1)
+      .max(100),
+  }),
+);
+
 /**
  * Parts a conversation message may carry after its text: text, images and documents. Only their
  * outline is checked here; what an image or document must hold is `binaryPartsProblem`'s to say.
@@ -87,7 +99,7 @@ export const sendMessageInputSchema = lazy(() =>
     policy: z.enum(['queue', 'supersede']).optional(),
     options: z
       .object({
-        model: z.object({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted']), model: z.string().min(1) }).loose().optional(),
+        model: z.object({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'scripted']), model: z.string().min(1) }).loose().optional(),
         system: z.string().max(32_000).optional(),
         tools: z.array(z.string()).optional(),
         maxSteps: z.number().int().positive().optional(),

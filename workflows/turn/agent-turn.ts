@@ -154,6 +154,8 @@ function adoptTools(turn: TurnContext, described: DescribedTools | undefined): v
   turn.nudges.settings = described.notifications;
   turn.modelTools = modelToolsOf(described.specs);
   turn.toolsHash = toolSetHash(turn.modelTools);
+  // The servers the step waited for (if any) answered.
+  turn.waitingForServers = undefined;
   // Never silently fewer tools: the turn's state and stream name the servers it goes without.
   if (Array.isArray(described.leftOut) && described.leftOut.length > 0) {
     turn.toolsLeftOut = described.leftOut;

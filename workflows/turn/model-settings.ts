@@ -36,12 +36,32 @@ export function modelSettingsProblem(model: ModelSettings): string | undefined {
     if (typeof model.promptCaching !== 'boolean') return `model.promptCaching must be true or false (got ${JSON.stringify(model.promptCaching)})`;
   }
   if (model.reasoningEffort !== undefined) {
-    if (!isOpenAI(model)) return `model.reasoningEffort is an OpenAI option; provider "${model.provider}" does not take it`;
+    if (!isOpenAI(model) && model.provider !== 'ai-sdk') return `model.reasoningEffort is an OpenAI and AI SDK option; provider "${model.provider}" does not take it`;
     if (!OPENAI_REASONING_EFFORTS.includes(model.reasoningEffort)) {
       return `model.reasoningEffort must be one of ${OPENAI_REASONING_EFFORTS.join(', ')} (got ${JSON.stringify(model.reasoningEffort)})`;
     }
   }
-  return openAIOptionsProblem(model);
+  return openAIOptionsProblem(model) ?? endpointProblem(model) ?? providerOptionsProblem(model);
+}
+
+/** A named OpenAI-compatible endpoint: only the OpenAI providers take one, by a name of the worker's. */
+function endpointProblem(model: ModelSettings): string | undefined {
+  if (model.endpoint === undefined) return undefined;
+  if (!isOpenAI(model)) return `model.endpoint names an OpenAI-compatible endpoint; provider "${model.provider}" does not take it`;
+  if (typeof model.endpoint !== 'string' || model.endpoint.length === 0 || model.endpoint.length > 100) return 'model.endpoint must be the name of one of the worker\'s endpoints';
+  return undefined;
+}
+
+/** An AI SDK call's `providerOptions`: an object of objects, keyed by the AI SDK provider's name. */
+function providerOptionsProblem(model: ModelSettings): string | undefined {
+  const options: unknown = model.providerOptions;
+  if (options === undefined) return undefined;
+  if (model.provider !== 'ai-sdk') return `model.providerOptions is an AI SDK option; provider "${model.provider}" does not take it`;
+  const isObject = (value: unknown) => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject(options) || !Object.values(options as object).every(isObject)) {
+    return 'model.providerOptions must be an object of objects keyed by provider, e.g. { google: { thinkingConfig: { includeThoughts: true } } }';
+  }
+  return undefined;
 }
 
 const isOpenAI = (model: ModelSettings) => model.provider === 'openai' || model.provider === 'openai-responses';

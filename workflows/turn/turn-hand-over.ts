@@ -48,6 +48,7 @@ function carryOver(turn: TurnContext, lastText: string): TurnCarryOver | undefin
     stream: turn.publisher.stream.state(CARRIED_EVENTS),
     ...(turn.outputRetries > 0 ? { outputRetries: turn.outputRetries } : {}),
     ...(turn.budgetLimits ? { budget: turn.budgetLimits } : {}),
+    ...(turn.childToolCalls > 0 ? { childToolCalls: turn.childToolCalls } : {}),
   };
   const size = JSON.stringify(carried).length + JSON.stringify(turn.input.messages).length;
   if (size <= MAX_CARRIED_CHARS) return carried;

@@ -19,12 +19,13 @@ import {
   submitToolResultSignal,
   submitToolResultUpdate,
   supersedeTurnSignal,
+  toolServersUnavailableSignal,
   transcriptQuery,
   turnStateQuery,
 } from '../messages/definitions.js';
 import type { ElicitationAnswer } from '../calls/elicitations.js';
 import { setQueryHandler, setSignalHandler, setUpdateHandler } from '../messages/message-handlers.js';
-import { describeShapeError, supersedeTurnInputSchema } from '../messages/message-schemas.js';
+import { describeShapeError, supersedeTurnInputSchema, toolServersWaitSchema } from '../messages/message-schemas.js';
 import { rejection } from '../messages/rejection.js';
 import { budgetState } from '../budgets/turn-budget.js';
 import { now, textOf, type TurnContext } from '../context/turn-context.js';
@@ -69,6 +70,7 @@ export function installTurnHandlers(turn: TurnContext): void {
     }),
   );
   setSignalHandler(supersedeTurnSignal, (request) => acceptSignal('supersedeTurn', () => supersede(turn, request)));
+  setSignalHandler(toolServersUnavailableSignal, (report) => acceptSignal('toolServersUnavailable', () => waitForServers(turn, report)));
 }
 
 /** `turnState`: status, step, what waits for people, and the decisions so far. */
@@ -80,6 +82,7 @@ function turnState(turn: TurnContext): TurnState {
     ...(turn.input?.conversationId ? { conversationId: turn.input.conversationId } : {}),
     ...(turn.decisions.length > 0 ? { decisions: turn.decisions } : {}),
     ...(turn.toolsLeftOut.length > 0 ? { toolsLeftOut: turn.toolsLeftOut } : {}),
+    ...(turn.waitingForServers ? { waitingForServers: turn.waitingForServers } : {}),
     ...budgetState(turn),
     ...turn.agentCalls.state(),
     ...(turn.input?.parentTurn ? { parentTurn: turn.input.parentTurn } : {}),
@@ -128,6 +131,22 @@ function supersede(turn: TurnContext, raw: unknown): void {
   turn.superseded = shape.data;
   turn.ledger.supersedeParked();
   turn.agentCalls.cancelAll();
+}
+
+/**
+ * `toolServersUnavailable`: the first model step's attempt failed for want of MCP servers; the
+ * turn shows which in its state and stream while the step is retried. Only the step's own
+ * activity sends it, before it fails the attempt; one that arrives after the step described the
+ * turn's tools, or from another step, is stale and ignored. State and stream only: no command.
+ */
+function waitForServers(turn: TurnContext, raw: unknown): void {
+  const shape = toolServersWaitSchema().safeParse(raw);
+  if (!shape.success) throw rejection('InvalidRequest', `Invalid toolServersUnavailable: ${describeShapeError(shape.error)}`);
+  const report = shape.data;
+  if (turn.toolsHash !== undefined || report.step !== turn.step) return;
+  if (turn.waitingForServers && turn.waitingForServers.attempt >= report.attempt) return;
+  turn.waitingForServers = report;
+  turn.publisher.publish({ type: 'servers-unavailable', ...report });
 }
 
 function acceptSignal(name: string, apply: () => void): void {

@@ -17,7 +17,7 @@ export interface TurnBudget {
   costUsd?: number;
   /** A Temporal duration, e.g. `'10m'`. */
   wallTime?: string;
-  /** Tool calls the model made. */
+  /** Tool calls the model made, and those of its agent tools' child turns once each ends. */
   toolCalls?: number;
 }
 

@@ -6,9 +6,18 @@
 /** JSON Schema as produced by `z.toJSONSchema`; sent to the model and used by update validators. */
 export type JsonSchema = Record<string, unknown>;
 
+/**
+ * What an AI SDK provider attached to a part it returned (`providerMetadata`, keyed by its own
+ * name: Gemini's `{ google: { thoughtSignature } }`), kept in history and sent back with the part
+ * as its `providerOptions`. Only the `ai-sdk` provider reads or writes it; JSON only.
+ */
+export type ProviderMetadata = Record<string, Record<string, unknown>>;
+
 export interface TextPart {
   type: 'text';
   text: string;
+  /** `ai-sdk` only: see {@link ProviderMetadata}. */
+  providerMetadata?: ProviderMetadata;
 }
 
 export interface ToolCallPart {
@@ -21,6 +30,8 @@ export interface ToolCallPart {
    * result the model can correct.
    */
   input: unknown;
+  /** `ai-sdk` only: see {@link ProviderMetadata} (Gemini signs its function calls here). */
+  providerMetadata?: ProviderMetadata;
 }
 
 export interface ToolResultPart {
@@ -59,14 +70,17 @@ export interface ReasoningPart {
   encryptedContent?: string;
   /** OpenAI Responses: the item's summary texts, in order (`text` is them joined by a blank line). */
   summary?: string[];
+  /** `ai-sdk`: what the AI SDK provider attached (signatures, encrypted reasoning), sent back verbatim. */
+  providerMetadata?: ProviderMetadata;
 }
 
 /**
- * Providers whose reasoning a {@link ReasoningPart} can carry: `anthropic` (thinking blocks) and
+ * Providers whose reasoning a {@link ReasoningPart} can carry: `anthropic` (thinking blocks),
  * `openai` (reasoning items of the Responses API, provider `openai-responses`; Chat Completions
- * returns no reasoning and takes none back).
+ * returns no reasoning and takes none back) and `ai-sdk` (an AI SDK model's reasoning parts, with
+ * their `providerMetadata`; sent to `ai-sdk` models only, whose providers read only their own keys).
  */
-export type ReasoningProvider = 'anthropic' | 'openai';
+export type ReasoningProvider = 'anthropic' | 'openai' | 'ai-sdk';
 
 /**
  * Where an image's or a document's bytes are: inline as base64 (checked against the size limits

@@ -7,9 +7,11 @@
  * `openai` is Chat Completions (and any OpenAI-compatible server); `openai-responses` is OpenAI's
  * Responses API, with reasoning items carried across steps. They are separate providers, as
  * `openai.chat(model)` and `openai.responses(model)` are separate models in the AI SDK, because
- * their wire formats and what they keep in history differ.
+ * their wire formats and what they keep in history differ. `ai-sdk` is any AI SDK language model
+ * (`@ai-sdk/google`, `@ai-sdk/mistral`, `@ai-sdk/openai-compatible`, …) the worker registered by
+ * name (`models` on `createWorker` / `TurnpikePlugin`); the turn's `model` is that name.
  */
-export type ModelProvider = 'openai' | 'openai-responses' | 'anthropic' | 'scripted';
+export type ModelProvider = 'openai' | 'openai-responses' | 'anthropic' | 'ai-sdk' | 'scripted';
 
 /**
  * Anthropic extended thinking (Messages API `thinking`). `enabled` gives the model a budget of
@@ -40,7 +42,19 @@ export type OpenAIServiceTier = 'auto' | 'default' | 'flex' | 'scale' | 'priorit
  */
 export interface ModelSettings {
   provider: ModelProvider;
+  /** The provider's model id; for `ai-sdk`, the name the worker registered the model under. */
   model: string;
+  /**
+   * `openai` and `openai-responses` only: a named OpenAI-compatible endpoint of the worker
+   * (`endpoints` on `createWorker` / `TurnpikePlugin`), whose base URL and key the worker holds.
+   * Without it, `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
+   */
+  endpoint?: string;
+  /**
+   * `ai-sdk` only: the call's `providerOptions`, keyed by the AI SDK provider's name, e.g.
+   * `{ google: { thinkingConfig: { includeThoughts: true } } }`. Plain JSON; never a credential.
+   */
+  providerOptions?: Record<string, Record<string, unknown>>;
   /**
    * The output token limit of each model call (reasoning included). Anthropic requires one and
    * gets 4096 when it is left out. OpenAI gets it as `max_completion_tokens` for reasoning models,
@@ -50,7 +64,10 @@ export interface ModelSettings {
   temperature?: number;
   /** Anthropic only: extended thinking. */
   thinking?: AnthropicThinking;
-  /** OpenAI only: sent as `reasoning_effort` (Chat Completions) or `reasoning.effort` (Responses). */
+  /**
+   * OpenAI: sent as `reasoning_effort` (Chat Completions) or `reasoning.effort` (Responses);
+   * `ai-sdk`: the call's `reasoning` option, which the AI SDK provider maps to its own.
+   */
   reasoningEffort?: OpenAIReasoningEffort;
   /** `openai-responses` only: sent as `reasoning.summary`, so reasoning parts carry readable text. */
   reasoningSummary?: OpenAIReasoningSummary;

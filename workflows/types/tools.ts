@@ -92,3 +92,24 @@ export interface ToolServerLeftOut {
   server: string;
   reason: string;
 }
+
+/**
+ * An MCP server a model step needs (a tool the turn names, or a `required` server) and could not
+ * list. The step's activity is retried until `giveUpAt`, then fails with `McpServerUnavailable`.
+ */
+export interface ToolServerUnavailable {
+  server: string;
+  /** Why its listing failed, as the worker saw it. */
+  error: string;
+  /** When the step first found it unavailable (ISO 8601). */
+  since: string;
+  /** `since` plus the server's `unavailableTimeout`: the step gives up on it then (ISO 8601). */
+  giveUpAt: string;
+}
+
+/** A model step waiting for MCP servers: the attempt that last failed for want of them, and which. */
+export interface ToolServersWait {
+  step: number;
+  attempt: number;
+  servers: ToolServerUnavailable[];
+}

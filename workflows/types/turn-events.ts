@@ -13,7 +13,7 @@
  */
 import type { EndedTurnStatus } from './turn-statuses.js';
 import type { FinishReason, Usage } from './model.js';
-import type { ToolServerLeftOut } from './tools.js';
+import type { ToolServerLeftOut, ToolServersWait } from './tools.js';
 import type { BudgetApprovalInput } from './budget.js';
 import type { ApprovalRecord, ToolCallOutcome } from './turn.js';
 
@@ -90,7 +90,14 @@ export type TurnEvent =
    */
   | { type: 'turn-finished'; status: EndedTurnStatus; text: string; steps: number; usage: Usage; output?: unknown; outputErrors?: string[] }
   /** The turn was offered all tools, and these MCP servers did not answer its first step: it goes on without their tools. */
-  | { type: 'tools-left-out'; servers: ToolServerLeftOut[] };
+  | { type: 'tools-left-out'; servers: ToolServerLeftOut[] }
+  /**
+   * The model step's attempt failed because MCP servers the turn needs could not list their
+   * tools: which, why, and when the step gives up on them (then the turn fails with
+   * `McpServerUnavailable`). Published by the turn when the step's activity reports it, once per
+   * failed attempt; a later attempt may succeed.
+   */
+  | ({ type: 'servers-unavailable' } & ToolServersWait);
 
 /** A turn event with its offset in the turn's stream. */
 export interface TurnEventRecord {

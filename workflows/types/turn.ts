@@ -5,7 +5,7 @@
 import type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
 import type { JsonSchema, Message } from './messages.js';
 import type { FinishReason, ModelSettings, Usage } from './model.js';
-import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolSpec } from './tools.js';
+import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolServersWait, ToolSpec } from './tools.js';
 import type { ChildTurnView, ParentTurn } from './agent-tools.js';
 import type { WorkflowStreamState } from './stream.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
@@ -106,6 +106,8 @@ export interface TurnCarryOver {
   outputRetries?: number;
   /** The turn's budget limits, as extended so far. */
   budget?: TurnBudget;
+  /** Tool calls its agent tools' child turns made, counted in its spend (absent when none). */
+  childToolCalls?: number;
 }
 
 export interface CarriedCall {
@@ -276,6 +278,8 @@ export interface TurnState {
   decisions?: DecisionRecord[];
   /** MCP servers the turn (offered all tools) goes without, because they did not answer its first step (absent when none). */
   toolsLeftOut?: ToolServerLeftOut[];
+  /** While a model step is retried because MCP servers it needs cannot list their tools: which, and why (absent otherwise). */
+  waitingForServers?: ToolServersWait;
   /** With a `budget`: its limits now and what the turn has spent. */
   budget?: { limits: TurnBudget; spent: TurnSpend };
   /** Child turns of agent tool calls still running (absent when none): query each by its `turnId`. */

@@ -7,11 +7,11 @@
  * The model is turnpike's offline `scripted` demo model unless ORDER_DESK_MODEL names a real
  * one (`openai:gpt-4.1-mini`, `anthropic:claude-sonnet-4-6`; the key comes from the environment).
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, type ConnectionOptions } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { type ModelSettings, type PendingToolCall } from 'turnpike';
 import { buildApi } from 'turnpike/api';
-import { TurnpikeClient } from 'turnpike/client';
+import { TurnpikeClient, connectTemporal } from 'turnpike/client';
 import { connectionOptionsFromEnvironment, TurnpikePlugin } from 'turnpike/worker';
 import { sentNotices } from './activities.js';
 import { agentTurnId, refundOrder } from './order-workflow.js';
@@ -49,7 +49,8 @@ async function main(): Promise<void> {
   const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
   const taskQueue = process.env.ORDER_DESK_TASK_QUEUE ?? 'order-desk';
   const workerConnection = await NativeConnection.connect(connectionOptions);
-  const connection = await Connection.connect(connectionOptions);
+  // Takes history pages as large as Temporal sends (gRPC's default stops at 4 MiB).
+  const connection = await connectTemporal(connectionOptions as ConnectionOptions);
   // The same plugin on the Client gives it turnpike's payload codec.
   const client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
   const turnpike = new TurnpikeClient({ client, taskQueue });

@@ -1,0 +1,234 @@
+/**
+ * A strict fake of the Gemini API (`generateContent`, `streamGenerateContent?alt=sse`) for the
+ * `ai-sdk` provider's tests through the real `@ai-sdk/google`.
+ *
+ * It checks what the real API checks, with its error texts where known: roles are `user` and
+ * `model`; no content has empty parts; a function-response turn follows a function-call turn
+ * and answers each of its calls; a function-call turn follows a user or function-response turn.
+ * When thinking is on (a `thinkingConfig` that asks for it, or a Gemini 3 model) replies are
+ * signed as the real API signs them: the first `functionCall` of a reply, else its last text
+ * part, carries an opaque `thoughtSignature` (random bytes this server remembers with what it signed). A later
+ * request must send each signature back unchanged on its part: a signed call of the current turn
+ * sent without one gets the real API's "missing a thought_signature" 400, and a signature that
+ * does not match its part gets "Corrupted thought signature.".
+ *
+ * Replies are shaped like the recorded responses in vercel/ai's `packages/google/src/__fixtures__`
+ * (google-tool-call-gemini3.chunks.txt, google-reasoning-gemini3.chunks.txt): parts by chunk, the
+ * signature on the function call or on a final empty text part, `usageMetadata` on every chunk
+ * with `thoughtsTokenCount`, `modelVersion` and `responseId`. Errors are `{ error: { code,
+ * message, status } }`; a 429 carries a `google.rpc.RetryInfo` detail as in google-429-retry-info.json.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import Fastify from 'fastify';
+import type { Json } from './server.js';
+
+export interface GeminiReply {
+  /** A thought summary, sent as a `thought: true` part when the request asked for thoughts. */
+  thinking?: string;
+  text?: string;
+  toolCalls?: Array<{ name: string; args?: Record<string, unknown> }>;
+  /** Default `STOP`. `MAX_TOKENS`, `SAFETY`, … as the API sends them. */
+  finishReason?: string;
+  /** A structured answer (`responseMimeType: application/json`): sent as the text. */
+  json?: unknown;
+}
+export interface GeminiError {
+  status: number;
+  message?: string;
+  headers?: Record<string, string>;
+  /** For a 429: the `RetryInfo` delay, e.g. `'1s'`. */
+  retryDelay?: string;
+}
+export type GeminiScripted = GeminiReply | GeminiError | { reset: true };
+
+export interface GeminiRequest {
+  model: string;
+  stream: boolean;
+  body: Json;
+  headers: IncomingHttpHeaders;
+  errors: string[];
+  status: number | 'reset';
+  /** The reply's chunks (one for `generateContent`), as sent. */
+  reply?: Json[];
+}
+
+export interface FakeGemini {
+  /** For `createGoogleGenerativeAI({ baseURL })`. */
+  baseURL: string;
+  requests: GeminiRequest[];
+  script(replies: GeminiScripted[]): void;
+  remaining(): number;
+  close(): Promise<void>;
+}
+
+const STATUS_NAMES: Record<number, string> = { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE' };
+const SKIP_SENTINEL = 'skip_thought_signature_validator';
+
+const isObject = (value: unknown): value is Record<string, Json> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
+  const app = Fastify({ logger: false, bodyLimit: 32 * 1024 * 1024, forceCloseConnections: true });
+  /** Every signature issued, with what it signed: a call's name and args, or a reply's text. */
+  const issued = new Map<string, string>();
+  const queue: GeminiScripted[] = [];
+  const requests: GeminiRequest[] = [];
+  let counter = 0;
+
+  // Opaque to the client, as the real ones are; a call's signature is only valid on that call
+  // (same name and arguments), a text signature on any text part of a reply (the AI SDK joins a
+  // reply's text pieces, and the signed empty piece that ends it, into one part).
+  const signed = (part: Json) => (part.functionCall ? JSON.stringify(['call', part.functionCall.name, part.functionCall.args ?? {}]) : 'text');
+  const sign = (part: Json) => {
+    const signature = randomBytes(48).toString('base64');
+    issued.set(signature, signed(part));
+    return signature;
+  };
+  const verify = (part: Json) => issued.get(String(part.thoughtSignature)) === signed(part);
+
+  app.post('/v1beta/models/:call', async (request, reply) => {
+    const [model, method] = String((request.params as { call: string }).call).split(':');
+    const stream = method === 'streamGenerateContent';
+    const body = request.body as Json;
+    const recorded: GeminiRequest = { model, stream, body, headers: request.headers, errors: [], status: 200 };
+    requests.push(recorded);
+    if (request.headers['x-goog-api-key'] !== apiKey) {
+      recorded.status = 400;
+      recorded.errors.push('API key not valid. Please pass a valid API key.');
+      return reply.code(400).send(errorBody(400, recorded.errors[0]));
+    }
+    if ((method !== 'generateContent' && !stream) || (stream && (request.query as { alt?: string }).alt !== 'sse')) {
+      recorded.status = 404;
+      return reply.code(404).send(errorBody(404, `fake gemini: no method ${method}`));
+    }
+    recorded.errors = validate(body, model, verify);
+    if (recorded.errors.length > 0) {
+      recorded.status = 400;
+      return reply.code(400).send(errorBody(400, recorded.errors.join('\n')));
+    }
+    const scripted = queue.shift() ?? { text: 'ok' };
+    if ('reset' in scripted) {
+      recorded.status = 'reset';
+      reply.hijack();
+      request.raw.socket.destroy();
+      return reply;
+    }
+    if ('status' in scripted) {
+      recorded.status = scripted.status;
+      reply.headers(scripted.headers ?? {});
+      return reply.code(scripted.status).send(errorBody(scripted.status, scripted.message, scripted.retryDelay));
+    }
+    const chunks = candidateChunks(scripted, body, model, sign, `fake${++counter}`);
+    recorded.reply = chunks;
+    if (!stream) return reply.send(merge(chunks));
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const chunk of chunks) reply.raw.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+    reply.raw.end();
+    return reply;
+  });
+  app.setNotFoundHandler((request, reply) => {
+    requests.push({ model: '', stream: false, body: request.body, headers: request.headers, errors: [`no route ${request.url}`], status: 404 });
+    return reply.code(404).send(errorBody(404, `fake gemini: no route ${request.method} ${request.url} (check the base URL)`));
+  });
+  const address = await app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    baseURL: `${address.replace('localhost', '127.0.0.1')}/v1beta`,
+    requests,
+    script: (replies) => void queue.push(...replies),
+    remaining: () => queue.length,
+    close: () => app.close(),
+  };
+}
+
+/** Thinking is on for Gemini 3 models, and for others when `thinkingConfig` asks for thoughts or a budget. */
+function thinkingOn(body: Json, model: string): boolean {
+  const config = body?.generationConfig?.thinkingConfig;
+  return /^gemini-3/.test(model) || (isObject(config) && (config.includeThoughts === true || (typeof config.thinkingBudget === 'number' && config.thinkingBudget !== 0) || config.thinkingLevel !== undefined));
+}
+
+function errorBody(code: number, message = 'fake gemini error', retryDelay?: string) {
+  return {
+    error: {
+      code,
+      message,
+      status: STATUS_NAMES[code] ?? 'UNKNOWN',
+      ...(retryDelay ? { details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay }] } : {}),
+    },
+  };
+}
+
+/** Why the real API would refuse the request, in its words where known. */
+function validate(body: Json, model: string, verify: (part: Json) => boolean): string[] {
+  const errors: string[] = [];
+  const contents: Json[] = body?.contents;
+  if (!Array.isArray(contents) || contents.length === 0) return ['* GenerateContentRequest.contents: contents is not specified'];
+  contents.forEach((content, index) => {
+    if (content?.role !== 'user' && content?.role !== 'model') errors.push('Please use a valid role: user, model.');
+    if (!Array.isArray(content?.parts) || content.parts.length === 0) errors.push(`* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.`);
+  });
+  if (errors.length > 0) return errors;
+  const calls = (content: Json): Json[] => content.parts.filter((part: Json) => part.functionCall);
+  const responses = (content: Json): Json[] => content.parts.filter((part: Json) => part.functionResponse);
+  contents.forEach((content, index) => {
+    const previous = contents[index - 1];
+    if (responses(content).length > 0) {
+      if (!previous || previous.role !== 'model' || calls(previous).length === 0) {
+        errors.push('Please ensure that function response turn comes immediately after a function call turn.');
+      } else if (calls(previous).length !== responses(content).length) {
+        errors.push('Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn.');
+      } else if (calls(previous).some((call, i) => call.functionCall.name !== responses(content)[i].functionResponse.name)) {
+        errors.push(`fake gemini: the function responses of contents[${index}] do not name the calls of contents[${index - 1}] in order`);
+      }
+    }
+    if (content.role === 'model' && calls(content).length > 0 && previous && previous.role !== 'user') {
+      errors.push('Please ensure that function call turn comes immediately after a user turn or after a function response turn.');
+    }
+  });
+  // Signatures: any sent must be one this server issued for that very part; the first call of
+  // each model turn since the last user text must carry one when thinking is on.
+  const lastUserText = contents.findLastIndex((content) => content.role === 'user' && responses(content).length === 0);
+  contents.forEach((content, index) => {
+    for (const part of content.parts) {
+      if (part.thoughtSignature !== undefined && part.thoughtSignature !== SKIP_SENTINEL && !verify(part)) errors.push('Corrupted thought signature.');
+    }
+    const [first] = calls(content);
+    if (content.role === 'model' && index > lastUserText && first && thinkingOn(body, model) && first.thoughtSignature === undefined) {
+      const position = content.parts.indexOf(first) + 1;
+      errors.push(
+        `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${first.functionCall.name}\` , position ${position}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details.`,
+      );
+    }
+  });
+  return errors;
+}
+
+/** The reply as the API streams it: thoughts, text, then the signed call or a signed empty text part ending the reply. */
+function candidateChunks(reply: GeminiReply, body: Json, model: string, sign: (part: Json) => string, responseId: string): Json[] {
+  const thinking = thinkingOn(body, model);
+  const includeThoughts = body?.generationConfig?.thinkingConfig?.includeThoughts === true;
+  const text = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.text ?? (reply.toolCalls?.length ? undefined : 'ok'));
+  const parts: Json[][] = [];
+  if (thinking && includeThoughts && reply.thinking) parts.push([{ text: reply.thinking, thought: true }]);
+  if (text !== undefined) parts.push([{ text }]);
+  const calls = (reply.toolCalls ?? []).map((call) => ({ functionCall: { name: call.name, args: call.args ?? {} } }));
+  if (calls.length > 0) {
+    if (thinking) Object.assign(calls[0], { thoughtSignature: sign(calls[0]) });
+    parts.push(calls);
+  } else if (thinking) {
+    parts.push([{ text: '', thoughtSignature: sign({ text: '' }) }]);
+  }
+  const usageMetadata = { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 44 + (thinking ? 20 : 0), ...(thinking ? { thoughtsTokenCount: 20 } : {}) };
+  return parts.map((chunk, index) => ({
+    candidates: [{ content: { parts: chunk, role: 'model' }, ...(index === parts.length - 1 ? { finishReason: reply.finishReason ?? 'STOP' } : {}), index: 0 }],
+    usageMetadata,
+    modelVersion: model,
+    responseId,
+  }));
+}
+
+/** A non-streamed reply: one candidate with every part. */
+function merge(chunks: Json[]): Json {
+  const last = chunks[chunks.length - 1];
+  return { ...last, candidates: [{ ...last.candidates[0], content: { role: 'model', parts: chunks.flatMap((chunk) => chunk.candidates[0].content.parts) } }] };
+}
