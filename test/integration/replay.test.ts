@@ -10,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { describe, expect, inject, it } from 'vitest';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { AGENT_TOOLS_PATCH } from '../../workflows/agents/agent-tool-call.js';
+import { AGENT_TOOLS_PATCH, CHILD_TOOL_CALLS_PATCH } from '../../workflows/agents/agent-tool-call.js';
 import { BUDGETS_PATCH } from '../../workflows/turn/budget-gate.js';
 import { BOUNDED_POLL_PATCH } from '../../workflows/stream/event-stream.js';
 import { HANDOFFS_PATCH } from '../../workflows/agents/handoff-tools.js';
-import { TYPED_OUTPUT_PATCH } from '../../workflows/agents/typed-output.js';
+import { ANTHROPIC_CONSTRAINTS_PATCH, TYPED_OUTPUT_PATCH } from '../../workflows/agents/typed-output.js';
 import { TURN_HAND_OVER_PATCH } from '../../workflows/turn/turn-hand-over.js';
 import { HISTORIES_DIRECTORY, WORKFLOW_IDS_FILE } from '../support/history-recorder.js';
 
@@ -71,7 +71,7 @@ describe('replay of recorded histories', () => {
         recorded.add((JSON.parse(Buffer.from(marker!.details!['patch-data']!.payloads[0]!.data, 'base64').toString('utf8')) as { id: string }).id);
       }
     }
-    expect([...recorded].sort()).toEqual([BOUNDED_POLL_PATCH, TURN_HAND_OVER_PATCH, TYPED_OUTPUT_PATCH, BUDGETS_PATCH, AGENT_TOOLS_PATCH, HANDOFFS_PATCH].sort());
+    expect([...recorded].sort()).toEqual([BOUNDED_POLL_PATCH, TURN_HAND_OVER_PATCH, TYPED_OUTPUT_PATCH, BUDGETS_PATCH, AGENT_TOOLS_PATCH, HANDOFFS_PATCH, CHILD_TOOL_CALLS_PATCH, ANTHROPIC_CONSTRAINTS_PATCH].sort());
     const versioning = readFileSync(fileURLToPath(new URL('../../docs/versioning.md', import.meta.url)), 'utf8');
     for (const patch of recorded) expect(versioning).toContain(`| \`${patch}\` |`);
   });

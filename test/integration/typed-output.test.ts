@@ -20,6 +20,7 @@ import { INVALID_TURN_INPUT } from '../../workflows/messages/rejection-types.js'
 import type { Message, ModelSettings } from '../../workflows/types/index.js';
 import type { FakeProvider, RecordedRequest } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
+import { noteStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -241,6 +242,7 @@ describe('a typed answer with constraints Anthropic structured outputs refuse', 
     ]);
     const turnId = `typed-bounds-${randomUUID()}`;
     await client.startTurn({ model: MODELS.anthropic, messages: [{ role: 'user', content: 'Book a stay.' }], output: { schema: Stay }, modelCallOptions: fastRetries }, { turnId });
+    noteStarted(client.turn(turnId));
 
     expect(await client.turnOutput(turnId, Stay)).toEqual({ nights: 3, guests: 2, guest: 'Ann', rooms: ['101'] });
     const result = await client.turnResult(turnId);
