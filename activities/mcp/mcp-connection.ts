@@ -20,7 +20,7 @@ import { mcpServerTimings, type McpHttpServerConfig, type McpServerConfig, type 
 
 export type { McpTool };
 
-/** Answers a server's question for the call that holds the connection (see elicitations in mcp-tool-source.ts). */
+/** Answers a server's question for the call that holds the connection (see elicitations in mcp-tool-call.ts). */
 export type ElicitationHandler = (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult>;
 
 /** What a connection tells its pool. */

@@ -3,34 +3,24 @@
  * the validation and approval of a call for `prepareToolCalls`, and the call itself for
  * `executeTool`. The workflow sees only data (`ToolSpec`, dispositions, results), never MCP types.
  */
-import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { ErrorCode, McpError, type CallToolResult, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
-import type { ExecuteToolInput, ExecuteToolResult, JsonSchema, ToolCallDisposition, ToolServerLeftOut, ToolServerUnavailable, ToolSpec } from '../../workflows/types/index.js';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ExecuteToolInput, ExecuteToolResult, ToolCallDisposition, ToolServerLeftOut, ToolServerUnavailable, ToolSpec } from '../../workflows/types/index.js';
 import type { ToolRegistry } from '../tool-registry.js';
 import type { ApprovalVerdict } from '../tools.js';
 import { McpConnection, type McpTool } from './mcp-connection.js';
-import { askTheTurn } from './mcp-elicitation.js';
-import { DEFAULT_MCP_POOL_LIMITS, McpConnectionPool, type CallEnd } from './mcp-connection-pool.js';
+import { DEFAULT_MCP_POOL_LIMITS, McpConnectionPool } from './mcp-connection-pool.js';
 import { McpServerHealth, type McpHealthTelemetry, type McpServerStatus } from './mcp-server-health.js';
-import { defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpServerTimings, mcpToolOptions, type McpServerConfig, type McpToolAnnotations } from './mcp-servers.js';
+import { defaultMcpApproval, MCP_IDEMPOTENCY_KEY_META, mcpServerTimings, mcpToolOptions, type McpServerConfig } from './mcp-servers.js';
+import { callMcpTool } from './mcp-tool-call.js';
 import { mcpServerOf, mcpToolNames } from './mcp-tool-names.js';
+import { annotationsOf, toSpec, withAnnotations, type ResolvedTool } from './mcp-tool-specs.js';
 import { currentAttempt, unavailableFailure, unavailableServer } from './mcp-unavailable.js';
 
 export { MCP_IDEMPOTENCY_KEY_META };
-
-/** The heartbeat timeout of an MCP call's activity unless its `activityOptions` set one. */
-export const DEFAULT_MCP_HEARTBEAT_TIMEOUT = '30s';
-
-interface ResolvedTool {
-  name: string;
-  server: string;
-  tool: McpTool;
-  pool: McpConnectionPool<McpConnection>;
-  config: McpServerConfig;
-}
+export { callEnd, outputOf } from './mcp-tool-call.js';
+export { DEFAULT_MCP_HEARTBEAT_TIMEOUT } from './mcp-tool-specs.js';
 
 export class McpToolSource {
   private readonly pools = new Map<string, McpConnectionPool<McpConnection>>();
@@ -188,66 +178,15 @@ export class McpToolSource {
   }
 
   /**
-   * One call, in the `executeTool` activity: the idempotency key in `_meta`; the activity's
-   * cancellation aborts the request, which the MCP client turns into `notifications/cancelled`;
-   * each progress notification becomes a heartbeat (which is also how the cancellation reaches
-   * this activity).
+   * One call, in the `executeTool` activity: its tool resolved (its server listed), then called
+   * (mcp-tool-call.ts).
    */
   async execute(request: ExecuteToolInput): Promise<ExecuteToolResult> {
     const resolved = await this.resolve(request.toolName).catch((error: unknown) => {
       throw unavailableFailure(`The MCP server of "${request.toolName}" is unavailable: ${messageOf(error)}`, [this.unavailable(mcpServerOf(request.toolName)!, error)], currentAttempt());
     });
     if (!resolved) return { output: `The MCP server no longer offers the tool "${request.toolName}".`, isError: true };
-    const context = Context.current();
-    // Heartbeats also while the server sends no progress: a cancellation reaches an activity only
-    // through a heartbeat, and a worker that died is noticed by the missing ones.
-    const every = Math.max(200, Math.min(5_000, (context.info.heartbeatTimeoutMs ?? 15_000) / 3));
-    let lastProgress: { progress: number; total?: number; message?: string } | undefined;
-    const keepAlive = setInterval(() => context.heartbeat(lastProgress), every);
-    let result: CallToolResult;
-    try {
-      const ask = (params: ElicitRequest['params'], signal: AbortSignal) => askTheTurn(context, request, params, signal);
-      result = await resolved.pool.with(
-        async (connection) => {
-          // The connection is this call's alone until it returns: the server's questions on it are this call's.
-          connection.asker = ask;
-          try {
-            return await connection.callTool(
-              resolved.tool.name,
-              (request.input ?? {}) as Record<string, unknown>,
-              { [MCP_IDEMPOTENCY_KEY_META]: request.idempotencyKey },
-              {
-                signal: context.cancellationSignal,
-                onprogress: ({ progress, total, message }) => {
-                  lastProgress = { progress, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) };
-                  context.heartbeat(lastProgress);
-                },
-                // Temporal's timeouts govern the call; the MCP client's own must not end it sooner.
-                timeout: context.info.startToCloseTimeoutMs,
-                resetTimeoutOnProgress: true,
-              },
-            );
-          } finally {
-            connection.asker = undefined;
-          }
-        },
-        (outcome) => callEnd(outcome, context.cancellationSignal),
-        context.cancellationSignal,
-      );
-    } catch (error) {
-      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason instanceof CancelledFailure ? context.cancellationSignal.reason : new CancelledFailure('cancelled');
-      // The server refused the call itself (unknown tool, bad arguments, a result that fails the
-      // tool's output schema): the model is told and may correct itself; retrying would not help.
-      if (error instanceof McpError && [ErrorCode.InvalidParams, ErrorCode.InvalidRequest, ErrorCode.MethodNotFound].includes(error.code)) {
-        return { output: `Tool "${request.toolName}" failed: ${error.message}`, isError: true };
-      }
-      // Anything else (the connection dropped, the server crashed) fails this attempt; the
-      // tool's retry policy decides whether another follows, on a fresh connection if need be.
-      throw ApplicationFailure.retryable(`MCP call to "${request.toolName}" failed: ${messageOf(error)}`, 'McpCallFailed');
-    } finally {
-      clearInterval(keepAlive);
-    }
-    return { output: outputOf(result), isError: result.isError === true };
+    return callMcpTool(resolved, request);
   }
 
   async close(): Promise<void> {
@@ -277,66 +216,6 @@ export async function describeWithMcp(registry: ToolRegistry, mcp: McpToolSource
   }
   const own = new Map(registry.specs(names.filter((name) => !mcp.owns(name))).map((spec) => [spec.name, spec]));
   return { specs: names.map((name) => mcpSpecs.get(name) ?? own.get(name)!), leftOut: [] };
-}
-
-/**
- * Whether a call's connection may serve the next call. Not after a cancelled call or one that
- * timed out: the server may still be working on it, and a question it asked then would reach
- * whichever call held the connection next. Nor after a lost connection.
- */
-export function callEnd(outcome: { ok: true } | { ok: false; error: unknown }, cancellation: AbortSignal): CallEnd {
-  if (cancellation.aborted) return 'retire';
-  if (outcome.ok) return 'reusable';
-  const { error } = outcome;
-  // The server answered with an error: the connection is fine.
-  return error instanceof McpError && error.code !== ErrorCode.RequestTimeout && error.code !== ErrorCode.ConnectionClosed ? 'reusable' : 'retire';
-}
-
-function annotationsOf(tool: McpTool): McpToolAnnotations | undefined {
-  return tool.annotations as McpToolAnnotations | undefined;
-}
-
-function withAnnotations(tool: McpTool): { annotations?: McpToolAnnotations } {
-  const annotations = annotationsOf(tool);
-  return annotations ? { annotations } : {};
-}
-
-function toSpec({ name, server, tool, config }: ResolvedTool): ToolSpec {
-  const options = mcpToolOptions(config, tool.name);
-  const approval =
-    options.approval === undefined ? defaultMcpApproval(annotationsOf(tool)) : options.approval === true ? 'always' : options.approval === false ? 'never' : 'policy';
-  const { $schema: _dialect, ...inputSchema } = tool.inputSchema as JsonSchema;
-  const title = tool.title ?? annotationsOf(tool)?.title;
-  return {
-    name,
-    description: tool.description || `${title ?? tool.name} (tool of the MCP server "${server}")`,
-    inputSchema,
-    ...(tool.outputSchema ? { outputSchema: stripDialect(tool.outputSchema as JsonSchema) } : {}),
-    kind: 'server',
-    approval,
-    ...(approval !== 'never' && options.approvers ? { approvers: [...options.approvers] } : {}),
-    ...(approval !== 'never' && options.approverGroups ? { approverGroups: [...options.approverGroups] } : {}),
-    // A heartbeat timeout by default: the call heartbeats by itself (see execute), so a worker
-    // that dies is noticed within it, and a cancellation reaches the call within about as long.
-    activityOptions: { heartbeatTimeout: DEFAULT_MCP_HEARTBEAT_TIMEOUT, ...options.activityOptions },
-  };
-}
-
-function stripDialect(schema: JsonSchema): JsonSchema {
-  const { $schema: _dialect, ...rest } = schema;
-  return rest;
-}
-
-/**
- * What the model gets back: the structured result when the tool declares one (already checked
- * against its output schema by the MCP client), else the text of a text-only result, else the
- * content blocks as MCP returned them.
- */
-export function outputOf(result: CallToolResult): unknown {
-  if (result.structuredContent !== undefined && result.isError !== true) return result.structuredContent;
-  const content = result.content ?? [];
-  if (content.every((block) => block.type === 'text')) return content.map((block) => (block as { text: string }).text).join('\n');
-  return content;
 }
 
 function messageOf(error: unknown): string {

@@ -1,108 +1,22 @@
 /**
- * What the two provider activities share: call options, credential look-up, tool-result text,
- * and the translation of SDK errors into Temporal failures.
+ * The translation of SDK errors into Temporal failures, which every provider activity shares.
  *
  * Retries belong to Temporal, not to the SDKs (clients are built with `maxRetries: 0`), so
  * every error an SDK raises is turned into an `ApplicationFailure` whose `nonRetryable` flag
  * and `type` tell the activity retry policy what to do, and whose `nextRetryDelay` carries a
- * provider's `retry-after` (fitted to the activity's own retry policy, see `nextRetryDelayFor`)
- * so a rate-limited model is not hammered.
+ * provider's `retry-after` (fitted to the activity's own retry policy, see `nextRetryDelayFor`
+ * in retry-delay.ts) so a rate-limited model is not hammered. The call options, credential
+ * look-up and tool-result text are in provider-client.ts, and exported from here too.
  */
 import { STATUS_CODES } from 'node:http';
-import { ApplicationFailure, msToNumber, type RetryPolicy } from '@temporalio/common';
-import type { ModelStreamListener } from './stream-delta.js';
-
+import { ApplicationFailure } from '@temporalio/common';
 import { ProviderErrorType, type ProviderName } from './error-types.js';
+import type { ActivityRetryInfo, ProviderCallOptions } from './provider-client.js';
+import { nextRetryDelayFor, retryDelayMs } from './retry-delay.js';
 
 export { ProviderErrorType, type ProviderName } from './error-types.js';
-
-/** Overrides for one model call; anything left out is read from the environment at call time. */
-export interface ProviderCallOptions {
-  /** Defaults to `OPENAI_API_KEY` / `ANTHROPIC_API_KEY`. */
-  apiKey?: string;
-  /** Defaults to `OPENAI_BASE_URL` / `ANTHROPIC_BASE_URL`, then the SDK's own default. */
-  baseURL?: string;
-  /** Per-request timeout; defaults to the SDK's (10 minutes). Keep it below the activity's startToCloseTimeout. */
-  timeoutMs?: number;
-  /** Aborts the HTTP request, e.g. `Context.current().cancellationSignal` when the activity is cancelled. */
-  signal?: AbortSignal;
-  /**
-   * The calling activity's attempt and retry policy (`Context.current().info`), so that a
-   * provider's `retry-after` is fitted to them; see {@link nextRetryDelayFor}.
-   */
-  retry?: ActivityRetryInfo;
-  /** Receives text, reasoning and tool-input deltas as the provider streams them. */
-  onDelta?: ModelStreamListener;
-}
-
-/** What an activity knows about its own retries, from `Context.current().info`. */
-export interface ActivityRetryInfo {
-  /** The attempt that is failing, from 1. */
-  attempt: number;
-  /** The policy as the server resolved it (defaults filled in); undefined if the server did not send it. */
-  retryPolicy?: RetryPolicy;
-}
-
-const environmentVariables = {
-  openai: { apiKey: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' },
-  anthropic: { apiKey: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL' },
-} as const;
-
-/** What an SDK client needs, resolved from the options and then the worker's environment. */
-export interface ProviderClientSettings {
-  apiKey: string;
-  baseURL: string | undefined;
-  timeout: number | undefined;
-  maxRetries: 0;
-}
-
-/**
- * Resolves the key and base URL for `provider` at call time, so a worker picks up a rotated
- * key without a restart and tests can point the SDKs at a fake server per test.
- *
- * @throws a non-retryable `ProviderAuthenticationError` naming the env var when no key is set:
- *   retrying cannot make a key appear.
- */
-export function resolveClientSettings(provider: ProviderName, options: ProviderCallOptions = {}): ProviderClientSettings {
-  const names = environmentVariables[provider];
-  const apiKey = options.apiKey ?? process.env[names.apiKey];
-  if (!apiKey) {
-    throw ApplicationFailure.nonRetryable(
-      `${provider}: no API key — set ${names.apiKey} in the worker's environment`,
-      ProviderErrorType.authentication,
-    );
-  }
-  return {
-    apiKey,
-    baseURL: options.baseURL ?? (process.env[names.baseURL] || undefined),
-    timeout: options.timeoutMs,
-    maxRetries: 0,
-  };
-}
-
-/**
- * One SDK client per provider and settings, reused across calls: each client owns an HTTP
- * agent, so reuse keeps connections (and TLS sessions) alive between a turn's model steps.
- * Settings are still read from the environment on every call, so a rotated key takes effect.
- */
-export function cachedClient<Client>(cache: Map<string, Client>, settings: ProviderClientSettings, create: (settings: ProviderClientSettings) => Client): Client {
-  const key = JSON.stringify([settings.apiKey, settings.baseURL, settings.timeout]);
-  let client = cache.get(key);
-  if (!client) {
-    client = create(settings);
-    cache.set(key, client);
-  }
-  return client;
-}
-
-/**
- * The text a tool result is sent as. Both wire formats want a string; JSON keeps structured
- * outputs readable to the model. `undefined` (a tool that returned nothing) becomes `null`.
- */
-export function toolResultText(output: unknown): string {
-  if (typeof output === 'string') return output;
-  return JSON.stringify(output) ?? 'null';
-}
+export { cachedClient, resolveClientSettings, toolResultText, type ActivityRetryInfo, type ProviderCallOptions, type ProviderClientSettings } from './provider-client.js';
+export { nextRetryDelayFor, policyBackoffMs, retryDelayMs } from './retry-delay.js';
 
 /** What this module reads of an SDK's HTTP error: both SDKs' `APIError` have it. */
 export interface SdkApiError extends Error {
@@ -239,75 +153,6 @@ function retryable(message: string, cause?: Error, nextRetryDelay?: number): App
     cause,
     ...(nextRetryDelay === undefined ? {} : { nextRetryDelay }),
   });
-}
-
-/**
- * The delay a provider asked for, in milliseconds: `retry-after-ms` (OpenAI's, more precise),
- * else `retry-after` as seconds or as an HTTP date. Undefined when absent or unparsable, so
- * Temporal's own backoff applies. Zero (or a date in the past) means "no need to wait"; what is
- * actually sent to Temporal is decided by {@link nextRetryDelayFor}.
- */
-export function retryDelayMs(headers: Headers | undefined, now: number = Date.now()): number | undefined {
-  const milliseconds = parseNonNegative(headers?.get('retry-after-ms'));
-  if (milliseconds !== undefined) return Math.ceil(milliseconds);
-  const retryAfter = headers?.get('retry-after')?.trim();
-  if (!retryAfter) return undefined;
-  const seconds = parseNonNegative(retryAfter);
-  if (seconds !== undefined) return Math.ceil(seconds * 1000);
-  // Only an HTTP date (it names a weekday or month) counts: Date.parse would also read '-1' as a year.
-  const date = /[a-z]/i.test(retryAfter) ? Date.parse(retryAfter) : Number.NaN;
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
-/**
- * When the activity cannot see its retry policy (a server that does not send it, or a provider
- * called outside an activity), a requested delay up to this long is left to the policy's backoff:
- * one second is Temporal's default initial interval.
- */
-const FLOOR_WITHOUT_POLICY_MS = 1_000;
-
-/**
- * The `nextRetryDelay` for a delay the provider asked for, or undefined to leave the wait to the
- * activity's retry policy. The provider's delay is a floor on the next retry, never a way to
- * stop retrying, and never longer than the policy's maximum interval:
- *
- * - at or below the backoff the policy would use for this attempt anyway (always so for zero,
- *   sub-millisecond or past-date delays): undefined, and Temporal's own backoff applies;
- * - above the policy's `maximumInterval`: the maximum interval;
- * - otherwise: the requested delay.
- *
- * Why it must be done here: Temporal's server (1.29, `MutableStateImpl.RetryActivity`) lets an
- * application's `nextRetryDelay` replace the policy's maximum interval outright. So a large
- * delay is waited in full (a `retry-after` of a day parks the turn for a day), and a zero delay
- * (which the SDK sends as a present, zero Duration rather than leaving it out) makes both the
- * interval and the maximum interval zero, which `nextBackoffInterval` reads as
- * `RETRY_STATE_TIMEOUT`: the attempt that got the rate limit becomes the last one and the turn fails.
- */
-export function nextRetryDelayFor(requestedMs: number | undefined, retry?: ActivityRetryInfo): number | undefined {
-  if (requestedMs === undefined) return undefined;
-  const policy = retry?.retryPolicy;
-  const maximumMs = policy?.maximumInterval != null ? msToNumber(policy.maximumInterval) : undefined;
-  const delayMs = maximumMs !== undefined && maximumMs > 0 ? Math.min(requestedMs, maximumMs) : requestedMs;
-  const floorMs = policy && retry ? policyBackoffMs(policy, retry.attempt, maximumMs) : FLOOR_WITHOUT_POLICY_MS;
-  // The floor is never negative, so whatever is returned is a positive delay.
-  return delayMs > Math.max(floorMs, 0) ? delayMs : undefined;
-}
-
-/**
- * The wait Temporal's server computes for a retry after `attempt` failed, when no
- * `nextRetryDelay` is given: initial interval × coefficient^(attempt − 1), capped at the maximum
- * interval. The server resolves unset fields before the activity sees the policy; the fallbacks
- * are its defaults.
- */
-export function policyBackoffMs(policy: RetryPolicy, attempt: number, maximumMs: number | undefined = policy.maximumInterval != null ? msToNumber(policy.maximumInterval) : undefined): number {
-  const initialMs = policy.initialInterval != null ? msToNumber(policy.initialInterval) : 1_000;
-  const backoffMs = initialMs * Math.pow(policy.backoffCoefficient ?? 2, Math.max(attempt, 1) - 1);
-  return maximumMs !== undefined && maximumMs > 0 ? Math.min(backoffMs, maximumMs) : backoffMs;
-}
-
-function parseNonNegative(value: string | null | undefined): number | undefined {
-  if (value == null || !/^\s*\d+(\.\d+)?\s*$/.test(value)) return undefined;
-  return Number(value);
 }
 
 function isUserAbort(sdk: ProviderSdk, error: unknown): boolean {

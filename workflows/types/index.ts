@@ -8,6 +8,8 @@ export type * from './model.js';
 export type * from './tools.js';
 export type * from './model-step.js';
 export type * from './turn.js';
+export type * from './call-records.js';
+export type * from './parked-calls.js';
 export type * from './agent-tools.js';
 export type * from './conversation.js';
 export type * from './budget.js';

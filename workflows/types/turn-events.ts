@@ -15,7 +15,7 @@ import type { EndedTurnStatus } from './turn-statuses.js';
 import type { FinishReason, Usage } from './model.js';
 import type { ToolServerLeftOut, ToolServersWait } from './tools.js';
 import type { BudgetApprovalInput } from './budget.js';
-import type { ApprovalRecord, ToolCallOutcome } from './turn.js';
+import type { ApprovalRecord, ToolCallOutcome } from './call-records.js';
 
 /** The topic of the workflow stream that carries a turn's (or a conversation's) events. */
 export const TURN_EVENTS_TOPIC = 'turnpike';

@@ -1,5 +1,6 @@
 /**
- * A turn: its input and result, its parked calls, decisions and state, and the messages that decide them.
+ * A turn: its input and result, its state, and what it carries to its next run. Its parked calls
+ * and the messages that decide them are in parked-calls.ts, its call records in call-records.ts.
  * Pure types: nothing here runs.
  */
 import type { EndedTurnStatus, TurnStatus } from './turn-statuses.js';
@@ -9,6 +10,8 @@ import type { ActivityCallOptions, ModelToolSpec, ToolServerLeftOut, ToolServers
 import type { ChildTurnView, ParentTurn } from './agent-tools.js';
 import type { WorkflowStreamState } from './stream.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
+import type { DecisionRecord, ToolCallRecord } from './call-records.js';
+import type { PendingToolCall } from './parked-calls.js';
 
 export interface AgentTurnInput {
   conversationId?: string;
@@ -117,30 +120,6 @@ export interface CarriedCall {
   entry: unknown;
 }
 
-export type ToolCallOutcome = 'executed' | 'approved' | 'denied' | 'expired' | 'client' | 'error' | 'cancelled';
-
-export interface ApprovalRecord {
-  approvalId: string;
-  approved: boolean;
-  automatic: boolean;
-  approver?: string;
-  reason?: string;
-  /** ISO 8601. */
-  decidedAt: string;
-}
-
-export interface ToolCallRecord {
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  outcome: ToolCallOutcome;
-  output: unknown;
-  isError: boolean;
-  approval?: ApprovalRecord;
-  /** An agent tool's call: the child turn's token usage (included in the turn's `usage`). */
-  usage?: Usage;
-}
-
 /** The model step that ended a turn with status `max-tokens` or `refused`. */
 export interface CutOffStep {
   /** Which step (1-based). */
@@ -176,99 +155,6 @@ export interface AgentTurnResult {
   budget?: TurnBudget;
 }
 
-export interface PendingToolCall {
-  /**
-   * `elicitation`: an MCP server asked the user for input while the call ran; answer it with `submitToolResult`.
-   * `budget`: the turn reached a limit of its budget; approve to extend it by `input.extendBy`, deny to stop the turn.
-   */
-  kind: 'approval' | 'client-tool' | 'elicitation' | 'budget';
-  approvalId?: string;
-  /** For an elicitation: its id (a retried call's new question gets a new one, same toolCallId). */
-  elicitationId?: string;
-  /** For an elicitation: the server's question. */
-  message?: string;
-  /** For an elicitation: the JSON Schema (flat object) the accepted answer's `content` must fit. */
-  requestedSchema?: JsonSchema;
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  /** SHA-256 of the input's canonical JSON: a decision applies to exactly this input. */
-  inputHash: string;
-  /** ISO 8601. */
-  requestedAt: string;
-  /** ISO 8601. */
-  expiresAt: string;
-  /** Why the policy asked for a person, when it said. */
-  reason?: string;
-  /** Who may decide this approval, when the tool restricts it: listings show each approver what they may decide. */
-  approvers?: string[];
-  approverGroups?: string[];
-}
-
-/**
- * One approval decision, for the audit trail: a person's, a policy's (`automatic`), or what
- * ended the wait without one (expired, superseded, cancelled).
- */
-export interface DecisionRecord {
-  approvalId: string;
-  toolCallId: string;
-  toolName: string;
-  outcome: 'approved' | 'denied' | 'expired' | 'superseded' | 'cancelled';
-  approved: boolean;
-  automatic: boolean;
-  approver?: string;
-  approverGroups?: string[];
-  reason?: string;
-  /** ISO 8601. */
-  decidedAt: string;
-  /** The hash of the input the decision was shown. */
-  inputHash: string;
-  /** The approver's edit, when they changed the input. */
-  editedInput?: unknown;
-}
-
-/** What a webhook nudge says about an approval (see activities/notify.ts). */
-export interface ApprovalNotification {
-  event: 'parked' | 'expiring' | 'decided';
-  turnId: string;
-  conversationId?: string;
-  /** A sub-agent's call: the turn whose agent tool call started this turn. */
-  parentTurnId?: string;
-  approvalId: string;
-  toolCallId: string;
-  toolName: string;
-  input: unknown;
-  inputHash: string;
-  /** Why the policy asked for a person. */
-  reason?: string;
-  /** ISO 8601. */
-  requestedAt: string;
-  /** ISO 8601. */
-  expiresAt: string;
-  /** With `decided`. */
-  outcome?: DecisionRecord['outcome'];
-  approver?: string;
-  decidedAt?: string;
-}
-
-/** `callContext` query: what an approver needs to decide a parked call. */
-export interface CallContextRequest {
-  toolCallId: string;
-}
-
-export interface CallContext {
-  toolCallId: string;
-  toolName: string;
-  /** The user message that started the turn. */
-  userMessage: string;
-  /** What the model wrote in the step that made this call, before or around it. */
-  assistantText: string;
-  /** Results of the turn's earlier tool calls, in order. */
-  earlierResults: Array<{ toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean }>;
-  /** The tool's input JSON Schema, for an edit-before-approve form (the turn validates the edit again). */
-  inputSchema: JsonSchema;
-}
-
 export interface TurnState {
   status: TurnStatus;
   step: number;
@@ -286,35 +172,4 @@ export interface TurnState {
   children?: ChildTurnView[];
   /** Set on a child turn: the turn and tool call that started it. */
   parentTurn?: ParentTurn;
-}
-
-export interface ApproveToolCallInput {
-  approvalId: string;
-  approved: boolean;
-  reason?: string;
-  approver?: string;
-  /** The approver's groups, checked against the tool's `approverGroups` (the HTTP API fills them from the caller's token). */
-  approverGroups?: string[];
-  /** An approver's edit of the input; validated against the tool's schema again. */
-  input?: unknown;
-  /** When given, must equal the pending call's `inputHash`: binds the decision to what was shown. */
-  inputHash?: string;
-}
-
-export interface ApproveToolCallResult {
-  approvalId: string;
-  toolCallId: string;
-  approved: boolean;
-  decidedAt: string;
-}
-
-export interface SubmitToolResultInput {
-  toolCallId: string;
-  output: unknown;
-  isError?: boolean;
-}
-
-export interface SubmitToolResultResult {
-  toolCallId: string;
-  acceptedAt: string;
 }

@@ -1,0 +1,109 @@
+/**
+ * A turn's parked calls and the messages that decide them: the pending call, the webhook nudge
+ * about it, what an approver is shown, and the decision or client result that settles it.
+ * Pure types: nothing here runs.
+ */
+import type { JsonSchema } from './messages.js';
+import type { DecisionRecord, ToolCallOutcome } from './call-records.js';
+
+export interface PendingToolCall {
+  /**
+   * `elicitation`: an MCP server asked the user for input while the call ran; answer it with `submitToolResult`.
+   * `budget`: the turn reached a limit of its budget; approve to extend it by `input.extendBy`, deny to stop the turn.
+   */
+  kind: 'approval' | 'client-tool' | 'elicitation' | 'budget';
+  approvalId?: string;
+  /** For an elicitation: its id (a retried call's new question gets a new one, same toolCallId). */
+  elicitationId?: string;
+  /** For an elicitation: the server's question. */
+  message?: string;
+  /** For an elicitation: the JSON Schema (flat object) the accepted answer's `content` must fit. */
+  requestedSchema?: JsonSchema;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  /** SHA-256 of the input's canonical JSON: a decision applies to exactly this input. */
+  inputHash: string;
+  /** ISO 8601. */
+  requestedAt: string;
+  /** ISO 8601. */
+  expiresAt: string;
+  /** Why the policy asked for a person, when it said. */
+  reason?: string;
+  /** Who may decide this approval, when the tool restricts it: listings show each approver what they may decide. */
+  approvers?: string[];
+  approverGroups?: string[];
+}
+
+/** What a webhook nudge says about an approval (see activities/notify.ts). */
+export interface ApprovalNotification {
+  event: 'parked' | 'expiring' | 'decided';
+  turnId: string;
+  conversationId?: string;
+  /** A sub-agent's call: the turn whose agent tool call started this turn. */
+  parentTurnId?: string;
+  approvalId: string;
+  toolCallId: string;
+  toolName: string;
+  input: unknown;
+  inputHash: string;
+  /** Why the policy asked for a person. */
+  reason?: string;
+  /** ISO 8601. */
+  requestedAt: string;
+  /** ISO 8601. */
+  expiresAt: string;
+  /** With `decided`. */
+  outcome?: DecisionRecord['outcome'];
+  approver?: string;
+  decidedAt?: string;
+}
+
+/** `callContext` query: what an approver needs to decide a parked call. */
+export interface CallContextRequest {
+  toolCallId: string;
+}
+
+export interface CallContext {
+  toolCallId: string;
+  toolName: string;
+  /** The user message that started the turn. */
+  userMessage: string;
+  /** What the model wrote in the step that made this call, before or around it. */
+  assistantText: string;
+  /** Results of the turn's earlier tool calls, in order. */
+  earlierResults: Array<{ toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean }>;
+  /** The tool's input JSON Schema, for an edit-before-approve form (the turn validates the edit again). */
+  inputSchema: JsonSchema;
+}
+
+export interface ApproveToolCallInput {
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+  approver?: string;
+  /** The approver's groups, checked against the tool's `approverGroups` (the HTTP API fills them from the caller's token). */
+  approverGroups?: string[];
+  /** An approver's edit of the input; validated against the tool's schema again. */
+  input?: unknown;
+  /** When given, must equal the pending call's `inputHash`: binds the decision to what was shown. */
+  inputHash?: string;
+}
+
+export interface ApproveToolCallResult {
+  approvalId: string;
+  toolCallId: string;
+  approved: boolean;
+  decidedAt: string;
+}
+
+export interface SubmitToolResultInput {
+  toolCallId: string;
+  output: unknown;
+  isError?: boolean;
+}
+
+export interface SubmitToolResultResult {
+  toolCallId: string;
+  acceptedAt: string;
+}
