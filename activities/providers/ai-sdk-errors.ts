@@ -9,7 +9,7 @@
 import { STATUS_CODES } from 'node:http';
 import { ApplicationFailure } from '@temporalio/common';
 import { ProviderErrorType } from './error-types.js';
-import { nextRetryDelayFor, retryDelayMs, type ProviderCallOptions } from './errors.js';
+import { connectionCause, nextRetryDelayFor, retryDelayMs, type ProviderCallOptions } from './errors.js';
 
 /** The fields of the spec's `APICallError` this module reads. */
 interface ApiCallError extends Error {
@@ -48,7 +48,7 @@ export function toAiSdkFailure(label: string, error: unknown, options: Pick<Prov
   const cause = error instanceof Error ? error : undefined;
   if (isApiCallError(error)) {
     const status = error.statusCode;
-    if (status === undefined) return failure(`${label}: connection error — ${causeChain(error)}`, ProviderErrorType.retryable, cause);
+    if (status === undefined) return failure(`${label}: connection error — ${connectionCause(error)}`, ProviderErrorType.retryable, cause);
     const message = `${label}: ${status} ${STATUS_CODES[status] ?? 'error'} — ${apiMessage(error)}`;
     if (error.isRetryable) {
       const requested = retryDelayMs(new Headers(error.responseHeaders ?? {})) ?? googleRetryDelayMs(error.responseBody);
@@ -69,8 +69,8 @@ export function toAiSdkFailure(label: string, error: unknown, options: Pick<Prov
   if (hasMarker(error, 'AI_InvalidPromptError') || hasMarker(error, 'AI_UnsupportedFunctionalityError')) {
     return failure(`${label}: ${cause?.message ?? String(error)}`, ProviderErrorType.badRequest, cause);
   }
-  if (cause && (cause.name === 'TypeError' || cause.name === 'AbortError') && /terminated|network|socket|fetch failed/i.test(causeChain(cause))) {
-    return failure(`${label}: stream interrupted — ${causeChain(cause)}`, ProviderErrorType.retryable, cause);
+  if (cause && (cause.name === 'TypeError' || cause.name === 'AbortError') && /terminated|network|socket|fetch failed/i.test(connectionCause(cause))) {
+    return failure(`${label}: stream interrupted — ${connectionCause(cause)}`, ProviderErrorType.retryable, cause);
   }
   return error;
 }
@@ -111,15 +111,4 @@ function googleRetryDelayMs(body: string | undefined): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** fetch reports "fetch failed"; the useful part (ECONNRESET, …) is in the cause chain. */
-function causeChain(error: Error): string {
-  const parts: string[] = [];
-  for (let current: unknown = error; current instanceof Error && parts.length < 4; current = current.cause) {
-    const code = (current as { code?: unknown }).code;
-    const message = current.message.replace(/\.$/, '');
-    parts.push(typeof code === 'string' ? `${message} (${code})` : message);
-  }
-  return parts.join(': ');
 }

@@ -160,7 +160,7 @@ function isUserAbort(sdk: ProviderSdk, error: unknown): boolean {
 }
 
 /** fetch reports "fetch failed"; the useful part (ECONNRESET, ECONNREFUSED, …) is in the cause chain. */
-function connectionCause(error: Error): string {
+export function connectionCause(error: Error): string {
   const parts: string[] = [];
   for (let current: unknown = error; current instanceof Error && parts.length < 4; current = current.cause) {
     const code = (current as { code?: unknown }).code;
