@@ -1,12 +1,22 @@
 /**
  * The AI SDK language models a worker registers by name (`models` on `createWorker` /
  * `TurnpikePlugin`), apart from the provider (ai-sdk.ts) so that the worker's entry point loads
- * nothing of it. Only the spec's types come from `@ai-sdk/provider`.
+ * nothing of it. It names no type of `@ai-sdk/provider` either: the worker's published types must
+ * compile in an application that uses no AI SDK model and so has no `@ai-sdk/provider`.
  */
-import type { LanguageModelV3, LanguageModelV4 } from '@ai-sdk/provider';
 
-/** A language model of the AI SDK's provider specification, v4 (AI SDK 7) or v3 (AI SDK 6). */
-export type AiSdkLanguageModel = LanguageModelV4 | LanguageModelV3;
+/**
+ * A language model of the AI SDK's provider specification, v4 (AI SDK 7) or v3 (AI SDK 6),
+ * described by the members turnpike relies on: every `LanguageModelV4` and `LanguageModelV3` is
+ * one. The provider (ai-sdk.ts) reads it as the spec's own type.
+ */
+export interface AiSdkLanguageModel {
+  readonly specificationVersion: 'v3' | 'v4';
+  readonly provider: string;
+  readonly modelId: string;
+  doGenerate(options: never): PromiseLike<unknown>;
+  doStream(options: never): PromiseLike<unknown>;
+}
 
 /** The worker's AI SDK models, by the names turns use (`model: { provider: 'ai-sdk', model: '<name>' }`). */
 export type AiSdkModels = Record<string, AiSdkLanguageModel>;

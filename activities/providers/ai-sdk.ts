@@ -34,7 +34,7 @@ import { toolResultText, type ProviderCallOptions } from './errors.js';
  */
 export async function callAiSdk(models: AiSdkModels, input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
   const name = input.model.model;
-  const model = Object.hasOwn(models, name) ? (models[name] as LanguageModelV4) : undefined;
+  const model = Object.hasOwn(models, name) ? (models[name] as unknown as LanguageModelV4) : undefined;
   if (!model) {
     const known = Object.keys(models);
     throw ApplicationFailure.nonRetryable(

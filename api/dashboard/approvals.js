@@ -109,7 +109,10 @@ export async function decide(card, call, approved) {
     refreshDecisions();
     removeCard(call.approvalId);
   } catch (error) {
-    toast(`Not ${approved ? 'approved' : 'denied'}: ${error.message}`, 'error');
+    // A card this page listed and the API no longer knows of was decided elsewhere, or its turn
+    // ended: the API answers 404 to whoever may not read the turn any more (docs/http-api.md).
+    const why = error.status === 404 ? 'this approval is no longer open to you (decided elsewhere, or its turn ended)' : error.message;
+    toast(`Not ${approved ? 'approved' : 'denied'}: ${why}`, 'error');
     if (error.status === 409 || error.status === 404) removeCard(call.approvalId);
     else card.querySelectorAll('button').forEach((button) => (button.disabled = false));
   } finally {

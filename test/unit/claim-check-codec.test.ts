@@ -67,8 +67,10 @@ describe('ClaimCheckCodec', () => {
     const bytes = new TextEncoder().encode('x');
     const key = contentKey(bytes);
     writeFileSync(path.join(folder, key.slice(0, 2)), "a file where the key's folder belongs");
-    for (const [attempt, doing] of [[store.get(key), 'read'], [store.put(key, bytes), 'store'], [readVerified(store, key), 'read']] as const) {
-      const error = (await (attempt as Promise<unknown>).catch((caught: unknown) => caught)) as Error & { code?: string };
+    // Each attempt starts only when it is awaited: a rejection nobody awaits yet is an unhandled one.
+    const attempts = [[() => store.get(key), 'read'], [() => store.put(key, bytes), 'store'], [() => readVerified(store, key), 'read']] as const;
+    for (const [attempt, doing] of attempts) {
+      const error = (await (attempt() as Promise<unknown>).catch((caught: unknown) => caught)) as Error & { code?: string };
       expect(error.message).toBe(`The file content store could not ${doing} sha256:${key}: ENOTDIR (${doing === 'read' ? 'open' : 'utime'})`);
       expect(error.code).toBe('ENOTDIR');
     }
