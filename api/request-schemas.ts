@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 
-const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted']), model: z.string().min(1) });
+const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted', 'anthropic-bedrock', 'anthropic-vertex', 'azure-openai']), model: z.string().min(1) });
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
 
 /** A typed final answer (`AgentTurnInput.output`, docs/typed-output.md); the turn checks the schema itself. */

@@ -13,6 +13,9 @@ import { ApplicationFailure } from '@temporalio/common';
 export const OPTIONAL_PEERS = {
   openai: '^6.30.1',
   '@anthropic-ai/sdk': '^1.12.0',
+  // Claude on Bedrock and Vertex AI: each cloud's client, on top of @anthropic-ai/sdk.
+  '@anthropic-ai/bedrock-sdk': '^1.1.3',
+  '@anthropic-ai/vertex-sdk': '^1.1.3',
   '@modelcontextprotocol/sdk': '^1.32.2',
   fastify: '^5.12.8',
   'fastify-type-provider-zod': '^7.0.0',
