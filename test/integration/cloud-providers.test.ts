@@ -208,6 +208,20 @@ describe.each(cases)('$name', (cloudCase) => {
     if (cloudCase.cloud === 'bedrock') expect(reached.map((request) => new URL(request.url, cloud.url).pathname)).toEqual([`/model/${BEDROCK_ID}/invoke`, `/model/${BEDROCK_ID}/invoke`]);
   });
 
+  it('answers a typed output, its constraints checked by the turn', async () => {
+    const before = base.requests.length;
+    // `minimum` is a constraint Anthropic's JSON outputs refuse: sent in a description, checked by the turn.
+    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } }, required: ['city', 'days'], additionalProperties: false };
+    base.script(cloudCase.upstream, [{ json: { city: 'Lisbon', days: 0 } }, { json: { city: 'Lisbon', days: 4 } }]);
+    const model = { provider: cloudCase.model.provider, endpoint: cloudCase.model.endpoint, model: cloudCase.model.model };
+    const handle = await turnpike.startTurn({ model, text: 'Plan a trip.', output: { schema }, modelCallOptions: fastRetries });
+    expect(await handle.result()).toMatchObject({ status: 'completed', steps: 2, output: { city: 'Lisbon', days: 4 } });
+    const forwarded = base.requests.slice(before);
+    expect(forwarded.map((request) => request.errors)).toEqual([[], []]);
+    const format = cloudCase.upstream === 'anthropic' ? forwarded[0].body.output_config.format : forwarded[0].body.response_format;
+    expect(format.type).toBe('json_schema');
+  });
+
   it('fails at once on settings the worker does not have', async () => {
     const handle = await turnpike.startTurn({ model: { ...cloudCase.model, endpoint: 'us' }, text: 'Hello', modelCallOptions: fastRetries });
     const error = await handle.result().catch((caught: unknown) => caught);
