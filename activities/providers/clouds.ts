@@ -64,8 +64,11 @@ export interface AzureOpenAISettings {
 
 /** Each cloud's settings by name. */
 export interface CloudSettings {
+  /** For turns of provider `anthropic-bedrock`. */
   bedrock?: Record<string, BedrockSettings>;
+  /** For turns of provider `anthropic-vertex`. */
   vertex?: Record<string, VertexSettings>;
+  /** For turns of provider `azure-openai`. */
   azure?: Record<string, AzureOpenAISettings>;
 }
 
