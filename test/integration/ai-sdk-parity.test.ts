@@ -118,6 +118,11 @@ describe('typed output on ai-sdk (responseFormat)', () => {
     const [first, second] = gemini.requests;
     expect(errorsOf(gemini.requests)).toEqual([]);
     expect(gemini.requests).toHaveLength(2);
+    // Both steps asked for the schema: natively on Gemini 3, as the forced `json` function before.
+    for (const request of gemini.requests) {
+      if (model === 'flash3') expect(request.body.generationConfig).toMatchObject({ responseMimeType: 'application/json', responseJsonSchema: { required: ['city', 'days'] } });
+      else expect(request.body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' } });
+    }
     expect(userTexts(first)).not.toContain('final_answer');
     // The model was told exactly what was wrong, after its own answer.
     expect(userTexts(second)).toContain('not valid \\"final_answer\\" output');
