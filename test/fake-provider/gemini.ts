@@ -258,6 +258,9 @@ function candidateChunks(reply: GeminiReply, body: Json, model: string, sign: (p
       throw new Error(`fake gemini: function calling is forced (ANY of ${allowed.join(', ')}), but the script answers ${JSON.stringify(reply)}`);
     }
   }
+  if (reply.grounding && !(body?.tools ?? []).some((tool: Json) => tool?.googleSearch !== undefined)) {
+    throw new Error('fake gemini: the script grounds its answer in Google Search, but the request offers no googleSearch tool');
+  }
   const text = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.textPieces?.join('') ?? reply.text ?? (reply.toolCalls?.length ? undefined : 'ok'));
   const parts: Json[][] = [];
   if (thinking && includeThoughts && reply.thinking) parts.push([{ text: reply.thinking, thought: true }]);
@@ -291,5 +294,13 @@ function candidateChunks(reply: GeminiReply, body: Json, model: string, sign: (p
 function merge(chunks: Json[]): Json {
   const last = chunks[chunks.length - 1];
   if (!last.candidates || !last.candidates[0].content) return last;
-  return { ...last, candidates: [{ ...last.candidates[0], content: { role: 'model', parts: chunks.flatMap((chunk) => chunk.candidates[0].content.parts) } }] };
+  // Text streamed in pieces is one part in a whole reply; thoughts and signed parts stay apart.
+  const plain = (part: Json) => typeof part.text === 'string' && part.thought === undefined && part.thoughtSignature === undefined;
+  const parts: Json[] = [];
+  for (const part of chunks.flatMap((chunk) => chunk.candidates[0].content.parts)) {
+    const previous = parts.at(-1);
+    if (previous && plain(previous) && plain(part)) parts[parts.length - 1] = { text: previous.text + part.text };
+    else parts.push(part);
+  }
+  return { ...last, candidates: [{ ...last.candidates[0], content: { role: 'model', parts } }] };
 }

@@ -18,6 +18,7 @@ import type { AgentTurnInput, Message } from '../../workflows/types/index.js';
 import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
 import { startFakeGemini, type FakeGemini, type GeminiRequest } from '../fake-provider/gemini.js';
 import type { Json } from '../fake-provider/server.js';
+import type { AiSdkLanguageModel } from '../../worker/index.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -30,7 +31,10 @@ let client: TurnpikeClient;
 beforeAll(async () => {
   gemini = await startFakeGemini(GEMINI_KEY);
   const google = createGoogleGenerativeAI({ baseURL: gemini.baseURL, apiKey: GEMINI_KEY });
-  turnpike = await startTurnpike({ tools: testTools, models: { gemini: google('gemini-2.5-flash'), flash3: google('gemini-3-flash-preview') } });
+  turnpike = await startTurnpike({
+    tools: testTools,
+    models: { gemini: google('gemini-2.5-flash'), flash3: google('gemini-3-flash-preview'), searching: withGoogleSearch(google('gemini-2.5-flash')) },
+  });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
 });
 
@@ -42,6 +46,24 @@ afterAll(async () => {
 beforeEach(() => {
   gemini.requests.length = 0;
 });
+
+/**
+ * A registered model that lets Gemini search the web itself: every call also offers the
+ * provider's `google_search` tool, as an application's own wrapper (or the AI SDK's
+ * `wrapLanguageModel`) would; turnpike sends only function tools.
+ */
+function withGoogleSearch(model: ReturnType<ReturnType<typeof createGoogleGenerativeAI>>): AiSdkLanguageModel {
+  const search = { type: 'provider' as const, id: 'google.google_search' as const, name: 'google_search', args: {} };
+  type Options = Parameters<typeof model.doStream>[0];
+  const withSearch = (options: Options): Options => ({ ...options, tools: [...(options.tools ?? []), search] });
+  return {
+    specificationVersion: model.specificationVersion,
+    provider: model.provider,
+    modelId: model.modelId,
+    doGenerate: ((options: Options) => model.doGenerate(withSearch(options))) as AiSdkLanguageModel['doGenerate'],
+    doStream: ((options: Options) => model.doStream(withSearch(options))) as AiSdkLanguageModel['doStream'],
+  };
+}
 
 const fastRetries = { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumAttempts: 3 } };
 const thinking = { google: { thinkingConfig: { includeThoughts: true, thinkingBudget: 1024 } } };
@@ -243,5 +265,25 @@ describe('a subscriber of a streaming ai-sdk turn', () => {
     expect(seen.map(({ offset }) => offset)).toEqual(seen.map((_, index) => index));
     expect(seen.at(-1)!.event).toMatchObject({ type: 'turn-finished', status: 'completed', text: pieces.join('') });
     expect(errorsOf(gemini.requests)).toEqual([]);
+  });
+});
+
+describe('what crosses from an AI SDK model, and what does not (docs/models.md)', () => {
+  it.each([true, false])('keeps the text of a reply grounded in Google Search and leaves its sources out (stream: %s)', async (stream) => {
+    const sources = [{ uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/a1', title: 'weather.com' }, { uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/b2', title: 'met.ie' }];
+    gemini.script([{ textPieces: ['Dublin: ', 'light rain, 12°C.'], grounding: { queries: ['weather Dublin today'], sources } }]);
+    const handle = await startGeminiTurn('What is the weather in Dublin?', { model: 'searching', stream }, { tools: [] });
+    const events: TurnEventRecord[] = [];
+    for await (const record of client.turnEvents(handle.workflowId)) events.push(record);
+    const result = await handle.result();
+
+    expect(gemini.requests.map((request) => [request.status, request.errors, request.body.tools])).toEqual([[200, [], [{ googleSearch: {} }]]]);
+    expect(gemini.requests[0].reply!.at(-1)!.candidates[0].groundingMetadata.groundingChunks).toHaveLength(2);
+    // The text crosses, whole; the grounding sources (and the search the provider ran) do not:
+    // turnpike's messages and stream have no part for them yet.
+    expect(result).toMatchObject({ status: 'completed', steps: 1, text: 'Dublin: light rain, 12°C.', toolCalls: [] });
+    expect(result.messages).toEqual([{ role: 'assistant', content: [{ type: 'text', text: 'Dublin: light rain, 12°C.' }] }]);
+    expect(JSON.stringify(events)).not.toContain('grounding-api-redirect');
+    expect(JSON.stringify(await handle.fetchHistory())).not.toContain('grounding-api-redirect');
   });
 });
