@@ -6,7 +6,7 @@
  * as `max-tokens` / `refused` (docs/models.md), and a subscriber of a streaming turn seeing its
  * text deltas while the model step still runs.
  */
-import type { WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -285,5 +285,33 @@ describe('what crosses from an AI SDK model, and what does not (docs/models.md)'
     expect(result.messages).toEqual([{ role: 'assistant', content: [{ type: 'text', text: 'Dublin: light rain, 12°C.' }] }]);
     expect(JSON.stringify(events)).not.toContain('grounding-api-redirect');
     expect(JSON.stringify(await handle.fetchHistory())).not.toContain('grounding-api-redirect');
+  });
+});
+
+describe('thought signatures sent back', () => {
+  it('fails the next turn at once, with Gemini\'s own error, when a signature in its history was altered', async () => {
+    gemini.script([{ thinking: 'One audit record.', toolCalls: [{ name: 'record_action', args: { action: 'audit' } }] }, { thinking: 'Done.', text: 'Audited.' }]);
+    const first = await (await startGeminiTurn('Audit.', { providerOptions: thinking })).result();
+    expect(first).toMatchObject({ status: 'completed', text: 'Audited.' });
+    const call = first.messages.flatMap((message) => (message.role === 'assistant' ? message.content : [])).find((part) => part.type === 'tool-call')!;
+    const signature = (call.providerMetadata as { google: { thoughtSignature: string } }).google.thoughtSignature;
+    expect(signature).toEqual(gemini.requests[0].reply!.flatMap((chunk) => chunk.candidates[0].content.parts).find((part) => part.functionCall)!.thoughtSignature);
+
+    // One character of the signature changed, as a lossy store or a re-encoding would.
+    const altered = structuredClone(first.messages);
+    for (const message of altered) {
+      if (message.role !== 'assistant') continue;
+      for (const part of message.content) {
+        if (part.type === 'tool-call') part.providerMetadata = { google: { thoughtSignature: (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1) } };
+      }
+    }
+    gemini.requests.length = 0;
+    const handle = await startGeminiTurn('And again.', { providerOptions: thinking }, { history: [{ role: 'user', content: 'Audit.' }, ...altered] });
+    const error = await handle.result().then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const chain: string[] = [];
+    for (let cause: unknown = error; cause instanceof Error; cause = (cause as Error & { cause?: unknown }).cause) chain.push(`${(cause as { type?: string }).type ?? ''}: ${cause.message}`);
+    expect(chain.join(' <- ')).toMatch(/ProviderBadRequestError: ai-sdk gemini \(google.generative-ai\): 400 Bad Request — Corrupted thought signature\./);
+    expect(gemini.requests.map((request) => [request.status, request.errors])).toEqual([[400, ['Corrupted thought signature.']]]);
   });
 });
