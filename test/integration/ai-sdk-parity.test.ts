@@ -20,6 +20,8 @@ import { startFakeGemini, type FakeGemini, type GeminiRequest } from '../fake-pr
 import type { Json } from '../fake-provider/server.js';
 import type { AiSdkLanguageModel } from '../../worker/index.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
+import { serveApi } from '../support/api-server.js';
+import { readSseFrom } from '../support/sse-reader.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const GEMINI_KEY = 'gemini-test-parity-7c1f';
@@ -27,6 +29,7 @@ const GEMINI_KEY = 'gemini-test-parity-7c1f';
 let gemini: FakeGemini;
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
+let api: Awaited<ReturnType<typeof serveApi>>;
 
 beforeAll(async () => {
   gemini = await startFakeGemini(GEMINI_KEY);
@@ -36,9 +39,11 @@ beforeAll(async () => {
     models: { gemini: google('gemini-2.5-flash'), flash3: google('gemini-3-flash-preview'), searching: withGoogleSearch(google('gemini-2.5-flash')) },
   });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+  api = await serveApi(turnpike);
 });
 
 afterAll(async () => {
+  await api?.api.close();
   await turnpike?.stop();
   await gemini?.close();
 });
@@ -234,13 +239,15 @@ describe('cut-offs and refusals on ai-sdk', () => {
 });
 
 describe('a subscriber of a streaming ai-sdk turn', () => {
-  it('receives the text deltas in order, the first while the model step still runs, and the text is their concatenation', async () => {
+  it('receives the text deltas in order (client and SSE), the first while the model step still runs, and the text is their concatenation', async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     const pieces = ['The ', 'parcel left the depot ', 'at nine and arrives ', 'tomorrow.'];
     gemini.script([{ textPieces: pieces, stream: { pauseAfterChunks: 1, resume: released } }]);
 
-    const handle = await startGeminiTurn('Where is my parcel?');
+    const handle = await startGeminiTurn('Where is my parcel?', {}, { startedBy: 'alice' });
+    // A second subscriber over the HTTP API's SSE, as a browser's EventSource reads it.
+    const sse = readSseFrom(`${api.base}/api/turns/${encodeURIComponent(handle.workflowId)}/events`, { authorization: 'Bearer alice-token' }, (message) => message.event === 'end');
     const iterator = client.turnEvents(handle.workflowId)[Symbol.asyncIterator]();
     const first = await iterator.next();
 
@@ -265,6 +272,12 @@ describe('a subscriber of a streaming ai-sdk turn', () => {
     expect(seen.map(({ offset }) => offset)).toEqual(seen.map((_, index) => index));
     expect(seen.at(-1)!.event).toMatchObject({ type: 'turn-finished', status: 'completed', text: pieces.join('') });
     expect(errorsOf(gemini.requests)).toEqual([]);
+
+    const { status, messages } = await sse;
+    expect(status).toBe(200);
+    const records = messages.filter((message) => message.event === 'message').map((message) => JSON.parse(message.data) as TurnEventRecord);
+    expect(records.map((record) => record.offset)).toEqual(seen.map(({ offset }) => offset));
+    expect(records.flatMap(({ event }) => (event.type === 'text-delta' ? [event.text] : [])).join('')).toBe(pieces.join(''));
   });
 });
 
