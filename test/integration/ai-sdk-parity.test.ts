@@ -76,7 +76,7 @@ const thinking = { google: { thinkingConfig: { includeThoughts: true, thinkingBu
 function startGeminiTurn(
   text: string,
   model: Partial<AgentTurnInput['model']> = {},
-  extra: Partial<AgentTurnInput> & { history?: Message[] } = {},
+  extra: Partial<AgentTurnInput> & { history?: Message[]; startedBy?: string } = {},
 ): Promise<WorkflowHandle<typeof agentTurn>> {
   const { history, ...rest } = extra;
   return turnpike.startTurn({
