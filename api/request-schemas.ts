@@ -4,8 +4,9 @@
  * what they alone can (a schema, a budget, agents), and refuse it with their own message.
  */
 import { z } from 'zod';
+import { MODEL_PROVIDERS } from '../workflows/messages/model-providers.js';
 
-const modelSchema = z.looseObject({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'scripted', 'anthropic-bedrock', 'anthropic-vertex', 'azure-openai']), model: z.string().min(1) });
+const modelSchema = z.looseObject({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) });
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
 
 /** A typed final answer (`AgentTurnInput.output`, docs/typed-output.md); the turn checks the schema itself. */

@@ -13,9 +13,6 @@ import { ApplicationFailure } from '@temporalio/common';
 export const OPTIONAL_PEERS = {
   openai: '^6.30.1',
   '@anthropic-ai/sdk': '^1.12.0',
-  // Claude on Bedrock and Vertex AI: each cloud's client, on top of @anthropic-ai/sdk.
-  '@anthropic-ai/bedrock-sdk': '^1.1.3',
-  '@anthropic-ai/vertex-sdk': '^1.1.3',
   '@modelcontextprotocol/sdk': '^1.32.2',
   fastify: '^5.12.8',
   'fastify-type-provider-zod': '^7.0.0',
@@ -28,6 +25,10 @@ export const OPTIONAL_PEERS = {
   // Types only: the spec an `ai-sdk` model implements. The application's AI SDK provider package
   // (`@ai-sdk/google`, …) brings it; turnpike loads none of it at run time.
   '@ai-sdk/provider': '^4.0.38',
+  '@anthropic-ai/bedrock-sdk': '^1.1.3',
+  '@anthropic-ai/vertex-sdk': '^1.1.3',
+  '@slack/web-api': '^8.2.0',
+  '@temporalio/testing': '^1.24.0',
 } as const;
 
 export type OptionalPeer = keyof typeof OPTIONAL_PEERS;

@@ -42,7 +42,31 @@ export function modelSettingsProblem(model: ModelSettings): string | undefined {
       return `model.reasoningEffort must be one of ${OPENAI_REASONING_EFFORTS.join(', ')} (got ${JSON.stringify(model.reasoningEffort)})`;
     }
   }
-  return openAIOptionsProblem(model) ?? endpointProblem(model) ?? providerOptionsProblem(model);
+  return openAIOptionsProblem(model) ?? endpointProblem(model) ?? providerOptionsProblem(model) ?? providerToolsProblem(model);
+}
+
+/** The hosted tools each provider runs itself, by turnpike's name (`ModelSettings.providerTools`). */
+export const PROVIDER_TOOLS: Readonly<Record<string, readonly string[]>> = {
+  anthropic: ['web_search', 'web_fetch', 'code_execution'],
+  'openai-responses': ['web_search', 'file_search', 'code_interpreter', 'mcp'],
+};
+
+/** Hosted tools: a list of `{ type, ...options }` the provider has, each at most once. */
+function providerToolsProblem(model: ModelSettings): string | undefined {
+  if (model.providerTools === undefined) return undefined;
+  const known = PROVIDER_TOOLS[model.provider];
+  if (!known) return `model.providerTools: provider "${model.provider}" runs no hosted tools (${Object.keys(PROVIDER_TOOLS).join(' and ')} do)`;
+  if (!Array.isArray(model.providerTools) || model.providerTools.length > 16) return 'model.providerTools must be a list of at most 16 hosted tools';
+  const seen = new Set<string>();
+  for (const [index, tool] of model.providerTools.entries()) {
+    if (!tool || typeof tool !== 'object' || Array.isArray(tool) || typeof tool.type !== 'string') return `model.providerTools[${index}] must be an object with a string type`;
+    if (!known.includes(tool.type)) return `model.providerTools[${index}].type "${tool.type}" is not a hosted tool of ${model.provider} (${known.join(', ')})`;
+    // A remote MCP server may appear once per server; every other hosted tool once.
+    const key = tool.type === 'mcp' ? `mcp:${String(tool.server_label)}` : tool.type;
+    if (seen.has(key)) return `model.providerTools[${index}]: "${key}" is offered twice`;
+    seen.add(key);
+  }
+  return undefined;
 }
 
 /**

@@ -103,6 +103,20 @@ export interface ModelSettings {
    * on unless this is `false`. Cache reads show in `usage.cachedInputTokens`.
    */
   promptCaching?: boolean;
+  /**
+   * Hosted tools the provider runs itself, offered beside the turn's own tools (docs/models.md):
+   * `anthropic` takes `web_search`, `web_fetch` and `code_execution`; `openai-responses` takes
+   * `web_search`, `file_search`, `code_interpreter` and `mcp` (remote MCP servers). Each is the
+   * provider's own tool options with turnpike's name as `type`, e.g.
+   * `{ type: 'web_search', max_uses: 3 }`. Plain JSON; never a credential.
+   */
+  providerTools?: ProviderToolSpec[];
+}
+
+/** A hosted tool of the provider, by turnpike's name, with the provider's options for it. */
+export interface ProviderToolSpec {
+  type: string;
+  [option: string]: unknown;
 }
 
 /**
