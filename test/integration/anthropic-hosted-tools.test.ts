@@ -137,7 +137,7 @@ describe.each([
 
     const hosted = result.toolCalls.find((record) => record.executedBy === 'provider');
     expect(hosted).toMatchObject({ toolCallId: issued.blocks[0].id, toolName: name, outcome: 'executed', isError: false });
-    expect(result.toolCalls.find((record) => record.toolName === 'charge_card')).toMatchObject({ outcome: 'executed' });
+    expect(result.toolCalls.find((record) => record.toolName === 'charge_card')).toMatchObject({ outcome: 'approved', output: { charged: 51 } });
 
     const { events, chunks } = await chunksOf(handle.workflowId);
     expect(events.find((event) => event.type === 'provider-tool')).toMatchObject({ toolCallId: issued.blocks[0].id, toolName: name, step: 1 });
@@ -154,27 +154,26 @@ describe.each([
 });
 
 describe('server tool blocks over a hand-over and a conversation', () => {
-  it('a turn that hands over to a new run after the parked step carries the blocks into the next run', { timeout: 300_000 }, async () => {
+  it('a turn that hands over to a new run after the parked step carries the blocks into the next run', { timeout: 400_000 }, async () => {
+    const sync = (step: number) => ({ text: `Syncing, step ${step}.`, toolCalls: [1, 2, 3].map((n) => ({ name: 'slow_sync', input: { n: step * 10 + n } })) });
     fake.script('anthropic', [
       { hosted: [search], text: 'Two sources agree.', citations: true, toolCalls: [{ name: 'charge_card', input: { amount: 51 } }] },
-      { hosted: [runCode], text: 'Computed again.', toolCalls: [{ name: 'charge_card', input: { amount: 1 } }] },
-      { text: 'All charged.' },
+      ...[2, 3, 4, 5, 6].map(sync),
+      { text: 'All charged and synced.' },
     ]);
-    // 100 bytes: the turn hands over at every step boundary.
-    const handle = await startTurn({ model: model([{ type: 'web_search' }, { type: 'code_execution' }]), text: 'Charge the fee.', tools: ['charge_card'], historyLimit: { bytes: 100 } });
+    // 100 events (the least a turn takes): reached after a few steps, at whose boundary the turn hands over.
+    const handle = await startTurn({ model: model([{ type: 'web_search' }]), text: 'Charge the fee, then sync.', tools: ['charge_card', 'slow_sync'], historyLimit: { events: 100 } });
+    const firstRunId = (await handle.describe()).runId;
 
-    await approveAcrossKill(handle.workflowId);
     await approveAcrossKill(handle.workflowId);
     const result = (await handle.result()) as AgentTurnResult;
 
-    expect(result).toMatchObject({ status: 'completed', text: 'All charged.' });
-    const description = await handle.describe();
-    expect(description.runId).not.toBe(description.raw.workflowExecutionInfo?.firstRunId);
-    expect(fake.requests.map((request) => request.errors)).toEqual([[], [], []]);
-    expectCarriedBack(1, issuedBy(0));
-    expectCarriedBack(2, issuedBy(0));
-    expectCarriedBack(2, issuedBy(1));
-    expect(result.toolCalls.filter((record) => record.executedBy === 'provider').map((record) => record.toolName)).toEqual(['web_search', 'code_execution']);
+    expect(result).toMatchObject({ status: 'completed', text: 'All charged and synced.', steps: 7 });
+    expect((await handle.describe()).runId).not.toBe(firstRunId);
+    expect(fake.requests.map((request) => request.errors)).toEqual(Array.from({ length: 7 }, () => []));
+    const issued = issuedBy(0);
+    for (let request = 1; request < 7; request++) expectCarriedBack(request, issued);
+    expect(result.toolCalls.filter((record) => record.executedBy === 'provider')).toMatchObject([{ toolName: 'web_search', toolCallId: issued.blocks[0].id }]);
     expect(result.usage.webSearchRequests).toBe(1);
   });
 
