@@ -42,7 +42,9 @@
  * The fake Anthropic also checks `cache_control` as the API does (at most 4 breakpoints, none on
  * thinking blocks, …) and keeps a prompt cache, so usage shows cache writes and reads the way the
  * API counts them (anthropic-cache.ts). A request may end with an assistant message (how a
- * `pause_turn` reply is continued), which, as for the API, may not end in whitespace.
+ * `pause_turn` reply is continued), which, as for the API, may not end in whitespace. Its server
+ * tools (web search, web fetch, code execution; a reply's `hosted` calls and `citations`) are
+ * returned and checked as the API does (anthropic-server-tools.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
