@@ -22,6 +22,11 @@ export interface ModelPrice {
   cacheWriteInput?: number;
   /** Output tokens, reasoning included. */
   output: number;
+  /**
+   * USD per 1,000 web searches of a hosted web search tool (`usage.webSearchRequests`), on top of
+   * the tokens. Anthropic models default to Anthropic's $10 per 1,000 searches.
+   */
+  webSearch?: number;
 }
 
 /** Prices by `provider:model` (or a model-name prefix, see above). */
@@ -72,7 +77,7 @@ export function checkedPrices(prices: PriceTable): PriceTable {
   if (!prices || typeof prices !== 'object') throw new TypeError('TurnpikePlugin: prices must be an object of { "provider:model": { input, output, cachedInput?, cacheWriteInput? } }');
   for (const [key, price] of Object.entries(prices)) {
     if (!/^[a-z-]+:.+$/.test(key)) throw new TypeError(`TurnpikePlugin: prices key "${key}" must be "provider:model"`);
-    for (const field of ['input', 'output', 'cachedInput', 'cacheWriteInput'] as const) {
+    for (const field of ['input', 'output', 'cachedInput', 'cacheWriteInput', 'webSearch'] as const) {
       const value = price?.[field];
       const required = field === 'input' || field === 'output';
       if ((value === undefined && required) || (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0))) {
@@ -82,6 +87,12 @@ export function checkedPrices(prices: PriceTable): PriceTable {
   }
   return prices;
 }
+
+/**
+ * Anthropic's web search tool: USD per 1,000 searches (https://platform.claude.com/docs/en/about-claude/pricing,
+ * checked 2026-11-28), whatever the model. Web fetch costs only the tokens of what it fetched.
+ */
+export const ANTHROPIC_WEB_SEARCH_PRICE = 10;
 
 /** A model name's date suffix: `-2024-08-06` (OpenAI) or `-20250929` (Anthropic). */
 const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
@@ -98,7 +109,7 @@ export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider'
   for (const provider of providers) {
     for (const name of [model.model, model.model.replace(DATE_SUFFIX, '')]) {
       const key = `${provider}:${name}`;
-      if (Object.hasOwn(table, key)) return table[key];
+      if (Object.hasOwn(table, key)) return provider === 'anthropic' ? { webSearch: ANTHROPIC_WEB_SEARCH_PRICE, ...table[key] } : table[key];
     }
   }
   return undefined;
@@ -121,7 +132,9 @@ export function costOf(price: ModelPrice | undefined, usage: Usage): number | un
   const cached = usage.cachedInputTokens ?? 0;
   const written = usage.cacheWriteInputTokens ?? 0;
   const plain = Math.max(0, usage.inputTokens - cached - written);
-  const micro = plain * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWriteInput ?? price.input) + usage.outputTokens * price.output;
+  // Searches: USD per 1,000, so 1,000 micro-USD-per-million-token units per search and USD.
+  const searches = (usage.webSearchRequests ?? 0) * (price.webSearch ?? 0) * 1_000;
+  const micro = plain * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWriteInput ?? price.input) + usage.outputTokens * price.output + searches;
   // Rounded to a millionth of a cent, so sums of steps stay readable.
   return Math.round(micro * 1e2) / 1e8;
 }

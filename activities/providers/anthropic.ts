@@ -21,6 +21,7 @@ import { cachedClient, ProviderErrorType, resolveClientSettings, requestStep, ty
 import { anthropicSdk } from './anthropic-errors.js';
 import { withCacheBreakpoints } from './anthropic-cache.js';
 import { convertToAnthropicMessages, convertToAnthropicTool } from './anthropic-messages.js';
+import { convertToAnthropicServerTools, latestContainer } from './anthropic-server-tools.js';
 import { addAnthropicUsage, convertFromAnthropicResponse } from './anthropic-response.js';
 import { streamAnthropicMessage, type AnthropicMessagesClient } from './anthropic-stream.js';
 
@@ -74,7 +75,7 @@ function pausedContentParams(content: AnthropicMessage['content']): ContentBlock
   const blocks = content.map((block): ContentBlockParam => {
     switch (block.type) {
       case 'text':
-        return { type: 'text', text: block.text };
+        return block.citations?.length ? { type: 'text', text: block.text, citations: block.citations } : { type: 'text', text: block.text };
       case 'thinking':
         return { type: 'thinking', thinking: block.thinking, signature: block.signature };
       case 'redacted_thinking':
@@ -120,12 +121,16 @@ async function requestMessage(client: AnthropicMessagesClient, params: MessageCr
 /** The Messages API request for one step. Exported for tests and for inspecting what is sent. */
 export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateParamsNonStreaming {
   const { model, maxTokens, temperature, thinking, promptCaching } = input.model;
+  const container = latestContainer(input.messages);
   const params: MessageCreateParamsNonStreaming = {
     model,
     max_tokens: maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
     messages: convertToAnthropicMessages(input.messages),
     ...(input.system ? { system: input.system } : {}),
-    ...(input.tools.length > 0 ? { tools: input.tools.map(convertToAnthropicTool) } : {}),
+    // Claude's server tools (anthropic-server-tools.ts) beside the turn's own, and the container of
+    // the latest code execution, so its files are still there.
+    ...(input.tools.length > 0 || input.model.providerTools?.length ? { tools: [...input.tools.map(convertToAnthropicTool), ...convertToAnthropicServerTools(input.model.providerTools)] } : {}),
+    ...(container ? { container } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(thinking !== undefined ? { thinking: convertThinking(thinking) } : {}),
     // A typed final answer (docs/typed-output.md): JSON outputs, tools still offered, with the

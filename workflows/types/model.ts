@@ -152,4 +152,11 @@ export interface Usage {
    * cost, or a turn's sum over the steps whose model had a price. Absent when none had one.
    */
   costUsd?: number;
+  /**
+   * Web searches a hosted web search tool ran (Anthropic `usage.server_tool_use.web_search_requests`):
+   * billed per search on top of the tokens, and priced by the worker's table. Present when any ran.
+   */
+  webSearchRequests?: number;
+  /** Pages a hosted web fetch tool fetched (Anthropic `usage.server_tool_use.web_fetch_requests`). Present when any were. */
+  webFetchRequests?: number;
 }
