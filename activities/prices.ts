@@ -6,7 +6,8 @@
  * Prices are USD per million tokens, keyed `provider:model`. A dated model name also matches the
  * key it extends with its date (`gpt-4o-2024-08-06` → `gpt-4o`, `claude-sonnet-4-5-20250929` →
  * `claude-sonnet-4-5`), and nothing else: `claude-opus-4-9` is not priced as `claude-opus-4`, since a
- * new model's price is often not its family's. `openai-responses` falls back to `openai`'s prices.
+ * new model's price is often not its family's. `openai-responses` and `azure-openai` fall back to `openai`'s prices,
+ * `anthropic-bedrock` and `anthropic-vertex` to `anthropic`'s.
  * A model with no price gets no `costUsd`.
  */
 import type { ModelSettings, Usage } from '../workflows/types/index.js';
@@ -85,9 +86,15 @@ export function checkedPrices(prices: PriceTable): PriceTable {
 /** A model name's date suffix: `-2024-08-06` (OpenAI) or `-20250929` (Anthropic). */
 const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
 
-/** The price of a model: its own key, else the key of its name without a date suffix; `openai-responses` falls back to `openai`. */
+/**
+ * Whose prices a provider takes when it has none of its own: the clouds list Claude and GPT at the
+ * first-party prices (a regional endpoint's premium is a `prices` entry of the cloud's own).
+ */
+const FALLBACK_PROVIDER: Record<string, string> = { 'openai-responses': 'openai', 'azure-openai': 'openai', 'anthropic-bedrock': 'anthropic', 'anthropic-vertex': 'anthropic' };
+
+/** The price of a model: its own key, else the key of its name without a date suffix; then the same at the provider it falls back to (`openai-responses`, `azure-openai` → `openai`; `anthropic-bedrock`, `anthropic-vertex` → `anthropic`). */
 export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider' | 'model'>): ModelPrice | undefined {
-  const providers = model.provider === 'openai-responses' ? ['openai-responses', 'openai'] : [model.provider];
+  const providers = Object.hasOwn(FALLBACK_PROVIDER, model.provider) ? [model.provider, FALLBACK_PROVIDER[model.provider]] : [model.provider];
   for (const provider of providers) {
     for (const name of [model.model, model.model.replace(DATE_SUFFIX, '')]) {
       const key = `${provider}:${name}`;

@@ -49,12 +49,13 @@ export type UiMessageChunk =
   | { type: 'text-delta' | 'reasoning-delta'; id: string; delta: string }
   | { type: 'tool-input-start'; toolCallId: string; toolName: string }
   | { type: 'tool-input-delta'; toolCallId: string; inputTextDelta: string }
-  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown }
+  | { type: 'tool-input-available'; toolCallId: string; toolName: string; input: unknown; providerExecuted?: boolean }
   | { type: 'tool-input-error'; toolCallId: string; toolName: string; input: unknown; errorText: string }
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string; reason?: string }
-  | { type: 'tool-output-available'; toolCallId: string; output: unknown }
+  | { type: 'tool-output-available'; toolCallId: string; output: unknown; providerExecuted?: boolean }
+  | { type: 'source-url'; sourceId: string; url: string; title?: string }
   | { type: 'tool-output-denied'; toolCallId: string }
-  | { type: 'tool-output-error'; toolCallId: string; errorText: string }
+  | { type: 'tool-output-error'; toolCallId: string; errorText: string; providerExecuted?: boolean }
   | { type: 'data-tools-left-out'; data: { servers: Array<{ server: string; reason: string }> } }
   | { type: 'data-servers-unavailable'; id: string; data: ToolServersWait }
   | { type: 'data-budget'; id: string; data: BudgetPartData }
@@ -155,6 +156,10 @@ export class UiMessageChunkMapper {
             : { type: 'tool-input-available', toolCallId: event.toolCallId, toolName: event.toolName, input: event.input },
         );
         break;
+      case 'provider-tool':
+        open(event.step);
+        chunks.push(...providerToolChunks(event));
+        break;
       case 'approval-requested':
         open(event.step);
         chunks.push({ type: 'tool-approval-request', approvalId: event.approvalId, toolCallId: event.toolCallId, ...(event.reason !== undefined ? { reason: event.reason } : {}) });
@@ -232,4 +237,24 @@ function finishReason(status: Extract<TurnEvent, { type: 'turn-finished' }>['sta
   if (status === 'refused') return 'content-filter';
   if (status === 'invalid-output') return 'error';
   return 'other';
+}
+
+/**
+ * A hosted tool the provider ran: its input and output as one provider-executed tool part, then
+ * what it found or cited as source parts (`useChat` shows them under the answer).
+ */
+function providerToolChunks(event: Extract<TurnEvent, { type: 'provider-tool' }>): UiMessageChunk[] {
+  const { toolCallId, toolName, input, output } = event;
+  return [
+    { type: 'tool-input-available', toolCallId, toolName, input, providerExecuted: true },
+    event.isError
+      ? { type: 'tool-output-error', toolCallId, errorText: typeof output === 'string' ? output : JSON.stringify(output), providerExecuted: true }
+      : { type: 'tool-output-available', toolCallId, output, providerExecuted: true },
+    ...(event.sources ?? []).map((source, index): UiMessageChunk => ({
+      type: 'source-url',
+      sourceId: `${toolCallId}-${index}`,
+      url: source.url,
+      ...(source.title !== undefined ? { title: source.title } : {}),
+    })),
+  ];
 }

@@ -25,6 +25,10 @@ export const OPTIONAL_PEERS = {
   // Types only: the spec an `ai-sdk` model implements. The application's AI SDK provider package
   // (`@ai-sdk/google`, …) brings it; turnpike loads none of it at run time.
   '@ai-sdk/provider': '^4.0.38',
+  '@anthropic-ai/bedrock-sdk': '^1.1.3',
+  '@anthropic-ai/vertex-sdk': '^1.1.3',
+  '@slack/web-api': '^8.2.0',
+  '@temporalio/testing': '^1.24.0',
 } as const;
 
 export type OptionalPeer = keyof typeof OPTIONAL_PEERS;

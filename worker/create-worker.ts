@@ -45,6 +45,8 @@ export interface CreateWorkerOptions {
   models?: TurnpikePluginOptions['models'];
   /** Named OpenAI-compatible endpoints (see `TurnpikePluginOptions.endpoints`). */
   endpoints?: TurnpikePluginOptions['endpoints'];
+  /** Bedrock, Vertex AI and Azure OpenAI settings by name (see `TurnpikePluginOptions.clouds`). */
+  clouds?: TurnpikePluginOptions['clouds'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -105,6 +107,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
         ...(options.models ? { models: options.models } : {}),
         ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+        ...(options.clouds ? { clouds: options.clouds } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),
     ],

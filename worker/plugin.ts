@@ -31,6 +31,7 @@ import { contentStoreFromEnvironment } from '../content/store-from-environment.j
 import { checkedPrices, type PriceTable } from '../activities/prices.js';
 import { checkedModels, type AiSdkModels } from '../activities/providers/ai-sdk-models.js';
 import { checkedEndpoints, type OpenAIEndpoints } from '../activities/providers/endpoints.js';
+import { checkedClouds, type CloudSettings } from '../activities/providers/clouds.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -114,6 +115,13 @@ export interface TurnpikePluginOptions {
    * A turn names one: `model: { provider: 'openai', endpoint: 'vllm', model: 'qwen3-32b' }`.
    */
   endpoints?: OpenAIEndpoints;
+  /**
+   * Claude on Amazon Bedrock and Google Vertex AI, GPT on Azure OpenAI: each cloud's settings by
+   * name, `{ bedrock: { eu: { region: 'eu-central-1' } }, azure: { prod: { endpoint, apiVersion } } }`.
+   * A turn names them: `model: { provider: 'anthropic-bedrock', endpoint: 'eu', model: 'claude-sonnet-4-5' }`.
+   * Credentials come from the environment and each cloud's credential chain (docs/models.md).
+   */
+  clouds?: CloudSettings;
 }
 
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
@@ -153,6 +161,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
       ...(options.models !== undefined ? { models: checkedModels(options.models, 'TurnpikePlugin') } : {}),
       ...(options.endpoints !== undefined ? { endpoints: checkedEndpoints(options.endpoints, 'TurnpikePlugin') } : {}),
+      ...(options.clouds !== undefined ? { clouds: checkedClouds(options.clouds, 'TurnpikePlugin') } : {}),
     });
     super({
       name: 'turnpike',

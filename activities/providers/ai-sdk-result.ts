@@ -137,7 +137,7 @@ export async function streamResultOf(stream: ReadableStream<LanguageModelV4Strea
   }
   if (!finish) throw new StreamEndedEarly();
   // A text block with neither text nor metadata says nothing and could not be sent back.
-  const kept = content.filter((part) => part.type === 'tool-call' || part.text !== '' || part.providerMetadata !== undefined);
+  const kept = content.filter((part) => part.type === 'tool-call' || part.type === 'provider-tool' || part.text !== '' || part.providerMetadata !== undefined);
   return { message: { role: 'assistant', content: kept }, ...finishOf(finish.finishReason), usage: usageOf(finish.usage) };
 }
 

@@ -13,7 +13,7 @@ import type {
   Tool,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import type { AssistantMessage, BinarySource, Message, ModelToolSpec, ReasoningPart, TextPart, ToolMessage, UserContentPart, UserMessage } from '../../workflows/types/index.js';
+import type { AssistantMessage, BinarySource, Message, ModelToolSpec, ProviderToolPart, ReasoningPart, TextPart, ToolMessage, UserContentPart, UserMessage } from '../../workflows/types/index.js';
 import { inlineData } from './binary-sources.js';
 import { toolResultText } from './errors.js';
 
@@ -76,6 +76,7 @@ function assistantBlocks(message: AssistantMessage): ContentBlockParam[] {
   return message.content.flatMap((part): ContentBlockParam[] => {
     if (part.type === 'text') return hasVisibleText(part) ? [{ type: 'text', text: part.text }] : [];
     if (part.type === 'reasoning') return thinkingBlocks(part);
+    if (part.type === 'provider-tool') return providerToolBlocks(part);
     return [{ type: 'tool_use', id: part.toolCallId, name: part.toolName, input: toToolUseInput(part.input) }];
   });
 }
@@ -91,6 +92,14 @@ function thinkingBlocks(part: ReasoningPart): ContentBlockParam[] {
   if (part.redactedData !== undefined) return [{ type: 'redacted_thinking', data: part.redactedData }];
   if (part.signature !== undefined) return [{ type: 'thinking', thinking: part.text, signature: part.signature }];
   return [];
+}
+
+/**
+ * A hosted tool Claude ran → its blocks exactly as the API returned them. Another provider's
+ * hosted tool calls mean nothing here and are dropped, as its reasoning is.
+ */
+function providerToolBlocks(part: ProviderToolPart): ContentBlockParam[] {
+  return part.provider === 'anthropic' ? (part.raw as ContentBlockParam[]) : [];
 }
 
 function toolResultBlocks(message: ToolMessage): ToolResultBlockParam[] {

@@ -22,7 +22,7 @@ import { anthropicSdk } from './anthropic-errors.js';
 import { withCacheBreakpoints } from './anthropic-cache.js';
 import { convertToAnthropicMessages, convertToAnthropicTool } from './anthropic-messages.js';
 import { addAnthropicUsage, convertFromAnthropicResponse } from './anthropic-response.js';
-import { streamAnthropicMessage } from './anthropic-stream.js';
+import { streamAnthropicMessage, type AnthropicMessagesClient } from './anthropic-stream.js';
 
 export { DEFAULT_ANTHROPIC_MAX_TOKENS };
 export { convertToAnthropicMessages } from './anthropic-messages.js';
@@ -36,11 +36,13 @@ const clients = new Map<string, Anthropic>();
  * The key and base URL come from `options`, else `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`,
  * read on every call. The SDK never retries (`maxRetries: 0`): failures are thrown as Temporal
  * `ApplicationFailure`s (see `errors.ts`) and the activity retry policy decides.
+ *
+ * A cloud (anthropic-bedrock.ts, anthropic-vertex.ts) passes its own `client`; the step is the same.
  */
-export async function callAnthropic(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
+export async function callAnthropic(input: ModelStepInput, options: ProviderCallOptions = {}, cloudClient?: AnthropicMessagesClient): Promise<ModelStepResult> {
   // Passing `apiKey` explicitly also keeps the SDK from consulting its credential chain
   // (ANTHROPIC_AUTH_TOKEN, profiles): the worker's key is the only credential used.
-  const client = cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic(settings));
+  const client = cloudClient ?? cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic(settings));
   const params = convertToAnthropicRequest(input);
   const stream = input.model.stream !== false;
   let response = await requestMessage(client, params, stream, options);
@@ -94,7 +96,7 @@ function pausedContentParams(content: AnthropicMessage['content']): ContentBlock
 }
 
 /** One Messages API request, streamed unless the turn said `stream: false`, with its failure classified. */
-async function requestMessage(client: Anthropic, params: MessageCreateParamsNonStreaming, stream: boolean, options: ProviderCallOptions): Promise<AnthropicMessage> {
+async function requestMessage(client: AnthropicMessagesClient, params: MessageCreateParamsNonStreaming, stream: boolean, options: ProviderCallOptions): Promise<AnthropicMessage> {
   const plain = async () => {
     try {
       return await client.messages.create(params, { signal: options.signal });

@@ -166,6 +166,9 @@ function convertAssistantMessage(message: AssistantMessage): ResponseInputItem[]
     if (part.type === 'reasoning') {
       const item = index < lastOutput ? reasoningItem(part) : undefined;
       if (item) items.push(item);
+    } else if (part.type === 'provider-tool') {
+      // A hosted tool OpenAI ran: its items exactly as received; another provider's are dropped.
+      if (part.provider === 'openai') items.push(...(part.raw as ResponseInputItem[]));
     } else {
       items.push({
         type: 'function_call',

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { MAX_ID, MAX_PAYLOAD_BYTES, MAX_TEXT } from './field-limits.js';
+import { MODEL_PROVIDERS } from './model-providers.js';
 
 export { MAX_PAYLOAD_BYTES, MAX_TEXT };
 
@@ -99,7 +100,7 @@ export const sendMessageInputSchema = lazy(() =>
     policy: z.enum(['queue', 'supersede']).optional(),
     options: z
       .object({
-        model: z.object({ provider: z.enum(['openai', 'openai-responses', 'anthropic', 'ai-sdk', 'scripted']), model: z.string().min(1) }).loose().optional(),
+        model: z.object({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) }).loose().optional(),
         system: z.string().max(32_000).optional(),
         tools: z.array(z.string()).optional(),
         maxSteps: z.number().int().positive().optional(),

@@ -25,6 +25,7 @@ import { finishHandoff } from './handoffs.js';
 import { INVALID_TURN_INPUT } from '../messages/rejection-types.js';
 import { settleStep, toRetryPolicy } from './settle-step.js';
 import { renameRepeatedToolCallIds, toolCallIdsIn } from '../calls/tool-call-ids.js';
+import { providerToolEvent, providerToolParts, providerToolRecord } from '../calls/provider-tool-calls.js';
 import { modelToolsOf, toolSetHash } from './tool-set.js';
 import { textOf, TurnContext } from '../context/turn-context.js';
 import { finish, finishCancelled, finishCutOff } from './turn-endings.js';
@@ -103,6 +104,11 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     const cutOff = cutOffStatus(response.finishReason);
     if (cutOff) return finishCutOff(turn, cutOff, message, response);
     turn.appended.push(message);
+    // Hosted tools the provider ran within the step: recorded and shown, never run or parked here.
+    for (const part of providerToolParts(message)) {
+      turn.records.push(providerToolRecord(part));
+      turn.publisher.publish(providerToolEvent(part, turn.step));
+    }
     lastText = textOf(message.content);
     const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
     if (calls.length === 0) {

@@ -26,6 +26,11 @@ export interface ToolCallRecord {
   approval?: ApprovalRecord;
   /** An agent tool's call: the child turn's token usage (included in the turn's `usage`). */
   usage?: Usage;
+  /**
+   * `'provider'`: a hosted tool the provider ran itself within a model step (a
+   * `ProviderToolPart`): never an activity, never parked, outcome `executed` (or `error`).
+   */
+  executedBy?: 'provider';
 }
 
 /**

@@ -159,10 +159,50 @@ export interface UserMessage {
   content: string | UserContentPart[];
 }
 
+/** A page or file a provider cited or found (web search results, citations): for streams and `useChat` source parts. */
+export interface SourceReference {
+  url: string;
+  title?: string;
+}
+
+/**
+ * A tool the provider ran itself: a hosted tool such as web search, code execution or a remote
+ * MCP server (see `ModelSettings.providerTools`). It is never an activity and never parks (a
+ * provider's own approval request parks as a tool call, see docs/models.md); the turn records it
+ * in `toolCalls` with `executedBy: 'provider'`.
+ *
+ * `raw` keeps the provider's blocks (Anthropic: `server_tool_use` and its result block) or items
+ * (OpenAI Responses: `web_search_call`, `code_interpreter_call`, `mcp_call`, …) exactly as the API
+ * returned them, ids, encrypted content and container ids included, and they go back verbatim, in
+ * their place, to that provider only. Another provider never sees them.
+ */
+export interface ProviderToolPart {
+  type: 'provider-tool';
+  /** The provider that ran it; the only one its blocks are ever sent to. */
+  provider: ProviderToolProvider;
+  /** The provider's id of the call (`srvtoolu_…`, `ws_…`, `ci_…`, `mcp_…`). */
+  toolCallId: string;
+  /** The hosted tool: `web_search`, `web_fetch`, `code_execution`, `file_search`, `code_interpreter`, `mcp`, … */
+  toolName: string;
+  /** What the model asked the tool for (a query, code, a URL), as the provider reported it. */
+  input?: unknown;
+  /** A readable summary of the result, for records, streams and `useChat`; JSON. */
+  output?: unknown;
+  /** The provider reported the call failed. */
+  isError?: boolean;
+  /** The pages or files the call found or cited. */
+  sources?: SourceReference[];
+  /** The provider's blocks or items of this call, exactly as received, in order. */
+  raw: unknown[];
+}
+
+/** Providers whose hosted tools a {@link ProviderToolPart} can carry. */
+export type ProviderToolProvider = 'anthropic' | 'openai';
+
 export interface AssistantMessage {
   role: 'assistant';
   /** In the order the model produced them; reasoning parts, when present, come first. */
-  content: Array<TextPart | ToolCallPart | ReasoningPart>;
+  content: Array<TextPart | ToolCallPart | ReasoningPart | ProviderToolPart>;
 }
 
 export interface ToolMessage {

@@ -16,6 +16,7 @@ import type { FinishReason, Usage } from './model.js';
 import type { ToolServerLeftOut, ToolServersWait } from './tools.js';
 import type { BudgetApprovalInput } from './budget.js';
 import type { ApprovalRecord, ToolCallOutcome } from './call-records.js';
+import type { SourceReference } from './messages.js';
 
 /** The topic of the workflow stream that carries a turn's (or a conversation's) events. */
 export const TURN_EVENTS_TOPIC = 'turnpike';
@@ -79,6 +80,11 @@ export type TurnEvent =
    * a client's result, an error, or cancelled.
    */
   | { type: 'tool-result'; step: number; toolCallId: string; toolName: string; outcome: ToolCallOutcome; output: unknown; isError: boolean; approval?: ApprovalRecord }
+  /**
+   * A hosted tool the provider ran itself within the step (`ProviderToolPart`): web search, code
+   * execution, a remote MCP call. It is already done; it has no approval and no separate result.
+   */
+  | { type: 'provider-tool'; step: number; toolCallId: string; toolName: string; input: unknown; output: unknown; isError: boolean; sources?: SourceReference[] }
   /**
    * An agent tool call started its child turn: readers that follow nested events read the
    * child's stream (`turnId`) and show its events under this call (`parentToolCallId`).
