@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { MODEL_PROVIDERS } from '../workflows/messages/model-providers.js';
 
-const modelSchema = z.looseObject({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) });
+/** A turn's model (`ModelSettings`); for `ai-sdk`, `model` is a name the worker registered. */
+export const modelSchema = z.looseObject({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) });
 const messageSchema = z.looseObject({ role: z.enum(['user', 'assistant', 'tool']), content: z.union([z.string(), z.array(z.looseObject({ type: z.string() }))]) });
 
 /** A typed final answer (`AgentTurnInput.output`, docs/typed-output.md); the turn checks the schema itself. */

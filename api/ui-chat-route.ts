@@ -28,7 +28,7 @@ import { turnEventsQuery } from '../workflows/messages/definitions.js';
 import { inputHash } from '../workflows/messages/input-hash.js';
 import type { TurnEvent } from '../workflows/types/turn-events.js';
 import type { DecisionRecord, ModelSettings, TurnBudget } from '../workflows/types/index.js';
-import { outputSchema } from './request-schemas.js';
+import { modelSchema, outputSchema } from './request-schemas.js';
 import { budgetResponses, isApprovalResponse, type ApprovalResponsePart, type BudgetResponse } from './ui-chat-responses.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from './ui-message-chunks.js';
 import { loadPartialJsonParser } from './ui-output-part.js';
@@ -39,7 +39,7 @@ const partSchema = z.looseObject({ type: z.string() });
 const chatBody = z.looseObject({
   id: z.string().min(1).max(200),
   messages: z.array(z.looseObject({ id: z.string().min(1).max(200), role: z.enum(['user', 'assistant', 'system']), parts: z.array(partSchema) })).min(1),
-  model: z.looseObject({ provider: z.enum(['openai', 'anthropic', 'scripted']), model: z.string().min(1) }).optional(),
+  model: modelSchema.optional(),
   /** A typed answer for the turn of the user message this request sends (docs/typed-output.md). */
   output: outputSchema.optional(),
   /** The conversation's budget, when this request's message starts it (docs/budgets.md). */

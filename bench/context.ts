@@ -85,6 +85,7 @@ export async function startSystems(context: BenchContext, scenario: string): Pro
     ...common,
     workerOptions,
     kind: 'turnpike',
+    ...(scenario === 'ai-sdk-model' ? { aiSdkModel: true } : {}),
     taskQueue: `bench-turnpike-${suffix}`,
     bundlePath: context.bundlePaths.turnpike,
   });

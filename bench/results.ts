@@ -1,6 +1,7 @@
 /** The shape of `bench/results/<name>.json`. */
 import type { MachineInfo } from './machine-info.js';
 import type { BenchOptions } from './options.js';
+import type { AiSdkModelFigures } from './scenarios/ai-sdk-model.js';
 import type { CapacityFigures } from './scenarios/parked-capacity.js';
 import type { HistoryFigures } from './scenarios/history.js';
 import type { LargeImageFigures } from './scenarios/large-image.js';
@@ -26,6 +27,7 @@ export interface Figures {
   readers?: ReadersFigures;
   'long-stream'?: LongStreamFigures;
   'large-image'?: LargeImageFigures;
+  'ai-sdk-model'?: AiSdkModelFigures;
 }
 
 /** One line of the report: a figure for every system, and the target it is held to if any. */

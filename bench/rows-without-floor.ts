@@ -1,8 +1,9 @@
 /**
  * The report's rows for figures with no floor to compare with: a large image, streaming, readers
- * of a parked turn, and one long streamed step. Each compares turnpike with itself.
+ * of a parked turn, one long streamed step, and the ai-sdk provider. Each compares turnpike with itself.
  */
 import type { ReportRow } from './results.js';
+import type { AiSdkModelFigures } from './scenarios/ai-sdk-model.js';
 import type { LargeImageFigures } from './scenarios/large-image.js';
 import type { LongStreamFigures } from './scenarios/long-stream.js';
 import type { ReadersFigures } from './scenarios/readers.js';
@@ -57,6 +58,29 @@ export function streamingRows(streaming: StreamingFigures): ReportRow[] {
       ...none,
     },
   ];
+}
+
+/**
+ * The ai-sdk provider has no floor: the same turns through turnpike's `openai` provider → through
+ * an AI SDK model on the same fake, both in the turnpike column, ai-sdk ÷ openai in brackets.
+ */
+export function aiSdkModelRows(figures: AiSdkModelFigures, targetRatio: number): ReportRow[] {
+  const none = { floor: '—', ratio: '—', target: '—', met: null } as const;
+  const rows: ReportRow[] = figures.bySteps.map((step) => ({
+    figure: `Turn latency, ${step.steps} step${step.steps > 1 ? 's' : ''}, openai provider → ai-sdk provider (${figures.model}; p50 / p99, n=${step.openai.n})`,
+    turnpike: `${pair(step.openai)} → ${pair(step.aiSdk)} (${x(step.ratioMedian)} / ${x(step.ratioP99)})`,
+    ...none,
+  }));
+  const { perStep } = figures;
+  rows.push({
+    figure: `Per-step overhead, openai provider → ai-sdk provider (marginal, from ${perStep.fromSteps[0]} to ${perStep.fromSteps[1]} steps, p50)`,
+    turnpike: `${ms(perStep.openai)} → ${ms(perStep.aiSdk)} (${x(perStep.ratio)})`,
+    floor: '—',
+    ratio: '—',
+    target: `ai-sdk ≤ ${targetRatio}× openai`,
+    met: perStep.ratio <= targetRatio,
+  });
+  return rows;
 }
 
 /** Readers have no floor either: the approval round trip of a turn with 0, 10 and 100 readers. */

@@ -23,6 +23,7 @@ import { machineInfo } from './machine-info.js';
 import { parseBenchOptions, type ScenarioName } from './options.js';
 import { renderMarkdown, writeResults } from './report.js';
 import type { BenchResults, Figures } from './results.js';
+import { measureAiSdkModel } from './scenarios/ai-sdk-model.js';
 import { measureHistory } from './scenarios/history.js';
 import { measureParkedCapacity } from './scenarios/parked-capacity.js';
 import { measureResumeLatency } from './scenarios/resume-latency.js';
@@ -52,6 +53,7 @@ const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
   readers: measureReaders,
   'long-stream': measureLongStream,
   'large-image': measureLargeImage,
+  'ai-sdk-model': measureAiSdkModel,
 };
 
 async function main(): Promise<void> {

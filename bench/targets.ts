@@ -10,7 +10,8 @@
  *   - a resume payload ≤ 300 bytes at any conversation length;
  *   - history bytes per model step: below ai-sdk's at every conversation length; at the longest,
  *     ≤ 1.2× those at the shortest and ≤ 1.2× the floor's;
- *   - events per park ≤ the floor's + 1.
+ *   - events per park ≤ the floor's + 1;
+ *   - the `ai-sdk` provider's per-step overhead ≤ 1.1× the native `openai` provider's.
  *
  * A target is only judged at the size it names (a `--quick` run parks fewer turns); a smaller
  * run reports the figure with `met: null`.
@@ -22,10 +23,12 @@ import type { Figures, ReportRow } from './results.js';
 import type { HistorySide } from './scenarios/history.js';
 import type { ScaleFigures } from './scenarios/scale.js';
 import { bytes, judged, ms, pair, ratioPair, tps, x } from './row-format.js';
-import { largeImageRows, longStreamRow, readersRows, streamingRows } from './rows-without-floor.js';
+import { aiSdkModelRows, largeImageRows, longStreamRow, readersRows, streamingRows } from './rows-without-floor.js';
 
 export const TARGETS = {
   perStepRatio: 1.1,
+  /** The `ai-sdk` provider's per-step overhead against the native `openai` provider's (issue #43). */
+  aiSdkModelPerStepRatio: 1.1,
   historyGrowthRatio: 1.2,
   resumeP50Ms: 50,
   resumeP99Ms: 200,
@@ -289,6 +292,8 @@ export function reportRows(figures: Figures): ReportRow[] {
   if (longStream) rows.push(longStreamRow(longStream));
   const largeImage = figures['large-image'];
   if (largeImage) rows.push(...largeImageRows(largeImage));
+  const aiSdkModel = figures['ai-sdk-model'];
+  if (aiSdkModel) rows.push(...aiSdkModelRows(aiSdkModel, TARGETS.aiSdkModelPerStepRatio));
   return rows;
 }
 

@@ -1,7 +1,8 @@
 /**
  * turnpike as a system under test: `agentTurn` turns with the benchmark's tools and the
  * `scripted` model, or (`turnpike-openai`, for the comparison with `@temporalio/ai-sdk`) its
- * `openai` provider against the fake OpenAI server, which answers as the scripted model does.
+ * `openai` provider against the fake OpenAI server, which answers as the scripted model does, or
+ * (`turnpike-ai-sdk`) an AI SDK model the worker registered, against the same server.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { AGENT_TURN_WORKFLOW, approveToolCallUpdate, turnStateQuery } from '../workflows/messages/definitions.js';
@@ -22,7 +23,7 @@ export class TurnpikeSystem implements SystemUnderTest {
     private readonly client: Client,
     readonly taskQueue: string,
     readonly worker: WorkerHandle,
-    readonly name: 'turnpike' | 'turnpike-openai' = 'turnpike',
+    readonly name: 'turnpike' | 'turnpike-openai' | 'turnpike-ai-sdk' = 'turnpike',
     private readonly model: ModelSettings = SCRIPTED_MODEL,
   ) {}
 

@@ -10,7 +10,7 @@ import v8 from 'node:v8';
 import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ProviderV4 } from '@ai-sdk/provider';
-import { FAKE_OPENAI_KEY } from './fake-openai-settings.js';
+import { AI_SDK_MODEL_NAME, FAKE_OPENAI_KEY, FAKE_OPENAI_MODEL } from './fake-openai-settings.js';
 import { ThreadHeaps } from './thread-heaps.js';
 import type { ChildMessage, ParentMessage, ProcessSample, WorkerProcessConfig, WorkerSettings } from './worker-protocol.js';
 
@@ -67,6 +67,13 @@ function settingsOf(worker: Worker): WorkerSettings {
   };
 }
 
+/** The AI SDK model a turnpike worker registers for the ai-sdk-model figure: `@ai-sdk/openai` Chat Completions on the fake. */
+async function aiSdkModels(config: WorkerProcessConfig) {
+  if (!config.openaiBaseURL) throw new Error('the ai-sdk model needs openaiBaseURL');
+  const { createOpenAI } = await import('@ai-sdk/openai');
+  return { [AI_SDK_MODEL_NAME]: createOpenAI({ baseURL: config.openaiBaseURL, apiKey: FAKE_OPENAI_KEY }).chat(FAKE_OPENAI_MODEL) };
+}
+
 async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.address });
   const common = {
@@ -91,7 +98,8 @@ async function main(): Promise<void> {
       import('../content/file-content-store.js'),
     ]);
     const contentStore = config.contentFolder ? { contentStore: new FileContentStore(config.contentFolder) } : {};
-    worker = await createWorker({ ...common, ...contentStore, tools: benchTools, workerOptions: extra });
+    const models = config.aiSdkModel ? { models: await aiSdkModels(config) } : {};
+    worker = await createWorker({ ...common, ...contentStore, ...models, tools: benchTools, workerOptions: extra });
   } else if (config.kind === 'ai-sdk') {
     const [{ AiSdkPlugin }, { createOpenAI }, { createAiSdkActivities }] = await Promise.all([
       import('@temporalio/ai-sdk'),

@@ -27,6 +27,12 @@ export interface WorkerProcessConfig {
    * the store `TURNPIKE_CONTENT_STORE` names, as `createWorker` does by default.
    */
   contentFolder?: string;
+  /**
+   * A turnpike worker only: register `@ai-sdk/openai`'s Chat Completions model on the fake as
+   * `models['openai-chat']` (the ai-sdk-model figure). Off elsewhere, so other figures' workers
+   * do not carry the AI SDK's modules.
+   */
+  aiSdkModel?: boolean;
   /** Worker option overrides; absent means the SDK defaults that `createWorker` leaves in place. */
   workerOptions?: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>;
 }

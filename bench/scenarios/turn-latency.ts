@@ -4,12 +4,11 @@
  * (both through the fake OpenAI server), one turn at a time.
  *
  * The systems and step counts are interleaved rep by rep (and which system goes first
- * alternates), so that noise from a shared machine lands on every side alike.
+ * alternates), so that noise from a shared machine lands on every side alike (latency-samples.ts).
  */
-import { performance } from 'node:perf_hooks';
 import type { BenchContext, Systems } from '../context.js';
-import { ratio, summarize, type Summary } from '../stats.js';
-import type { SystemUnderTest } from '../system.js';
+import { sampleTurnLatencies } from '../latency-samples.js';
+import { ratio, type Summary } from '../stats.js';
 
 export interface StepLatency {
   steps: number;
@@ -42,30 +41,10 @@ export interface TurnLatencyFigures {
   perStep: PerStep;
 }
 
-async function timeTurn(system: SystemUnderTest, steps: number): Promise<number> {
-  const started = performance.now();
-  const handle = await system.startTurn(steps);
-  await system.finishTurn(handle, steps);
-  return performance.now() - started;
-}
-
 export async function measureTurnLatency(context: BenchContext, systems: Systems): Promise<TurnLatencyFigures> {
   const { latencySteps, latencyReps, latencyWarmup } = context.options;
-  const samples = new Map<string, number[]>();
   const all = [...systems.both, ...(systems.aiSdk?.both ?? [])];
-  for (let rep = -latencyWarmup; rep < latencyReps; rep++) {
-    const order = rep % 2 === 0 ? all : [...all].reverse();
-    for (const steps of latencySteps) {
-      for (const system of order) {
-        const ms = await timeTurn(system, steps);
-        if (rep < 0) continue; // warm-up: JIT, first workflow contexts, connection pools
-        const key = `${system.name}/${steps}`;
-        samples.set(key, [...(samples.get(key) ?? []), ms]);
-      }
-    }
-    if (rep >= 0 && (rep + 1) % 10 === 0) context.log(`  latency: ${rep + 1}/${latencyReps} reps`);
-  }
-  const summary = (name: string, steps: number) => summarize(samples.get(`${name}/${steps}`) ?? []);
+  const summary = await sampleTurnLatencies(context, all, { steps: latencySteps, reps: latencyReps, warmup: latencyWarmup, label: 'latency' });
   const bySteps = latencySteps.map((steps): StepLatency => {
     const turnpike = summary('turnpike', steps);
     const floor = summary('floor', steps);

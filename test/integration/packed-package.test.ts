@@ -14,6 +14,10 @@
  * missing must fail naming it. Its worker also runs, from the package: an agent tool
  * (`defineAgentTool`) whose sub-agent's approval is listed with its parent turn and approved, a
  * typed final answer read as its schema's type, and a budget that parks and is extended.
+ *
+ * A third fresh app installs turnpike with `@ai-sdk/google` as its only provider package (no
+ * openai, no @anthropic-ai/sdk; test/support/packed-gemini-app.ts): it type-checks with library
+ * checks on, and its worker runs a Gemini turn through an approval against the Gemini fake.
  */
 import { execFile } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -23,6 +27,8 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startFakeGemini, type FakeGemini } from '../fake-provider/gemini.js';
+import { GEMINI_APP_FILES } from '../support/packed-gemini-app.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -137,6 +143,36 @@ const EXAMPLE_MANIFEST = JSON.parse(readFileSync(path.join(EXAMPLE, 'package.jso
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
 };
+
+/**
+ * A fresh app in `directory/name`: `files`, and a package.json with the example's Temporal
+ * packages and zod, turnpike from the tarball, and `packages` at the repository's own pins; installed.
+ */
+async function installApp(name: string, files: Record<string, string>, packages: string[]): Promise<string> {
+  const app = path.join(directory, name);
+  const pick = (versions: Record<string, string>, names: string[]) => Object.fromEntries(names.map((name) => [name, versions[name]]));
+  const manifest = {
+    name: `turnpike-${name}`,
+    private: true,
+    type: 'module',
+    dependencies: {
+      ...pick(EXAMPLE_MANIFEST.dependencies, Object.keys(EXAMPLE_MANIFEST.dependencies).filter((name) => name.startsWith('@temporalio/') || name === 'zod')),
+      ...pick(REPO_MANIFEST.devDependencies, packages),
+      turnpike: `file:${tarball}`,
+    },
+    devDependencies: {
+      ...pick(EXAMPLE_MANIFEST.devDependencies, ['@types/node', 'typescript']),
+      // What the README's install section says a strict app needs for the Temporal SDK's typings.
+      '@types/ms': '2.1.0',
+    },
+  };
+  for (const [file, text] of Object.entries({ ...files, 'package.json': JSON.stringify(manifest, null, 2) })) {
+    mkdirSync(path.dirname(path.join(app, file)), { recursive: true });
+    writeFileSync(path.join(app, file), text);
+  }
+  await inApp(app, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
+  return app;
+}
 
 /** turnpike's optional peers that an app with one provider (openai), no HTTP API and the default content store does not install. */
 const NOT_INSTALLED = ['@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'fastify', 'fastify-type-provider-zod', 'jose', '@fastify/secure-session', 'openid-client', 'sodium-native', 'pg', '@aws-sdk/client-s3'];
@@ -365,28 +401,7 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
   let app: string;
 
   beforeAll(async () => {
-    app = path.join(directory, 'lean-app');
-    const pick = (versions: Record<string, string>, names: string[]) => Object.fromEntries(names.map((name) => [name, versions[name]]));
-    const manifest = {
-      name: 'turnpike-lean-app',
-      private: true,
-      type: 'module',
-      dependencies: {
-        ...pick(EXAMPLE_MANIFEST.dependencies, Object.keys(EXAMPLE_MANIFEST.dependencies).filter((name) => name.startsWith('@temporalio/') || name === 'zod')),
-        openai: REPO_MANIFEST.devDependencies.openai,
-        turnpike: `file:${tarball}`,
-      },
-      devDependencies: {
-        ...pick(EXAMPLE_MANIFEST.devDependencies, ['@types/node', 'typescript']),
-        // What the README's install section says a strict app needs for the Temporal SDK's typings.
-        '@types/ms': '2.1.0',
-      },
-    };
-    for (const [file, text] of Object.entries({ ...LEAN_APP_FILES, 'package.json': JSON.stringify(manifest, null, 2) })) {
-      mkdirSync(path.dirname(path.join(app, file)), { recursive: true });
-      writeFileSync(path.join(app, file), text);
-    }
-    await inApp(app, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
+    app = await installApp('lean-app', LEAN_APP_FILES, ['openai']);
   }, 480_000);
 
   it('installs the one provider SDK it asked for, and not the other, the MCP SDK or the HTTP API\'s packages', async () => {
@@ -486,5 +501,66 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
       toolCalls: 2,
       budget: { toolCalls: 2 },
     });
+  });
+});
+
+describe('the packed package in a fresh app with @ai-sdk/google only', { timeout: 300_000 }, () => {
+  const GEMINI_KEY = 'gemini-packed-SECRET-7f3a';
+  let app: string;
+  let gemini: FakeGemini;
+
+  beforeAll(async () => {
+    gemini = await startFakeGemini(GEMINI_KEY);
+    app = await installApp('gemini-app', { 'tsconfig.json': LEAN_APP_FILES['tsconfig.json'], ...GEMINI_APP_FILES }, ['@ai-sdk/google']);
+  }, 480_000);
+
+  afterAll(async () => {
+    await gemini?.close();
+  });
+
+  it('installs neither openai nor @anthropic-ai/sdk, type-checks with library checks on, and runs a Gemini turn through an approval', async () => {
+    const { stdout: tree } = await inApp(app, 'npm', ['ls', '--all', '--parseable']);
+    const installed = tree.split('\n').filter(Boolean);
+    for (const name of ['openai', '@anthropic-ai/sdk', '@ai-sdk/google']) {
+      expect([name, installed.filter((location) => location.endsWith(`/node_modules/${name}`)).length]).toEqual([name, name === '@ai-sdk/google' ? 1 : 0]);
+    }
+    // One compile, with library checks on: the only errors are the AI SDK's own typings' (they
+    // name HeadersInit, a DOM type, and the app's lib is ES2023), none in the app or turnpike's.
+    const checked = await run('npx', ['tsc', '-p', '.'], { cwd: app, env: cleanEnvironment() }).then(
+      ({ stdout }) => stdout,
+      (error: { stdout?: string }) => error.stdout ?? '',
+    );
+    expect(checked.split('\n').filter((line) => /error TS/.test(line) && !line.startsWith('node_modules/@ai-sdk/'))).toEqual([]);
+    expect(existsSync(path.join(app, 'dist', 'run.js'))).toBe(true);
+
+    gemini.script([
+      { thinking: 'Restarting billing needs a person.', text: 'Asking first.', toolCalls: [{ name: 'restart_service', args: { service: 'billing' } }] },
+      { thinking: 'It ran.', text: 'billing is restarted.' },
+    ]);
+    const taskQueue = `gemini-app-${randomUUID()}`;
+    const { stdout } = await inApp(app, 'node', ['dist/run.js'], {
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      GEMINI_TASK_QUEUE: taskQueue,
+      GEMINI_BASE_URL: gemini.baseURL,
+      GEMINI_API_KEY: GEMINI_KEY,
+    });
+    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({
+      parked: { kind: 'approval', toolName: 'restart_service', input: { service: 'billing' } },
+      restartedWhileParked: [],
+      status: 'completed',
+      steps: 2,
+      text: 'billing is restarted.',
+      toolCalls: [{ toolName: 'restart_service', outcome: 'approved', output: { restarted: 'billing' } }],
+      restarted: ['billing'],
+    });
+    // Both steps went to the strict fake, streamed, and it accepted them: the call's thought
+    // signature came back unchanged after the park, with its function response.
+    expect(gemini.requests.map((request) => [request.model, request.stream, request.status, request.errors])).toEqual([
+      ['gemini-2.5-flash', true, 200, []],
+      ['gemini-2.5-flash', true, 200, []],
+    ]);
+    const signedCall = gemini.requests[0].reply!.flatMap((chunk) => chunk.candidates[0].content.parts).find((part) => part.functionCall);
+    expect(gemini.requests[1].body.contents[1].parts).toContainEqual({ functionCall: expect.objectContaining({ name: 'restart_service' }), thoughtSignature: signedCall.thoughtSignature });
   });
 });

@@ -7,94 +7,44 @@
  * it shows a budget approval (`data-budget`) decided from the page and a typed answer's object
  * (`data-output`).
  */
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseTokenMap } from '../../api/auth.js';
-import { buildApi } from '../../api/server.js';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
+import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
-import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { expectStreamedText, recordChatRequests, sendFromPage, startUiChat, type UiChat } from '../support/ui-chat-browser.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const PAGE_DIRECTORY = fileURLToPath(new URL('../support/ui-chat-page/', import.meta.url));
-const ESBUILD = fileURLToPath(new URL('../../node_modules/.bin/esbuild', import.meta.url));
-
-let turnpike: TurnpikeHarness;
+let chat: UiChat;
 let client: TurnpikeClient;
-let api: FastifyInstance;
-let browser: Browser;
-let baseUrl: string;
-let bundleDirectory: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (bash .ci/run does), or set CHROMIUM_PATH`);
-  bundleDirectory = mkdtempSync(join(tmpdir(), 'turnpike-ui-chat-'));
-  execFileSync(ESBUILD, [join(PAGE_DIRECTORY, 'page.js'), '--bundle', '--format=esm', '--platform=browser', `--outfile=${join(bundleDirectory, 'page.js')}`, '--log-level=warning']);
-  turnpike = await startTurnpike({ tools: testTools });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
-  api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
-  // The page on the API's own origin, so the browser's requests to /api/chat need no CORS.
-  api.get('/ui-chat/', (_request, reply) => reply.type('text/html; charset=utf-8').send(readFileSync(join(PAGE_DIRECTORY, 'index.html'), 'utf8')));
-  api.get('/ui-chat/page.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(readFileSync(join(bundleDirectory, 'page.js'), 'utf8')));
-  await api.listen({ host: '127.0.0.1', port: 0 });
-  baseUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Without the background-networking flags Chromium keeps dialling hosts this machine cannot reach.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  chat = await startUiChat({ tools: testTools });
+  client = chat.client;
 });
 
 afterAll(async () => {
-  await browser?.close();
-  await api?.close();
-  await turnpike?.stop();
-  if (bundleDirectory) rmSync(bundleDirectory, { recursive: true, force: true });
+  await chat?.stop();
 });
 
 describe('useChat client in Chromium', () => {
   it('shows streamed text, an approval request, approves it through the transport, then the tool output and the final answer', async () => {
     const chatId = `chat-${randomUUID()}`;
-    const page = await browser.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    const chatRequests: Array<{ lastRole: string; lastParts: Array<{ type: string; state?: string; approval?: unknown }> }> = [];
-    page.on('request', (request) => {
-      if (!request.url().endsWith('/api/chat')) return;
-      const body = JSON.parse(request.postData() ?? '{}') as { messages: Array<{ role: string; parts: Array<{ type: string; state?: string }> }> };
-      const last = body.messages.at(-1)!;
-      chatRequests.push({ lastRole: last.role, lastParts: last.parts });
-    });
-    await page.goto(`${baseUrl}/ui-chat/?chat=${encodeURIComponent(chatId)}&token=alice-token`);
+    const page = await chat.openPage(chatId, { token: 'alice-token' });
+    const chatRequests = recordChatRequests(page);
     const messages = page.locator('#messages > li');
 
     // A first turn: plain text, streamed into the page as the model's text deltas arrive.
-    await page.fill('#prompt', 'hello there');
-    await page.click('#composer button[type=submit]');
+    await sendFromPage(page, 'hello there');
     const firstAnswer = messages.nth(1);
     await firstAnswer.locator('p.text', { hasText: 'You said: "hello there"' }).waitFor();
     await page.locator('#status[data-status="ready"]').waitFor();
     const firstResult = await client.turnResult(`${chatId}/turn-1`);
     expect(await firstAnswer.getAttribute('data-role')).toBe('assistant');
     expect(await firstAnswer.locator('p.text').innerText()).toBe(firstResult.text);
-    // The page built the answer from the stream: an empty text part (text-start), then the
-    // deltas appended to it (how many depends on how the worker batched them), each a prefix.
-    const shownTexts = (await page.evaluate('window.shownTexts')) as Record<string, string[]>;
-    const firstShown = Object.values(shownTexts).find((texts) => texts.at(-1) === firstResult.text)!;
-    expect(firstShown[0]).toBe('');
-    for (const text of firstShown) expect(firstResult.text.startsWith(text)).toBe(true);
+    // The page built the answer from the stream.
+    await expectStreamedText(page, firstResult.text);
 
     // A second turn whose tool needs approval: the page shows the request and the tool has not run.
-    await page.fill('#prompt', use('guarded_action', { target: 'browser-1', count: 3 }));
-    await page.click('#composer button[type=submit]');
+    await sendFromPage(page, use('guarded_action', { target: 'browser-1', count: 3 }));
     const tool = messages.nth(3).locator('.tool[data-state="approval-requested"]');
     await tool.waitFor();
     expect(await tool.locator('.tool-name').innerText()).toBe('guarded_action');
@@ -121,19 +71,14 @@ describe('useChat client in Chromium', () => {
     // What went over the wire: two user messages, then the approval as useChat sends it.
     expect(chatRequests.map((request) => request.lastRole)).toEqual(['user', 'user', 'assistant']);
     expect(chatRequests[2].lastParts.find((part) => part.type === 'tool-guarded_action')).toMatchObject({ state: 'approval-responded', approval: { approved: true } });
-    expect(pageErrors).toEqual([]);
+    expect(page.errors).toEqual([]);
     await page.close();
   });
 
   it('shows a budget approval, extends it from the page, and shows the decision in its place; shows a typed answer as its object', async () => {
     const chatId = `chat-${randomUUID()}`;
-    const page = await browser.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    const body = encodeURIComponent(JSON.stringify({ budget: { totalTokens: 30 } }));
-    await page.goto(`${baseUrl}/ui-chat/?chat=${encodeURIComponent(chatId)}&token=alice-token&body=${body}`);
-    await page.fill('#prompt', 'look up order 1001 then look up order 1002');
-    await page.click('#composer button[type=submit]');
+    const page = await chat.openPage(chatId, { token: 'alice-token', body: { budget: { totalTokens: 30 } } });
+    await sendFromPage(page, 'look up order 1001 then look up order 1002');
     const answer = page.locator('#messages > li').nth(1);
     const requested = answer.locator('.budget[data-state="requested"]');
     await requested.waitFor();
@@ -157,34 +102,32 @@ describe('useChat client in Chromium', () => {
     await page.close();
 
     // A typed answer: the page renders the data-output part, streaming, then the validated object.
-    const typedPage = await browser.newPage();
-    const typedBody = encodeURIComponent(JSON.stringify({ output: { schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'number' } }, required: ['city', 'days'], additionalProperties: false } } }));
-    await typedPage.goto(`${baseUrl}/ui-chat/?chat=${encodeURIComponent(`chat-${randomUUID()}`)}&token=alice-token&body=${typedBody}`);
-    await typedPage.fill('#prompt', 'answer with {"city": "Lisbon", "days": 4}');
-    await typedPage.click('#composer button[type=submit]');
+    const typedBody = { output: { schema: { type: 'object', properties: { city: { type: 'string' }, days: { type: 'number' } }, required: ['city', 'days'], additionalProperties: false } } };
+    const typedPage = await chat.openPage(`chat-${randomUUID()}`, { token: 'alice-token', body: typedBody });
+    await sendFromPage(typedPage, 'answer with {"city": "Lisbon", "days": 4}');
     const output = typedPage.locator('#messages > li').nth(1).locator('pre.output[data-state="done"]');
     await output.waitFor();
     expect(JSON.parse(await output.innerText())).toEqual({ city: 'Lisbon', days: 4 });
     const shownOutputs = (await typedPage.evaluate('window.shownOutputs')) as Array<{ state: string }>;
     expect(shownOutputs[0]).toEqual({ state: 'streaming' });
     expect(shownOutputs.at(-1)).toEqual({ state: 'done', output: { city: 'Lisbon', days: 4 } });
-    expect(pageErrors).toEqual([]);
+    expect(page.errors).toEqual([]);
+    expect(typedPage.errors).toEqual([]);
     await typedPage.close();
   });
 
   it('works from the sign-in session cookie, with its CSRF token and no bearer token', async () => {
     const chatId = `chat-${randomUUID()}`;
-    const page = await browser.newPage();
-    await page.goto(`${baseUrl}/`);
+    const page = await chat.browser.newPage();
+    await page.goto(`${chat.baseUrl}/`);
     // The dashboard's token exchange: the page gets a session cookie, and keeps no token.
     await page.evaluate(`fetch('/auth/token', { method: 'POST', headers: { authorization: 'Bearer alice-token' } })`);
     const authorizations: Array<string | undefined> = [];
     page.on('request', (request) => {
       if (request.url().endsWith('/api/chat')) authorizations.push(request.headers().authorization);
     });
-    await page.goto(`${baseUrl}/ui-chat/?chat=${encodeURIComponent(chatId)}`);
-    await page.fill('#prompt', use('guarded_action', { target: 'by-cookie', count: 1 }));
-    await page.click('#composer button[type=submit]');
+    await page.goto(`${chat.baseUrl}/ui-chat/?chat=${encodeURIComponent(chatId)}`);
+    await sendFromPage(page, use('guarded_action', { target: 'by-cookie', count: 1 }));
     const tool = page.locator('#messages > li').nth(1).locator('.tool[data-state="approval-requested"]');
     await tool.waitFor();
     await tool.locator('button.approve').click();
