@@ -102,11 +102,15 @@ export function scriptStep(input: ModelStepInput): ModelStepResult {
   if (!step) throw violation(`the turn asked for step ${stepIndex + 1} and the script has ${entry.steps.length}`);
   const offered = new Set(input.tools.map((tool) => tool.name));
   const assistantSoFar = input.messages.filter((message) => message.role === 'assistant').length;
+  const usedIds = new Set(input.messages.flatMap((message) => (message.role === 'assistant' ? message.content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : [])) : [])));
   const content: Array<TextPart | ToolCallPart> = step.map((part, index) => {
     if (part.type === 'text') return { type: 'text', text: part.text };
     if (!offered.has(part.toolName)) throw violation(`step ${stepIndex + 1} calls ${part.toolName}, which the turn does not offer (offered: ${[...offered].join(', ') || 'none'})`);
     // Ids unique across the conversation, as the real APIs require.
-    return { type: 'tool-call', toolCallId: part.toolCallId ?? `call_${assistantSoFar + 1}_${index + 1}`, toolName: part.toolName, input: part.input };
+    const toolCallId = part.toolCallId ?? `call_${assistantSoFar + 1}_${index + 1}`;
+    if (usedIds.has(toolCallId)) throw violation(`step ${stepIndex + 1} calls ${part.toolName} with id ${toolCallId}, which an earlier call used`);
+    usedIds.add(toolCallId);
+    return { type: 'tool-call', toolCallId, toolName: part.toolName, input: part.input };
   });
   const calls = content.filter((part) => part.type === 'tool-call').length;
   const tokens = (value: unknown) => Math.ceil(JSON.stringify(value).length / 4);
