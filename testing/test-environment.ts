@@ -9,7 +9,7 @@
  *   expectTurn(await turn.result()).toHaveOutcome('issue_refund', 'approved');
  *   await env.teardown();
  *
- * Everything runs in the test's process but the server (a Java process the SDK starts and stops),
+ * Everything runs in the test's process but the server (a Java process the kit starts and stops),
  * and nothing reaches a network but that server on localhost. The helpers read one turn at a time
  * (`turnState`), never visibility, which the test server does not have.
  */
@@ -33,6 +33,7 @@ import { forgetScript, scriptRequests } from '../activities/providers/script.js'
 import type { Tool } from '../activities/tools.js';
 import { isScript, type Script } from './script.js';
 import { ensureTestServer } from './test-server.js';
+import { startTestServerProcess, type TestServerProcess } from './test-server-process.js';
 
 export interface TestEnvironmentOptions extends Omit<TurnpikePluginOptions, 'tools' | 'contentStore'> {
   /** The tools turns may offer, as the application's worker has them. */
@@ -50,6 +51,8 @@ export interface TestEnvironmentOptions extends Omit<TurnpikePluginOptions, 'too
   workerOptions?: Partial<Omit<WorkerOptions, 'connection' | 'namespace' | 'taskQueue' | 'activities'>>;
   /** The test server's launcher (default: `TURNPIKE_TEST_SERVER`, else found or fetched by `ensureTestServer`). */
   testServer?: string;
+  /** How long the server may take to listen (default 120 s: a JVM on a loaded machine is slow to start). */
+  startupTimeoutMs?: number;
 }
 
 /** A turn the environment started. */
@@ -100,15 +103,33 @@ export class TestEnvironment {
     private readonly worker: Worker,
     private readonly running: Promise<void>,
     private readonly ownedStore: string | undefined,
+    private readonly serverProcess: TestServerProcess,
   ) {}
 
   static async create(options: TestEnvironmentOptions): Promise<TestEnvironment> {
-    const { tools, contentStore, taskQueue = 'turnpike-test', workflowsPath, workerOptions, testServer, ...pluginOptions } = options;
+    const { tools, contentStore, taskQueue = 'turnpike-test', workflowsPath, workerOptions, testServer, startupTimeoutMs, ...pluginOptions } = options;
     const executable = testServer ?? (await ensureTestServer());
     const ownedStore = contentStore ? undefined : mkdtempSync(path.join(tmpdir(), 'turnpike-test-content-'));
     const store = contentStore ?? new FileContentStore(ownedStore!);
     const plugin = new TurnpikePlugin({ ...pluginOptions, tools, contentStore: store });
-    const server = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: executable } }, client: { dataConverter: createTurnpikeDataConverter({ contentStore: store }) } });
+    const serverProcess = await startTestServerProcess(executable, startupTimeoutMs !== undefined ? { startupTimeoutMs } : {});
+    let server: TestWorkflowEnvironment;
+    try {
+      // What `createTimeSkipping` does, on the server started above: the SDK (1.24) starts its own
+      // with a 5 s limit, too short for a JVM on a loaded machine, and has no public way to time-skip
+      // on a server it did not start.
+      server = await (TestWorkflowEnvironment as unknown as { create(options: unknown): Promise<TestWorkflowEnvironment> }).create({
+        server: { type: 'existing' },
+        address: serverProcess.address,
+        namespace: 'default',
+        supportsTimeSkipping: true,
+        client: { dataConverter: createTurnpikeDataConverter({ contentStore: store }) },
+      });
+    } catch (error) {
+      await serverProcess.stop();
+      if (ownedStore) rmSync(ownedStore, { recursive: true, force: true });
+      throw error;
+    }
     try {
       // turnpike's search attributes, which a turn sets as it runs (the test server lists nothing by them).
       await server.connection.operatorService.addSearchAttributes({
@@ -125,9 +146,10 @@ export class TestEnvironment {
       });
       const running = worker.run();
       const turnpike = new TurnpikeClient({ client: server.client, taskQueue, contentStore: store });
-      return new TestEnvironment(server, turnpike, worker, running, ownedStore);
+      return new TestEnvironment(server, turnpike, worker, running, ownedStore, serverProcess);
     } catch (error) {
       await server.teardown();
+      await serverProcess.stop();
       if (ownedStore) rmSync(ownedStore, { recursive: true, force: true });
       throw error;
     }
@@ -201,6 +223,7 @@ export class TestEnvironment {
       await this.running;
     } finally {
       await this.temporal.teardown();
+      await this.serverProcess.stop();
       for (const model of this.scripts) forgetScript(model);
       if (this.ownedStore) rmSync(this.ownedStore, { recursive: true, force: true });
     }
