@@ -17,6 +17,7 @@ import { registerContentCommands } from './commands/content.js';
 import { registerConversationCommands } from './commands/conversations.js';
 import { registerDecisionsCommand } from './commands/decisions.js';
 import { registerParkedCommands } from './commands/parked.js';
+import { registerReplayCommand } from './commands/replay.js';
 import { registerTurnCommands } from './commands/turns.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
 import { REJECTION_TYPES } from '../workflows/messages/rejection-types.js';
@@ -73,7 +74,8 @@ Examples:
   turnpike approve <turnId> <approvalId> --as alice
   turnpike deny <turnId> <approvalId> --reason 'not during the freeze'
   turnpike show <turnId>
-  turnpike send support-7 'look up order 1002' && turnpike history support-7`;
+  turnpike send support-7 'look up order 1002' && turnpike history support-7
+  turnpike replay --query 'WorkflowType="agentTurn" AND ExecutionStatus="Running"' --workflows dist/workflows.js`;
 
 /** Builds the program for one run; commander keeps parse state on it, so it is not reused. */
 function buildProgram(context: CliContext, io: CliIo): Command {
@@ -100,6 +102,7 @@ function buildProgram(context: CliContext, io: CliIo): Command {
   registerDecisionsCommand(program, context);
   registerCodecServerCommand(program, context);
   registerContentCommands(program, context);
+  registerReplayCommand(program, context);
   return program;
 }
 

@@ -23,6 +23,7 @@ const ENTRY_POINTS = {
   'turnpike-client': 'client/index.d.ts',
   'turnpike-workflows': 'workflows/index.d.ts',
   'turnpike-api': 'api/index.d.ts',
+  'turnpike-testing': 'testing/index.d.ts',
 };
 
 // The declarations of the build (tsconfig.build.json), without its JavaScript.

@@ -12,7 +12,11 @@
  * step. When every step has run, it answers with a summary of the tool results; a turn that asks
  * for a typed answer (`output`) gets, instead, the JSON of the latest user message's
  * `answer with {json}`, as written (the turn checks it against the schema).
+ *
+ * A model name registered by a test's `script(...)` (`script:<id>`, see ./script.ts) answers
+ * with that script's steps instead.
  */
+import { isScriptModel, scriptStep } from './script.js';
 import type { ModelStreamListener } from './stream-delta.js';
 import type { AssistantMessage, Message, ModelStepInput, ModelStepResult, TextPart, ToolCallPart, ToolResultPart } from '../../workflows/types/index.js';
 
@@ -147,6 +151,12 @@ function streamStep(content: Array<TextPart | ToolCallPart>, onDelta: ModelStrea
 }
 
 export function scriptedModelStep(input: ModelStepInput, onDelta?: ModelStreamListener): ModelStepResult {
+  // A test's script (turnpike/testing), by the model name it was registered under.
+  if (isScriptModel(input.model.model)) {
+    const scripted = scriptStep(input);
+    if (onDelta) streamStep(scripted.message.content as Array<TextPart | ToolCallPart>, onDelta);
+    return scripted;
+  }
   const lastUser = input.messages.findLastIndex((message) => message.role === 'user');
   const request = lastUser >= 0 ? messageText(input.messages[lastUser]) : '';
   const since = input.messages.slice(lastUser + 1);

@@ -2,7 +2,7 @@
  * The order desk's tools: defined with `turnpike`, run by turnpike's activities on this
  * application's worker. The input types come from the zod schemas.
  */
-import { defineTool } from 'turnpike';
+import { defineClientTool, defineTool } from 'turnpike';
 import { z } from 'zod';
 
 const ORDERS: Record<string, { item: string; total: number }> = {
@@ -32,4 +32,12 @@ export const issueRefund = defineTool({
   },
 });
 
-export const orderDeskTools = [lookupOrder, issueRefund];
+/** Answered by the customer's browser, not the worker: the turn parks until it submits the result. */
+export const confirmAddress = defineClientTool({
+  name: 'confirm_address',
+  description: "Ask the customer to confirm the order's delivery address.",
+  inputSchema: z.object({ orderId: z.string().min(1) }),
+  outputSchema: z.object({ confirmed: z.boolean(), address: z.string() }),
+});
+
+export const orderDeskTools = [lookupOrder, issueRefund, confirmAddress];
