@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { importOptional } from '../peers/optional-packages.js';
 import type { AiSdkModels } from './providers/ai-sdk-models.js';
 import { endpointCallOptions, type OpenAIEndpoints } from './providers/endpoints.js';
+import type { RemoteMcpServers } from './providers/remote-mcp-servers.js';
 import type { ProviderCallOptions } from './providers/errors.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { StepStream } from './step-stream.js';
@@ -17,6 +18,8 @@ type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions, worker
 export interface WorkerModels {
   models: AiSdkModels;
   endpoints: OpenAIEndpoints;
+  /** Remote MCP servers OpenAI may call for `openai-responses` turns that name them (providers/remote-mcp-servers.ts). */
+  remoteMcpServers?: RemoteMcpServers;
 }
 
 const NO_WORKER_MODELS: WorkerModels = { models: {}, endpoints: {} };
@@ -35,7 +38,7 @@ const providers: Record<ModelProvider, ProviderCall> = {
     (await importOptional('The model provider "openai-responses"', ['openai'], () => import('./providers/openai-responses.js'))).callOpenAIResponses(input, {
       ...options,
       ...endpointCallOptions(worker.endpoints, input.model),
-    }),
+    }, worker.remoteMcpServers),
   anthropic: async (input, options) =>
     (await importOptional('The model provider "anthropic"', ['@anthropic-ai/sdk'], () => import('./providers/anthropic.js'))).callAnthropic(input, options),
   // The application brings the AI SDK provider package and the model object; nothing to load here.

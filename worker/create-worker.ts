@@ -45,6 +45,8 @@ export interface CreateWorkerOptions {
   models?: TurnpikePluginOptions['models'];
   /** Named OpenAI-compatible endpoints (see `TurnpikePluginOptions.endpoints`). */
   endpoints?: TurnpikePluginOptions['endpoints'];
+  /** Named remote MCP servers for OpenAI's hosted `mcp` tool (see `TurnpikePluginOptions.remoteMcpServers`). */
+  remoteMcpServers?: TurnpikePluginOptions['remoteMcpServers'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -105,6 +107,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
         ...(options.models ? { models: options.models } : {}),
         ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+        ...(options.remoteMcpServers ? { remoteMcpServers: options.remoteMcpServers } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),
     ],

@@ -31,6 +31,7 @@ import { contentStoreFromEnvironment } from '../content/store-from-environment.j
 import { checkedPrices, type PriceTable } from '../activities/prices.js';
 import { checkedModels, type AiSdkModels } from '../activities/providers/ai-sdk-models.js';
 import { checkedEndpoints, type OpenAIEndpoints } from '../activities/providers/endpoints.js';
+import { checkedRemoteMcpServers, type RemoteMcpServers } from '../activities/providers/remote-mcp-servers.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -114,6 +115,13 @@ export interface TurnpikePluginOptions {
    * A turn names one: `model: { provider: 'openai', endpoint: 'vllm', model: 'qwen3-32b' }`.
    */
   endpoints?: OpenAIEndpoints;
+  /**
+   * Named remote MCP servers that OpenAI calls itself, for `openai-responses` turns that offer the
+   * hosted `mcp` tool: `{ deepwiki: { url: 'https://mcp.deepwiki.com/mcp', headersEnv: { Authorization: 'DEEPWIKI_AUTH' } } }`.
+   * A turn names one (`providerTools: [{ type: 'mcp', server_label: 'deepwiki' }]`); the URL and
+   * the headers (read from the environment at every call) never enter its history.
+   */
+  remoteMcpServers?: RemoteMcpServers;
 }
 
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
@@ -153,6 +161,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
       ...(options.models !== undefined ? { models: checkedModels(options.models, 'TurnpikePlugin') } : {}),
       ...(options.endpoints !== undefined ? { endpoints: checkedEndpoints(options.endpoints, 'TurnpikePlugin') } : {}),
+      ...(options.remoteMcpServers !== undefined ? { remoteMcpServers: checkedRemoteMcpServers(options.remoteMcpServers, 'TurnpikePlugin') } : {}),
     });
     super({
       name: 'turnpike',
