@@ -56,8 +56,8 @@ import {
   hostedIncludes,
   hostedTools,
   providerToolPartOf,
-  type RemoteMcpServers,
 } from './openai-hosted-tools.js';
+import type { RemoteMcpServers } from './remote-mcp-servers.js';
 
 const clients = new Map<string, OpenAI>();
 

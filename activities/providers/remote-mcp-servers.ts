@@ -5,6 +5,7 @@
  * and the environment variables holding its headers stay in the worker, so no credential enters a
  * turn's history. Loads no SDK.
  */
+
 /** A remote MCP server OpenAI may call for a turn that names it (`server_label`). */
 export interface RemoteMcpServer {
   /** The server's URL, e.g. `https://mcp.deepwiki.com/mcp`. */
