@@ -68,6 +68,7 @@ import {
 import { ANTHROPIC_STREAM_ERROR, anthropicStreamFrames } from './anthropic-stream.js';
 import { OPENAI_STREAM_ERROR, openAIStreamFrames } from './openai-stream.js';
 import { responsesStreamError, responsesStreamFrames } from './openai-responses-stream.js';
+import type { ScriptedHostedItem } from './openai-hosted-tools.js';
 import { writeEventStream, type ScriptedStreamControl, type StreamEnd } from './sse.js';
 
 export type { ScriptedStreamControl } from './sse.js';
@@ -131,6 +132,13 @@ export interface ScriptedReply extends ScriptedBase {
    * signs and later verifies.
    */
   reasoning?: Array<{ summary?: string[] }>;
+  /**
+   * openai-responses only: hosted tool calls the API ran within the reply, before its text and
+   * function calls (openai-hosted-tools.ts); each must be of a tool the request offered.
+   */
+  hosted?: ScriptedHostedItem[];
+  /** openai-responses only: `url_citation` annotations on the reply's text. */
+  citations?: Array<{ url: string; title: string }>;
   /** openai-responses only: the model declines, with a `refusal` content part instead of text. */
   refusal?: string;
   /**
@@ -246,6 +254,7 @@ export function impossibleReply(provider: FakeProvider, scripted: ScriptedRespon
   if (reply.finishReason === 'pause_turn' && (reply.toolCalls?.length ?? 0) > 0) return 'anthropic pauses a turn for its own server tools, never with client tool calls pending';
   if (reply.thinking && provider !== 'anthropic') return 'only anthropic returns thinking blocks (Chat Completions returns no reasoning)';
   if ((reply.reasoning || reply.refusal !== undefined) && provider !== 'openai-responses') return 'only openai-responses returns reasoning items and refusal parts';
+  if ((reply.hosted || reply.citations) && provider !== 'openai-responses') return 'only openai-responses returns hosted tool items (scripted as hosted) and url_citation annotations';
   return undefined;
 }
 
