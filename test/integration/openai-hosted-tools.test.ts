@@ -13,8 +13,12 @@
  *   each audited, the request sent back verbatim with its `mcp_approval_response`.
  */
 import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { chromium } from 'playwright-core';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { parseTokenMap } from '../../api/auth.js';
+import { buildApi } from '../../api/server.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
 import { TurnpikeClient } from '../../client/index.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
@@ -236,6 +240,42 @@ describe('OpenAI remote MCP approval requests', () => {
     expect(result.decisions).toEqual([expect.objectContaining({ approvalId: pending.approvalId, toolName: 'openai_mcp_approval', outcome: 'approved', approver: 'alice', automatic: false })]);
     expect(result.toolCalls).toContainEqual(expect.objectContaining({ toolName: 'openai_mcp_approval', outcome: 'approved' }));
     expect(result.toolCalls).toContainEqual(expect.objectContaining({ toolName: 'mcp', executedBy: 'provider', output: 'published' }));
+  }, 180_000);
+
+  it('approved from the dashboard in Chromium, the turn completes', async () => {
+    fake.script('openai-responses', [
+      { hosted: askApproval() },
+      { hosted: [{ type: 'mcp_call', server_label: 'docs', name: 'publish_page', arguments: { page: 'releases' }, output: 'published' }], text: 'Published.' },
+    ]);
+    const api = await buildApi({ client: turnpike, tokens: parseTokenMap('alice-token:alice') });
+    await api.listen({ host: '127.0.0.1', port: 0 });
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const handle = await startTurn([mcp], 'Publish the releases page.');
+      const [pending] = await waitForPending(handle, 1);
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${(api.server.address() as AddressInfo).port}/`);
+      await page.fill('#token', 'alice-token');
+      await page.click('#login-form button[type=submit]');
+      const entry = page.locator(`.card[data-key="${pending.approvalId}"]`);
+      await entry.waitFor({ timeout: 30_000 });
+      await expect(entry.locator('.tool').textContent()).resolves.toBe('openai_mcp_approval');
+      await expect(entry.locator('.input').textContent()).resolves.toContain('"publish_page"');
+      await entry.locator('.reason').fill('release page reviewed');
+      await entry.locator('button.approve').click();
+      await page.locator('.toast.ok', { hasText: 'Approved openai_mcp_approval' }).waitFor();
+      const result = await handle.result();
+      expect(result.status).toBe('completed');
+      expect(result.decisions).toEqual([expect.objectContaining({ toolName: 'openai_mcp_approval', outcome: 'approved', approver: 'alice', reason: 'release page reviewed' })]);
+      const [, second] = answered();
+      expect(second.input).toContainEqual({ type: 'mcp_approval_response', approval_request_id: pending.toolCallId, approve: true });
+    } finally {
+      await browser.close();
+      await api.close();
+    }
   }, 180_000);
 
   it('denied, the model is told why with mcp_approval_response approve: false', async () => {
