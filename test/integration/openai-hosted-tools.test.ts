@@ -282,6 +282,9 @@ describe('OpenAI remote MCP approval requests', () => {
     fake.script('openai-responses', [{ hosted: askApproval() }, { text: 'I will not publish it.' }]);
     const handle = await startTurn([mcp], 'Publish the releases page.');
     const [pending] = await waitForPending(handle, 1);
+    // OpenAI's answer is approve or deny: an edited call is refused before it enters history.
+    const edited = handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'bob', input: { page: 'other' } }] });
+    await expect(edited).rejects.toMatchObject({ cause: { message: expect.stringContaining('fails its schema') } });
     await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: false, approver: 'bob', reason: 'not before the review' }] });
     const result = await handle.result();
     expect(result.status).toBe('completed');
