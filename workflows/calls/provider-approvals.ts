@@ -9,7 +9,10 @@
  */
 import type { ToolCallPart, ToolSpec } from '../types/index.js';
 
-/** The tool name of a provider's approval request. Not a name the worker's tools can take: turnpike reserves it. */
+/**
+ * The tool name of a provider's approval request. A worker tool of the same name is not mistaken
+ * for one: an approval request also carries its request item (`isProviderApproval`).
+ */
 export const PROVIDER_APPROVAL_TOOL = 'openai_mcp_approval';
 
 /** The `providerMetadata` key under which the request item travels, verbatim. */
