@@ -16,6 +16,7 @@ import { z } from 'zod';
 import { checkCommon, toJsonSchema, ToolDefinitionError, type AgentTool } from './tools.js';
 import { anthropicSchemaProblem } from '../workflows/agents/output-schema.js';
 import type { AgentToolSpec, ToolSpec } from '../workflows/types/index.js';
+import { speaksAnthropic } from '../workflows/types/provider-families.js';
 
 /** How deep agent tools nest by default: a root turn, and three levels of sub-agents below it. */
 export const DEFAULT_MAX_AGENT_DEPTH = 3;
@@ -44,7 +45,7 @@ export function defineAgentTool<InputSchema extends z.ZodType>(options: AgentToo
     throw new ToolDefinitionError(`${what}: agent.output.schema must be a zod schema`);
   }
   // A schema the sub-agent's provider cannot be asked for would fail its turn at every call: refused here.
-  const outputProblem = agent.output !== undefined && agent.model.provider === 'anthropic' ? anthropicSchemaProblem(toJsonSchema(agent.output.schema)) : undefined;
+  const outputProblem = agent.output !== undefined && speaksAnthropic(agent.model.provider) ? anthropicSchemaProblem(toJsonSchema(agent.output.schema)) : undefined;
   if (outputProblem) throw new ToolDefinitionError(`${what}: agent.output.${outputProblem}`);
   if (options.prompt !== undefined && typeof options.prompt !== 'function') {
     throw new ToolDefinitionError(`${what}: prompt must be a function of the input`);

@@ -12,6 +12,7 @@ import { executeTool } from './execute-tool.js';
 import { callModel, type WorkerModels } from './model.js';
 import type { AiSdkModels } from './providers/ai-sdk-models.js';
 import type { OpenAIEndpoints } from './providers/endpoints.js';
+import type { CloudSettings } from './providers/clouds.js';
 import type { RemoteMcpServers } from './providers/remote-mcp-servers.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
 import { runModelStep, type StepTools } from './model-step.js';
@@ -49,13 +50,15 @@ export interface CreateActivitiesOptions {
   models?: AiSdkModels;
   /** Named OpenAI-compatible endpoints, for turns of provider `openai` that name one (providers/endpoints.ts). */
   endpoints?: OpenAIEndpoints;
+  /** Bedrock, Vertex AI and Azure OpenAI settings by name, for turns on those clouds (providers/clouds.ts). */
+  clouds?: CloudSettings;
   /** Named remote MCP servers, for `openai-responses` turns whose hosted `mcp` tool names one (providers/remote-mcp-servers.ts). */
   remoteMcpServers?: RemoteMcpServers;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, remoteMcpServers }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
-  const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}) };
+  const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}) };
   const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
   const registry = createToolRegistry(tools, maxAgentDepth);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));

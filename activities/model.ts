@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { importOptional } from '../peers/optional-packages.js';
 import type { AiSdkModels } from './providers/ai-sdk-models.js';
+import type { CloudSettings } from './providers/clouds.js';
 import { endpointCallOptions, type OpenAIEndpoints } from './providers/endpoints.js';
 import type { RemoteMcpServers } from './providers/remote-mcp-servers.js';
 import type { ProviderCallOptions } from './providers/errors.js';
@@ -14,10 +15,11 @@ import type { TurnEvent } from '../workflows/types/turn-events.js';
 
 type ProviderCall = (input: ModelStepInput, options: ProviderCallOptions, worker: WorkerModels) => Promise<ModelStepResult>;
 
-/** What a worker was given to reach models by name: AI SDK models and OpenAI-compatible endpoints. */
+/** What a worker was given to reach models by name: AI SDK models, OpenAI-compatible endpoints, cloud settings. */
 export interface WorkerModels {
   models: AiSdkModels;
   endpoints: OpenAIEndpoints;
+  clouds?: CloudSettings;
   /** Remote MCP servers OpenAI may call for `openai-responses` turns that name them (providers/remote-mcp-servers.ts). */
   remoteMcpServers?: RemoteMcpServers;
 }
@@ -41,6 +43,21 @@ const providers: Record<ModelProvider, ProviderCall> = {
     }, worker.remoteMcpServers),
   anthropic: async (input, options) =>
     (await importOptional('The model provider "anthropic"', ['@anthropic-ai/sdk'], () => import('./providers/anthropic.js'))).callAnthropic(input, options),
+  // The clouds' clients come from their own packages, on top of the first-party SDK whose step they run.
+  'anthropic-bedrock': async (input, options, worker) =>
+    (await importOptional('The model provider "anthropic-bedrock"', ['@anthropic-ai/bedrock-sdk', '@anthropic-ai/sdk'], () => import('./providers/anthropic-bedrock.js'))).callAnthropicBedrock(
+      worker.clouds ?? {},
+      input,
+      options,
+    ),
+  'anthropic-vertex': async (input, options, worker) =>
+    (await importOptional('The model provider "anthropic-vertex"', ['@anthropic-ai/vertex-sdk', '@anthropic-ai/sdk'], () => import('./providers/anthropic-vertex.js'))).callAnthropicVertex(
+      worker.clouds ?? {},
+      input,
+      options,
+    ),
+  'azure-openai': async (input, options, worker) =>
+    (await importOptional('The model provider "azure-openai"', ['openai'], () => import('./providers/azure-openai.js'))).callAzureOpenAI(worker.clouds ?? {}, input, options),
   // The application brings the AI SDK provider package and the model object; nothing to load here.
   'ai-sdk': async (input, options, worker) => (await import('./providers/ai-sdk.js')).callAiSdk(worker.models, input, options),
 };

@@ -6,7 +6,8 @@
  * Prices are USD per million tokens, keyed `provider:model`. A dated model name also matches the
  * key it extends with its date (`gpt-4o-2024-08-06` → `gpt-4o`, `claude-sonnet-4-5-20250929` →
  * `claude-sonnet-4-5`), and nothing else: `claude-opus-4-9` is not priced as `claude-opus-4`, since a
- * new model's price is often not its family's. `openai-responses` falls back to `openai`'s prices.
+ * new model's price is often not its family's. `openai-responses` and `azure-openai` fall back to `openai`'s prices,
+ * `anthropic-bedrock` and `anthropic-vertex` to `anthropic`'s.
  * A model with no price gets no `costUsd`.
  */
 import type { ModelSettings, Usage } from '../workflows/types/index.js';
@@ -21,6 +22,11 @@ export interface ModelPrice {
   cacheWriteInput?: number;
   /** Output tokens, reasoning included. */
   output: number;
+  /**
+   * USD per 1,000 web searches of a hosted web search tool (`usage.webSearchRequests`), on top of
+   * the tokens. Anthropic models default to Anthropic's $10 per 1,000 searches.
+   */
+  webSearch?: number;
 }
 
 /** Prices by `provider:model` (or a model-name prefix, see above). */
@@ -71,7 +77,7 @@ export function checkedPrices(prices: PriceTable): PriceTable {
   if (!prices || typeof prices !== 'object') throw new TypeError('TurnpikePlugin: prices must be an object of { "provider:model": { input, output, cachedInput?, cacheWriteInput? } }');
   for (const [key, price] of Object.entries(prices)) {
     if (!/^[a-z-]+:.+$/.test(key)) throw new TypeError(`TurnpikePlugin: prices key "${key}" must be "provider:model"`);
-    for (const field of ['input', 'output', 'cachedInput', 'cacheWriteInput'] as const) {
+    for (const field of ['input', 'output', 'cachedInput', 'cacheWriteInput', 'webSearch'] as const) {
       const value = price?.[field];
       const required = field === 'input' || field === 'output';
       if ((value === undefined && required) || (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0))) {
@@ -82,16 +88,28 @@ export function checkedPrices(prices: PriceTable): PriceTable {
   return prices;
 }
 
+/**
+ * Anthropic's web search tool: USD per 1,000 searches (https://platform.claude.com/docs/en/about-claude/pricing,
+ * checked 2026-11-28), whatever the model. Web fetch costs only the tokens of what it fetched.
+ */
+export const ANTHROPIC_WEB_SEARCH_PRICE = 10;
+
 /** A model name's date suffix: `-2024-08-06` (OpenAI) or `-20250929` (Anthropic). */
 const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
 
-/** The price of a model: its own key, else the key of its name without a date suffix; `openai-responses` falls back to `openai`. */
+/**
+ * Whose prices a provider takes when it has none of its own: the clouds list Claude and GPT at the
+ * first-party prices (a regional endpoint's premium is a `prices` entry of the cloud's own).
+ */
+const FALLBACK_PROVIDER: Record<string, string> = { 'openai-responses': 'openai', 'azure-openai': 'openai', 'anthropic-bedrock': 'anthropic', 'anthropic-vertex': 'anthropic' };
+
+/** The price of a model: its own key, else the key of its name without a date suffix; then the same at the provider it falls back to (`openai-responses`, `azure-openai` → `openai`; `anthropic-bedrock`, `anthropic-vertex` → `anthropic`). */
 export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider' | 'model'>): ModelPrice | undefined {
-  const providers = model.provider === 'openai-responses' ? ['openai-responses', 'openai'] : [model.provider];
+  const providers = Object.hasOwn(FALLBACK_PROVIDER, model.provider) ? [model.provider, FALLBACK_PROVIDER[model.provider]] : [model.provider];
   for (const provider of providers) {
     for (const name of [model.model, model.model.replace(DATE_SUFFIX, '')]) {
       const key = `${provider}:${name}`;
-      if (Object.hasOwn(table, key)) return table[key];
+      if (Object.hasOwn(table, key)) return provider === 'anthropic' ? { webSearch: ANTHROPIC_WEB_SEARCH_PRICE, ...table[key] } : table[key];
     }
   }
   return undefined;
@@ -114,7 +132,9 @@ export function costOf(price: ModelPrice | undefined, usage: Usage): number | un
   const cached = usage.cachedInputTokens ?? 0;
   const written = usage.cacheWriteInputTokens ?? 0;
   const plain = Math.max(0, usage.inputTokens - cached - written);
-  const micro = plain * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWriteInput ?? price.input) + usage.outputTokens * price.output;
+  // Searches: USD per 1,000, so 1,000 micro-USD-per-million-token units per search and USD.
+  const searches = (usage.webSearchRequests ?? 0) * (price.webSearch ?? 0) * 1_000;
+  const micro = plain * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWriteInput ?? price.input) + usage.outputTokens * price.output + searches;
   // Rounded to a millionth of a cent, so sums of steps stay readable.
   return Math.round(micro * 1e2) / 1e8;
 }

@@ -10,7 +10,7 @@ import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
-import { connectTemporal } from '../worker/temporal-connection.js';
+import { connectTemporal } from '../connection/temporal-connection.js';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { buildApi, parseTokenMap } from '../api/index.js';
 import { TurnpikeClient, turnpikeDataConverter, type agentTurn } from '../client/index.js';

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
-import { connectTemporal } from '../worker/temporal-connection.js';
+import { connectTemporal } from '../connection/temporal-connection.js';
 import { turnpikeDataConverter } from '../content/data-converter.js';
 import { startDevServer } from '../scripts/dev-server.js';
 import { writeBundles } from './bundles.js';

@@ -7,7 +7,7 @@ export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type StartRecord,
 export { toOutputSpec, typedOutput, TurnpikeOutputError, type DeepPartial, type OutputOf, type OutputOption, type OutputStreamItem } from './typed-output.js';
 export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
-export { connectTemporal, temporalConnectionOptions, TEMPORAL_RECEIVE_LIMIT_BYTES } from '../worker/temporal-connection.js';
+export { connectTemporal, temporalConnectionOptions, TEMPORAL_RECEIVE_LIMIT_BYTES } from '../connection/temporal-connection.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';
 export { parseConversationCursor, type ConversationStreamEvent } from './conversation-events.js';
 export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/types/turn-events.js';

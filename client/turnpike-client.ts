@@ -22,7 +22,7 @@ import type { agentConversation, agentTurn } from '../workflows/registered-workf
 import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
-import { connectTemporal } from '../worker/temporal-connection.js';
+import { connectTemporal } from '../connection/temporal-connection.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
 import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall } from './listings.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
@@ -48,7 +48,7 @@ export interface TurnpikeClientOptions {
    * The Temporal client. Open its Connection with `connectTemporal` (or set `channelArgs:
    * { 'grpc.max_receive_message_length': TEMPORAL_RECEIVE_LIMIT_BYTES }`): with gRPC's default of
    * 4 MiB, reading a history whose page holds a few large payloads fails with RESOURCE_EXHAUSTED
-   * (worker/temporal-connection.ts).
+   * (connection/temporal-connection.ts).
    */
   client: Client;
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */

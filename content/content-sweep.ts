@@ -38,7 +38,7 @@ import type { Client } from '@temporalio/client';
 import { msToNumber, type Duration, type PayloadCodec } from '@temporalio/common';
 import { turnpikeCodecs } from './data-converter.js';
 import type { ContentStore, StoredObject } from './content-store.js';
-import { receiveLimitOf, TEMPORAL_RECEIVE_LIMIT_BYTES } from '../worker/temporal-connection.js';
+import { receiveLimitOf, TEMPORAL_RECEIVE_LIMIT_BYTES } from '../connection/temporal-connection.js';
 import { readHistoryPages } from './history-pages.js';
 import { ReferenceScanner } from './payload-references.js';
 

@@ -5,7 +5,7 @@
  * The server fills a page with as many events as its page size allows, whatever their bytes:
  * five signals of 1.1 MB make a 5.5 MB page, and a connection with gRPC's default receive limit
  * (4 MiB) refuses it with RESOURCE_EXHAUSTED. Turnpike's own connections take 128 MiB
- * (worker/temporal-connection.ts), but `sweepContent` is given the application's client. So a
+ * (connection/temporal-connection.ts), but `sweepContent` is given the application's client. So a
  * page refused that way is asked again, from the same token, one event at a time, then with
  * twice as many events while pages fit, never again as many as a refused one. The server does
  * not split the events it wrote together (signals that arrived during one workflow task are
@@ -18,7 +18,7 @@
  */
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { RECEIVE_LIMIT_ARG, receiveLimitOf } from '../worker/temporal-connection.js';
+import { RECEIVE_LIMIT_ARG, receiveLimitOf } from '../connection/temporal-connection.js';
 
 const RESOURCE_EXHAUSTED = 8;
 /** Page sizes after a refusal grow to at most this; the server's own default page size is in this range. */

@@ -6,7 +6,7 @@
 import { mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { connectTemporal } from '../worker/temporal-connection.js';
+import { connectTemporal } from '../connection/temporal-connection.js';
 import type { ClusterPorts } from './cluster-ports.js';
 import { ManagedProcess } from './managed-process.js';
 import type { TemporalServerBinaries } from './temporal-server.js';

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { connectTemporal } from '../worker/temporal-connection.js';
+import { connectTemporal } from '../connection/temporal-connection.js';
 import { ensureTemporalCli } from './temporal-cli.js';
 import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 

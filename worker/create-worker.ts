@@ -45,6 +45,8 @@ export interface CreateWorkerOptions {
   models?: TurnpikePluginOptions['models'];
   /** Named OpenAI-compatible endpoints (see `TurnpikePluginOptions.endpoints`). */
   endpoints?: TurnpikePluginOptions['endpoints'];
+  /** Bedrock, Vertex AI and Azure OpenAI settings by name (see `TurnpikePluginOptions.clouds`). */
+  clouds?: TurnpikePluginOptions['clouds'];
   /** Named remote MCP servers for OpenAI's hosted `mcp` tool (see `TurnpikePluginOptions.remoteMcpServers`). */
   remoteMcpServers?: TurnpikePluginOptions['remoteMcpServers'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
@@ -107,6 +109,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
         ...(options.models ? { models: options.models } : {}),
         ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+        ...(options.clouds ? { clouds: options.clouds } : {}),
         ...(options.remoteMcpServers ? { remoteMcpServers: options.remoteMcpServers } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),

@@ -31,6 +31,7 @@ import { contentStoreFromEnvironment } from '../content/store-from-environment.j
 import { checkedPrices, type PriceTable } from '../activities/prices.js';
 import { checkedModels, type AiSdkModels } from '../activities/providers/ai-sdk-models.js';
 import { checkedEndpoints, type OpenAIEndpoints } from '../activities/providers/endpoints.js';
+import { checkedClouds, type CloudSettings } from '../activities/providers/clouds.js';
 import { checkedRemoteMcpServers, type RemoteMcpServers } from '../activities/providers/remote-mcp-servers.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
@@ -116,6 +117,13 @@ export interface TurnpikePluginOptions {
    */
   endpoints?: OpenAIEndpoints;
   /**
+   * Claude on Amazon Bedrock and Google Vertex AI, GPT on Azure OpenAI: each cloud's settings by
+   * name, `{ bedrock: { eu: { region: 'eu-central-1' } }, azure: { prod: { endpoint, apiVersion } } }`.
+   * A turn names them: `model: { provider: 'anthropic-bedrock', endpoint: 'eu', model: 'claude-sonnet-4-5' }`.
+   * Credentials come from the environment and each cloud's credential chain (docs/models.md).
+   */
+  clouds?: CloudSettings;
+  /**
    * Named remote MCP servers that OpenAI calls itself, for `openai-responses` turns that offer the
    * hosted `mcp` tool: `{ deepwiki: { url: 'https://mcp.deepwiki.com/mcp', headersEnv: { Authorization: 'DEEPWIKI_AUTH' } } }`.
    * A turn names one (`providerTools: [{ type: 'mcp', server_label: 'deepwiki' }]`); the URL and
@@ -161,6 +169,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
       ...(options.models !== undefined ? { models: checkedModels(options.models, 'TurnpikePlugin') } : {}),
       ...(options.endpoints !== undefined ? { endpoints: checkedEndpoints(options.endpoints, 'TurnpikePlugin') } : {}),
+      ...(options.clouds !== undefined ? { clouds: checkedClouds(options.clouds, 'TurnpikePlugin') } : {}),
       ...(options.remoteMcpServers !== undefined ? { remoteMcpServers: checkedRemoteMcpServers(options.remoteMcpServers, 'TurnpikePlugin') } : {}),
     });
     super({

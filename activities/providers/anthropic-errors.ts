@@ -12,7 +12,14 @@ export const anthropicSdk: ProviderSdk<APIError> = {
   ConnectionError: APIConnectionError,
   TimeoutError: APIConnectionTimeoutError,
   UserAbortError: APIUserAbortError,
-  // Names the failure precisely (`overloaded_error`, `not_found_error`).
-  errorType: (error) => error.type ?? undefined,
-  apiMessage: (error) => error.apiMessage ?? undefined,
+  // Names the failure precisely (`overloaded_error`, `not_found_error`); on Bedrock, whose errors
+  // are its own (`{"message": …}`, the type in `x-amzn-ErrorType`), the exception's name.
+  errorType: (error) => error.type ?? error.headers?.get('x-amzn-errortype')?.split(':')[0] ?? undefined,
+  apiMessage: (error) => error.apiMessage ?? bedrockMessage(error.error) ?? undefined,
 };
+
+/** Bedrock's error body, `{"message": "…"}`. */
+function bedrockMessage(body: unknown): string | undefined {
+  const message = (body as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' ? message : undefined;
+}

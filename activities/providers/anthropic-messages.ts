@@ -10,6 +10,8 @@ import type {
   DocumentBlockParam,
   ImageBlockParam,
   MessageParam,
+  TextBlockParam,
+  TextCitationParam,
   Tool,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
@@ -74,11 +76,16 @@ function documentSource(source: BinarySource): DocumentBlockParam['source'] {
 
 function assistantBlocks(message: AssistantMessage): ContentBlockParam[] {
   return message.content.flatMap((part): ContentBlockParam[] => {
-    if (part.type === 'text') return hasVisibleText(part) ? [{ type: 'text', text: part.text }] : [];
+    if (part.type === 'text') return hasVisibleText(part) ? [textBlock(part)] : [];
     if (part.type === 'reasoning') return thinkingBlocks(part);
     if (part.type === 'provider-tool') return providerToolBlocks(part);
     return [{ type: 'tool_use', id: part.toolCallId, name: part.toolName, input: toToolUseInput(part.input) }];
   });
+}
+
+/** A text part, with the citations Claude gave it (web search results it cited), exactly as received. */
+function textBlock(part: TextPart): TextBlockParam {
+  return part.citations?.length ? { type: 'text', text: part.text, citations: part.citations as TextCitationParam[] } : { type: 'text', text: part.text };
 }
 
 /**

@@ -9,12 +9,17 @@ import type { Message, MessageCreateParamsNonStreaming, MessageStreamEvent } fro
 import type { ProviderCallOptions } from './errors.js';
 import { deltaEmitter } from './emit-delta.js';
 
+/** What a step needs of a client: `Anthropic`'s, or a cloud's (`AnthropicBedrock`, `AnthropicVertex`). */
+export interface AnthropicMessagesClient {
+  messages: Pick<Anthropic['messages'], 'create' | 'stream'>;
+}
+
 /**
  * Streams one request and returns the assembled message. The SDK's `finalMessage()` rejects when
  * the stream ended without `message_stop`, so a reply cut off part-way is never taken for a whole one.
  * Errors are the SDK's, unclassified: the caller maps them (see `toStreamFailure`).
  */
-export async function streamAnthropicMessage(client: Anthropic, params: MessageCreateParamsNonStreaming, options: ProviderCallOptions): Promise<Message> {
+export async function streamAnthropicMessage(client: AnthropicMessagesClient, params: MessageCreateParamsNonStreaming, options: ProviderCallOptions): Promise<Message> {
   const stream = client.messages.stream(params, { signal: options.signal });
   const emit = deltaEmitter(options.onDelta);
   /** Tool-use ids by content block index: the deltas name only the index. */

@@ -21,8 +21,9 @@ import { cachedClient, ProviderErrorType, resolveClientSettings, requestStep, ty
 import { anthropicSdk } from './anthropic-errors.js';
 import { withCacheBreakpoints } from './anthropic-cache.js';
 import { convertToAnthropicMessages, convertToAnthropicTool } from './anthropic-messages.js';
+import { convertToAnthropicServerTools, latestContainer } from './anthropic-server-tools.js';
 import { addAnthropicUsage, convertFromAnthropicResponse } from './anthropic-response.js';
-import { streamAnthropicMessage } from './anthropic-stream.js';
+import { streamAnthropicMessage, type AnthropicMessagesClient } from './anthropic-stream.js';
 
 export { DEFAULT_ANTHROPIC_MAX_TOKENS };
 export { convertToAnthropicMessages } from './anthropic-messages.js';
@@ -36,11 +37,13 @@ const clients = new Map<string, Anthropic>();
  * The key and base URL come from `options`, else `ANTHROPIC_API_KEY` / `ANTHROPIC_BASE_URL`,
  * read on every call. The SDK never retries (`maxRetries: 0`): failures are thrown as Temporal
  * `ApplicationFailure`s (see `errors.ts`) and the activity retry policy decides.
+ *
+ * A cloud (anthropic-bedrock.ts, anthropic-vertex.ts) passes its own `client`; the step is the same.
  */
-export async function callAnthropic(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
+export async function callAnthropic(input: ModelStepInput, options: ProviderCallOptions = {}, cloudClient?: AnthropicMessagesClient): Promise<ModelStepResult> {
   // Passing `apiKey` explicitly also keeps the SDK from consulting its credential chain
   // (ANTHROPIC_AUTH_TOKEN, profiles): the worker's key is the only credential used.
-  const client = cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic(settings));
+  const client = cloudClient ?? cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic(settings));
   const params = convertToAnthropicRequest(input);
   const stream = input.model.stream !== false;
   let response = await requestMessage(client, params, stream, options);
@@ -72,7 +75,7 @@ function pausedContentParams(content: AnthropicMessage['content']): ContentBlock
   const blocks = content.map((block): ContentBlockParam => {
     switch (block.type) {
       case 'text':
-        return { type: 'text', text: block.text };
+        return block.citations?.length ? { type: 'text', text: block.text, citations: block.citations } : { type: 'text', text: block.text };
       case 'thinking':
         return { type: 'thinking', thinking: block.thinking, signature: block.signature };
       case 'redacted_thinking':
@@ -94,7 +97,7 @@ function pausedContentParams(content: AnthropicMessage['content']): ContentBlock
 }
 
 /** One Messages API request, streamed unless the turn said `stream: false`, with its failure classified. */
-async function requestMessage(client: Anthropic, params: MessageCreateParamsNonStreaming, stream: boolean, options: ProviderCallOptions): Promise<AnthropicMessage> {
+async function requestMessage(client: AnthropicMessagesClient, params: MessageCreateParamsNonStreaming, stream: boolean, options: ProviderCallOptions): Promise<AnthropicMessage> {
   const plain = async () => {
     try {
       return await client.messages.create(params, { signal: options.signal });
@@ -118,12 +121,16 @@ async function requestMessage(client: Anthropic, params: MessageCreateParamsNonS
 /** The Messages API request for one step. Exported for tests and for inspecting what is sent. */
 export function convertToAnthropicRequest(input: ModelStepInput): MessageCreateParamsNonStreaming {
   const { model, maxTokens, temperature, thinking, promptCaching } = input.model;
+  const container = latestContainer(input.messages);
   const params: MessageCreateParamsNonStreaming = {
     model,
     max_tokens: maxTokens ?? DEFAULT_ANTHROPIC_MAX_TOKENS,
     messages: convertToAnthropicMessages(input.messages),
     ...(input.system ? { system: input.system } : {}),
-    ...(input.tools.length > 0 ? { tools: input.tools.map(convertToAnthropicTool) } : {}),
+    // Claude's server tools (anthropic-server-tools.ts) beside the turn's own, and the container of
+    // the latest code execution, so its files are still there.
+    ...(input.tools.length > 0 || input.model.providerTools?.length ? { tools: [...input.tools.map(convertToAnthropicTool), ...convertToAnthropicServerTools(input.model.providerTools)] } : {}),
+    ...(container ? { container } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(thinking !== undefined ? { thinking: convertThinking(thinking) } : {}),
     // A typed final answer (docs/typed-output.md): JSON outputs, tools still offered, with the

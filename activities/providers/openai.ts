@@ -56,9 +56,10 @@ const clients = new Map<string, OpenAI>();
  * The step is streamed, and `options.onDelta` hears its text and tool-call arguments as they
  * arrive, unless the turn sets `model.stream: false` (for an OpenAI-compatible server that cannot
  * stream). Either way the result is the same: the complete message, usage and finish reason.
+ * Azure OpenAI (azure-openai.ts) passes its own `client`.
  */
-export async function callOpenAI(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
-  const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
+export async function callOpenAI(input: ModelStepInput, options: ProviderCallOptions = {}, cloudClient?: OpenAI): Promise<ModelStepResult> {
+  const client = cloudClient ?? cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
   const request = convertToOpenAIRequest(input);
   const completion = await requestStep(
     openAISdk,

@@ -13,7 +13,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { Client, type WorkflowHandle } from '@temporalio/client';
-import { connectTemporal } from '../../worker/temporal-connection.js';
+import { connectTemporal } from '../../connection/temporal-connection.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import type { BenchContext, Systems } from '../context.js';
 import { FloorSystem } from '../floor-system.js';

@@ -2,7 +2,9 @@
  * A Messages API reply as the API streams it (`stream: true`): `message_start` (the message with
  * empty content and the input usage), a `ping`, then per content block `content_block_start`,
  * its deltas (`text_delta`; `thinking_delta` then one `signature_delta`; `input_json_delta`,
- * the first with empty `partial_json`; none for `redacted_thinking`) and `content_block_stop`,
+ * the first with empty `partial_json`, for `tool_use` and `server_tool_use`; `citations_delta`s
+ * before a cited text's `text_delta`s; none for `redacted_thinking` or a server tool's result
+ * block, which comes whole) and `content_block_stop`,
  * then `message_delta` with the stop reason and the cumulative usage, then `message_stop`.
  */
 import type { Json } from './server.js';
@@ -19,6 +21,8 @@ export function anthropicStreamFrames(message: Json): SSEFrame[] {
         content: [],
         stop_reason: null,
         stop_sequence: null,
+        // The container comes with message_delta.
+        ...(message.container ? { container: null } : {}),
         usage: {
           input_tokens: usage.input_tokens,
           cache_creation_input_tokens: usage.cache_creation_input_tokens,
@@ -34,7 +38,9 @@ export function anthropicStreamFrames(message: Json): SSEFrame[] {
     const delta = (data: Json) => frames.push(frame('content_block_delta', { index, delta: data }));
     switch (block.type) {
       case 'text':
-        frames.push(frame('content_block_start', { index, content_block: { type: 'text', text: '' } }));
+        // A cited text block starts with no citations; each comes as a citations_delta first.
+        frames.push(frame('content_block_start', { index, content_block: block.citations ? { citations: [], type: 'text', text: '' } : { type: 'text', text: '' } }));
+        for (const citation of block.citations ?? []) delta({ type: 'citations_delta', citation });
         for (const piece of textPieces(block.text)) delta({ type: 'text_delta', text: piece });
         break;
       case 'thinking':
@@ -46,23 +52,30 @@ export function anthropicStreamFrames(message: Json): SSEFrame[] {
         frames.push(frame('content_block_start', { index, content_block: block }));
         break;
       case 'tool_use':
-        frames.push(frame('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }));
+      case 'server_tool_use':
+        frames.push(frame('content_block_start', { index, content_block: { type: block.type, id: block.id, name: block.name, input: {} } }));
         for (const piece of ['', ...jsonPieces(JSON.stringify(block.input))]) delta({ type: 'input_json_delta', partial_json: piece });
         break;
       default:
+        // A server tool's result block (web_search_tool_result, …) comes whole, with no deltas.
+        if (typeof block.tool_use_id === 'string' && String(block.type).endsWith('_tool_result')) {
+          frames.push(frame('content_block_start', { index, content_block: block }));
+          break;
+        }
         throw new Error(`fake provider: cannot stream a ${String(block.type)} block`);
     }
     frames.push(frame('content_block_stop', { index }));
   });
   frames.push(
     frame('message_delta', {
-      delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence },
+      delta: { stop_reason: message.stop_reason, stop_sequence: message.stop_sequence, ...(message.container ? { container: message.container } : {}) },
       usage: {
         input_tokens: usage.input_tokens,
         cache_creation_input_tokens: usage.cache_creation_input_tokens,
         cache_read_input_tokens: usage.cache_read_input_tokens,
         output_tokens: usage.output_tokens,
         ...(usage.output_tokens_details ? { output_tokens_details: usage.output_tokens_details } : {}),
+        ...(usage.server_tool_use ? { server_tool_use: usage.server_tool_use } : {}),
       },
     }),
     frame('message_stop', {}),

@@ -10,12 +10,18 @@
  * part, carries an opaque `thoughtSignature` (random bytes this server remembers with what it signed). A later
  * request must send each signature back unchanged on its part: a signed call of the current turn
  * sent without one gets the real API's "missing a thought_signature" 400, and a signature that
- * does not match its part gets "Corrupted thought signature.".
+ * does not match its part gets "Corrupted thought signature.". A JSON answer
+ * (`responseMimeType: application/json`) with function declarations is refused before Gemini 3,
+ * and with forced function calling (mode `ANY`) on every model, in the API's words; a request
+ * that forces function calling gets a call of an allowed function (a script answering otherwise
+ * is recorded as an error).
  *
  * Replies are shaped like the recorded responses in vercel/ai's `packages/google/src/__fixtures__`
  * (google-tool-call-gemini3.chunks.txt, google-reasoning-gemini3.chunks.txt): parts by chunk, the
  * signature on the function call or on a final empty text part, `usageMetadata` on every chunk
- * with `thoughtsTokenCount`, `modelVersion` and `responseId`. Errors are `{ error: { code,
+ * with `thoughtsTokenCount`, `modelVersion` and `responseId`; a blocked prompt is a chunk with
+ * only `promptFeedback` (issue-19758-prompt-block.chunks.txt), a safety stop a candidate with
+ * `finishReason` and `safetyRatings` and no content. Errors are `{ error: { code,
  * message, status } }`; a 429 carries a `google.rpc.RetryInfo` detail as in google-429-retry-info.json.
  */
 import { randomBytes } from 'node:crypto';
@@ -32,6 +38,16 @@ export interface GeminiReply {
   finishReason?: string;
   /** A structured answer (`responseMimeType: application/json`): sent as the text. */
   json?: unknown;
+  /** The text streamed in these pieces, one chunk each, as the API streams a longer reply (`text` is their concatenation). */
+  textPieces?: string[];
+  /** A candidate with a finish reason and no content at all, as a `SAFETY` stop often is (with its `safetyRatings`). */
+  noContent?: true;
+  /** The prompt itself blocked: no candidate, only `promptFeedback.blockReason` (e.g. `PROHIBITED_CONTENT`). */
+  promptBlocked?: string;
+  /** Google Search grounding of the reply: `groundingMetadata` on its last chunk. */
+  grounding?: { queries: string[]; sources: Array<{ uri: string; title: string }> };
+  /** Streaming only: hold the stream after this many chunks until `resume` settles. */
+  stream?: { pauseAfterChunks: number; resume: Promise<void> };
 }
 export interface GeminiError {
   status: number;
@@ -118,12 +134,23 @@ export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
       reply.headers(scripted.headers ?? {});
       return reply.code(scripted.status).send(errorBody(scripted.status, scripted.message, scripted.retryDelay));
     }
-    const chunks = candidateChunks(scripted, body, model, sign, `fake${++counter}`);
+    let chunks: Json[];
+    try {
+      chunks = candidateChunks(scripted, body, model, sign, `fake${++counter}`);
+    } catch (error) {
+      // A script that does not fit the request is the test's mistake: recorded, and a 500.
+      recorded.status = 500;
+      recorded.errors.push((error as Error).message);
+      return reply.code(500).send(errorBody(500, (error as Error).message));
+    }
     recorded.reply = chunks;
     if (!stream) return reply.send(merge(chunks));
     reply.hijack();
     reply.raw.writeHead(200, { 'content-type': 'text/event-stream' });
-    for (const chunk of chunks) reply.raw.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+    for (const [index, chunk] of chunks.entries()) {
+      if ('stream' in scripted && scripted.stream?.pauseAfterChunks === index) await scripted.stream.resume;
+      reply.raw.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);
+    }
     reply.raw.end();
     return reply;
   });
@@ -168,6 +195,14 @@ function validate(body: Json, model: string, verify: (part: Json) => boolean): s
     if (!Array.isArray(content?.parts) || content.parts.length === 0) errors.push(`* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty.`);
   });
   if (errors.length > 0) return errors;
+  // Structured output with function calling: Gemini 3 takes both; earlier models refuse them
+  // together, and every model refuses JSON with forced function calling.
+  const config = body?.generationConfig;
+  const json = config?.responseMimeType === 'application/json';
+  const declarations = (body?.tools ?? []).some((tool: Json) => Array.isArray(tool?.functionDeclarations) && tool.functionDeclarations.length > 0);
+  if (json && declarations && body?.toolConfig?.functionCallingConfig?.mode === 'ANY') return ["Forced function calling (ANY mode) with a response mime type: 'application/json' is unsupported"];
+  if (json && declarations && !/^gemini-3/.test(model)) return ["Function calling with a response mime type: 'application/json' is unsupported"];
+  if ((config?.responseSchema !== undefined || config?.responseJsonSchema !== undefined) && !json) return ['fake gemini: a response schema needs responseMimeType application/json'];
   const calls = (content: Json): Json[] => content.parts.filter((part: Json) => part.functionCall);
   const responses = (content: Json): Json[] => content.parts.filter((part: Json) => part.functionResponse);
   contents.forEach((content, index) => {
@@ -207,10 +242,30 @@ function validate(body: Json, model: string, verify: (part: Json) => boolean): s
 function candidateChunks(reply: GeminiReply, body: Json, model: string, sign: (part: Json) => string, responseId: string): Json[] {
   const thinking = thinkingOn(body, model);
   const includeThoughts = body?.generationConfig?.thinkingConfig?.includeThoughts === true;
-  const text = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.text ?? (reply.toolCalls?.length ? undefined : 'ok'));
+  const usageMetadata = { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 44 + (thinking ? 20 : 0), ...(thinking ? { thoughtsTokenCount: 20 } : {}) };
+  // As recorded in issue-19758-prompt-block.chunks.txt: no candidate, the reason in promptFeedback.
+  if (reply.promptBlocked) return [{ promptFeedback: { blockReason: reply.promptBlocked }, usageMetadata: { promptTokenCount: 29, totalTokenCount: 29 }, modelVersion: model, responseId }];
+  if (reply.noContent) {
+    const safetyRatings = [{ category: 'HARM_CATEGORY_DANGEROUS_CONTENT', probability: 'HIGH', blocked: true }];
+    return [{ candidates: [{ finishReason: reply.finishReason ?? 'SAFETY', index: 0, safetyRatings }], usageMetadata: { promptTokenCount: 29, totalTokenCount: 29 }, modelVersion: model, responseId }];
+  }
+  // Forced function calling (mode ANY, as @ai-sdk/google asks for a typed answer with tools on
+  // Gemini 2.x): the model answers with a call of an allowed function, never with text.
+  const forced = body?.toolConfig?.functionCallingConfig;
+  if (forced?.mode === 'ANY') {
+    const allowed: string[] = forced.allowedFunctionNames ?? (body.tools ?? []).flatMap((tool: Json) => (tool.functionDeclarations ?? []).map((declaration: Json) => declaration.name));
+    if (!reply.toolCalls?.length || reply.toolCalls.some((call) => !allowed.includes(call.name))) {
+      throw new Error(`fake gemini: function calling is forced (ANY of ${allowed.join(', ')}), but the script answers ${JSON.stringify(reply)}`);
+    }
+  }
+  if (reply.grounding && !(body?.tools ?? []).some((tool: Json) => tool?.googleSearch !== undefined)) {
+    throw new Error('fake gemini: the script grounds its answer in Google Search, but the request offers no googleSearch tool');
+  }
+  const text = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.textPieces?.join('') ?? reply.text ?? (reply.toolCalls?.length ? undefined : 'ok'));
   const parts: Json[][] = [];
   if (thinking && includeThoughts && reply.thinking) parts.push([{ text: reply.thinking, thought: true }]);
-  if (text !== undefined) parts.push([{ text }]);
+  if (reply.textPieces) parts.push(...reply.textPieces.map((piece) => [{ text: piece }]));
+  else if (text !== undefined) parts.push([{ text }]);
   const calls = (reply.toolCalls ?? []).map((call) => ({ functionCall: { name: call.name, args: call.args ?? {} } }));
   if (calls.length > 0) {
     if (thinking) Object.assign(calls[0], { thoughtSignature: sign(calls[0]) });
@@ -218,17 +273,34 @@ function candidateChunks(reply: GeminiReply, body: Json, model: string, sign: (p
   } else if (thinking) {
     parts.push([{ text: '', thoughtSignature: sign({ text: '' }) }]);
   }
-  const usageMetadata = { promptTokenCount: 29, candidatesTokenCount: 15, totalTokenCount: 44 + (thinking ? 20 : 0), ...(thinking ? { thoughtsTokenCount: 20 } : {}) };
-  return parts.map((chunk, index) => ({
-    candidates: [{ content: { parts: chunk, role: 'model' }, ...(index === parts.length - 1 ? { finishReason: reply.finishReason ?? 'STOP' } : {}), index: 0 }],
-    usageMetadata,
-    modelVersion: model,
-    responseId,
-  }));
+  const groundingMetadata = reply.grounding && {
+    webSearchQueries: reply.grounding.queries,
+    searchEntryPoint: { renderedContent: '<div class="container">…</div>' },
+    groundingChunks: reply.grounding.sources.map((source) => ({ web: source })),
+    groundingSupports: [{ segment: { startIndex: 0, endIndex: Math.min(10, text?.length ?? 0), text: text?.slice(0, 10) ?? '' }, groundingChunkIndices: reply.grounding.sources.map((_, index) => index), confidenceScores: reply.grounding.sources.map(() => 0.9) }],
+  };
+  return parts.map((chunk, index) => {
+    const last = index === parts.length - 1;
+    return {
+      candidates: [{ content: { parts: chunk, role: 'model' }, ...(last ? { finishReason: reply.finishReason ?? 'STOP' } : {}), ...(last && groundingMetadata ? { groundingMetadata } : {}), index: 0 }],
+      usageMetadata,
+      modelVersion: model,
+      responseId,
+    };
+  });
 }
 
 /** A non-streamed reply: one candidate with every part. */
 function merge(chunks: Json[]): Json {
   const last = chunks[chunks.length - 1];
-  return { ...last, candidates: [{ ...last.candidates[0], content: { role: 'model', parts: chunks.flatMap((chunk) => chunk.candidates[0].content.parts) } }] };
+  if (!last.candidates || !last.candidates[0].content) return last;
+  // Text streamed in pieces is one part in a whole reply; thoughts and signed parts stay apart.
+  const plain = (part: Json) => typeof part.text === 'string' && part.thought === undefined && part.thoughtSignature === undefined;
+  const parts: Json[] = [];
+  for (const part of chunks.flatMap((chunk) => chunk.candidates[0].content.parts)) {
+    const previous = parts.at(-1);
+    if (previous && plain(previous) && plain(part)) parts[parts.length - 1] = { text: previous.text + part.text };
+    else parts.push(part);
+  }
+  return { ...last, candidates: [{ ...last.candidates[0], content: { role: 'model', parts } }] };
 }

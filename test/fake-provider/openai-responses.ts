@@ -93,7 +93,7 @@ export function impossibleResponsesReply(body: Json, scripted: ScriptedResponse)
   if (reply.reasoning && !REASONING_MODEL.test(String(body?.model))) return `reasoning scripted for ${String(body?.model)}, which is not a reasoning model`;
   if (reply.refusal !== undefined && (reply.text !== undefined || reply.noContent)) return 'refusal excludes text and noContent';
   if (reply.finishReason === 'cancelled' && body?.stream === true) return 'only background responses are cancelled, and those are retrieved, not streamed';
-  return impossibleHostedItems(body, reply.hosted);
+  return impossibleHostedItems(body, reply.hostedItems);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,11 +370,11 @@ export function responsesReply(body: Json, scripted: ScriptedReply, nextId: (pre
     arguments: call.arguments ?? JSON.stringify(call.input ?? {}),
   }));
   for (const call of calls) if (reasoning.length > 0) state.reasoningOfCall.set(call.call_id, reasoning.at(-1)!.id);
-  const hosted = hostedOutputItems(body, scripted.hosted, nextId, state.hosted);
+  const hosted = hostedOutputItems(body, scripted.hostedItems, nextId, state.hosted);
   const asksApproval = hosted.some((item) => item.type === 'mcp_approval_request');
   const text = scripted.noContent || scripted.refusal !== undefined ? undefined : (scripted.text ?? (calls.length > 0 || asksApproval ? undefined : 'ok'));
   const messageContent = [
-    ...(text !== undefined ? [{ type: 'output_text' as const, text, annotations: citationAnnotations(text, scripted.citations), logprobs: [] }] : []),
+    ...(text !== undefined ? [{ type: 'output_text' as const, text, annotations: citationAnnotations(text, scripted.urlCitations), logprobs: [] }] : []),
     ...(scripted.refusal !== undefined ? [{ type: 'refusal' as const, refusal: scripted.refusal }] : []),
   ];
   const message = messageContent.length > 0 ? [{ id: nextId('msg_'), type: 'message' as const, status: 'completed' as const, role: 'assistant' as const, content: messageContent }] : [];

@@ -42,7 +42,9 @@
  * The fake Anthropic also checks `cache_control` as the API does (at most 4 breakpoints, none on
  * thinking blocks, …) and keeps a prompt cache, so usage shows cache writes and reads the way the
  * API counts them (anthropic-cache.ts). A request may end with an assistant message (how a
- * `pause_turn` reply is continued), which, as for the API, may not end in whitespace.
+ * `pause_turn` reply is continued), which, as for the API, may not end in whitespace. Its server
+ * tools (web search, web fetch, code execution; a reply's `hosted` calls and `citations`) are
+ * returned and checked as the API does (anthropic-server-tools.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
@@ -66,12 +68,14 @@ import {
   validateChatResponseFormat,
 } from './structured-output.js';
 import { ANTHROPIC_STREAM_ERROR, anthropicStreamFrames } from './anthropic-stream.js';
+import { impossibleHostedReply, ServerToolLedger, validateServerToolBlock, validateServerToolDefinition, type ScriptedHostedCall } from './anthropic-server-tools.js';
 import { OPENAI_STREAM_ERROR, openAIStreamFrames } from './openai-stream.js';
 import { responsesStreamError, responsesStreamFrames } from './openai-responses-stream.js';
 import type { ScriptedHostedItem } from './openai-hosted-tools.js';
 import { writeEventStream, type ScriptedStreamControl, type StreamEnd } from './sse.js';
 
 export type { ScriptedStreamControl } from './sse.js';
+export type { ScriptedHostedCall } from './anthropic-server-tools.js';
 
 /** `openai-responses` is OpenAI's `POST /v1/responses` (see openai-responses.ts), scripted apart from Chat Completions. */
 export type FakeProvider = 'openai' | 'anthropic' | 'openai-responses';
@@ -133,12 +137,19 @@ export interface ScriptedReply extends ScriptedBase {
    */
   reasoning?: Array<{ summary?: string[] }>;
   /**
+   * Anthropic only: server tools Claude ran before its text (anthropic-server-tools.ts), each a
+   * `server_tool_use` block and its result block; only for a request that offers those tools.
+   */
+  hosted?: ScriptedHostedCall[];
+  /** Anthropic only: the text cites the results of the reply's first web search (`citations`). */
+  citations?: true;
+  /**
    * openai-responses only: hosted tool calls the API ran within the reply, before its text and
    * function calls (openai-hosted-tools.ts); each must be of a tool the request offered.
    */
-  hosted?: ScriptedHostedItem[];
+  hostedItems?: ScriptedHostedItem[];
   /** openai-responses only: `url_citation` annotations on the reply's text. */
-  citations?: Array<{ url: string; title: string }>;
+  urlCitations?: Array<{ url: string; title: string }>;
   /** openai-responses only: the model declines, with a `refusal` content part instead of text. */
   refusal?: string;
   /**
@@ -199,6 +210,8 @@ export interface RecordedRequest {
   status: number | 'reset';
   /** For a streamed reply (`stream: true`): how the stream ended. */
   stream?: StreamEnd;
+  /** The reply's body as built (the non-streamed form of a streamed one), for a successful reply. */
+  reply?: Json;
 }
 
 export interface FakeProviderServer {
@@ -253,8 +266,9 @@ export function impossibleReply(provider: FakeProvider, scripted: ScriptedRespon
   }
   if (reply.finishReason === 'pause_turn' && (reply.toolCalls?.length ?? 0) > 0) return 'anthropic pauses a turn for its own server tools, never with client tool calls pending';
   if (reply.thinking && provider !== 'anthropic') return 'only anthropic returns thinking blocks (Chat Completions returns no reasoning)';
+  if ((reply.hosted || reply.citations) && provider !== 'anthropic') return 'only anthropic returns server tool blocks and citations (scripted as hosted and citations)';
   if ((reply.reasoning || reply.refusal !== undefined) && provider !== 'openai-responses') return 'only openai-responses returns reasoning items and refusal parts';
-  if ((reply.hosted || reply.citations) && provider !== 'openai-responses') return 'only openai-responses returns hosted tool items (scripted as hosted) and url_citation annotations';
+  if ((reply.hostedItems || reply.urlCitations) && provider !== 'openai-responses') return 'only openai-responses returns hosted tool items (hostedItems) and url_citation annotations (urlCitations)';
   return undefined;
 }
 
@@ -304,6 +318,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
   const delays = new Set<() => void>();
   const signer = new ThinkingSigner();
   const promptCache = new PromptCache();
+  const serverTools = new ServerToolLedger();
   let releaseStreams!: () => void;
   const closing = new Promise<void>((resolve) => (releaseStreams = resolve));
   /** The thinking blocks each Anthropic reply carried, by the ids of the tool uses it made. */
@@ -333,6 +348,8 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       provider === 'openai' ? validateOpenAIRequest(body) : provider === 'anthropic' ? validateAnthropicRequest(body) : validateResponsesRequest(body, responsesState);
     // Signatures are checked only on a request whose shape is right, as the real API does.
     if (provider === 'anthropic' && bodyErrors.length === 0) bodyErrors.push(...validateAnthropicThinkingBlocks(body, signer, issuedThinking));
+    // So are server tool blocks, citations and the code execution container.
+    if (provider === 'anthropic' && bodyErrors.length === 0) bodyErrors.push(...serverTools.validate(body));
     recorded.errors = [...headerErrors.map((error) => error.message), ...bodyErrors];
     if (recorded.errors.length > 0) {
       // A missing credential is a 401 on both real APIs; everything else is a 400. An invalid
@@ -364,10 +381,11 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
     if (provider === 'openai') replyBody = openAICompletion(recorded.body, replyScript, nextId);
     else if (provider === 'openai-responses') replyBody = responsesReply(recorded.body, replyScript, nextId, responsesState);
     else {
-      replyBody = anthropicMessage(recorded.body, replyScript, nextId, signer, promptCache.use(recorded.body));
+      replyBody = anthropicMessage(recorded.body, replyScript, nextId, signer, promptCache.use(recorded.body), serverTools);
       const thinking = replyBody.content.filter((block: Json) => block.type === 'thinking' || block.type === 'redacted_thinking');
       for (const block of replyBody.content) if (block.type === 'tool_use') issuedThinking.set(block.id, thinking);
     }
+    recorded.reply = replyBody;
     const requestIdHeader = { [provider === 'anthropic' ? 'request-id' : 'x-request-id']: nextId('req_') };
     if (recorded.body.stream === true) return stream(provider, replyBody, scripted, request, reply, recorded, requestIdHeader);
     reply.headers(requestIdHeader);
@@ -399,6 +417,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       impossibleReply(provider, scripted) ??
       ((scripted as ScriptedReply).thinking && !thinkingOn(body) ? 'thinking blocks scripted for a request that did not enable thinking' : undefined) ??
       (provider === 'openai-responses' ? impossibleResponsesReply(body, scripted) : undefined) ??
+      (provider === 'anthropic' ? impossibleHostedReply(body, (scripted as ScriptedReply).hosted, (scripted as ScriptedReply).citations) : undefined) ??
       impossibleStructuredReply(provider, body, scripted);
     // Computed replies are only known now: answer a 500 the test will see, not a reply no API sends.
     return impossible ? { status: 500, message: `fake provider: impossible scripted reply: ${impossible}` } : scripted;
@@ -498,7 +517,7 @@ function openAICompletion(body: Json, scripted: ScriptedReply, nextId: (prefix: 
  * `cache` is what the fake's prompt cache counted for the request; a reply whose usage scripts
  * input or cached tokens reports those instead (no cache write).
  */
-function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string, signer: ThinkingSigner, cache: PromptCacheUsage) {
+function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: string) => string, signer: ThinkingSigner, cache: PromptCacheUsage, serverTools: ServerToolLedger) {
   const thinking = (scripted.thinking ?? []).map((block) =>
     'redacted' in block ? { type: 'redacted_thinking' as const, data: signer.redactedData() } : { type: 'thinking' as const, thinking: block.text, signature: signer.sign(block.text) },
   );
@@ -510,13 +529,16 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
   }));
   const text = scripted.noContent ? undefined : (scripted.text ?? (toolUses.length > 0 ? undefined : 'ok'));
   const usage = { ...DEFAULT_USAGE, ...scripted.usage };
+  const hosted = serverTools.reply(body, scripted.hosted ?? [], scripted.citations === true, nextId);
+  const offersServerTools = Array.isArray(body.tools) && body.tools.some((tool: Json) => tool?.type !== undefined && tool.type !== 'custom');
   const scriptedInput = scripted.usage?.inputTokens !== undefined || scripted.usage?.cachedInputTokens !== undefined;
   return {
     id: nextId('msg_'),
     type: 'message',
     role: 'assistant',
     model: body.model,
-    content: [...thinking, ...(text !== undefined ? [{ type: 'text' as const, text, citations: null }] : []), ...toolUses] as Json[],
+    content: [...thinking, ...hosted.blocks, ...(text !== undefined ? [{ type: 'text' as const, text, citations: hosted.citations ?? null }] : []), ...toolUses] as Json[],
+    ...(hosted.container ? { container: hosted.container } : {}),
     stop_reason: scripted.finishReason ?? (toolUses.length > 0 ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     usage: {
@@ -526,6 +548,7 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
         : cache),
       output_tokens: usage.outputTokens,
       output_tokens_details: scripted.usage?.reasoningTokens !== undefined || thinking.length > 0 ? { thinking_tokens: usage.reasoningTokens } : null,
+      ...(offersServerTools ? { server_tool_use: hosted.usage } : {}),
       service_tier: 'standard',
     },
   };
@@ -965,7 +988,8 @@ function validateAnthropicBlock(block: unknown, at: string, role: 'user' | 'assi
       return errors;
     }
     default:
-      return [`${at}: Input tag '${String(block.type)}' found using 'type' does not match any of the expected tags`];
+      // Server tool blocks (server_tool_use, web_search_tool_result, …), and unknown tags.
+      return validateServerToolBlock(block, at, role);
   }
 }
 
@@ -1044,7 +1068,7 @@ function validateAnthropicTools(tools: unknown): string[] {
   tools.forEach((tool: unknown, index: number) => {
     const at = `tools.${index}.custom`;
     if (!isObject(tool)) return errors.push(`tools.${index}: Input should be a valid dictionary`);
-    if (tool.type !== undefined && tool.type !== 'custom') return; // server tools (web_search, …) have their own shapes
+    if (tool.type !== undefined && tool.type !== 'custom') return errors.push(...validateServerToolDefinition(tool, index));
     if (typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) errors.push(`${at}.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`);
     else if (names.has(tool.name)) errors.push('tools: Tool names must be unique.');
     else names.add(tool.name);

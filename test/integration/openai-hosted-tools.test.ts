@@ -159,7 +159,7 @@ describe('OpenAI hosted tools', () => {
     '$name: parks on another tool in the same step, survives a SIGKILL, and the next request carries its items back byte-exact',
     async ({ name, tool, items, offered, include, citations }) => {
       fake.script('openai-responses', [
-        { hosted: items, toolCalls: [{ name: 'release_gate', input: { version: '1.4' } }], ...(citations ? { text: 'Checking first.', citations } : {}) },
+        { hostedItems: items, toolCalls: [{ name: 'release_gate', input: { version: '1.4' } }], ...(citations ? { text: 'Checking first.', urlCitations: citations } : {}) },
         { text: 'Released 1.4.' },
       ]);
       const handle = await startTurn([tool], `Use ${name}, then release 1.4.`);
@@ -215,8 +215,8 @@ describe('OpenAI remote MCP approval requests', () => {
 
   it('parks the request; approved, the request goes back verbatim with its approval and the provider runs the call', async () => {
     fake.script('openai-responses', [
-      { hosted: askApproval() },
-      { hosted: [{ type: 'mcp_call', server_label: 'docs', name: 'publish_page', arguments: { page: 'releases' }, output: 'published' }], text: 'Published the releases page.' },
+      { hostedItems: askApproval() },
+      { hostedItems: [{ type: 'mcp_call', server_label: 'docs', name: 'publish_page', arguments: { page: 'releases' }, output: 'published' }], text: 'Published the releases page.' },
     ]);
     const handle = await startTurn([mcp], 'Publish the releases page.');
     const [pending] = await waitForPending(handle, 1);
@@ -244,8 +244,8 @@ describe('OpenAI remote MCP approval requests', () => {
 
   it('approved from the dashboard in Chromium, the turn completes', async () => {
     fake.script('openai-responses', [
-      { hosted: askApproval() },
-      { hosted: [{ type: 'mcp_call', server_label: 'docs', name: 'publish_page', arguments: { page: 'releases' }, output: 'published' }], text: 'Published.' },
+      { hostedItems: askApproval() },
+      { hostedItems: [{ type: 'mcp_call', server_label: 'docs', name: 'publish_page', arguments: { page: 'releases' }, output: 'published' }], text: 'Published.' },
     ]);
     const api = await buildApi({ client: turnpike, tokens: parseTokenMap('alice-token:alice') });
     await api.listen({ host: '127.0.0.1', port: 0 });
@@ -279,7 +279,7 @@ describe('OpenAI remote MCP approval requests', () => {
   }, 180_000);
 
   it('denied, the model is told why with mcp_approval_response approve: false', async () => {
-    fake.script('openai-responses', [{ hosted: askApproval() }, { text: 'I will not publish it.' }]);
+    fake.script('openai-responses', [{ hostedItems: askApproval() }, { text: 'I will not publish it.' }]);
     const handle = await startTurn([mcp], 'Publish the releases page.');
     const [pending] = await waitForPending(handle, 1);
     // OpenAI's answer is approve or deny: an edited call is refused before it enters history.
@@ -296,7 +296,7 @@ describe('OpenAI remote MCP approval requests', () => {
   }, 120_000);
 
   it('expired, it is denied and audited as expired', async () => {
-    fake.script('openai-responses', [{ hosted: askApproval() }, { text: 'The approval expired; nothing was published.' }]);
+    fake.script('openai-responses', [{ hostedItems: askApproval() }, { text: 'The approval expired; nothing was published.' }]);
     const handle = await startTurn([mcp], 'Publish the releases page.', { approvalTimeout: '2s' });
     const result = await handle.result();
     expect(result.status).toBe('completed');

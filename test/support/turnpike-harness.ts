@@ -50,7 +50,10 @@ export async function startTurnpike({
   prices,
   models,
   endpoints,
+  clouds,
 }: {
+  /** Bedrock, Vertex AI and Azure OpenAI settings by name (see `createWorker`). */
+  clouds?: CreateWorkerOptions['clouds'];
   /** AI SDK models by name, for turns of provider `ai-sdk` (see `createWorker`). */
   models?: CreateWorkerOptions['models'];
   /** Named OpenAI-compatible endpoints (see `createWorker`). */
@@ -106,6 +109,7 @@ export async function startTurnpike({
         ...(prices ? { prices } : {}),
         ...(models ? { models } : {}),
         ...(endpoints ? { endpoints } : {}),
+        ...(clouds ? { clouds } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,

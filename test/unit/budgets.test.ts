@@ -24,8 +24,10 @@ describe('the price table', () => {
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o' })).toEqual(DEFAULT_PRICES['openai:gpt-4o']);
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-mini-2024-07-18' })).toEqual(DEFAULT_PRICES['openai:gpt-4o-mini']);
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-2024-08-06' })).toEqual(DEFAULT_PRICES['openai:gpt-4o']);
-    expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' })).toEqual(DEFAULT_PRICES['anthropic:claude-sonnet-4-5']);
-    expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-sonnet-4-20250514' })).toEqual(DEFAULT_PRICES['anthropic:claude-sonnet-4']);
+    // Anthropic's models also price web searches, at Anthropic's $10 per 1,000 unless the table says otherwise.
+    expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' })).toEqual({ ...DEFAULT_PRICES['anthropic:claude-sonnet-4-5'], webSearch: 10 });
+    expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-sonnet-4-20250514' })).toEqual({ ...DEFAULT_PRICES['anthropic:claude-sonnet-4'], webSearch: 10 });
+    expect(priceOf({ 'anthropic:claude-x': { input: 1, output: 2, webSearch: 7 } }, { provider: 'anthropic', model: 'claude-x' })?.webSearch).toBe(7);
     expect(priceOf(DEFAULT_PRICES, { provider: 'openai-responses', model: 'gpt-5-mini' })).toEqual(DEFAULT_PRICES['openai:gpt-5-mini']);
   });
 

@@ -27,6 +27,16 @@ describe('ModelSettings', () => {
 });
 
 describe('modelSettingsProblem', () => {
+  it("gives the clouds their first-party provider's options and a name of the worker's settings, and refuses the other provider's", () => {
+    const thinking = { type: 'enabled', budgetTokens: 2048 } as const;
+    expect(modelSettingsProblem({ provider: 'anthropic-bedrock', endpoint: 'eu', model: 'claude-sonnet-4-5', maxTokens: 4000, thinking, promptCaching: false })).toBeUndefined();
+    expect(modelSettingsProblem({ provider: 'anthropic-vertex', model: 'claude-sonnet-4-5', thinking: { type: 'adaptive' } })).toBeUndefined();
+    expect(modelSettingsProblem({ provider: 'azure-openai', endpoint: 'prod', model: 'o4-mini', reasoningEffort: 'high', serviceTier: 'default', metadata: { tenant: 'acme' } })).toBeUndefined();
+    expect(modelSettingsProblem({ provider: 'azure-openai', model: 'gpt-4.1-mini', thinking })).toBe('model.thinking is an Anthropic option; provider "azure-openai" does not take it (OpenAI: use model.reasoningEffort)');
+    expect(modelSettingsProblem({ provider: 'anthropic-bedrock', model: 'claude-sonnet-4-5', reasoningEffort: 'low' })).toBe('model.reasoningEffort is an OpenAI and AI SDK option; provider "anthropic-bedrock" does not take it');
+    expect(modelSettingsProblem({ provider: 'azure-openai', model: 'gpt-4.1-mini', store: true })).toBe('model.store is an option of provider "openai-responses"; provider "azure-openai" does not take it');
+  });
+
   it('accepts settings without provider options, and valid thinking and reasoning effort', () => {
     expect(modelSettingsProblem({ provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 10, temperature: 0.2 })).toBeUndefined();
     expect(modelSettingsProblem(anthropic({ thinking: { type: 'enabled', budgetTokens: 1024 } }))).toBeUndefined();

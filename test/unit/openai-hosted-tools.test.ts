@@ -47,7 +47,7 @@ describe('remote MCP servers are the worker’s', () => {
 describe('the fake pairs approval requests and responses', () => {
   it('an approval request becomes a call of openai_mcp_approval; sent back with its decision, the step is accepted; unanswered or forged, refused', async () => {
     process.env.HOSTED_UNIT_MCP_AUTH = 'Bearer unit';
-    server.script('openai-responses', [{ hosted: [{ type: 'mcp_approval_request', server_label: 'docs', name: 'publish', arguments: { page: 'a' } }] }, { text: 'done' }]);
+    server.script('openai-responses', [{ hostedItems: [{ type: 'mcp_approval_request', server_label: 'docs', name: 'publish', arguments: { page: 'a' } }] }, { text: 'done' }]);
     const user: Message = { role: 'user', content: 'publish a' };
     const first = await callOpenAIResponses(step([user]), options(), servers);
     const [call] = first.message.content;
@@ -78,7 +78,7 @@ describe('the fake pairs approval requests and responses', () => {
 
   it('a hosted item changed on its way back, or referenced by id with store: false, is refused', async () => {
     const model: ModelSettings = { provider: 'openai-responses', model: 'gpt-4.1-mini', providerTools: [{ type: 'web_search' }] };
-    server.script('openai-responses', [{ hosted: [{ type: 'web_search', query: 'q', sources: ['https://example.test/'] }], text: 'found' }]);
+    server.script('openai-responses', [{ hostedItems: [{ type: 'web_search', query: 'q', sources: ['https://example.test/'] }], text: 'found' }]);
     const user: Message = { role: 'user', content: 'search' };
     const first = await callOpenAIResponses(step([user], model), options());
     const part = first.message.content.find((candidate) => candidate.type === 'provider-tool');

@@ -1,5 +1,5 @@
 /**
- * The receive limit of turnpike's connections to Temporal (worker/temporal-connection.ts), and
+ * The receive limit of turnpike's connections to Temporal (connection/temporal-connection.ts), and
  * that every connection turnpike's code opens gets it.
  */
 import { readFileSync, readdirSync } from 'node:fs';
@@ -13,7 +13,7 @@ import {
   receiveLimitOf,
   TEMPORAL_RECEIVE_LIMIT_BYTES,
   temporalConnectionOptions,
-} from '../../worker/temporal-connection.js';
+} from '../../connection/temporal-connection.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Where turnpike's code opens connections: the package, its scripts, the benchmark and the example. */
@@ -43,7 +43,7 @@ describe('turnpike\'s connections to Temporal', () => {
 
   it('are all opened through connectTemporal', () => {
     const direct = FOLDERS.flatMap(sources)
-      .filter((file) => file !== path.join('worker', 'temporal-connection.ts'))
+      .filter((file) => file !== path.join('connection', 'temporal-connection.ts'))
       .filter((file) => /(?<!Native)Connection\.(connect|lazy)\(/.test(readFileSync(path.join(ROOT, file), 'utf8')));
     expect(direct).toEqual([]);
   });

@@ -22,6 +22,7 @@ import { anthropicRefusedConstraint, anthropicSchemaProblem } from './output-sch
 import { INVALID_TURN_INPUT } from '../messages/rejection-types.js';
 import type { TurnContext } from '../context/turn-context.js';
 import type { AgentTurnResult, TurnOutputSpec } from '../types/index.js';
+import { speaksAnthropic } from '../types/provider-families.js';
 
 export const TYPED_OUTPUT_PATCH = '0.2.0-typed-output';
 /**
@@ -55,7 +56,7 @@ export function outputSpecProblem(output: unknown, provider: string): string | u
   if (maxRetries !== undefined && (!Number.isInteger(maxRetries) || maxRetries < 0 || maxRetries > MAX_OUTPUT_RETRIES)) {
     return `output.maxRetries must be an integer from 0 to ${MAX_OUTPUT_RETRIES}`;
   }
-  if (provider === 'anthropic') {
+  if (speaksAnthropic(provider)) {
     const problem = anthropicSchemaProblem(schema);
     if (problem) return `output.${problem}`;
   }
@@ -76,7 +77,7 @@ export function typedOutputOf(turn: TurnContext): TypedOutput | undefined {
 
 /** What a turn from before {@link ANTHROPIC_CONSTRAINTS_PATCH} refused of a valid spec (and still refuses as it replays). */
 function refusedBeforeConstraintsPatch(output: TurnOutputSpec, provider: string): string | undefined {
-  if (provider !== 'anthropic') return undefined;
+  if (!speaksAnthropic(provider)) return undefined;
   const refused = anthropicRefusedConstraint(output.schema);
   return refused !== undefined && !wf.patched(ANTHROPIC_CONSTRAINTS_PATCH) ? `output.${refused}` : undefined;
 }

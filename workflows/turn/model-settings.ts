@@ -7,6 +7,7 @@
  * so inputs without them are accepted exactly as before.
  */
 import type { AnthropicThinking, ModelSettings, OpenAIReasoningEffort, OpenAIReasoningSummary, OpenAIServiceTier } from '../types/index.js';
+import { isCloudProvider, speaksAnthropic, speaksOpenAI } from '../types/provider-families.js';
 
 /** What Anthropic gets as `max_tokens` when the turn does not say: the Messages API requires one. */
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
@@ -32,7 +33,7 @@ export function modelSettingsProblem(model: ModelSettings): string | undefined {
     return `model.stream must be true or false (got ${JSON.stringify(model.stream)})`;
   }
   if (model.promptCaching !== undefined) {
-    if (model.provider !== 'anthropic') return `model.promptCaching is an Anthropic option; provider "${model.provider}" does not take it (OpenAI caches long prompts on its own)`;
+    if (!speaksAnthropic(model.provider)) return `model.promptCaching is an Anthropic option; provider "${model.provider}" does not take it (OpenAI caches long prompts on its own)`;
     if (typeof model.promptCaching !== 'boolean') return `model.promptCaching must be true or false (got ${JSON.stringify(model.promptCaching)})`;
   }
   if (model.reasoningEffort !== undefined) {
@@ -75,10 +76,13 @@ function providerToolsProblem(model: ModelSettings): string | undefined {
   return undefined;
 }
 
-/** A named OpenAI-compatible endpoint: only the OpenAI providers take one, by a name of the worker's. */
+/**
+ * A named OpenAI-compatible endpoint (the OpenAI providers) or a cloud's named settings (the
+ * clouds), by a name of the worker's.
+ */
 function endpointProblem(model: ModelSettings): string | undefined {
   if (model.endpoint === undefined) return undefined;
-  if (!isOpenAI(model)) return `model.endpoint names an OpenAI-compatible endpoint; provider "${model.provider}" does not take it`;
+  if (!isOpenAI(model) && !isCloudProvider(model.provider)) return `model.endpoint names an OpenAI-compatible endpoint; provider "${model.provider}" does not take it`;
   if (typeof model.endpoint !== 'string' || model.endpoint.length === 0 || model.endpoint.length > 100) return 'model.endpoint must be the name of one of the worker\'s endpoints';
   return undefined;
 }
@@ -95,7 +99,7 @@ function providerOptionsProblem(model: ModelSettings): string | undefined {
   return undefined;
 }
 
-const isOpenAI = (model: ModelSettings) => model.provider === 'openai' || model.provider === 'openai-responses';
+const isOpenAI = (model: ModelSettings) => speaksOpenAI(model.provider);
 
 /** The Responses API's floor for `max_output_tokens`. */
 export const MIN_RESPONSES_MAX_OUTPUT_TOKENS = 16;
@@ -150,7 +154,7 @@ function metadataProblem(metadata: unknown): string | undefined {
 
 function thinkingProblem(model: ModelSettings): string | undefined {
   const thinking: unknown = model.thinking;
-  if (model.provider !== 'anthropic') return `model.thinking is an Anthropic option; provider "${model.provider}" does not take it (OpenAI: use model.reasoningEffort)`;
+  if (!speaksAnthropic(model.provider)) return `model.thinking is an Anthropic option; provider "${model.provider}" does not take it (OpenAI: use model.reasoningEffort)`;
   if (typeof thinking !== 'object' || thinking === null || Array.isArray(thinking)) return 'model.thinking must be an object such as { type: "enabled", budgetTokens: 2048 }';
   const { type, ...rest } = thinking as Record<string, unknown>;
   if (!THINKING_TYPES.includes(type as AnthropicThinking['type'])) {

@@ -18,6 +18,11 @@ export interface TextPart {
   text: string;
   /** `ai-sdk` only: see {@link ProviderMetadata}. */
   providerMetadata?: ProviderMetadata;
+  /**
+   * `anthropic` only: the text block's `citations` (web search result locations, …) exactly as the
+   * API returned them, sent back with the text, unchanged, to Anthropic only. Other providers ignore them.
+   */
+  citations?: unknown[];
 }
 
 export interface ToolCallPart {
@@ -198,6 +203,17 @@ export interface ProviderToolPart {
   sources?: SourceReference[];
   /** The provider's blocks or items of this call, exactly as received, in order. */
   raw: unknown[];
+  /**
+   * `anthropic` code execution: the container the code ran in (the response's `container`),
+   * sent as the next request's `container` so its files are still there, until it expires.
+   */
+  container?: ProviderToolContainer;
+}
+
+/** A provider's code execution container: its id and when the provider drops it (ISO 8601). */
+export interface ProviderToolContainer {
+  id: string;
+  expiresAt?: string;
 }
 
 /** Providers whose hosted tools a {@link ProviderToolPart} can carry. */

@@ -11,7 +11,17 @@
  * (`@ai-sdk/google`, `@ai-sdk/mistral`, `@ai-sdk/openai-compatible`, …) the worker registered by
  * name (`models` on `createWorker` / `TurnpikePlugin`); the turn's `model` is that name.
  */
-export type ModelProvider = 'openai' | 'openai-responses' | 'anthropic' | 'ai-sdk' | 'scripted';
+export type ModelProvider = 'openai' | 'openai-responses' | 'anthropic' | 'ai-sdk' | 'scripted' | CloudProvider;
+
+/**
+ * Claude and GPT in a cloud account: `anthropic-bedrock` (Amazon Bedrock), `anthropic-vertex`
+ * (Google Vertex AI) and `azure-openai` (Azure OpenAI, Chat Completions). Each speaks its first-party
+ * API's wire format through the official client (`@anthropic-ai/bedrock-sdk`,
+ * `@anthropic-ai/vertex-sdk`, `openai`'s `AzureOpenAI`), so it takes that provider's options. Its
+ * region, project, deployments, API version and credentials are settings the worker holds by name
+ * (`clouds` on `createWorker` / `TurnpikePlugin`); a turn names them with `endpoint`.
+ */
+export type CloudProvider = 'anthropic-bedrock' | 'anthropic-vertex' | 'azure-openai';
 
 /**
  * Anthropic extended thinking (Messages API `thinking`). `enabled` gives the model a budget of
@@ -45,9 +55,11 @@ export interface ModelSettings {
   /** The provider's model id; for `ai-sdk`, the name the worker registered the model under. */
   model: string;
   /**
-   * `openai` and `openai-responses` only: a named OpenAI-compatible endpoint of the worker
+   * `openai` and `openai-responses`: a named OpenAI-compatible endpoint of the worker
    * (`endpoints` on `createWorker` / `TurnpikePlugin`), whose base URL and key the worker holds.
    * Without it, `OPENAI_BASE_URL` / `OPENAI_API_KEY`.
+   * `anthropic-bedrock`, `anthropic-vertex`, `azure-openai`: the name of the worker's settings for
+   * that cloud (`clouds`); without it, the worker's only settings for it.
    */
   endpoint?: string;
   /**
@@ -62,7 +74,7 @@ export interface ModelSettings {
    */
   maxTokens?: number;
   temperature?: number;
-  /** Anthropic only: extended thinking. */
+  /** Anthropic only (`anthropic`, `anthropic-bedrock`, `anthropic-vertex`): extended thinking. */
   thinking?: AnthropicThinking;
   /**
    * OpenAI: sent as `reasoning_effort` (Chat Completions) or `reasoning.effort` (Responses);
@@ -140,4 +152,11 @@ export interface Usage {
    * cost, or a turn's sum over the steps whose model had a price. Absent when none had one.
    */
   costUsd?: number;
+  /**
+   * Web searches a hosted web search tool ran (Anthropic `usage.server_tool_use.web_search_requests`):
+   * billed per search on top of the tokens, and priced by the worker's table. Present when any ran.
+   */
+  webSearchRequests?: number;
+  /** Pages a hosted web fetch tool fetched (Anthropic `usage.server_tool_use.web_fetch_requests`). Present when any were. */
+  webFetchRequests?: number;
 }

@@ -1,0 +1,269 @@
+/**
+ * Claude on Amazon Bedrock and Google Vertex AI, GPT on Azure OpenAI, each through its official
+ * client against a strict fake of the cloud (test/fake-provider/clouds.ts: SigV4, the STS token and
+ * bearer header, the deployment URL and `api-version`) in front of the strict Anthropic and OpenAI
+ * fakes, on the real dev server. The clouds' settings are the worker's (`clouds`); credentials come
+ * from the environment and each cloud's credential chain.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
+import { approveToolCallUpdate } from '../../workflows/messages/definitions.js';
+import type { ModelSettings } from '../../workflows/types/index.js';
+import type { TurnEvent } from '../../workflows/types/turn-events.js';
+import { startCloudFake, type CloudFake, type CloudRequest } from '../fake-provider/clouds.js';
+import { startFakeProviderServer, type FakeProvider, type FakeProviderServer } from '../fake-provider/server.js';
+import { executionsOf, testTools } from '../support/test-tools.js';
+import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+// AWS's documented example key pair: the fake knows it, as Amazon knows a real one.
+const AWS_KEY = { id: 'AKIAIOSFODNN7EXAMPLE', secret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
+const AZURE_KEY = 'azure-test-SECRET-5b1f0c';
+const ENTRA_TOKEN = 'entra-test-SECRET-token-77d2e9';
+const SUBJECT_TOKEN = 'wif-subject-SECRET-4410aa';
+const BEDROCK_ID = 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0';
+const VERTEX_ID = 'claude-sonnet-4-5@20250929';
+const DEPLOYMENT = 'prod-gpt41-mini';
+const fastRetries = { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumInterval: '2s', maximumAttempts: 3 } };
+
+let base: FakeProviderServer;
+let cloud: CloudFake;
+let turnpike: TurnpikeHarness;
+let client: TurnpikeClient;
+let directory: string;
+const saved = { ...process.env };
+
+beforeAll(async () => {
+  base = await startFakeProviderServer();
+  cloud = await startCloudFake(base, {
+    bedrock: { region: 'eu-central-1', keys: { [AWS_KEY.id]: AWS_KEY.secret } },
+    vertex: { project: 'turnpike-tests', region: 'europe-west1', audience: '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/ci/providers/tests', subjectToken: SUBJECT_TOKEN },
+    azure: { apiKey: AZURE_KEY, bearerToken: ENTRA_TOKEN, apiVersions: ['2024-10-21'], deployments: [DEPLOYMENT] },
+  });
+  // Each cloud's standard chain: AWS keys in the environment; Google's Application Default
+  // Credentials from a workload identity federation file whose STS is the fake's.
+  directory = mkdtempSync(path.join(tmpdir(), 'turnpike-clouds-'));
+  const subjectTokenFile = path.join(directory, 'subject-token');
+  writeFileSync(subjectTokenFile, SUBJECT_TOKEN);
+  const credentialsFile = path.join(directory, 'google-credentials.json');
+  writeFileSync(
+    credentialsFile,
+    JSON.stringify({
+      type: 'external_account',
+      audience: '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/ci/providers/tests',
+      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
+      token_url: cloud.tokenUrl,
+      credential_source: { file: subjectTokenFile },
+    }),
+  );
+  for (const name of ['AWS_PROFILE', 'AWS_BEARER_TOKEN_BEDROCK', 'AWS_SESSION_TOKEN', 'ANTHROPIC_BEDROCK_BASE_URL', 'ANTHROPIC_VERTEX_BASE_URL', 'AZURE_OPENAI_ENDPOINT']) delete process.env[name];
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: AWS_KEY.id,
+    AWS_SECRET_ACCESS_KEY: AWS_KEY.secret,
+    AWS_EC2_METADATA_DISABLED: 'true',
+    GOOGLE_APPLICATION_CREDENTIALS: credentialsFile,
+    // ADC's project: federation credentials name none (the Vertex settings' projectId is the URL's).
+    GOOGLE_CLOUD_PROJECT: 'turnpike-tests',
+    TEST_AZURE_KEY: AZURE_KEY,
+    // The first-party providers' settings point nowhere: a cloud turn that fell back to them would fail.
+    ANTHROPIC_API_KEY: 'sk-ant-not-for-clouds',
+    ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+    OPENAI_API_KEY: 'sk-not-for-clouds',
+    OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
+  });
+  turnpike = await startTurnpike({
+    tools: testTools,
+    clouds: {
+      bedrock: { eu: { region: 'eu-central-1', baseURL: cloud.url, models: { 'claude-sonnet-4-5': BEDROCK_ID } } },
+      vertex: { eu: { region: 'europe-west1', projectId: 'turnpike-tests', baseURL: `${cloud.url}/v1`, models: { 'claude-sonnet-4-5': VERTEX_ID } } },
+      azure: {
+        prod: { endpoint: cloud.url, apiVersion: '2024-10-21', apiKeyEnv: 'TEST_AZURE_KEY', deployments: { 'gpt-4.1-mini': DEPLOYMENT } },
+        entra: { endpoint: cloud.url, apiVersion: '2024-10-21', tokenProvider: async () => ENTRA_TOKEN, deployments: { 'gpt-4.1-mini': DEPLOYMENT } },
+      },
+    },
+  });
+  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+});
+
+afterAll(async () => {
+  await turnpike?.stop();
+  await cloud?.close();
+  await base?.close();
+  if (directory) rmSync(directory, { recursive: true, force: true });
+  process.env = saved;
+});
+
+interface CloudCase {
+  name: string;
+  cloud: CloudRequest['cloud'];
+  upstream: FakeProvider;
+  model: ModelSettings;
+  /** The model's price, as the turn's cost counts it. */
+  priced: Pick<ModelSettings, 'provider' | 'model'>;
+  thinks: boolean;
+  /** Worker settings and credentials a history must not hold. */
+  secrets: string[];
+}
+
+const thinking = { maxTokens: 4000, thinking: { type: 'enabled' as const, budgetTokens: 2048 } };
+const cases: CloudCase[] = [
+  {
+    name: 'anthropic-bedrock',
+    cloud: 'bedrock',
+    upstream: 'anthropic',
+    model: { provider: 'anthropic-bedrock', endpoint: 'eu', model: 'claude-sonnet-4-5', ...thinking },
+    priced: { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+    thinks: true,
+    secrets: [AWS_KEY.id, AWS_KEY.secret, 'eu-central-1', BEDROCK_ID],
+  },
+  {
+    name: 'anthropic-vertex',
+    cloud: 'vertex',
+    upstream: 'anthropic',
+    model: { provider: 'anthropic-vertex', model: 'claude-sonnet-4-5', ...thinking },
+    priced: { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+    thinks: true,
+    secrets: [SUBJECT_TOKEN, 'ya29.', 'europe-west1', 'turnpike-tests', VERTEX_ID],
+  },
+  {
+    name: 'azure-openai',
+    cloud: 'azure',
+    upstream: 'openai',
+    model: { provider: 'azure-openai', endpoint: 'prod', model: 'gpt-4.1-mini' },
+    priced: { provider: 'openai', model: 'gpt-4.1-mini' },
+    thinks: false,
+    secrets: [AZURE_KEY, ENTRA_TOKEN, DEPLOYMENT, '2024-10-21'],
+  },
+];
+
+const cloudRequests = (kind: CloudRequest['cloud']) => cloud.requests.filter((request) => request.cloud === kind);
+
+describe.each(cases)('$name', (cloudCase) => {
+  it('parks on an approval, is approved and completes, streaming to a subscriber, with thinking carried across the park and its cost counted', async () => {
+    const before = { cloud: cloudRequests(cloudCase.cloud).length, base: base.requests.length };
+    base.script(cloudCase.upstream, [
+      {
+        ...(cloudCase.thinks ? { thinking: [{ text: 'prod-db needs one guarded action; it needs approval.' }] } : {}),
+        text: 'Checking first.',
+        toolCalls: [{ name: 'guarded_action', input: { target: 'prod-db', count: 2 } }],
+        usage: { inputTokens: 1200, outputTokens: 300 },
+      },
+      { text: 'Done on prod-db.', usage: { inputTokens: 1500, outputTokens: 40 } },
+    ]);
+    const handle = await turnpike.startTurn({ model: cloudCase.model, text: 'Do the maintenance on prod-db.', modelCallOptions: fastRetries });
+    const [pending] = await waitForPending(handle, 1);
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'bob' }] });
+    const result = await handle.result();
+
+    expect(result).toMatchObject({ status: 'completed', steps: 2, text: 'Done on prod-db.' });
+    expect(executionsOf(handle.workflowId).map((execution) => execution.toolName)).toEqual(['guarded_action']);
+    const reached = cloudRequests(cloudCase.cloud).slice(before.cloud);
+    expect(reached.map((request) => [request.status, request.errors])).toEqual([
+      [200, []],
+      [200, []],
+    ]);
+    const forwarded = base.requests.slice(before.base);
+    expect(forwarded.map((request) => [request.provider, request.body.stream, request.errors])).toEqual([
+      [cloudCase.upstream, true, []],
+      [cloudCase.upstream, true, []],
+    ]);
+    if (cloudCase.thinks) {
+      // Sent back first in the continuation, and accepted by the fake's signature check.
+      const assistant = forwarded[1].body.messages.find((message: { role: string }) => message.role === 'assistant');
+      expect(assistant.content[0]).toMatchObject({ type: 'thinking', thinking: 'prod-db needs one guarded action; it needs approval.' });
+      expect(typeof assistant.content[0].signature).toBe('string');
+    }
+
+    const price = priceOf(DEFAULT_PRICES, cloudCase.priced);
+    expect(price).toBeDefined();
+    expect(result.usage.costUsd).toBeGreaterThan(0);
+    expect(result.usage.costUsd).toBeCloseTo(costOf(price, result.usage)!, 6);
+
+    const events: TurnEvent[] = [];
+    for await (const record of client.turnEvents(handle.workflowId)) events.push(record.event);
+    const streamed = (step: number) => events.map((event) => (event.type === 'text-delta' && event.step === step ? event.text : '')).join('');
+    expect(streamed(1)).toBe('Checking first.');
+    expect(streamed(2)).toBe('Done on prod-db.');
+    const reasoning = events.filter((event) => event.type === 'reasoning-delta').map((event) => (event as { text: string }).text).join('');
+    expect(reasoning).toBe(cloudCase.thinks ? 'prod-db needs one guarded action; it needs approval.' : '');
+
+    const history = JSON.stringify(await handle.fetchHistory());
+    for (const secret of [...cloudCase.secrets, cloud.url, base.url]) expect(history).not.toContain(secret);
+  });
+
+  it('retries a 429 with retry-after and completes', async () => {
+    const before = cloudRequests(cloudCase.cloud).length;
+    base.script(cloudCase.upstream, [{ status: 429, headers: { 'retry-after': '1' } }, { text: 'Through.' }]);
+    const model = cloudCase.cloud === 'azure' ? { ...cloudCase.model, endpoint: 'entra' } : { provider: cloudCase.model.provider, model: cloudCase.model.model, stream: false };
+    const handle = await turnpike.startTurn({ model, text: 'Go.', modelCallOptions: fastRetries });
+    expect(await handle.result()).toMatchObject({ status: 'completed', text: 'Through.' });
+    const reached = cloudRequests(cloudCase.cloud).slice(before);
+    expect(reached.map((request) => request.status)).toEqual([429, 200]);
+    if (cloudCase.cloud === 'azure') expect(reached.map((request) => request.headers.authorization)).toEqual([`Bearer ${ENTRA_TOKEN}`, `Bearer ${ENTRA_TOKEN}`]);
+    if (cloudCase.cloud === 'bedrock') expect(reached.map((request) => new URL(request.url, cloud.url).pathname)).toEqual([`/model/${BEDROCK_ID}/invoke`, `/model/${BEDROCK_ID}/invoke`]);
+  });
+
+  it('answers a typed output, its constraints checked by the turn', async () => {
+    const before = base.requests.length;
+    // `minimum` is a constraint Anthropic's JSON outputs refuse: sent in a description, checked by the turn.
+    const schema = { type: 'object', properties: { city: { type: 'string' }, days: { type: 'integer', minimum: 1 } }, required: ['city', 'days'], additionalProperties: false };
+    base.script(cloudCase.upstream, [{ json: { city: 'Lisbon', days: 0 } }, { json: { city: 'Lisbon', days: 4 } }]);
+    const model = { provider: cloudCase.model.provider, endpoint: cloudCase.model.endpoint, model: cloudCase.model.model };
+    const handle = await turnpike.startTurn({ model, text: 'Plan a trip.', output: { schema }, modelCallOptions: fastRetries });
+    expect(await handle.result()).toMatchObject({ status: 'completed', steps: 2, output: { city: 'Lisbon', days: 4 } });
+    const forwarded = base.requests.slice(before);
+    expect(forwarded.map((request) => request.errors)).toEqual([[], []]);
+    const format = cloudCase.upstream === 'anthropic' ? forwarded[0].body.output_config.format : forwarded[0].body.response_format;
+    expect(format.type).toBe('json_schema');
+  });
+
+  it('fails at once on settings the worker does not have', async () => {
+    const handle = await turnpike.startTurn({ model: { ...cloudCase.model, endpoint: 'us' }, text: 'Hello', modelCallOptions: fastRetries });
+    const error = await handle.result().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const failure = (error as WorkflowFailedError).cause?.cause as ApplicationFailure | undefined;
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure?.type).toBe('InvalidModelSettings');
+    expect(failure!.message).toMatch(new RegExp(`^${cloudCase.name}: this worker has no ${cloudCase.cloud} settings named "us"; it has `));
+  });
+});
+
+describe('credentials the cloud refuses', () => {
+  it.each([
+    ['anthropic-bedrock', 'AWS_SECRET_ACCESS_KEY', { provider: 'anthropic-bedrock', model: 'claude-sonnet-4-5' }, 'bedrock', 403, 'The request signature we calculated does not match the signature you provided.'],
+    ['azure-openai', 'TEST_AZURE_KEY', { provider: 'azure-openai', endpoint: 'prod', model: 'gpt-4.1-mini' }, 'azure', 401, 'Access denied due to invalid subscription key or wrong API endpoint.'],
+  ] as const)('%s: a wrong secret in the environment fails the turn with the cloud\'s own refusal, unretried', async (_, variable, model, kind, status, text) => {
+    const before = cloudRequests(kind).length;
+    const good = process.env[variable];
+    process.env[variable] = `${good}-rotated-WRONG`;
+    try {
+      const handle = await turnpike.startTurn({ model, text: 'Hello', modelCallOptions: fastRetries });
+      const error = await handle.result().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(WorkflowFailedError);
+      expect(String(((error as WorkflowFailedError).cause?.cause as Error | undefined)?.message)).toContain(text);
+    } finally {
+      process.env[variable] = good;
+    }
+    expect(cloudRequests(kind).slice(before).map((request) => [request.status, request.errors.length])).toEqual([[status, 1]]);
+  });
+});
+
+describe('a worker without a cloud', () => {
+  it('fails a turn on that cloud at once, saying how to declare its settings', async () => {
+    const bare = await startTurnpike({ tools: testTools });
+    try {
+      const handle = await bare.startTurn({ model: { provider: 'anthropic-bedrock', model: 'claude-sonnet-4-5' }, text: 'Hello', modelCallOptions: fastRetries });
+      const error = await handle.result().catch((caught: unknown) => caught);
+      const failure = (error as WorkflowFailedError).cause?.cause as ApplicationFailure;
+      expect(failure.type).toBe('InvalidModelSettings');
+      expect(failure.message).toBe('anthropic-bedrock: this worker has no bedrock settings; declare them with createWorker({ clouds: { bedrock: { <name>: { … } } } }) or new TurnpikePlugin({ clouds })');
+    } finally {
+      await bare.stop();
+    }
+  });
+});

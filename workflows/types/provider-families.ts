@@ -1,0 +1,21 @@
+/**
+ * Which wire format each provider speaks: the clouds speak their first-party API's, so they take
+ * its options and carry its reasoning. Used by the checks of a turn's model settings and its
+ * typed output, and by the activities that translate a step.
+ */
+import type { ModelProvider } from './model.js';
+
+/** The providers of Claude through Anthropic's Messages API: Anthropic's own, Bedrock and Vertex AI. */
+export function speaksAnthropic(provider: string): provider is Extract<ModelProvider, 'anthropic' | 'anthropic-bedrock' | 'anthropic-vertex'> {
+  return provider === 'anthropic' || provider === 'anthropic-bedrock' || provider === 'anthropic-vertex';
+}
+
+/** The providers of OpenAI's wire formats: Chat Completions, the Responses API and Azure OpenAI. */
+export function speaksOpenAI(provider: string): provider is Extract<ModelProvider, 'openai' | 'openai-responses' | 'azure-openai'> {
+  return provider === 'openai' || provider === 'openai-responses' || provider === 'azure-openai';
+}
+
+/** The providers whose settings the worker holds by name (`clouds`), chosen by `model.endpoint`. */
+export function isCloudProvider(provider: string): provider is Extract<ModelProvider, 'anthropic-bedrock' | 'anthropic-vertex' | 'azure-openai'> {
+  return provider === 'anthropic-bedrock' || provider === 'anthropic-vertex' || provider === 'azure-openai';
+}
