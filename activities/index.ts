@@ -13,6 +13,7 @@ import { callModel, type WorkerModels } from './model.js';
 import type { AiSdkModels } from './providers/ai-sdk-models.js';
 import type { OpenAIEndpoints } from './providers/endpoints.js';
 import type { CloudSettings } from './providers/clouds.js';
+import type { RemoteMcpServers } from './providers/remote-mcp-servers.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
 import { runModelStep, type StepTools } from './model-step.js';
 import { prepareToolCalls } from './prepare-tool-calls.js';
@@ -51,11 +52,13 @@ export interface CreateActivitiesOptions {
   endpoints?: OpenAIEndpoints;
   /** Bedrock, Vertex AI and Azure OpenAI settings by name, for turns on those clouds (providers/clouds.ts). */
   clouds?: CloudSettings;
+  /** Named remote MCP servers, for `openai-responses` turns whose hosted `mcp` tool names one (providers/remote-mcp-servers.ts). */
+  remoteMcpServers?: RemoteMcpServers;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
-  const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {} };
+  const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}) };
   const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
   const registry = createToolRegistry(tools, maxAgentDepth);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));

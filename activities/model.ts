@@ -5,6 +5,7 @@ import { importOptional } from '../peers/optional-packages.js';
 import type { AiSdkModels } from './providers/ai-sdk-models.js';
 import type { CloudSettings } from './providers/clouds.js';
 import { endpointCallOptions, type OpenAIEndpoints } from './providers/endpoints.js';
+import type { RemoteMcpServers } from './providers/remote-mcp-servers.js';
 import type { ProviderCallOptions } from './providers/errors.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { StepStream } from './step-stream.js';
@@ -19,6 +20,8 @@ export interface WorkerModels {
   models: AiSdkModels;
   endpoints: OpenAIEndpoints;
   clouds?: CloudSettings;
+  /** Remote MCP servers OpenAI may call for `openai-responses` turns that name them (providers/remote-mcp-servers.ts). */
+  remoteMcpServers?: RemoteMcpServers;
 }
 
 const NO_WORKER_MODELS: WorkerModels = { models: {}, endpoints: {} };
@@ -37,7 +40,7 @@ const providers: Record<ModelProvider, ProviderCall> = {
     (await importOptional('The model provider "openai-responses"', ['openai'], () => import('./providers/openai-responses.js'))).callOpenAIResponses(input, {
       ...options,
       ...endpointCallOptions(worker.endpoints, input.model),
-    }),
+    }, worker.remoteMcpServers),
   anthropic: async (input, options) =>
     (await importOptional('The model provider "anthropic"', ['@anthropic-ai/sdk'], () => import('./providers/anthropic.js'))).callAnthropic(input, options),
   // The clouds' clients come from their own packages, on top of the first-party SDK whose step they run.

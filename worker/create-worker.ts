@@ -47,6 +47,8 @@ export interface CreateWorkerOptions {
   endpoints?: TurnpikePluginOptions['endpoints'];
   /** Bedrock, Vertex AI and Azure OpenAI settings by name (see `TurnpikePluginOptions.clouds`). */
   clouds?: TurnpikePluginOptions['clouds'];
+  /** Named remote MCP servers for OpenAI's hosted `mcp` tool (see `TurnpikePluginOptions.remoteMcpServers`). */
+  remoteMcpServers?: TurnpikePluginOptions['remoteMcpServers'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
@@ -108,6 +110,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.models ? { models: options.models } : {}),
         ...(options.endpoints ? { endpoints: options.endpoints } : {}),
         ...(options.clouds ? { clouds: options.clouds } : {}),
+        ...(options.remoteMcpServers ? { remoteMcpServers: options.remoteMcpServers } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),
     ],

@@ -25,6 +25,7 @@ export { DEFAULT_PRICES, type ModelPrice, type PriceTable } from '../activities/
 export type { AiSdkLanguageModel, AiSdkModels } from '../activities/providers/ai-sdk-models.js';
 export type { OpenAIEndpoint, OpenAIEndpoints } from '../activities/providers/endpoints.js';
 export type { AzureOpenAISettings, BedrockSettings, CloudModelIds, CloudSettings, VertexSettings } from '../activities/providers/clouds.js';
+export type { RemoteMcpServer, RemoteMcpServers } from '../activities/providers/remote-mcp-servers.js';
 export { DEFAULT_TRANSCRIPT_CACHE, TRANSCRIPT_MISMATCH, type TranscriptCacheOptions } from '../activities/transcript-cache.js';
 export type {
   McpServerConfig,

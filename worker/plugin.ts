@@ -32,6 +32,7 @@ import { checkedPrices, type PriceTable } from '../activities/prices.js';
 import { checkedModels, type AiSdkModels } from '../activities/providers/ai-sdk-models.js';
 import { checkedEndpoints, type OpenAIEndpoints } from '../activities/providers/endpoints.js';
 import { checkedClouds, type CloudSettings } from '../activities/providers/clouds.js';
+import { checkedRemoteMcpServers, type RemoteMcpServers } from '../activities/providers/remote-mcp-servers.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -122,6 +123,13 @@ export interface TurnpikePluginOptions {
    * Credentials come from the environment and each cloud's credential chain (docs/models.md).
    */
   clouds?: CloudSettings;
+  /**
+   * Named remote MCP servers that OpenAI calls itself, for `openai-responses` turns that offer the
+   * hosted `mcp` tool: `{ deepwiki: { url: 'https://mcp.deepwiki.com/mcp', headersEnv: { Authorization: 'DEEPWIKI_AUTH' } } }`.
+   * A turn names one (`providerTools: [{ type: 'mcp', server_label: 'deepwiki' }]`); the URL and
+   * the headers (read from the environment at every call) never enter its history.
+   */
+  remoteMcpServers?: RemoteMcpServers;
 }
 
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
@@ -162,6 +170,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.models !== undefined ? { models: checkedModels(options.models, 'TurnpikePlugin') } : {}),
       ...(options.endpoints !== undefined ? { endpoints: checkedEndpoints(options.endpoints, 'TurnpikePlugin') } : {}),
       ...(options.clouds !== undefined ? { clouds: checkedClouds(options.clouds, 'TurnpikePlugin') } : {}),
+      ...(options.remoteMcpServers !== undefined ? { remoteMcpServers: checkedRemoteMcpServers(options.remoteMcpServers, 'TurnpikePlugin') } : {}),
     });
     super({
       name: 'turnpike',

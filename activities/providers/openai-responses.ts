@@ -20,6 +20,7 @@ import type {
   ResponseCreateParamsNonStreaming,
   ResponseInputContent,
   ResponseInputItem,
+  ResponseOutputText,
   ResponseUsage,
 } from 'openai/resources/responses/responses';
 import type {
@@ -29,7 +30,9 @@ import type {
   ModelStepInput,
   ModelStepResult,
   ModelToolSpec,
+  ProviderToolPart,
   ReasoningPart,
+  SourceReference,
   Usage,
   UserContentPart,
 } from '../../workflows/types/index.js';
@@ -45,6 +48,16 @@ import {
 import { openAISdk } from './openai-errors.js';
 import { streamResponse } from './openai-responses-stream.js';
 import { isOpenAIReasoningModel, jsonSchemaFormat, parseToolArguments } from './openai.js';
+import {
+  approvalCallOf,
+  approvalRequestOf,
+  approvalResponseOf,
+  citedSources,
+  hostedIncludes,
+  hostedTools,
+  providerToolPartOf,
+} from './openai-hosted-tools.js';
+import type { RemoteMcpServers } from './remote-mcp-servers.js';
 
 const clients = new Map<string, OpenAI>();
 
@@ -56,9 +69,9 @@ const clients = new Map<string, OpenAI>();
  * as they arrive, unless the turn sets `model.stream: false`; a stream that breaks part-way is a
  * retryable failure. Either way the result is the same.
  */
-export async function callOpenAIResponses(input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
+export async function callOpenAIResponses(input: ModelStepInput, options: ProviderCallOptions = {}, remoteMcpServers: RemoteMcpServers = {}): Promise<ModelStepResult> {
   const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
-  const request = convertToResponsesRequest(input);
+  const request = convertToResponsesRequest(input, remoteMcpServers);
   const response = await requestStep(
     openAISdk,
     input.model.stream !== false,
@@ -77,20 +90,23 @@ function wantsReasoning(input: ModelStepInput): boolean {
 }
 
 /** The Responses request for one step. Exported for tests and for inspecting what is sent. */
-export function convertToResponsesRequest(input: ModelStepInput): ResponseCreateParamsNonStreaming {
+export function convertToResponsesRequest(input: ModelStepInput, remoteMcpServers: RemoteMcpServers = {}): ResponseCreateParamsNonStreaming {
   const { model, maxTokens, temperature, reasoningEffort, reasoningSummary, serviceTier, metadata, store } = input.model;
   const reasoning = wantsReasoning(input);
+  // Hosted tools (openai-hosted-tools.ts) beside the turn's own, and what brings their items back whole.
+  const tools = [...input.tools.map(convertToResponsesTool), ...hostedTools(input.model, remoteMcpServers)];
+  const include = [...(reasoning ? (['reasoning.encrypted_content'] as const) : []), ...hostedIncludes(input.model)];
   return {
     model,
     input: convertToResponsesInput(input.messages),
     // `instructions` rather than a system message: it applies to this call only, which is what a
     // turn's system prompt is (it is re-sent on every step anyway).
     ...(input.system ? { instructions: input.system } : {}),
-    ...(input.tools.length > 0 ? { tools: input.tools.map(convertToResponsesTool) } : {}),
+    ...(tools.length > 0 ? { tools } : {}),
     // Nothing is kept at OpenAI unless the turn asks: the history is turnpike's, in Temporal.
     store: store ?? false,
     // Without it a `store: false` reasoning item comes back as a bare id that no later call can use.
-    ...(reasoning ? { include: ['reasoning.encrypted_content' as const] } : {}),
+    ...(include.length > 0 ? { include } : {}),
     ...(maxTokens !== undefined ? { max_output_tokens: maxTokens } : {}),
     ...(temperature !== undefined ? { temperature } : {}),
     ...(reasoningEffort !== undefined || reasoningSummary !== undefined
@@ -112,17 +128,21 @@ export function convertToResponsesRequest(input: ModelStepInput): ResponseCreate
  */
 export function convertToResponsesInput(messages: Message[]): ResponseInputItem[] {
   const items: ResponseInputItem[] = [];
+  /** A provider approval's request item id, by its call id: its result goes back as the request's answer. */
+  const approvals = new Map<string, string>();
   for (const message of messages) {
     switch (message.role) {
       case 'user':
         items.push({ role: 'user', content: convertUserContent(message.content) });
         break;
       case 'assistant':
-        items.push(...convertAssistantMessage(message));
+        items.push(...convertAssistantMessage(message, approvals));
         break;
       case 'tool':
         for (const result of message.content) {
-          items.push({ type: 'function_call_output', call_id: result.toolCallId, output: toolResultText(result.output) });
+          const requestId = approvals.get(result.toolCallId);
+          if (requestId !== undefined) items.push(approvalResponseOf(requestId, result));
+          else items.push({ type: 'function_call_output', call_id: result.toolCallId, output: toolResultText(result.output) });
         }
         break;
     }
@@ -146,7 +166,7 @@ function convertUserContent(content: string | UserContentPart[]): string | Respo
   });
 }
 
-function convertAssistantMessage(message: AssistantMessage): ResponseInputItem[] {
+function convertAssistantMessage(message: AssistantMessage, approvals: Map<string, string>): ResponseInputItem[] {
   const items: ResponseInputItem[] = [];
   let text = '';
   const flushText = () => {
@@ -156,7 +176,7 @@ function convertAssistantMessage(message: AssistantMessage): ResponseInputItem[]
     text = '';
   };
   // The API refuses a reasoning item that nothing follows (e.g. a reply cut off while reasoning).
-  const lastOutput = message.content.findLastIndex((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.length > 0));
+  const lastOutput = message.content.findLastIndex((part) => part.type === 'tool-call' || part.type === 'provider-tool' || (part.type === 'text' && part.text.length > 0));
   for (const [index, part] of message.content.entries()) {
     if (part.type === 'text') {
       text += part.text;
@@ -169,6 +189,11 @@ function convertAssistantMessage(message: AssistantMessage): ResponseInputItem[]
     } else if (part.type === 'provider-tool') {
       // A hosted tool OpenAI ran: its items exactly as received; another provider's are dropped.
       if (part.provider === 'openai') items.push(...(part.raw as ResponseInputItem[]));
+    } else if (approvalRequestOf(part)) {
+      // A remote MCP server's approval request: the item verbatim; its decision follows as the result.
+      const request = approvalRequestOf(part)!;
+      approvals.set(part.toolCallId, request.id);
+      items.push(request);
     } else {
       items.push({
         type: 'function_call',
@@ -207,6 +232,7 @@ function convertToResponsesTool(tool: ModelToolSpec): FunctionTool {
 export function convertFromResponsesResponse(response: OpenAIResponse): ModelStepResult {
   if (!Array.isArray(response?.output)) throw unexpectedResponse('openai', 'the response has no output');
   const content: AssistantMessage['content'] = [];
+  const cited: ResponseOutputText[] = [];
   let refused = false;
   for (const item of response.output) {
     switch (item.type) {
@@ -227,13 +253,22 @@ export function convertFromResponsesResponse(response: OpenAIResponse): ModelSte
           if (part.type === 'output_text') content.push({ type: 'text', text: part.text });
           else if (part.type === 'refusal') refused = true;
         }
+        cited.push(...item.content.filter((part) => part.type === 'output_text'));
         break;
       case 'function_call':
         content.push({ type: 'tool-call', toolCallId: item.call_id, toolName: item.name, input: parseToolArguments(item.arguments) });
         break;
-      // Built-in tools are never offered, so no other item is expected.
+      case 'mcp_approval_request':
+        content.push(approvalCallOf(item));
+        break;
+      default: {
+        // A hosted tool's call (openai-hosted-tools.ts), kept verbatim; any other item is not offered.
+        const part = providerToolPartOf(item);
+        if (part) content.push(part);
+      }
     }
   }
+  addCitations(content, citedSources(cited));
   const { finishReason, providerFinishReason } = mapResponsesStatus(response, content.some((part) => part.type === 'tool-call'), refused);
   return {
     message: { role: 'assistant', content: mergeTexts(content) },
@@ -241,6 +276,17 @@ export function convertFromResponsesResponse(response: OpenAIResponse): ModelSte
     providerFinishReason,
     usage: convertResponsesUsage(response.usage),
   };
+}
+
+/**
+ * The pages the answer cites (`url_citation` annotations) join the sources of the step's last web
+ * search, which found them; the text goes back without them (earlier assistant text is plain).
+ */
+function addCitations(content: AssistantMessage['content'], sources: SourceReference[]): void {
+  const search = content.findLast((part): part is ProviderToolPart => part.type === 'provider-tool' && part.toolName === 'web_search');
+  if (!search || sources.length === 0) return;
+  const known = search.sources ?? [];
+  search.sources = [...known, ...sources.filter((source) => !known.some((existing) => existing.url === source.url))];
 }
 
 /** Adjacent text parts (one message item may hold several `output_text` parts) become one. */

@@ -12,6 +12,7 @@
  */
 import type { Json } from './server.js';
 import { jsonPieces, textPieces, type SSEFrame } from './sse.js';
+import { hostedItemFrames } from './openai-hosted-tools.js';
 
 /** The terminal event for each response status that can be streamed. */
 const TERMINAL_EVENTS: Record<string, string> = {
@@ -68,7 +69,7 @@ export function responsesStreamFrames(response: Json): SSEFrame[] {
         break;
       }
       default:
-        throw new Error(`fake provider: cannot stream a ${String(item.type)} item`);
+        if (!hostedItemFrames(item, outputIndex, event)) throw new Error(`fake provider: cannot stream a ${String(item.type)} item`);
     }
     event('response.output_item.done', { output_index: outputIndex, item });
   });

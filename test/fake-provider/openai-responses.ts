@@ -18,6 +18,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Json, ScriptedReply, ScriptedResponse } from './server.js';
 import { validateResponsesTextFormat } from './structured-output.js';
+import { citationAnnotations, HOSTED_ITEM_TYPES, HostedItems, hostedOutputItems, impossibleHostedItems, validateHostedItem, validateHostedSequence, validateHostedTool } from './openai-hosted-tools.js';
 
 /** What the scripted `finishReason` means here: the response `status`, or its `incomplete_details.reason`. */
 export const RESPONSES_FINISH_REASONS: readonly string[] = ['completed', 'max_output_tokens', 'content_filter', 'failed', 'cancelled'];
@@ -57,6 +58,8 @@ export class ResponsesState {
   private readonly secret = randomBytes(32);
   /** The reasoning item each function call was made with, by call id. */
   readonly reasoningOfCall = new Map<string, string>();
+  /** The hosted tools' items it issued (openai-hosted-tools.ts). */
+  readonly hosted = new HostedItems();
 
   /** Opaque, like the real blob: the item id and a nonce, with their MAC. */
   encrypt(itemId: string): string {
@@ -90,7 +93,7 @@ export function impossibleResponsesReply(body: Json, scripted: ScriptedResponse)
   if (reply.reasoning && !REASONING_MODEL.test(String(body?.model))) return `reasoning scripted for ${String(body?.model)}, which is not a reasoning model`;
   if (reply.refusal !== undefined && (reply.text !== undefined || reply.noContent)) return 'refusal excludes text and noContent';
   if (reply.finishReason === 'cancelled' && body?.stream === true) return 'only background responses are cancelled, and those are retrieved, not streamed';
-  return undefined;
+  return impossibleHostedItems(body, reply.hostedItems);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -137,7 +140,7 @@ export function validateResponsesRequest(body: unknown, state: ResponsesState): 
   } else if (!Array.isArray(body.input) || body.input.length === 0) {
     errors.push("Invalid 'input': expected a string or a non-empty array of input items.");
   } else {
-    const structural = body.input.flatMap((item: unknown, index: number) => validateItem(item, `input[${index}]`));
+    const structural = body.input.flatMap((item: unknown, index: number) => (isObject(item) ? validateHostedItem(item, `input[${index}]`, body, state.hosted) : undefined) ?? validateItem(item, `input[${index}]`));
     errors.push(...structural);
     if (structural.length === 0) errors.push(...validateItemSequence(body.input, body, state, reasoningModel));
   }
@@ -172,7 +175,9 @@ function validateTools(tools: unknown): string[] {
   return tools.flatMap((tool: Json, index: number): string[] => {
     const at = `tools[${index}]`;
     if (!isObject(tool)) return [`Invalid type for '${at}': expected an object.`];
-    if (tool.type !== 'function') return [`Invalid value: '${String(tool.type)}'. fake provider: only function tools are supported. (param: ${at}.type)`];
+    const hosted = validateHostedTool(tool, at);
+    if (hosted) return hosted;
+    if (tool.type !== 'function') return [`Invalid value: '${String(tool.type)}'. fake provider: only function and hosted tools are supported. (param: ${at}.type)`];
     // Chat Completions' nesting is the commonest mistake: the Responses API's function tools are flat.
     if (tool.function !== undefined) return [`Missing required parameter: '${at}.name'. (Function tools are flat in the Responses API: no 'function' object.)`];
     const errors: string[] = [];
@@ -325,7 +330,7 @@ function validateItemSequence(input: Array<Record<string, Json>>, body: Record<s
           errors.push(`Item with id '${item.id}' not found. Items are not persisted when \`store\` is set to false. Try again with \`store\` set to true, or remove this item from your input.`);
         }
         const next = input[index + 1];
-        const follows = next !== undefined && (next.type === 'function_call' || ((next.type === undefined || next.type === 'message') && next.role === 'assistant'));
+        const follows = next !== undefined && (next.type === 'function_call' || HOSTED_ITEM_TYPES.includes(next.type) || ((next.type === undefined || next.type === 'message') && next.role === 'assistant'));
         if (!follows) errors.push(`Item '${item.id}' of type 'reasoning' was provided without its required following item.`);
         reasoningSeen.add(item.id);
         break;
@@ -333,7 +338,7 @@ function validateItemSequence(input: Array<Record<string, Json>>, body: Record<s
     }
   });
   for (const id of calls) if (!answered.has(id)) errors.push(`No tool output found for function call ${id}.`);
-  return errors;
+  return [...errors, ...validateHostedSequence(input)];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,9 +370,11 @@ export function responsesReply(body: Json, scripted: ScriptedReply, nextId: (pre
     arguments: call.arguments ?? JSON.stringify(call.input ?? {}),
   }));
   for (const call of calls) if (reasoning.length > 0) state.reasoningOfCall.set(call.call_id, reasoning.at(-1)!.id);
-  const text = scripted.noContent || scripted.refusal !== undefined ? undefined : (scripted.text ?? (calls.length > 0 ? undefined : 'ok'));
+  const hosted = hostedOutputItems(body, scripted.hostedItems, nextId, state.hosted);
+  const asksApproval = hosted.some((item) => item.type === 'mcp_approval_request');
+  const text = scripted.noContent || scripted.refusal !== undefined ? undefined : (scripted.text ?? (calls.length > 0 || asksApproval ? undefined : 'ok'));
   const messageContent = [
-    ...(text !== undefined ? [{ type: 'output_text' as const, text, annotations: [], logprobs: [] }] : []),
+    ...(text !== undefined ? [{ type: 'output_text' as const, text, annotations: citationAnnotations(text, scripted.urlCitations), logprobs: [] }] : []),
     ...(scripted.refusal !== undefined ? [{ type: 'refusal' as const, refusal: scripted.refusal }] : []),
   ];
   const message = messageContent.length > 0 ? [{ id: nextId('msg_'), type: 'message' as const, status: 'completed' as const, role: 'assistant' as const, content: messageContent }] : [];
@@ -387,7 +394,7 @@ export function responsesReply(body: Json, scripted: ScriptedReply, nextId: (pre
     max_output_tokens: body.max_output_tokens ?? null,
     metadata: body.metadata ?? {},
     model: body.model,
-    output: [...reasoning, ...message, ...calls],
+    output: [...reasoning, ...hosted, ...message, ...calls],
     parallel_tool_calls: true,
     previous_response_id: null,
     reasoning: { effort: body.reasoning?.effort ?? (reasoningModel ? 'medium' : null), summary: body.reasoning?.summary ?? null },

@@ -71,6 +71,7 @@ import { ANTHROPIC_STREAM_ERROR, anthropicStreamFrames } from './anthropic-strea
 import { impossibleHostedReply, ServerToolLedger, validateServerToolBlock, validateServerToolDefinition, type ScriptedHostedCall } from './anthropic-server-tools.js';
 import { OPENAI_STREAM_ERROR, openAIStreamFrames } from './openai-stream.js';
 import { responsesStreamError, responsesStreamFrames } from './openai-responses-stream.js';
+import type { ScriptedHostedItem } from './openai-hosted-tools.js';
 import { writeEventStream, type ScriptedStreamControl, type StreamEnd } from './sse.js';
 
 export type { ScriptedStreamControl } from './sse.js';
@@ -142,6 +143,13 @@ export interface ScriptedReply extends ScriptedBase {
   hosted?: ScriptedHostedCall[];
   /** Anthropic only: the text cites the results of the reply's first web search (`citations`). */
   citations?: true;
+  /**
+   * openai-responses only: hosted tool calls the API ran within the reply, before its text and
+   * function calls (openai-hosted-tools.ts); each must be of a tool the request offered.
+   */
+  hostedItems?: ScriptedHostedItem[];
+  /** openai-responses only: `url_citation` annotations on the reply's text. */
+  urlCitations?: Array<{ url: string; title: string }>;
   /** openai-responses only: the model declines, with a `refusal` content part instead of text. */
   refusal?: string;
   /**
@@ -260,6 +268,7 @@ export function impossibleReply(provider: FakeProvider, scripted: ScriptedRespon
   if (reply.thinking && provider !== 'anthropic') return 'only anthropic returns thinking blocks (Chat Completions returns no reasoning)';
   if ((reply.hosted || reply.citations) && provider !== 'anthropic') return 'only anthropic returns server tool blocks and citations (scripted as hosted and citations)';
   if ((reply.reasoning || reply.refusal !== undefined) && provider !== 'openai-responses') return 'only openai-responses returns reasoning items and refusal parts';
+  if ((reply.hostedItems || reply.urlCitations) && provider !== 'openai-responses') return 'only openai-responses returns hosted tool items (hostedItems) and url_citation annotations (urlCitations)';
   return undefined;
 }
 

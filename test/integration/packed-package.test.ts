@@ -27,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { packedTurnpike } from '../support/packed-tarball.js';
 import { startFakeGemini, type FakeGemini } from '../fake-provider/gemini.js';
 import { GEMINI_APP_FILES } from '../support/packed-gemini-app.js';
 
@@ -52,14 +53,13 @@ async function inApp(app: string, command: string, args: string[], extra: Record
 let directory: string;
 let tarball: string;
 
+let files: string[];
+
 beforeAll(async () => {
   directory = mkdtempSync(path.join(tmpdir(), 'turnpike-packed-'));
-  // prepack builds dist/ with tsc first, exactly as a publish would.
-  const { stdout } = await inApp(REPO, 'npm', ['pack', '--json', '--pack-destination', directory]);
-  const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  tarball = path.join(directory, packed.filename);
-  writeFileSync(path.join(directory, 'files.json'), JSON.stringify(packed.files.map((file) => file.path)));
-}, 480_000);
+  // One pack per run, shared with the other files that install the package (packed-tarball.ts).
+  ({ tarball, files } = await packedTurnpike(cleanEnvironment()));
+}, 600_000);
 
 afterAll(() => {
   if (directory) rmSync(directory, { recursive: true, force: true });
@@ -78,7 +78,6 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
   }, 480_000);
 
   it('ships the built entry points, the dashboard and the CLI, and no tests or sources', () => {
-    const files = JSON.parse(readFileSync(path.join(directory, 'files.json'), 'utf8')) as string[];
     for (const entry of ['index', 'worker/index', 'client/index', 'workflows/index', 'api/index']) {
       expect(files).toContain(`dist/${entry}.js`);
       expect(files).toContain(`dist/${entry}.d.ts`);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packedTurnpike } from '../support/packed-tarball.js';
 
 const run = promisify(execFile);
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,15 +38,13 @@ let app: string;
 
 beforeAll(async () => {
   directory = mkdtempSync(path.join(tmpdir(), 'turnpike-testing-kit-'));
-  // prepack builds dist/ with tsc first, exactly as a publish would.
-  const packed = await inApp(REPO, 'npm', ['pack', '--json', '--pack-destination', directory]);
-  expect(packed.code, packed.stderr).toBe(0);
-  const [{ filename, files }] = JSON.parse(packed.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  expect(files.map((file) => file.path)).toContain('dist/testing/index.js');
+  // One pack per run, shared with the other files that install the package (packed-tarball.ts).
+  const { tarball, files } = await packedTurnpike(cleanEnvironment());
+  expect(files).toContain('dist/testing/index.js');
   app = path.join(directory, 'app');
   cpSync(EXAMPLE, app, { recursive: true, filter: (source) => !/node_modules|dist(-test)?$/.test(source) });
   const manifest = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
-  manifest.dependencies.turnpike = `file:${path.join(directory, filename)}`;
+  manifest.dependencies.turnpike = `file:${tarball}`;
   writeFileSync(path.join(app, 'package.json'), JSON.stringify(manifest, null, 2));
   const installed = await inApp(app, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
   expect(installed.code, installed.stderr).toBe(0);

@@ -61,6 +61,13 @@ function providerToolsProblem(model: ModelSettings): string | undefined {
   for (const [index, tool] of model.providerTools.entries()) {
     if (!tool || typeof tool !== 'object' || Array.isArray(tool) || typeof tool.type !== 'string') return `model.providerTools[${index}] must be an object with a string type`;
     if (!known.includes(tool.type)) return `model.providerTools[${index}].type "${tool.type}" is not a hosted tool of ${model.provider} (${known.join(', ')})`;
+    // A remote MCP server is named (its URL and credentials are the worker's `remoteMcpServers`), never given.
+    if (tool.type === 'mcp' && model.provider === 'openai-responses') {
+      if (typeof tool.server_label !== 'string' || tool.server_label.length === 0) return `model.providerTools[${index}].server_label must name one of the worker's remoteMcpServers`;
+      if (tool.server_url !== undefined || tool.headers !== undefined || tool.authorization !== undefined) {
+        return `model.providerTools[${index}]: a remote MCP server's URL and headers are the worker's (remoteMcpServers), never a turn's; name it by server_label`;
+      }
+    }
     // A remote MCP server may appear once per server; every other hosted tool once.
     const key = tool.type === 'mcp' ? `mcp:${String(tool.server_label)}` : tool.type;
     if (seen.has(key)) return `model.providerTools[${index}]: "${key}" is offered twice`;

@@ -35,7 +35,11 @@ export interface ToolCallPart {
    * result the model can correct.
    */
   input: unknown;
-  /** `ai-sdk` only: see {@link ProviderMetadata} (Gemini signs its function calls here). */
+  /**
+   * `ai-sdk`: see {@link ProviderMetadata} (Gemini signs its function calls here). Also, under
+   * `turnpike`, the `mcp_approval_request` item of an OpenAI remote MCP approval (tool
+   * `openai_mcp_approval`), kept verbatim for the Responses API.
+   */
   providerMetadata?: ProviderMetadata;
 }
 
