@@ -20,6 +20,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
+import { noteStarted, saveStarted } from '../support/history-recorder.js';
 import { TurnpikeClient } from '../../client/index.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { approveToolCallUpdate } from '../../workflows/messages/definitions.js';
@@ -51,6 +52,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await saveStarted();
   for (const worker of workers) await worker.kill();
   await connection?.close();
   await fake?.restore();
@@ -85,11 +87,13 @@ const fastRetries = { retry: { initialInterval: '50ms', backoffCoefficient: 1, m
 
 function startTurn(providerTools: ProviderToolSpec[], text: string, extra: Partial<AgentTurnInput> = {}): Promise<WorkflowHandle<typeof agentTurn>> {
   const model: ModelSettings = { provider: 'openai-responses', model: 'gpt-4.1-mini', providerTools };
-  return client.workflow.start<typeof agentTurn>('agentTurn', {
+  const started = client.workflow.start<typeof agentTurn>('agentTurn', {
     taskQueue,
     workflowId: `hosted-${randomUUID()}`,
     args: [{ model, messages: [{ role: 'user', content: text }], tools: ['release_gate'], modelCallOptions: fastRetries, ...extra }],
   });
+  // Recorded for the replay sets (npm run record-histories).
+  return started.then((handle) => (noteStarted(handle), handle));
 }
 
 /** The valid requests the fake answered, in order. */

@@ -12,6 +12,9 @@ import type { Settlement } from '../calls/tool-results.js';
 import type { TurnContext } from '../context/turn-context.js';
 import { awaitApproval } from './parking.js';
 
+/** The patch behind which an OpenAI remote MCP approval request parks for a person (docs/versioning.md). */
+export const MCP_APPROVAL_PATCH = '0.4.0-mcp-approval';
+
 export async function settleProviderApproval(turn: TurnContext, entry: CallEntry): Promise<Settlement> {
   const input = entry.call.input;
   const outcome = await awaitApproval(turn, entry, PROVIDER_APPROVAL_SPEC, input);

@@ -11,7 +11,7 @@ import { refuseAgentCall, runAgentCall } from '../agents/agent-tool-call.js';
 import type { CallEntry, CallKind } from '../calls/call-ledger.js';
 import { isHandoffCall, settleHandoff } from './handoffs.js';
 import { isProviderApproval } from '../calls/provider-approvals.js';
-import { settleProviderApproval } from './provider-approval.js';
+import { MCP_APPROVAL_PATCH, settleProviderApproval } from './provider-approval.js';
 import { inputHash } from '../messages/input-hash.js';
 import { recordDecision } from '../context/park-telemetry.js';
 import { awaitApproval, awaitClientResult, supersededSettlement } from './parking.js';
@@ -58,7 +58,7 @@ async function settleCall(turn: TurnContext, entry: CallEntry, disposition: Tool
   if (turn.superseded) return supersededSettlement(turn, entry);
   if (isHandoffCall(turn, call)) return settleHandoff(turn, call);
   // A provider's own approval request (OpenAI remote MCP) parks for a person; asked only for one.
-  if (isProviderApproval(call) && wf.patched('0.4.0-mcp-approval')) return settleProviderApproval(turn, entry);
+  if (isProviderApproval(call) && wf.patched(MCP_APPROVAL_PATCH)) return settleProviderApproval(turn, entry);
   if (spec && !disposition) {
     return errorSettlement('error', `This call repeated an earlier tool call id, so it was not run. Use a new id for each call.`);
   }
