@@ -37,7 +37,7 @@ beforeAll(async () => {
   const google = createGoogleGenerativeAI({ baseURL: gemini.baseURL, apiKey: GEMINI_KEY });
   turnpike = await startTurnpike({
     tools: testTools,
-    models: { gemini: google('gemini-2.5-flash'), flash3: google('gemini-3-flash-preview'), searching: withGoogleSearch(google('gemini-2.5-flash')) },
+    models: { gemini: google('gemini-2.5-flash'), flash3: google('gemini-3-flash-preview'), searching: withGoogleSearch(google('gemini-2.5-flash')), coding: withGoogleSearch(google('gemini-2.5-flash'), 'code_execution') },
   });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
   api = await serveApi(turnpike);
@@ -55,11 +55,11 @@ beforeEach(() => {
 
 /**
  * A registered model that lets Gemini search the web itself: every call also offers the
- * provider's `google_search` tool, as an application's own wrapper (or the AI SDK's
+ * provider's `google_search` (or `code_execution`) tool, as an application's own wrapper (or the AI SDK's
  * `wrapLanguageModel`) would; turnpike sends only function tools.
  */
-function withGoogleSearch(model: ReturnType<ReturnType<typeof createGoogleGenerativeAI>>): AiSdkLanguageModel {
-  const search = { type: 'provider' as const, id: 'google.google_search' as const, name: 'google_search', args: {} };
+function withGoogleSearch(model: ReturnType<ReturnType<typeof createGoogleGenerativeAI>>, tool: 'google_search' | 'code_execution' = 'google_search'): AiSdkLanguageModel {
+  const search = { type: 'provider' as const, id: `google.${tool}` as const, name: tool, args: {} };
   type Options = Parameters<typeof model.doStream>[0];
   const withSearch = (options: Options): Options => ({ ...options, tools: [...(options.tools ?? []), search] });
   return {
@@ -315,6 +315,28 @@ describe('what crosses from an AI SDK model, and what does not (docs/models.md)'
     expect(gemini.requests.map((request) => [request.status, request.errors])).toEqual([[200, []], [200, []]]);
     expect(JSON.stringify(gemini.requests[1].body)).not.toContain('grounding-api-redirect');
     expect(gemini.requests[1].body.contents.map((content: Json) => content.role)).toEqual(['user', 'model', 'user']);
+  });
+});
+
+describe('code the provider ran (ai-sdk)', () => {
+  it.each([true, false])('records a provider-executed code run as one provider-tool part and sends it back to Gemini on the next turn (stream: %s)', async (stream) => {
+    const code = 'print(sum(range(11)))';
+    gemini.script([{ codeExecution: { code, output: '55\n' }, text: 'The sum is 55.' }, { text: 'Yes.' }]);
+    const handle = await startGeminiTurn('Sum 0..10 with code.', { model: 'coding', stream }, { tools: [] });
+    const result = await handle.result();
+
+    const assistant = result.messages[0] as Extract<Message, { role: 'assistant' }>;
+    const [run] = assistant.content.filter((part) => part.type === 'provider-tool');
+    expect(run).toMatchObject({ provider: 'ai-sdk', toolName: 'code_execution', input: { language: 'PYTHON', code }, output: { outcome: 'OUTCOME_OK', output: '55\n' } });
+    expect(run.raw.map((part) => (part as { type: string }).type)).toEqual(['tool-call', 'tool-result']);
+    expect(result.toolCalls).toEqual([{ toolCallId: run.toolCallId, toolName: 'code_execution', input: { language: 'PYTHON', code }, outcome: 'executed', output: { outcome: 'OUTCOME_OK', output: '55\n' }, isError: false, executedBy: 'provider' }]);
+
+    const next = await startGeminiTurn('Is that right?', { model: 'coding', stream }, { tools: [], history: [{ role: 'user', content: 'Sum 0..10 with code.' }, ...result.messages] });
+    expect(await next.result()).toMatchObject({ status: 'completed', text: 'Yes.' });
+    expect(gemini.requests.map((request) => [request.status, request.errors])).toEqual([[200, []], [200, []]]);
+    const model = gemini.requests[1].body.contents[1];
+    expect(model.role).toBe('model');
+    expect(model.parts.slice(0, 2)).toEqual([{ executableCode: { language: 'PYTHON', code } }, { codeExecutionResult: { outcome: 'OUTCOME_OK', output: '55\n' } }]);
   });
 });
 
