@@ -3,7 +3,8 @@
  * (assembled as they arrive, deltas passed to the turn's listener) or the content of `doGenerate`.
  * Each text, reasoning and tool-call part keeps the `providerMetadata` the provider attached, so
  * it is sent back with the part on the next step (Gemini's thought signatures), however long the
- * turn parked in between.
+ * turn parked in between. Tools the provider ran and the reply's sources become `ProviderToolPart`s
+ * (ai-sdk-provider-tools.ts).
  */
 import type {
   LanguageModelV4Content,
@@ -13,6 +14,7 @@ import type {
   LanguageModelV4Usage,
 } from '@ai-sdk/provider';
 import type { AssistantMessage, FinishReason, ModelStepResult, ProviderMetadata, Usage } from '../../workflows/types/index.js';
+import { AiSdkProviderTools } from './ai-sdk-provider-tools.js';
 import { deltaEmitter } from './emit-delta.js';
 import { parseToolArguments } from './tool-arguments.js';
 import type { ModelStreamListener } from './stream-delta.js';
@@ -25,17 +27,25 @@ function metadataOf(metadata: unknown): { providerMetadata?: ProviderMetadata } 
   return { providerMetadata: JSON.parse(JSON.stringify(metadata)) as ProviderMetadata };
 }
 
-/** One content part of the spec → turnpike's part, or undefined for what turnpike does not carry (see docs/models.md). */
-function partOf(content: LanguageModelV4Content): Part | undefined {
+/**
+ * One content part of the spec → turnpike's part, or undefined for what turnpike does not carry
+ * (see docs/models.md) or what joins a part already placed (a provider-run tool's result, a
+ * further source).
+ */
+function partOf(content: LanguageModelV4Content, hosted: AiSdkProviderTools): Part | undefined {
   switch (content.type) {
     case 'text':
       return { type: 'text', text: content.text, ...metadataOf(content.providerMetadata) };
     case 'reasoning':
       return { type: 'reasoning', provider: 'ai-sdk', text: content.text, ...metadataOf(content.providerMetadata) };
     case 'tool-call':
-      // A call the provider ran itself (a search tool) is no call for turnpike to settle.
-      if (content.providerExecuted) return undefined;
+      // A call the provider ran itself (code execution, a search tool) is no call for turnpike to settle.
+      if (content.providerExecuted) return hosted.call(content);
       return { type: 'tool-call', toolCallId: content.toolCallId, toolName: content.toolName, input: parseToolArguments(content.input), ...metadataOf(content.providerMetadata) };
+    case 'tool-result':
+      return hosted.result(content);
+    case 'source':
+      return hosted.source(content);
     default:
       return undefined;
   }
@@ -65,7 +75,8 @@ export function finishOf(finishReason: LanguageModelV4FinishReason | string | un
 
 /** A `doGenerate` result → the step result. */
 export function generateResultOf(result: LanguageModelV4GenerateResult): ModelStepResult {
-  const content = result.content.map(partOf).filter((part): part is Part => part !== undefined);
+  const hosted = new AiSdkProviderTools();
+  const content = result.content.map((part) => partOf(part, hosted)).filter((part): part is Part => part !== undefined);
   return { message: { role: 'assistant', content }, ...finishOf(result.finishReason), usage: usageOf(result.usage) };
 }
 
@@ -78,6 +89,7 @@ export async function streamResultOf(stream: ReadableStream<LanguageModelV4Strea
   const emit = deltaEmitter(listener);
   const content: Part[] = [];
   const open = new Map<string, Extract<Part, { type: 'text' | 'reasoning' }>>();
+  const hosted = new AiSdkProviderTools();
   let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
   const reader = stream.getReader();
   try {
@@ -117,9 +129,11 @@ export async function streamResultOf(stream: ReadableStream<LanguageModelV4Strea
         case 'tool-input-delta':
           emit({ type: 'tool-input-delta', toolCallId: part.id, inputTextDelta: part.delta });
           break;
-        case 'tool-call': {
-          const call = partOf(part);
-          if (call) content.push(call);
+        case 'tool-call':
+        case 'tool-result':
+        case 'source': {
+          const placed = partOf(part, hosted);
+          if (placed) content.push(placed);
           break;
         }
         case 'finish':
@@ -128,7 +142,7 @@ export async function streamResultOf(stream: ReadableStream<LanguageModelV4Strea
         case 'error':
           throw part.error;
         default:
-          // stream-start, response-metadata, sources, files, provider-run tool results, raw: not carried.
+          // stream-start, response-metadata, files, raw: not carried.
           break;
       }
     }

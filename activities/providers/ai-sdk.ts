@@ -22,6 +22,7 @@ import type { AssistantMessage, Message, ModelStepInput, ModelStepResult, Provid
 import type { AiSdkModels } from './ai-sdk-models.js';
 import { inlineData } from './binary-sources.js';
 import { toAiSdkFailure } from './ai-sdk-errors.js';
+import { providerToolPrompt } from './ai-sdk-provider-tools.js';
 import { generateResultOf, StreamEndedEarly, streamResultOf } from './ai-sdk-result.js';
 import { ProviderErrorType } from './error-types.js';
 import { toolResultText, type ProviderCallOptions } from './errors.js';
@@ -104,8 +105,8 @@ function options(metadata: ProviderMetadata | undefined): { providerOptions?: Sh
 }
 
 /**
- * Text, tool calls and this provider's reasoning, each with the metadata it came with as its
- * `providerOptions`. Reasoning of Anthropic or OpenAI Responses is left out: it means nothing
+ * Text, tool calls, this provider's reasoning and the tools its provider ran, each with the
+ * metadata it came with as its `providerOptions`. Reasoning of Anthropic or OpenAI Responses is left out: it means nothing
  * to another provider and must not be passed off as this model's words.
  */
 function assistantContent(message: AssistantMessage): AssistantContent {
@@ -113,6 +114,7 @@ function assistantContent(message: AssistantMessage): AssistantContent {
   for (const part of message.content) {
     if (part.type === 'text') content.push({ type: 'text', text: part.text, ...options(part.providerMetadata) });
     else if (part.type === 'tool-call') content.push({ type: 'tool-call', toolCallId: part.toolCallId, toolName: part.toolName, input: part.input ?? {}, ...options(part.providerMetadata) });
+    else if (part.type === 'provider-tool') content.push(...providerToolPrompt(part));
     else if (part.provider === 'ai-sdk') content.push({ type: 'reasoning', text: part.text, ...options(part.providerMetadata) });
   }
   return content;

@@ -46,6 +46,8 @@ export interface GeminiReply {
   promptBlocked?: string;
   /** Google Search grounding of the reply: `groundingMetadata` on its last chunk. */
   grounding?: { queries: string[]; sources: Array<{ uri: string; title: string }> };
+  /** Code the model ran itself (the `codeExecution` tool): an `executableCode` part and its `codeExecutionResult`, before the text. */
+  codeExecution?: { code: string; output: string };
   /** Streaming only: hold the stream after this many chunks until `resume` settles. */
   stream?: { pauseAfterChunks: number; resume: Promise<void> };
 }
@@ -261,9 +263,15 @@ function candidateChunks(reply: GeminiReply, body: Json, model: string, sign: (p
   if (reply.grounding && !(body?.tools ?? []).some((tool: Json) => tool?.googleSearch !== undefined)) {
     throw new Error('fake gemini: the script grounds its answer in Google Search, but the request offers no googleSearch tool');
   }
+  if (reply.codeExecution && !(body?.tools ?? []).some((tool: Json) => tool?.codeExecution !== undefined)) {
+    throw new Error('fake gemini: the script runs code, but the request offers no codeExecution tool');
+  }
   const text = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.textPieces?.join('') ?? reply.text ?? (reply.toolCalls?.length ? undefined : 'ok'));
   const parts: Json[][] = [];
   if (thinking && includeThoughts && reply.thinking) parts.push([{ text: reply.thinking, thought: true }]);
+  if (reply.codeExecution) {
+    parts.push([{ executableCode: { language: 'PYTHON', code: reply.codeExecution.code } }, { codeExecutionResult: { outcome: 'OUTCOME_OK', output: reply.codeExecution.output } }]);
+  }
   if (reply.textPieces) parts.push(...reply.textPieces.map((piece) => [{ text: piece }]));
   else if (text !== undefined) parts.push([{ text }]);
   const calls = (reply.toolCalls ?? []).map((call) => ({ functionCall: { name: call.name, args: call.args ?? {} } }));

@@ -10,6 +10,7 @@ import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
 import { toOutputSpec, TurnpikeClient, typedOutput } from '../../client/index.js';
 import { agentTurnStatusKey } from '../../workflows/context/search-attributes.js';
 import { turnStateQuery } from '../../workflows/messages/definitions.js';
@@ -36,7 +37,7 @@ beforeAll(async () => {
   const google = createGoogleGenerativeAI({ baseURL: gemini.baseURL, apiKey: GEMINI_KEY });
   turnpike = await startTurnpike({
     tools: testTools,
-    models: { gemini: google('gemini-2.5-flash'), flash3: google('gemini-3-flash-preview'), searching: withGoogleSearch(google('gemini-2.5-flash')) },
+    models: { gemini: google('gemini-2.5-flash'), flash3: google('gemini-3-flash-preview'), searching: withGoogleSearch(google('gemini-2.5-flash')), coding: withGoogleSearch(google('gemini-2.5-flash'), 'code_execution') },
   });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
   api = await serveApi(turnpike);
@@ -54,11 +55,11 @@ beforeEach(() => {
 
 /**
  * A registered model that lets Gemini search the web itself: every call also offers the
- * provider's `google_search` tool, as an application's own wrapper (or the AI SDK's
+ * provider's `google_search` (or `code_execution`) tool, as an application's own wrapper (or the AI SDK's
  * `wrapLanguageModel`) would; turnpike sends only function tools.
  */
-function withGoogleSearch(model: ReturnType<ReturnType<typeof createGoogleGenerativeAI>>): AiSdkLanguageModel {
-  const search = { type: 'provider' as const, id: 'google.google_search' as const, name: 'google_search', args: {} };
+function withGoogleSearch(model: ReturnType<ReturnType<typeof createGoogleGenerativeAI>>, tool: 'google_search' | 'code_execution' = 'google_search'): AiSdkLanguageModel {
+  const search = { type: 'provider' as const, id: `google.${tool}` as const, name: tool, args: {} };
   type Options = Parameters<typeof model.doStream>[0];
   const withSearch = (options: Options): Options => ({ ...options, tools: [...(options.tools ?? []), search] });
   return {
@@ -282,9 +283,9 @@ describe('a subscriber of a streaming ai-sdk turn', () => {
 });
 
 describe('what crosses from an AI SDK model, and what does not (docs/models.md)', () => {
-  it.each([true, false])('keeps the text of a reply grounded in Google Search and leaves its sources out (stream: %s)', async (stream) => {
+  it.each([true, false])('keeps the text of a reply grounded in Google Search and its sources, on the result, the stream and useChat (stream: %s)', async (stream) => {
     const sources = [{ uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/a1', title: 'weather.com' }, { uri: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/b2', title: 'met.ie' }];
-    gemini.script([{ textPieces: ['Dublin: ', 'light rain, 12°C.'], grounding: { queries: ['weather Dublin today'], sources } }]);
+    gemini.script([{ textPieces: ['Dublin: ', 'light rain, 12°C.'], grounding: { queries: ['weather Dublin today'], sources } }, { text: 'Bring an umbrella.' }]);
     const handle = await startGeminiTurn('What is the weather in Dublin?', { model: 'searching', stream }, { tools: [] });
     const events: TurnEventRecord[] = [];
     for await (const record of client.turnEvents(handle.workflowId)) events.push(record);
@@ -292,12 +293,50 @@ describe('what crosses from an AI SDK model, and what does not (docs/models.md)'
 
     expect(gemini.requests.map((request) => [request.status, request.errors, request.body.tools])).toEqual([[200, [], [{ googleSearch: {} }]]]);
     expect(gemini.requests[0].reply!.at(-1)!.candidates[0].groundingMetadata.groundingChunks).toHaveLength(2);
-    // The text crosses, whole; the grounding sources (and the search the provider ran) do not:
-    // turnpike's messages and stream have no part for them yet.
-    expect(result).toMatchObject({ status: 'completed', steps: 1, text: 'Dublin: light rain, 12°C.', toolCalls: [] });
-    expect(result.messages).toEqual([{ role: 'assistant', content: [{ type: 'text', text: 'Dublin: light rain, 12°C.' }] }]);
-    expect(JSON.stringify(events)).not.toContain('grounding-api-redirect');
-    expect(JSON.stringify(await handle.fetchHistory())).not.toContain('grounding-api-redirect');
+    // The text crosses, whole; the grounding sources cross as one provider-run part of their own
+    // (the spec ties them to no call), recorded with the turn's calls as run by the provider.
+    const urls = sources.map((source) => ({ url: source.uri, title: source.title }));
+    expect(result).toMatchObject({ status: 'completed', steps: 1, text: 'Dublin: light rain, 12°C.' });
+    const [sourcesPart] = (result.messages[0] as Extract<Message, { role: 'assistant' }>).content.filter((part) => part.type === 'provider-tool');
+    expect(result.messages).toEqual([{ role: 'assistant', content: [{ type: 'text', text: 'Dublin: light rain, 12°C.' }, sourcesPart] }]);
+    expect(sourcesPart).toMatchObject({ provider: 'ai-sdk', toolName: 'sources', sources: urls, output: urls, raw: urls.map((source) => ({ type: 'source', sourceType: 'url', ...source })) });
+    expect(result.toolCalls).toEqual([{ toolCallId: sourcesPart.toolCallId, toolName: 'sources', input: {}, outcome: 'executed', output: urls, isError: false, executedBy: 'provider' }]);
+    const shown = events.flatMap(({ event }) => (event.type === 'provider-tool' ? [event] : []));
+    expect(shown).toEqual([{ type: 'provider-tool', step: 1, toolCallId: sourcesPart.toolCallId, toolName: 'sources', input: {}, output: urls, isError: false, sources: urls }]);
+    const mapper = new UiMessageChunkMapper();
+    const chunks: UiMessageChunk[] = [];
+    for (const { event } of events) chunks.push(...(await mapper.map(event)));
+    expect(chunks.filter((chunk) => chunk.type === 'source-url')).toEqual(urls.map((source, index) => ({ type: 'source-url', sourceId: `${sourcesPart.toolCallId}-${index}`, ...source })));
+
+    // The next turn on that history: the sources are output only, nothing of them goes back, and
+    // the strict fake accepts the request.
+    const next = await startGeminiTurn('Should I bring an umbrella?', { stream }, { tools: [], history: [{ role: 'user', content: 'What is the weather in Dublin?' }, ...result.messages] });
+    expect(await next.result()).toMatchObject({ status: 'completed', text: 'Bring an umbrella.' });
+    expect(gemini.requests.map((request) => [request.status, request.errors])).toEqual([[200, []], [200, []]]);
+    expect(JSON.stringify(gemini.requests[1].body)).not.toContain('grounding-api-redirect');
+    expect(gemini.requests[1].body.contents.map((content: Json) => content.role)).toEqual(['user', 'model', 'user']);
+  });
+});
+
+describe('code the provider ran (ai-sdk)', () => {
+  it.each([true, false])('records a provider-executed code run as one provider-tool part and sends it back to Gemini on the next turn (stream: %s)', async (stream) => {
+    const code = 'print(sum(range(11)))';
+    gemini.script([{ codeExecution: { code, output: '55\n' }, text: 'The sum is 55.' }, { text: 'Yes.' }]);
+    const handle = await startGeminiTurn('Sum 0..10 with code.', { model: 'coding', stream }, { tools: [] });
+    const result = await handle.result();
+
+    const assistant = result.messages[0] as Extract<Message, { role: 'assistant' }>;
+    const [run] = assistant.content.filter((part) => part.type === 'provider-tool');
+    expect(run).toMatchObject({ provider: 'ai-sdk', toolName: 'code_execution', input: { language: 'PYTHON', code }, output: { outcome: 'OUTCOME_OK', output: '55\n' } });
+    expect(run.raw.map((part) => (part as { type: string }).type)).toEqual(['tool-call', 'tool-result']);
+    expect(result.toolCalls).toEqual([{ toolCallId: run.toolCallId, toolName: 'code_execution', input: { language: 'PYTHON', code }, outcome: 'executed', output: { outcome: 'OUTCOME_OK', output: '55\n' }, isError: false, executedBy: 'provider' }]);
+
+    const next = await startGeminiTurn('Is that right?', { model: 'coding', stream }, { tools: [], history: [{ role: 'user', content: 'Sum 0..10 with code.' }, ...result.messages] });
+    expect(await next.result()).toMatchObject({ status: 'completed', text: 'Yes.' });
+    expect(gemini.requests.map((request) => [request.status, request.errors])).toEqual([[200, []], [200, []]]);
+    const model = gemini.requests[1].body.contents[1];
+    expect(model.role).toBe('model');
+    expect(model.parts.slice(0, 2)).toEqual([{ executableCode: { language: 'PYTHON', code } }, { codeExecutionResult: { outcome: 'OUTCOME_OK', output: '55\n' } }]);
   });
 });
 

@@ -217,7 +217,7 @@ export interface ProviderToolContainer {
 }
 
 /** Providers whose hosted tools a {@link ProviderToolPart} can carry. */
-export type ProviderToolProvider = 'anthropic' | 'openai';
+export type ProviderToolProvider = 'anthropic' | 'openai' | 'ai-sdk';
 
 export interface AssistantMessage {
   role: 'assistant';
