@@ -64,7 +64,8 @@ async function as(token: string, method: string, path: string, body?: unknown) {
     headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  return { status: response.status, body: await response.json().catch(() => undefined) };
+  const answer = (await response.json().catch(() => undefined)) as { current?: string; branches: Array<{ id: string; reason: string }>; messages: unknown[] };
+  return { status: response.status, body: answer };
 }
 
 describe('branches over HTTP', () => {

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/main.js';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
 import { transcriptQuery } from '../../workflows/messages/definitions.js';
 import type { ModelSettings } from '../../workflows/types/index.js';
@@ -64,6 +65,22 @@ describe('forkTurn', () => {
     expect(executionsOf(fork.turnId)).toEqual([]);
     expect(await client.turnResult(turnId)).toEqual(result);
     expect(await client.turn(turnId).query(transcriptQuery, {})).toEqual(transcriptBefore);
+
+    // The CLI forks the same turn at step 7 on the other model, and prints the fork.
+    fake.script('openai', [{ text: 'the CLI fork answers' }]);
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(['turns', 'fork', turnId, '--at', '7', '--model', 'openai:gpt-4.1', '--id', `${turnId}/cli-fork`, '--json'], {
+      client,
+      stdout: { write: (chunk: string) => (stdout += chunk), isTTY: false },
+      stderr: { write: (chunk: string) => (stderr += chunk) },
+    });
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ turnId: `${turnId}/cli-fork`, forkOf: { turnId, atStep: 7 }, messages: 1 + 7 * 2 });
+    noteStarted(client.turn(`${turnId}/cli-fork`));
+    expect((await client.turnResult(`${turnId}/cli-fork`)).text).toBe('the CLI fork answers');
+    expect(fake.requests.filter((request) => request.provider === 'openai').at(-1)!.body.messages).toEqual(requests[7].body.messages);
+    expect(executions.length).toBe(ranBefore);
 
     const error = await client.forkTurn(turnId, { atStep: 12 }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(TurnpikeRejectedError);
