@@ -31,7 +31,7 @@ export function registerConversationRoutes(app: ApiApp, { client, access }: Rout
 
   api.get(
     '/api/conversations/:conversationId/history',
-    { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional() }) } },
+    { schema: { params: z.object({ conversationId: z.string().min(1) }), querystring: z.object({ offset: z.coerce.number().int().min(0).optional(), limit: z.coerce.number().int().min(1).max(1000).optional(), branch: z.string().min(1).max(200).optional() }) } },
     async (request, reply) => {
       if ((await access.mayReadConversation(request.caller!, request.params.conversationId)) !== true) return conversationNotFound(reply, request.params.conversationId);
       return answer(reply, () => client.history(request.params.conversationId, request.query));

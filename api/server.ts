@@ -33,6 +33,7 @@ import { registerTurnRoutes } from './turn-routes.js';
 import { registerDecisionRoutes } from './decision-routes.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerConversationRoutes } from './conversation-routes.js';
+import { registerBranchRoutes } from './branch-routes.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -148,6 +149,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerDecisionRoutes(app, routes);
   registerApprovalRoutes(app, routes);
   registerConversationRoutes(app, routes);
+  registerBranchRoutes(app, routes);
 
   const streamTokens = new StreamTokens(options.streamSecret);
   registerEventStreamRoutes(app, {

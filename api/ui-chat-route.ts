@@ -17,6 +17,10 @@
  *   part's `decided` state, from the turn's decision record (so a budget decided elsewhere in the
  *   meantime shows as it was decided), and continues after the budget request.
  *
+ * - `regenerate()` (trigger `regenerate-message`) answers the last user message again, and a
+ *   message sent with the id of an earlier one (useChat's edit: `sendMessage({ text, messageId })`)
+ *   replaces it; each on a new branch of the conversation, whose turn this request streams.
+ *
  * A turn with a typed answer (`output` in the body of the request that starts it) streams it as
  * a `data-output` part too; a continued message that holds one keeps it streaming.
  */
@@ -117,8 +121,17 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
     // Nothing of a conversation the caller may not read: not its stream, not that it exists.
     const readable = await options.mayRead(caller, conversationId);
     if (readable === false || (readable === 'absent' && last.role !== 'user')) return options.notFound(reply, conversationId);
+    // useChat's regenerate() and an edited message (sendMessage with the edited message's id): a new branch (docs/conversations.md).
+    const { trigger, messageId: targetId } = request.body as { trigger?: unknown; messageId?: unknown };
+    const steering = readable === true && (trigger === 'regenerate-message' || (trigger === 'submit-message' && last.role === 'user' && targetId === last.id));
     try {
-      if (last.role === 'user') {
+      if (steering) {
+        const text = last.parts.flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n');
+        if (trigger !== 'regenerate-message' && text.trim() === '') return options.invalid(reply, 'The edited message has no text');
+        const sent = trigger === 'regenerate-message' ? await options.client.regenerate(conversationId) : await options.client.editMessage(conversationId, { messageId: last.id, text });
+        turnId = sent.turnWorkflowId;
+        messageId = `msg-${sent.branch}`;
+      } else if (last.role === 'user') {
         const text = last.parts.flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n');
         if (text.trim() === '') return options.invalid(reply, 'The last user message has no text');
         const model = (request.body.model as ModelSettings | undefined) ?? options.model ?? { provider: 'scripted', model: 'demo' };
@@ -183,7 +196,7 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
     write({ type: 'start', messageId });
     try {
       const mapper = new UiMessageChunkMapper(typed ? { typedOutput: await loadPartialJsonParser() } : {});
-      if (last.role === 'user') mapper.startOutput().forEach(write);
+      if (last.role === 'user' || steering) mapper.startOutput().forEach(write);
       decided.forEach(write);
       let ended = false;
       for await (const { event } of options.client.turnEvents(turnId, { fromOffset, signal: abort.signal })) {

@@ -19,6 +19,7 @@ import { registerDecisionsCommand } from './commands/decisions.js';
 import { registerParkedCommands } from './commands/parked.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerTurnCommands } from './commands/turns.js';
+import { registerTurnForkCommand } from './commands/turn-fork.js';
 import { CliContext, type CliIo, type GlobalOptions } from './context.js';
 import { REJECTION_TYPES } from '../workflows/messages/rejection-types.js';
 import { TURN_STATUSES } from '../workflows/types/turn-statuses.js';
@@ -97,6 +98,7 @@ function buildProgram(context: CliContext, io: CliIo): Command {
       context.options = command.optsWithGlobals<GlobalOptions>();
     });
   registerTurnCommands(program, context);
+  registerTurnForkCommand(program, context);
   registerParkedCommands(program, context);
   registerConversationCommands(program, context);
   registerDecisionsCommand(program, context);

@@ -19,6 +19,7 @@ import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
+import type { BranchTurnResult, ConversationBranches, EditMessageInput, RegenerateInput } from '../workflows/types/index.js';
 import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
@@ -36,6 +37,8 @@ import { readOutputStream, typedOutput, type OutputOption, type OutputStreamItem
 import { refuseOversized, rejections } from './rejections.js';
 import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput } from './turns.js';
 import { sendMessage } from './conversations.js';
+import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
+import { forkTurn, type ForkTurnOptions, type ForkTurnResult } from './turn-fork.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
@@ -287,6 +290,38 @@ export class TurnpikeClient {
     },
   ): Promise<SendMessageResult> {
     return sendMessage(this, request);
+  }
+
+  /**
+   * Answers a user message again (default the current branch's last; `turn` names another) on a
+   * new branch that becomes current, with `options` for the new turn only. A running or parked
+   * turn is superseded first; the old answer stays readable as a branch (docs/conversations.md).
+   */
+  async regenerate(conversationId: string, request: RegenerateInput = {}): Promise<BranchTurnResult> {
+    return regenerate(this.conversation(conversationId), request);
+  }
+
+  /** Replaces user message `messageId` on a new branch that becomes current, sharing the history before it, and answers it. */
+  async editMessage(conversationId: string, request: EditMessageInput): Promise<BranchTurnResult> {
+    return editMessage(this.conversation(conversationId), request, this.contentStore);
+  }
+
+  /** The conversation's branches and the current one; `history(id, { branch })` reads any of them. */
+  async branches(conversationId: string): Promise<ConversationBranches> {
+    return branches(this.conversation(conversationId));
+  }
+
+  /** Makes another branch current; refused while a turn runs or is queued. */
+  async switchBranch(conversationId: string, branch: string): Promise<ConversationBranches> {
+    return switchBranch(this.conversation(conversationId), branch);
+  }
+
+  /**
+   * Starts a new turn from another turn's transcript up to the end of step `atStep` (every tool
+   * result of steps 1..atStep carried, none run again), with another model, system or tools.
+   */
+  async forkTurn(turnId: string, options: ForkTurnOptions): Promise<ForkTurnResult> {
+    return forkTurn(this, turnId, options);
   }
 
   async history(conversationId: string, page: HistoryPageRequest = {}): Promise<HistoryPage> {

@@ -19,8 +19,34 @@ export async function showTurn(turnId) {
       renderJson($('#turn-pending'), turn.pending.map(({ toolName, input, kind }) => ({ toolName, kind, input })));
       $('#turn-pending').hidden = false;
     }
+    offerFork(turnId, turn.step);
   } catch (error) {
     $('#turn-missing').textContent = error.status === 404 ? 'No such turn was found.' : `The turn could not be read: ${error.message}`;
     $('#turn-missing').hidden = false;
   }
+}
+
+/**
+ * "Fork from here": a new turn from this turn's transcript up to the end of the step chosen, on
+ * another model if one is given (POST /api/turns/:id/fork); the page then links to the fork.
+ */
+function offerFork(turnId, step) {
+  const form = $('#turn-fork');
+  $('#fork-step').value = String(Math.max(1, step - 1));
+  form.hidden = false;
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const result = $('#fork-result');
+    const [provider, ...model] = $('#fork-model').value.trim().split(':');
+    const body = { atStep: Number($('#fork-step').value), ...(provider ? { model: { provider, model: model.join(':') || 'default' } } : {}) };
+    try {
+      const fork = await api(`/api/turns/${encodeURIComponent(turnId)}/fork`, { method: 'POST', body: JSON.stringify(body) });
+      const link = document.createElement('a');
+      link.href = `?turn=${encodeURIComponent(fork.turnId)}`;
+      link.textContent = fork.turnId;
+      result.replaceChildren('Forked at step ' + fork.forkOf.atStep + ': ', link);
+    } catch (error) {
+      result.textContent = `Not forked: ${error.message}`;
+    }
+  });
 }

@@ -28,6 +28,8 @@ import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } f
 import { rejection } from '../messages/rejection.js';
 import { outputSpecProblem } from '../agents/typed-output.js';
 import { agentConversationIdKey } from '../context/search-attributes.js';
+import { branchMessages, currentBranch, hasBranch } from './conversation-branches.js';
+import { installSteering, startFork } from './conversation-steering.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
@@ -102,6 +104,13 @@ class Conversation {
         return;
       }
       this.state.finished.push(finished);
+    });
+    installSteering({
+      conversationId: this.conversationId,
+      state: this.state,
+      startNextTurn: () => this.startNextTurn(),
+      remember: (messageId, result) => this.remember(messageId, result),
+      contentProblem: (request) => this.contentProblem(request),
     });
     wf.setHandler(historyQuery, (request?: HistoryPageRequest) => this.page(request));
     wf.setHandler(conversationStateQuery, () => this.describe());
@@ -210,7 +219,10 @@ class Conversation {
     const finished = this.finishedCurrent();
     const current = this.state.current;
     if (!finished || !current) return undefined;
-    if (!current.handoff) this.state.history.push(userMessage(current));
+    if (!current.handoff && !current.resent) {
+      this.state.history.push(userMessage(current));
+      (this.state.messageIds ??= []).push([current.messageId, this.state.history.length - 1, current.turnWorkflowId]);
+    }
     if (finished.result) this.state.history.push(...finished.result.messages);
     else this.state.failedTurns.push(current.turnWorkflowId);
     absorbTurnSpend(this.input, this.state, finished);
@@ -239,9 +251,11 @@ class Conversation {
     const next = this.state.queue.shift() as QueuedMessage;
     // A user message: the agents may hand the conversation on again.
     if (this.state.handoffsInARow) this.state.handoffsInARow = 0;
-    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}), ...(next.output ? { output: next.output } : {}) };
+    // A regenerate or an edit forks its branch here (conversation-steering.ts).
+    const { messages, resent } = startFork(this.state, next, userMessage(next));
+    this.state.current = { turnWorkflowId: next.turnWorkflowId, turnNumber: next.turnNumber, messageId: next.messageId, text: next.text, ...(next.content ? { content: next.content } : {}), ...(next.output ? { output: next.output } : {}), ...(resent ? { resent } : {}) };
     const options = { ...agentTurnSettings(this.input, this.state), ...next.options };
-    await this.startTurn(next.turnWorkflowId, next.turnNumber, next.messageId, options, [...this.state.history, userMessage(next)], next.output);
+    await this.startTurn(next.turnWorkflowId, next.turnNumber, next.messageId, options, messages, next.output);
   }
 
   private async startTurn(turnWorkflowId: string, turnNumber: number, messageId: string, options: ReturnType<typeof agentTurnSettings>, messages: Message[], output?: TurnOutputSpec): Promise<void> {
@@ -274,8 +288,10 @@ class Conversation {
   private page(request: HistoryPageRequest = {}): HistoryPage {
     const offset = Math.max(0, Math.floor(request.offset ?? 0));
     const limit = Math.min(1_000, Math.max(1, Math.floor(request.limit ?? DEFAULT_PAGE)));
-    const messages: Message[] = this.state.history.slice(offset, offset + limit);
-    return { messages, offset, total: this.state.history.length };
+    // Another branch's messages: its shared prefix and its own (conversation-branches.ts).
+    const history = request.branch === undefined ? this.state.history : hasBranch(this.state, request.branch) ? branchMessages(this.state, request.branch) : [];
+    const messages: Message[] = history.slice(offset, offset + limit);
+    return { messages, offset, total: history.length };
   }
 
   private describe(): ConversationState {
@@ -291,6 +307,7 @@ class Conversation {
       runs: this.state.runs,
       ...(this.state.agent !== undefined ? { agent: this.state.agent } : {}),
       ...conversationBudgetState(this.input, this.state),
+      ...(this.state.branches ? { branch: currentBranch(this.state) } : {}),
     };
   }
 }

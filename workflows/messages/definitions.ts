@@ -6,6 +6,11 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type {
   ApproveToolCallInput,
+  BranchTurnResult,
+  ConversationBranches,
+  EditMessageInput,
+  RegenerateInput,
+  SwitchBranchInput,
   CallContext,
   CallContextRequest,
   ApproveToolCallResult,
@@ -102,6 +107,15 @@ export const historyQuery = defineQuery<HistoryPage, [HistoryPageRequest?]>('his
 export const conversationEventsQuery = defineQuery<StreamEventsPage<ConversationEvent>, [StreamEventsRequest?]>('conversationEvents');
 
 export const conversationStateQuery = defineQuery<ConversationState>('conversationState');
+
+/** Answers a user message again on a new branch, which becomes current; a running turn is superseded first. */
+export const regenerateUpdate = defineUpdate<BranchTurnResult, [RegenerateInput]>('regenerate');
+/** Replaces a user message on a new branch, which becomes current, and answers it; a running turn is superseded first. */
+export const editMessageUpdate = defineUpdate<BranchTurnResult, [EditMessageInput]>('editMessage');
+/** Makes another branch current (while no turn runs). */
+export const switchBranchUpdate = defineUpdate<ConversationBranches, [SwitchBranchInput]>('switchBranch');
+/** The conversation's branches and the current one. */
+export const branchesQuery = defineQuery<ConversationBranches>('branches');
 
 /**
  * Internal, sent by the activity of an MCP tool call whose server asks the user for input

@@ -92,27 +92,45 @@ const userContentPartSchema = lazy(() =>
   ]),
 );
 
+/** A message's own turn settings (`TurnOptions`). */
+const turnOptionsSchema = lazy(() =>
+  z
+    .object({
+      model: z.object({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) }).loose().optional(),
+      system: z.string().max(32_000).optional(),
+      tools: z.array(z.string()).optional(),
+      maxSteps: z.number().int().positive().optional(),
+      approvalTimeout: z.string().optional(),
+      clientToolTimeout: z.string().optional(),
+    })
+    .loose(),
+);
+
 export const sendMessageInputSchema = lazy(() =>
   z.object({
     text: z.string().min(1).max(32_000),
     content: z.array(userContentPartSchema()).min(1).max(100).optional(),
     messageId: z.string().min(1).max(200).optional(),
     policy: z.enum(['queue', 'supersede']).optional(),
-    options: z
-      .object({
-        model: z.object({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) }).loose().optional(),
-        system: z.string().max(32_000).optional(),
-        tools: z.array(z.string()).optional(),
-        maxSteps: z.number().int().positive().optional(),
-        approvalTimeout: z.string().optional(),
-        clientToolTimeout: z.string().optional(),
-      })
-      .loose()
-      .optional(),
+    options: turnOptionsSchema().optional(),
     // A typed answer for this message's turn; the spec itself is checked by `outputSpecProblem`.
     output: z.looseObject({ schema: z.record(z.string(), z.unknown()) }).optional(),
   }),
 );
+
+export const regenerateInputSchema = lazy(() => z.object({ turn: z.string().min(1).max(MAX_ID).optional(), options: turnOptionsSchema().optional() }));
+
+export const editMessageInputSchema = lazy(() =>
+  z.object({
+    messageId: z.string().min(1).max(200),
+    text: z.string().min(1).max(32_000),
+    content: z.array(userContentPartSchema()).min(1).max(100).optional(),
+    newMessageId: z.string().min(1).max(200).optional(),
+    options: turnOptionsSchema().optional(),
+  }),
+);
+
+export const switchBranchInputSchema = lazy(() => z.object({ branch: z.string().min(1).max(MAX_ID) }));
 
 export const turnFinishedInputSchema = lazy(() =>
   z.object({

@@ -8,6 +8,7 @@ import type { ModelSettings } from './model.js';
 import type { ActivityCallOptions } from './tools.js';
 import type { AgentTurnResult, TurnOutputSpec } from './turn.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
+import type { BranchMessageEntry, QueuedFork, StoredBranch } from './conversation-branches.js';
 
 /** What a conversation does with a message that arrives while a turn is running or parked. */
 export type ParkedMessagePolicy = 'queue' | 'supersede';
@@ -87,6 +88,34 @@ export interface SendMessageResult {
   supersededTurn?: string;
 }
 
+/** `regenerate`: answer a user message again, on a new branch that becomes current. */
+export interface RegenerateInput {
+  /** The turn whose answer is regenerated (its workflow id); default the current branch's last. */
+  turn?: string;
+  /** Settings for the new turn only (another model, system prompt, tools). */
+  options?: TurnOptions;
+}
+
+/** `editMessage`: replace a user message and answer it, on a new branch that becomes current. */
+export interface EditMessageInput {
+  /** The id of the user message to replace (its `sendMessage` id, or useChat's message id). */
+  messageId: string;
+  text: string;
+  content?: UserContentPart[];
+  /** The edited message's id; default `messageId`. */
+  newMessageId?: string;
+  options?: TurnOptions;
+}
+
+export interface SwitchBranchInput {
+  branch: string;
+}
+
+/** What `regenerate` and `editMessage` return: the new turn, as `sendMessage` does, and its branch. */
+export interface BranchTurnResult extends SendMessageResult {
+  branch: string;
+}
+
 export interface QueuedMessage {
   messageId: string;
   text: string;
@@ -95,6 +124,8 @@ export interface QueuedMessage {
   output?: TurnOutputSpec;
   turnWorkflowId: string;
   turnNumber: number;
+  /** Set by `regenerate` and `editMessage`: the branch this message's turn starts. */
+  fork?: QueuedFork;
 }
 
 export interface TurnFinishedInput {
@@ -121,7 +152,7 @@ export interface ConversationCarryOver {
    * same user message (which the history already holds). `output`: the message's typed answer,
    * asked of the handed-to agent's turn too.
    */
-  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string; content?: UserContentPart[]; output?: TurnOutputSpec; handoff?: { from: string; to: string } };
+  current?: { turnWorkflowId: string; turnNumber: number; messageId: string; text: string; content?: UserContentPart[]; output?: TurnOutputSpec; handoff?: { from: string; to: string }; resent?: boolean };
   /** With `agents`: the agent that answers now. */
   agent?: string;
   /** Handoffs since the last user message, against ping-pong between agents. */
@@ -135,6 +166,13 @@ export interface ConversationCarryOver {
   stream?: WorkflowStreamState;
   /** With a budget: its limits, as extended, and what the finished turns spent. */
   budget?: ConversationBudgetState;
+  /** The current branch's user messages: id, position in `history`, turn. */
+  messageIds?: BranchMessageEntry[];
+  /** Once the conversation has branched: every branch, and the current one's id. */
+  branches?: StoredBranch[];
+  branch?: string;
+  /** Branches created so far (their ids count up). */
+  branchCount?: number;
 }
 
 /** A conversation's budget: its limits (extensions included) and what its finished turns spent. */
@@ -157,11 +195,15 @@ export interface ConversationState {
   agent?: string;
   /** With a budget: its limits and what its finished turns spent. */
   budget?: ConversationBudgetState;
+  /** Once the conversation has branched: the current branch. */
+  branch?: string;
 }
 
 export interface HistoryPageRequest {
   offset?: number;
   limit?: number;
+  /** A conversation's branch (default the current one). */
+  branch?: string;
 }
 
 export interface HistoryPage {

@@ -12,4 +12,5 @@ export type * from './call-records.js';
 export type * from './parked-calls.js';
 export type * from './agent-tools.js';
 export type * from './conversation.js';
+export type * from './conversation-branches.js';
 export type * from './budget.js';

@@ -1,0 +1,99 @@
+/**
+ * `forkTurn`: a new turn that starts where another turn was at the end of its step k, on another
+ * model, system prompt or tools, for debugging and evaluating ("what would it have done at step 7
+ * with the other model?"). See docs/conversations.md, "Forking a turn from step k".
+ *
+ * The new turn's messages are the original's transcript (the `transcript` query: the history it
+ * was given, then what it appended) cut after step k's tool results: every tool call of steps
+ * 1..k is there with its result, so none runs again. The original is only read, never changed.
+ */
+import type { Payload } from '@temporalio/common';
+import { AGENT_TURN_WORKFLOW, transcriptQuery } from '../workflows/messages/definitions.js';
+import type { agentTurn } from '../workflows/registered-workflows.js';
+import type { AgentTurnInput, Message, ModelSettings } from '../workflows/types/index.js';
+import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+import { STARTED_BY_MEMO_KEY } from './listings.js';
+import { rejections } from './rejections.js';
+import type { WorkflowStarter } from './turns.js';
+
+/** The memo key of a forked turn: `{ turnId, atStep }` of the turn it was forked from. */
+export const FORK_OF_MEMO_KEY = 'turnpike.forkOf';
+
+export interface ForkTurnOptions {
+  /** The last step of the original whose messages (and tool results) the fork carries; at least 1. */
+  atStep: number;
+  model?: ModelSettings;
+  system?: string;
+  tools?: string[];
+  /** The new turn's id; default `<turnId>/fork-<atStep>-<n>`, n counting forks started by this process. */
+  turnId?: string;
+  startedBy?: string;
+}
+
+export interface ForkTurnResult {
+  turnId: string;
+  forkOf: { turnId: string; atStep: number };
+  /** How many messages the new turn starts with. */
+  messages: number;
+}
+
+let forks = 0;
+
+/** The original turn's input, from its first run's start event. */
+async function originalInput(starter: WorkflowStarter, turnId: string): Promise<AgentTurnInput> {
+  const handle = starter.client.workflow.getHandle<typeof agentTurn>(turnId);
+  const history = await rejections(handle.fetchHistory());
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) throw new TurnpikeNotFoundError(`Turn ${turnId} not found`);
+  const { payloadConverter, payloadCodecs } = starter.client.options.loadedDataConverter;
+  let payloads = (started.input?.payloads ?? []) as Payload[];
+  for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+  return payloadConverter.fromPayload<AgentTurnInput>(payloads[0]);
+}
+
+async function transcript(starter: WorkflowStarter, turnId: string): Promise<Message[]> {
+  const handle = starter.client.workflow.getHandle<typeof agentTurn>(turnId);
+  const messages: Message[] = [];
+  for (;;) {
+    const page = await rejections(handle.query(transcriptQuery, { offset: messages.length }));
+    messages.push(...page.messages);
+    if (page.messages.length === 0 || messages.length >= page.total) return messages;
+  }
+}
+
+/** The transcript up to the end of step `atStep`: before the model's answer of the next step. */
+export function transcriptThroughStep(messages: readonly Message[], given: number, atStep: number): Message[] | undefined {
+  let steps = 0;
+  for (let index = given; index < messages.length; index++) {
+    if (messages[index].role !== 'assistant') continue;
+    if (steps === atStep) return messages.slice(0, index);
+    steps++;
+  }
+  // Step k was the last: it is whole only if its tool calls have their results (the turn did not end on it).
+  return steps === atStep && messages.at(-1)?.role === 'tool' ? [...messages] : undefined;
+}
+
+export async function forkTurn(starter: WorkflowStarter, turnId: string, options: ForkTurnOptions): Promise<ForkTurnResult> {
+  if (!Number.isInteger(options.atStep) || options.atStep < 1) throw new TurnpikeRejectedError(`Invalid forkTurn: atStep must be a whole number of at least 1, not ${options.atStep}`, 'InvalidRequest');
+  const input = await originalInput(starter, turnId);
+  const messages = transcriptThroughStep(await transcript(starter, turnId), input.messages.length, options.atStep);
+  if (!messages) throw new TurnpikeRejectedError(`Invalid forkTurn: turn ${turnId} has no step ${options.atStep} ending in tool results to fork after`, 'InvalidRequest');
+  const { carried: _carried, parentTurn: _parent, notifyParent: _notify, conversationId: _conversation, ...settings } = input;
+  const forkInput: AgentTurnInput = {
+    ...settings,
+    messages,
+    ...(options.model ? { model: options.model } : {}),
+    ...(options.system !== undefined ? { system: options.system } : {}),
+    ...(options.tools ? { tools: options.tools } : {}),
+  };
+  const forkId = options.turnId ?? `${turnId}/fork-${options.atStep}-${++forks}-${Date.now().toString(36)}`;
+  const forkOf = { turnId, atStep: options.atStep };
+  await starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
+    taskQueue: starter.taskQueue,
+    workflowId: forkId,
+    args: [forkInput],
+    workflowIdConflictPolicy: 'USE_EXISTING',
+    memo: { [FORK_OF_MEMO_KEY]: forkOf, ...(options.startedBy !== undefined ? { [STARTED_BY_MEMO_KEY]: options.startedBy } : {}) },
+  });
+  return { turnId: forkId, forkOf, messages: messages.length };
+}

@@ -1,0 +1,89 @@
+/**
+ * forkTurn on the real dev server with the strict OpenAI fake: a 12-step turn forked at step 7
+ * with another model starts from steps 1–7 exactly, runs none of their tools again, and leaves the
+ * original as it was.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/main.js';
+import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
+import { transcriptQuery } from '../../workflows/messages/definitions.js';
+import type { ModelSettings } from '../../workflows/types/index.js';
+import { useFakeProviders } from '../support/fake-providers.js';
+import { noteStarted } from '../support/history-recorder.js';
+import { executions, executionsOf, testTools } from '../support/test-tools.js';
+import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
+let turnpike: TurnpikeHarness;
+let client: TurnpikeClient;
+
+beforeAll(async () => {
+  fake = await useFakeProviders();
+  turnpike = await startTurnpike({ tools: testTools });
+  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+});
+afterAll(async () => {
+  await turnpike?.stop();
+  await fake?.restore();
+});
+beforeEach(() => fake.reset());
+
+const original: ModelSettings = { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 256 };
+const other: ModelSettings = { provider: 'openai', model: 'gpt-4.1', maxTokens: 256 };
+
+describe('forkTurn', () => {
+  it('forks a 12-step turn at step 7 with another model: steps 1–7 carried exactly, none of their tools run again, the original unchanged', async () => {
+    const turnId = `fork-${randomUUID()}`;
+    const steps = Array.from({ length: 11 }, (_, index) => ({ toolCalls: [{ name: 'record_action', input: { action: `step-${index + 1}` } }] }));
+    fake.script('openai', [...steps, { text: 'done after 12 steps' }]);
+    noteStarted(await client.startTurn({ model: original, system: 'Work step by step.', messages: [{ role: 'user', content: 'Do twelve steps.' }], maxSteps: 20 }, { turnId }));
+    const result = await client.turnResult(turnId);
+    expect(result.steps).toBe(12);
+    const transcriptBefore = await client.turn(turnId).query(transcriptQuery, {});
+    const requests = fake.requests.filter((request) => request.provider === 'openai');
+    expect(requests).toHaveLength(12);
+    const ranBefore = executions.length;
+    expect(executionsOf(turnId)).toHaveLength(11);
+
+    fake.script('openai', [{ text: 'the other model answers after step 7' }]);
+    const fork = await client.forkTurn(turnId, { atStep: 7, model: other, startedBy: 'alice' });
+    noteStarted(client.turn(fork.turnId));
+    expect(fork.forkOf).toEqual({ turnId, atStep: 7 });
+    const forked = await client.turnResult(fork.turnId);
+    expect(forked.text).toBe('the other model answers after step 7');
+
+    const first = fake.requests.filter((request) => request.provider === 'openai').at(-1)!;
+    expect(first.errors).toEqual([]);
+    expect(first.body.model).toBe('gpt-4.1');
+    // The original's 8th request is what the model saw after step 7: the fork's first carries exactly that.
+    expect(first.body.messages).toEqual(requests[7].body.messages);
+    expect(JSON.stringify(first.body.messages)).toContain('step-7');
+    expect(JSON.stringify(first.body.messages)).not.toContain('step-8');
+    // No tool ran again, and the original is as it was.
+    expect(executions.length).toBe(ranBefore);
+    expect(executionsOf(fork.turnId)).toEqual([]);
+    expect(await client.turnResult(turnId)).toEqual(result);
+    expect(await client.turn(turnId).query(transcriptQuery, {})).toEqual(transcriptBefore);
+
+    // The CLI forks the same turn at step 7 on the other model, and prints the fork.
+    fake.script('openai', [{ text: 'the CLI fork answers' }]);
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(['turns', 'fork', turnId, '--at', '7', '--model', 'openai:gpt-4.1', '--id', `${turnId}/cli-fork`, '--json'], {
+      client,
+      stdout: { write: (chunk: string) => (stdout += chunk), isTTY: false },
+      stderr: { write: (chunk: string) => (stderr += chunk) },
+    });
+    expect(code, stderr).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ turnId: `${turnId}/cli-fork`, forkOf: { turnId, atStep: 7 }, messages: 1 + 7 * 2 });
+    noteStarted(client.turn(`${turnId}/cli-fork`));
+    expect((await client.turnResult(`${turnId}/cli-fork`)).text).toBe('the CLI fork answers');
+    expect(fake.requests.filter((request) => request.provider === 'openai').at(-1)!.body.messages).toEqual(requests[7].body.messages);
+    expect(executions.length).toBe(ranBefore);
+
+    const error = await client.forkTurn(turnId, { atStep: 12 }).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(TurnpikeRejectedError);
+    expect((error as Error).message).toMatch(/has no step 12 ending in tool results/);
+  });
+});
