@@ -13,3 +13,4 @@ export type * from './parked-calls.js';
 export type * from './agent-tools.js';
 export type * from './conversation.js';
 export type * from './budget.js';
+export type * from './approval-rules.js';
