@@ -29,7 +29,7 @@ export class ApprovalNudges {
     view: PendingToolCall,
     event: ApprovalNotification['event'],
     decision?: DecisionRecord,
-    extra?: Pick<ApprovalNotification, 'added' | 'delegationReason'>,
+    extra?: Pick<ApprovalNotification, 'added' | 'delegationReason' | 'sequence'>,
   ): void {
     if (!this.settings || !view.approvalId) return;
     const notification: ApprovalNotification = {

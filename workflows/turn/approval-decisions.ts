@@ -66,6 +66,6 @@ export function delegate(turn: TurnContext, { entry, request }: { entry: CallEnt
   view.progress.delegations = [...(view.progress.delegations ?? []), { from: request.approver!, to, reason: request.reason, delegatedAt }];
   addRights(parked, to);
   turn.publisher.publishSoon();
-  turn.nudges.send(turn.nudgeContext(), view, 'delegated', undefined, { added: to, delegationReason: request.reason });
+  turn.nudges.send(turn.nudgeContext(), view, 'delegated', undefined, { added: to, delegationReason: request.reason, sequence: view.progress.delegations.length - 1 });
   return result;
 }

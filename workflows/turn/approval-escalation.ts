@@ -40,7 +40,7 @@ export function escalate(turn: TurnContext, entry: CallEntry): void {
 async function runSteps(turn: TurnContext, entry: CallEntry): Promise<void> {
   const over = () => entry.resolution !== undefined || entry.settledReason !== undefined || !entry.parked;
   const steps = entry.parked?.view.progress?.escalation ?? [];
-  for (const step of steps) {
+  for (const [sequence, step] of steps.entries()) {
     const wait = Date.parse(step.dueAt) - Date.now();
     if (wait > 0 && (await Promise.race([wf.condition(over).then(() => true), wf.sleep(wait).then(() => false)]))) return;
     if (over()) return;
@@ -54,6 +54,6 @@ async function runSteps(turn: TurnContext, entry: CallEntry): Promise<void> {
     }
     addRights(parked, step.to!);
     turn.publisher.publishSoon();
-    turn.nudges.send(turn.nudgeContext(), parked.view, 'escalated', undefined, { added: step.to! });
+    turn.nudges.send(turn.nudgeContext(), parked.view, 'escalated', undefined, { added: step.to!, sequence });
   }
 }

@@ -63,6 +63,8 @@ export interface ApprovalNotification {
   decidedAt?: string;
   /** With `escalated` and `delegated`: who was added to those who may decide. */
   added?: ApproverSet;
+  /** With `escalated` and `delegated`: which step or delegation of the call (from 0), so each has its own delivery id. */
+  sequence?: number;
   /** With `delegated`: why. */
   delegationReason?: string;
   /** The call's votes, escalation and delegations so far, when it has any. */
