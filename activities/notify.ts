@@ -37,6 +37,11 @@ function summary(notification: ApprovalNotification): string {
   const { event, toolName, turnId } = notification;
   if (event === 'parked') return `Approval needed: ${toolName} in turn ${turnId}${notification.reason ? ` — ${notification.reason}` : ''}`;
   if (event === 'expiring') return `Approval expiring soon (${notification.expiresAt}): ${toolName} in turn ${turnId}`;
+  if (event === 'escalated' || event === 'delegated') {
+    const to = [...(notification.added?.approvers ?? []), ...(notification.added?.approverGroups ?? []).map((group) => `group ${group}`)].join(', ');
+    const why = notification.delegationReason ? ` — ${notification.delegationReason}` : '';
+    return `Approval ${event} to ${to}: ${toolName} in turn ${turnId}${why}`;
+  }
   return `Approval ${notification.outcome}: ${toolName} in turn ${turnId}${notification.approver ? ` by ${notification.approver}` : ''}`;
 }
 
@@ -51,7 +56,7 @@ export async function sendNotification(options: NotificationOptions, notificatio
     method: 'POST',
     headers: {
       'content-type': 'application/json',
-      'x-turnpike-delivery': `${notification.turnId}/${notification.approvalId}/${notification.event}`,
+      'x-turnpike-delivery': `${notification.turnId}/${notification.approvalId}/${notification.event}${notification.sequence !== undefined ? `/${notification.sequence}` : ''}`,
       ...(options.secret ? { 'x-turnpike-timestamp': timestamp, 'x-turnpike-signature': signNotification(options.secret, timestamp, body) } : {}),
     },
     body,

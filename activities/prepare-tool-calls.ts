@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import type { ToolRegistry } from './tool-registry.js';
+import { approvalPolicyOf } from './approval-rules.js';
 import type { ApprovalVerdict } from './tools.js';
 import type { ToolCallDisposition } from '../workflows/types/index.js';
 
@@ -35,11 +36,12 @@ async function prepareOne(registry: ToolRegistry, call: PrepareToolCallsInput['c
   }
   const input = parsed.data;
   if (tool.kind === 'client') return { kind: 'client', input };
-  if (tool.approval === undefined) return { kind: 'execute', input };
-  if (tool.approval === true) return { kind: 'needs-approval', input };
+  const policy = approvalPolicyOf(tool.approval);
+  if (policy === undefined) return { kind: 'execute', input };
+  if (policy === true) return { kind: 'needs-approval', input };
   let verdict: { decision: string; reason?: string };
   try {
-    verdict = normalizeVerdict(await tool.approval(input, { toolCallId: call.toolCallId }));
+    verdict = normalizeVerdict(await policy(input, { toolCallId: call.toolCallId }));
   } catch (error) {
     // A failing policy must never let the call through: it becomes an error result.
     return { kind: 'invalid', error: `The approval policy of "${call.toolName}" failed: ${error instanceof Error ? error.message : String(error)}` };

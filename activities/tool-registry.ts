@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { agentToolSpec, DEFAULT_MAX_AGENT_DEPTH } from './agent-tools.js';
 import { toJsonSchema, ToolDefinitionError, type Tool } from './tools.js';
 import type { ToolSpec } from '../workflows/types/index.js';
+import { approvalPolicyOf, approvalSpecFields } from './approval-rules.js';
 
 export interface ToolRegistry {
   get(name: string): Tool | undefined;
@@ -22,11 +23,14 @@ function toSpec(tool: Tool, maxAgentDepth: number): ToolSpec {
   return {
     ...base,
     kind: 'server',
-    approval: tool.approval === undefined ? 'never' : tool.approval === true ? 'always' : 'policy',
-    ...(tool.approvers ? { approvers: [...tool.approvers] } : {}),
-    ...(tool.approverGroups ? { approverGroups: [...tool.approverGroups] } : {}),
+    approval: policyKind(approvalPolicyOf(tool.approval)),
+    ...approvalSpecFields(tool.approval, tool),
     ...(tool.activityOptions ? { activityOptions: tool.activityOptions } : {}),
   };
+}
+
+function policyKind(policy: unknown): ToolSpec['approval'] {
+  return policy === undefined ? 'never' : policy === true ? 'always' : 'policy';
 }
 
 export function createToolRegistry(tools: readonly Tool[], maxAgentDepth = DEFAULT_MAX_AGENT_DEPTH): ToolRegistry {

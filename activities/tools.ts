@@ -8,7 +8,9 @@
  * - client: `defineClientTool({ ... })` parks until the caller submits its result.
  */
 import { z } from 'zod';
-import type { ApprovalDecision, JsonSchema, ActivityCallOptions, ModelSettings } from '../workflows/types/index.js';
+import { approvalRuleProblem, isApprovalRule, type ApprovalPolicy, type ApprovalRule } from './approval-rules.js';
+export type { ApprovalPolicy, ApprovalVerdict } from './approval-rules.js';
+import type { JsonSchema, ActivityCallOptions, ModelSettings } from '../workflows/types/index.js';
 
 /** What a tool's `execute` receives besides its input. */
 export interface ToolExecutionContext {
@@ -21,10 +23,6 @@ export interface ToolExecutionContext {
   heartbeat(details?: unknown): void;
 }
 
-/** A policy's verdict: a bare decision, or one with a reason shown to approvers and the model. */
-export type ApprovalVerdict = ApprovalDecision | { decision: ApprovalDecision; reason?: string };
-
-export type ApprovalPolicy<Input> = true | ((input: Input, context: { toolCallId: string }) => ApprovalVerdict | Promise<ApprovalVerdict>);
 
 interface ToolBase<InputSchema extends z.ZodType, OutputSchema extends z.ZodType> {
   name: string;
@@ -36,8 +34,12 @@ interface ToolBase<InputSchema extends z.ZodType, OutputSchema extends z.ZodType
 export interface ServerToolOptions<InputSchema extends z.ZodType, OutputSchema extends z.ZodType>
   extends ToolBase<InputSchema, OutputSchema> {
   execute(input: z.output<InputSchema>, context: ToolExecutionContext): Promise<z.input<OutputSchema>> | z.input<OutputSchema>;
-  /** `true`: every call waits for a person; a function decides per call from the validated input. */
-  approval?: ApprovalPolicy<z.output<InputSchema>>;
+  /**
+   * `true`: every call waits for a person; a function decides per call from the validated input;
+   * an object adds a quorum, the requester's exclusion and escalation (`ApprovalRule`, with `when`
+   * for the policy).
+   */
+  approval?: ApprovalPolicy<z.output<InputSchema>> | ApprovalRule<z.output<InputSchema>>;
   /** Only these approvers may decide this tool's calls (with `approverGroups`: these, or members of those groups). */
   approvers?: string[];
   /**
@@ -141,8 +143,12 @@ export function defineTool<InputSchema extends z.ZodType, OutputSchema extends z
       `defineTool "${options.name}": a server tool needs an execute function; a tool the caller runs must be declared with defineClientTool`,
     );
   }
-  if (options.approval !== undefined && options.approval !== true && typeof options.approval !== 'function') {
-    throw new ToolDefinitionError(`defineTool "${options.name}": approval must be true or a policy function`);
+  if (options.approval !== undefined && options.approval !== true && typeof options.approval !== 'function' && !isApprovalRule(options.approval)) {
+    throw new ToolDefinitionError(`defineTool "${options.name}": approval must be true, a policy function or an approval object`);
+  }
+  if (isApprovalRule<never>(options.approval)) {
+    const problem = approvalRuleProblem(options.approval, options);
+    if (problem) throw new ToolDefinitionError(`defineTool "${options.name}": ${problem}`);
   }
   if (options.approvers !== undefined && (!Array.isArray(options.approvers) || options.approvers.some((a) => typeof a !== 'string'))) {
     throw new ToolDefinitionError(`defineTool "${options.name}": approvers must be a list of strings`);

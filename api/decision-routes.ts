@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { verifyDecision } from './auth.js';
 import { answer, sendError, turnNotFound } from './replies.js';
-import { decisionBody, toolResultBody } from './request-schemas.js';
+import { decisionBody, delegationBody, toolResultBody } from './request-schemas.js';
 import { caller, zodRoutes, type ApiApp, type RouteContext } from './route-context.js';
 
 export function registerDecisionRoutes(app: ApiApp, { client, access, listing, decisionSecret }: RouteContext): void {
@@ -29,6 +29,21 @@ export function registerDecisionRoutes(app: ApiApp, { client, access, listing, d
       }
       return answer(reply, async () => {
         const result = await client.approveToolCall(turnId, { approvalId, ...decision, approver, approverGroups: [...request.caller!.groups] });
+        listing.changed();
+        return result;
+      });
+    },
+  );
+
+  // A delegation: the caller (who must be allowed to decide the call) hands it to named approvers or groups.
+  api.post(
+    '/api/turns/:turnId/approvals/:approvalId/delegation',
+    { schema: { params: z.object({ turnId: z.string().min(1), approvalId: z.string().min(1) }), body: delegationBody } },
+    async (request, reply) => {
+      const { turnId, approvalId } = request.params;
+      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
+      return answer(reply, async () => {
+        const result = await client.delegateApproval(turnId, { approvalId, ...request.body, approver: caller(request), approverGroups: [...request.caller!.groups] });
         listing.changed();
         return result;
       });

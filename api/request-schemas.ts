@@ -42,6 +42,12 @@ export const decisionBody = z.strictObject({
   decisionToken: z.string().max(200).optional(),
 });
 
+/** A delegation: to whom (named approvers or groups) and why; the delegator is the caller. */
+export const delegationBody = z.strictObject({
+  to: z.strictObject({ approvers: z.array(z.string().min(1).max(200)).max(20).optional(), approverGroups: z.array(z.string().min(1).max(200)).max(20).optional() }),
+  reason: z.string().min(1).max(4_000),
+});
+
 export const toolResultBody = z.strictObject({ output: z.unknown(), isError: z.boolean().optional() });
 
 export const sendMessageBody = z.strictObject({

@@ -2,6 +2,7 @@
  * Small pure helpers that turn turnpike's data into text for a terminal: colours, tables,
  * durations, compact JSON. No I/O here; the commands decide where the text goes.
  */
+import { progressSummary } from './approval-progress.js';
 import Table from 'cli-table3';
 import picocolors from 'picocolors';
 import type { AgentTurnResult, ApprovalRecord, DecisionRecord, JsonSchema, Message, PendingToolCall, ReasoningPart, ToolCallOutcome, TurnStatus, Usage } from '../workflows/types/index.js';
@@ -157,9 +158,10 @@ export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId
   // A sub-agent's calls name the turn whose agent tool call started theirs.
   const withParent = calls.some((call) => call.parentTurnId !== undefined);
   const withQuestion = calls.some((call) => call.kind === 'elicitation');
+  const withProgress = calls.some((call) => call.progress !== undefined);
   return table(
     colors,
-    [...(withTurn ? ['turn'] : []), ...(withParent ? ['parent turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', ...(withQuestion ? ['question'] : []), 'age', 'expires in'],
+    [...(withTurn ? ['turn'] : []), ...(withParent ? ['parent turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', ...(withQuestion ? ['question'] : []), ...(withProgress ? ['votes'] : []), 'age', 'expires in'],
     calls.map((call) => [
       ...(withTurn ? [call.turnWorkflowId ?? ''] : []),
       ...(withParent ? [call.parentTurnId ?? ''] : []),
@@ -168,6 +170,7 @@ export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId
       call.toolName,
       compactJson(call.input, 40),
       ...(withQuestion ? [call.message !== undefined ? compactJson(call.message, 60) : ''] : []),
+      ...(withProgress ? [progressSummary(call.progress)] : []),
       age(call.requestedAt, now),
       expiresIn(call.expiresAt, now, colors),
     ]),
@@ -185,7 +188,7 @@ export function decisionsTable(decisions: Array<DecisionRecord & { turnWorkflowI
       decision.toolName,
       decision.approved ? colors.green(decision.outcome) : colors.red(decision.outcome),
       decision.automatic ? colors.dim('policy') : (decision.approver ?? ''),
-      `${decision.reason ?? ''}${decision.editedInput !== undefined ? ` (input edited: ${compactJson(decision.editedInput, 30)})` : ''}`,
+      `${decision.reason ?? ''}${decision.editedInput !== undefined ? ` (input edited: ${compactJson(decision.editedInput, 30)})` : ''}${decision.progress ? ` [${progressSummary(decision.progress)}]` : ''}`,
     ]),
   );
 }

@@ -39,7 +39,7 @@ export async function rejections<T>(promise: Promise<T>): Promise<T> {
  * refuses it too, but the SDK sends every update's request back with its answer, and a burst of
  * large ones can fail the turn's workflow task while they are in flight.
  */
-export function refuseOversized(name: 'approveToolCall' | 'submitToolResult', message: unknown): void {
+export function refuseOversized(name: 'approveToolCall' | 'delegateApproval' | 'submitToolResult', message: unknown): void {
   const problem = messageProblem(name, message);
   if (problem) throw new TurnpikeRejectedError(problem, 'PayloadTooLarge');
 }

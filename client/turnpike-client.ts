@@ -14,13 +14,13 @@
  * streams (stream-hub.ts, nested-turn-events.ts, conversation-events.ts, typed-output.ts).
  */
 import { Client, type ConnectionOptions, type WorkflowHandle } from '@temporalio/client';
-import { DEFAULT_TASK_QUEUE, approveToolCallUpdate, conversationStateQuery, historyQuery, submitToolResultUpdate, turnEventsQuery, turnStateQuery } from '../workflows/messages/definitions.js';
+import { DEFAULT_TASK_QUEUE, approveToolCallUpdate, conversationStateQuery, delegateApprovalUpdate, historyQuery, submitToolResultUpdate, turnEventsQuery, turnStateQuery } from '../workflows/messages/definitions.js';
 import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import type { BranchTurnResult, ConversationBranches, EditMessageInput, RegenerateInput } from '../workflows/types/index.js';
-import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
+import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, DelegateApprovalInput, DelegateApprovalResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
 import { connectTemporal } from '../connection/temporal-connection.js';
@@ -213,6 +213,16 @@ export class TurnpikeClient {
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
     refuseOversized('approveToolCall', decision);
     return rejections(this.turn(turnId).executeUpdate(approveToolCallUpdate, { args: [decision] }));
+  }
+
+  /**
+   * Hands a parked approval to named approvers or groups, with a reason: they may then decide it
+   * and are nudged; the delegation is recorded on the call (`progress.delegations`) and in its
+   * decision. `approver` (who delegates) must be allowed to decide the call.
+   */
+  async delegateApproval(turnId: string, delegation: DelegateApprovalInput): Promise<DelegateApprovalResult> {
+    refuseOversized('delegateApproval', delegation);
+    return rejections(this.turn(turnId).executeUpdate(delegateApprovalUpdate, { args: [delegation] }));
   }
 
   /**

@@ -6,9 +6,11 @@ import type { ApproveToolCallInput } from '../../workflows/types/index.js';
 import { parseJson, parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { parkedCallsTable, resolveHint } from '../format.js';
+import { approverList } from '../approval-progress.js';
 
 interface DecisionOptions {
   as?: string;
+  group?: string[];
   reason?: string;
   input?: unknown;
   inputHash?: string;
@@ -41,6 +43,7 @@ export function registerParkedCommands(program: Command, context: CliContext): v
     .argument('<turnId>')
     .argument('<approvalId>', 'from `turnpike pending` (apr_...)')
     .option('--as <approver>', 'who approves; checked against the tool\'s approvers, when it has a list')
+    .option('--group <group...>', 'the approver\'s groups, checked against the tool\'s approverGroups')
     .option('--reason <text>', 'recorded with the decision')
     .option('--input <json>', 'run the tool with this input instead (validated against its schema again)', parseJson)
     .option('--input-hash <hash>', 'only if the call\'s input still has this hash (inputHash from `pending --json`)')
@@ -53,8 +56,26 @@ export function registerParkedCommands(program: Command, context: CliContext): v
     .argument('<approvalId>', 'from `turnpike pending` (apr_...)')
     .requiredOption('--reason <text>', 'why; the model reads it')
     .option('--as <approver>', 'who denies; checked against the tool\'s approvers, when it has a list')
+    .option('--group <group...>', 'the approver\'s groups, checked against the tool\'s approverGroups')
     .option('--input-hash <hash>', 'only if the call\'s input still has this hash (inputHash from `pending --json`)')
     .action(async (turnId: string, approvalId: string, options: DecisionOptions) => decide(context, turnId, approvalId, false, options));
+
+  program
+    .command('delegate')
+    .description('hand a parked approval to named approvers or groups: they may decide it and are nudged')
+    .argument('<turnId>')
+    .argument('<approvalId>', 'from `turnpike pending` (apr_...)')
+    .requiredOption('--as <approver>', 'who delegates; must be allowed to decide the call')
+    .option('--group <group...>', 'the delegator\'s groups, checked against the tool\'s approverGroups')
+    .option('--to <approver...>', 'the people it goes to')
+    .option('--to-group <group...>', 'the groups it goes to')
+    .requiredOption('--reason <text>', 'why; recorded and sent with the nudge')
+    .action(async (turnId: string, approvalId: string, options: { as: string; group?: string[]; to?: string[]; toGroup?: string[]; reason: string }) => {
+      const turnpike = await context.client();
+      const to = { ...(options.to ? { approvers: options.to } : {}), ...(options.toGroup ? { approverGroups: options.toGroup } : {}) };
+      const result = await turnpike.delegateApproval(turnId, { approvalId, approver: options.as, ...(options.group ? { approverGroups: options.group } : {}), to, reason: options.reason });
+      context.print(result, () => `${context.colors.green('✔ delegated')} ${approvalId} (${result.toolCallId}) to ${approverList(to)}`);
+    });
 
   program
     .command('submit')
@@ -76,14 +97,18 @@ async function decide(context: CliContext, turnId: string, approvalId: string, a
     approvalId,
     approved,
     ...(options.as !== undefined ? { approver: options.as } : {}),
+    ...(options.group !== undefined ? { approverGroups: options.group } : {}),
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
     ...(options.inputHash !== undefined ? { inputHash: options.inputHash } : {}),
   };
   const result = await turnpike.approveToolCall(turnId, decision);
   const { colors } = context;
+  const votes = result.votes;
   context.print(result, () =>
-    approved
+    votes && !votes.decided
+      ? `${colors.green(approved ? '✔ vote recorded' : '✘ vote recorded')} on ${approvalId} (${result.toolCallId}): ${votes.approvals}/${votes.quorum} approvals; the call waits for more`
+      : approved
       ? `${colors.green('✔ approved')} ${approvalId} (${result.toolCallId}); the turn goes on`
       : `${colors.red('✘ denied')} ${approvalId} (${result.toolCallId}): ${options.reason}`,
   );

@@ -8,12 +8,13 @@
  * quotes the message: it names a field (and its size), or the turn's own ids and tools.
  */
 import { z } from 'zod';
-import type { CallLedger, CheckedDecision, CheckedResult, SettledReason } from './call-ledger.js';
+import type { CallEntry, CallLedger, CheckedDecision, CheckedResult, SettledReason } from './call-ledger.js';
 import { messageProblem } from '../messages/field-limits.js';
-import { approveToolCallInputSchema, describeShapeError, submitToolResultInputSchema } from '../messages/message-schemas.js';
+import { approveToolCallInputSchema, delegateApprovalInputSchema, describeShapeError, submitToolResultInputSchema } from '../messages/message-schemas.js';
 import type { RejectionType } from '../messages/rejection-types.js';
 import { rejection } from '../messages/rejection.js';
-import type { JsonSchema } from '../types/index.js';
+import type { DelegateApprovalInput, JsonSchema } from '../types/index.js';
+import { checkVote, decisionRights } from './approval-votes.js';
 
 function reject(type: RejectionType, message: string): never {
   throw rejection(type, message);
@@ -60,22 +61,7 @@ export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaC
   const shape = approveToolCallInputSchema().safeParse(raw);
   if (!shape.success) reject('InvalidRequest', `Invalid approveToolCall: ${describeShapeError(shape.error)}`);
   const request = shape.data;
-  const entry = ledger.byApprovalId(request.approvalId);
-  // From here on the approval id is one the turn issued (found in its ledger), so quoting it quotes the turn.
-  const parked = entry?.parked;
-  if (!entry || !parked) {
-    const settled = entry?.settledReason && APPROVAL_SETTLED[entry.settledReason];
-    if (settled) reject(settled[0], settled[1](request.approvalId));
-    reject('UnknownApprovalId', `Unknown approvalId (${request.approvalId.length} characters): this turn has no approval with this id`);
-  }
-  if (entry.resolution?.kind === 'superseded') reject('ApprovalSuperseded', `Approval ${request.approvalId} was superseded by a newer user message`);
-  if (entry.resolution) reject('ApprovalAlreadyDecided', `Approval ${request.approvalId} was already decided`);
-  if (!mayDecide(parked.spec, request)) {
-    const { approvers = [], approverGroups = [] } = parked.spec;
-    const allowed = [...approvers, ...approverGroups.map((group) => `group ${group}`)].join(', ');
-    const who = request.approver !== undefined ? `The approver (${request.approver.length} characters)` : 'A decision without an approver';
-    reject('ApproverNotAllowed', `${who} may not decide "${parked.view.toolName}"; allowed: ${allowed}`);
-  }
+  const { entry, parked } = awaitingDecision(ledger, request);
   if (request.inputHash !== undefined && request.inputHash !== parked.view.inputHash) {
     reject('InputHashMismatch', `inputHash does not match the input awaiting approval ${request.approvalId}; reload and decide again`);
   }
@@ -86,7 +72,48 @@ export function checkDecision(ledger: CallLedger, raw: unknown, schemas: SchemaC
       reject('InvalidEditedInput', `Edited input for "${parked.view.toolName}" fails its schema: ${describeShapeError(checked.error)}`);
     }
   }
+  if (parked.view.progress) checkVote(parked.view.progress, request);
   return { entry, request };
+}
+
+/** Checks a `delegateApproval` message against the ledger: the delegator must be one who may decide the call. */
+export function checkDelegation(ledger: CallLedger, raw: unknown): { entry: CallEntry; request: DelegateApprovalInput } {
+  const tooLarge = messageProblem('delegateApproval', raw);
+  if (tooLarge) reject('PayloadTooLarge', tooLarge);
+  const shape = delegateApprovalInputSchema().safeParse(raw);
+  if (!shape.success) reject('InvalidRequest', `Invalid delegateApproval: ${describeShapeError(shape.error)}`);
+  const request = shape.data;
+  if (request.approver === undefined) reject('ApproverNotAllowed', 'A delegation must name the approver who delegates');
+  const { entry } = awaitingDecision(ledger, request);
+  return { entry, request };
+}
+
+/** The parked approval a decision or delegation names, still waiting, and the sender allowed to decide it. */
+function awaitingDecision(ledger: CallLedger, request: { approvalId: string; approver?: string; approverGroups?: string[] }) {
+  const entry = ledger.byApprovalId(request.approvalId);
+  // From here on the approval id is one the turn issued (found in its ledger), so quoting it quotes the turn.
+  const parked = entry?.parked;
+  if (!entry || !parked) {
+    const settled = entry?.settledReason && APPROVAL_SETTLED[entry.settledReason];
+    if (settled) reject(settled[0], settled[1](request.approvalId));
+    reject('UnknownApprovalId', `Unknown approvalId (${request.approvalId.length} characters): this turn has no approval with this id`);
+  }
+  if (entry.resolution?.kind === 'superseded') reject('ApprovalSuperseded', `Approval ${request.approvalId} was superseded by a newer user message`);
+  if (entry.resolution) reject('ApprovalAlreadyDecided', `Approval ${request.approvalId} was already decided`);
+  const rights = decisionRights(parked);
+  if (!mayDecide(rights, request)) {
+    const { approvers = [], approverGroups = [] } = rights;
+    const allowed = [...approvers, ...approverGroups.map((group) => `group ${group}`)].join(', ');
+    const who = request.approver !== undefined ? `The approver (${request.approver.length} characters)` : 'A decision without an approver';
+    reject('ApproverNotAllowed', `${who} may not decide "${parked.view.toolName}"; allowed: ${allowed}`);
+  }
+  return { entry, parked };
+}
+
+/** The delegation an *accepted* `delegateApproval` update carries (see `acceptedDecision`). */
+export function acceptedDelegation(ledger: CallLedger, raw: unknown): { entry: CallEntry; request: DelegateApprovalInput } {
+  const request = delegateApprovalInputSchema().parse(raw);
+  return { entry: ledger.byApprovalId(request.approvalId)!, request };
 }
 
 /** Checks a `submitToolResult` message against the ledger; returns the result to apply. */

@@ -28,7 +28,7 @@ export type SettledReason = 'decided' | 'expired' | 'cancelled' | 'submitted' | 
 
 /** What ended a parked call's wait. */
 export type Resolution =
-  | { kind: 'decision'; request: ApproveToolCallInput; decidedAt: string }
+  | { kind: 'decision'; request: ApproveToolCallInput; decidedAt: string; automatic?: true }
   | { kind: 'result'; request: SubmitToolResultInput }
   | { kind: 'superseded' };
 

@@ -24,7 +24,13 @@ export class ApprovalNudges {
   }
 
   /** Sends a nudge about an approval without waiting for it. */
-  send(turn: { turnId: string; conversationId?: string; parentTurnId?: string }, view: PendingToolCall, event: ApprovalNotification['event'], decision?: DecisionRecord): void {
+  send(
+    turn: { turnId: string; conversationId?: string; parentTurnId?: string },
+    view: PendingToolCall,
+    event: ApprovalNotification['event'],
+    decision?: DecisionRecord,
+    extra?: Pick<ApprovalNotification, 'added' | 'delegationReason' | 'sequence'>,
+  ): void {
     if (!this.settings || !view.approvalId) return;
     const notification: ApprovalNotification = {
       event,
@@ -38,6 +44,8 @@ export class ApprovalNudges {
       requestedAt: view.requestedAt,
       expiresAt: view.expiresAt,
       ...(decision ? { outcome: decision.outcome, decidedAt: decision.decidedAt, ...(decision.approver ? { approver: decision.approver } : {}) } : {}),
+      ...extra,
+      ...(view.progress ? { progress: view.progress } : {}),
     };
     this.inFlight.push(
       notifyApprovers(notification).catch((error: unknown) => {

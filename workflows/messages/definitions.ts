@@ -15,6 +15,8 @@ import type {
   CallContextRequest,
   ApproveToolCallResult,
   ConversationState,
+  DelegateApprovalInput,
+  DelegateApprovalResult,
   HistoryPage,
   HistoryPageRequest,
   ModelToolSpec,
@@ -42,6 +44,12 @@ export const DEFAULT_TASK_QUEUE = 'turnpike';
 export const approveToolCallUpdate = defineUpdate<ApproveToolCallResult, [ApproveToolCallInput]>('approveToolCall');
 /** The same decision fire-and-forget, for `temporal workflow signal`. Invalid ones are logged and ignored. */
 export const approveToolCallSignal = defineSignal<[ApproveToolCallInput]>('approveToolCall');
+
+/**
+ * An approver hands a parked approval to named approvers or groups, with a reason: they are
+ * added to those who may decide it, nudged, and the delegation is recorded (docs/tools-and-approvals.md).
+ */
+export const delegateApprovalUpdate = defineUpdate<DelegateApprovalResult, [DelegateApprovalInput]>('delegateApproval');
 
 export const submitToolResultUpdate = defineUpdate<SubmitToolResultResult, [SubmitToolResultInput]>('submitToolResult');
 export const submitToolResultSignal = defineSignal<[SubmitToolResultInput]>('submitToolResult');

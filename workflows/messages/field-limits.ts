@@ -57,6 +57,13 @@ export const MESSAGE_LIMITS = {
     inputHash: text(MAX_ID),
     input: json(MAX_PAYLOAD_BYTES, MAX_DEPTH),
   },
+  delegateApproval: {
+    approvalId: text(MAX_ID),
+    approver: text(MAX_ID),
+    approverGroups: { kind: 'list', items: 200, chars: MAX_ID } as ListLimit,
+    reason: text(MAX_TEXT),
+    to: json(16 * 1024, 3),
+  },
   submitToolResult: {
     toolCallId: text(MAX_ID),
     output: json(MAX_PAYLOAD_BYTES, MAX_DEPTH),

@@ -32,6 +32,22 @@ export const approveToolCallInputSchema = lazy(() =>
   }),
 );
 
+/** `delegateApproval`: hand a parked call to named approvers or groups, with a reason. */
+export const delegateApprovalInputSchema = lazy(() =>
+  z.object({
+    approvalId: z.string().min(1).max(MAX_ID),
+    approver: z.string().min(1).max(MAX_ID).optional(),
+    approverGroups: z.array(z.string().min(1).max(MAX_ID)).max(200).optional(),
+    to: z
+      .object({
+        approvers: z.array(z.string().min(1).max(MAX_ID)).max(20).optional(),
+        approverGroups: z.array(z.string().min(1).max(MAX_ID)).max(20).optional(),
+      })
+      .refine((to) => (to.approvers?.length ?? 0) + (to.approverGroups?.length ?? 0) > 0, 'names no approver and no group'),
+    reason: z.string().min(1).max(MAX_TEXT),
+  }),
+);
+
 export const submitToolResultInputSchema = lazy(() =>
   z.object({
     toolCallId: z.string().min(1).max(MAX_ID),

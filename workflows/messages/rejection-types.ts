@@ -30,6 +30,8 @@ export const REJECTION_TYPES = {
   ApprovalCancelled: { raisedBy: ['turn'], httpStatus: 409, description: 'The turn was cancelled while the approval waited.' },
   ApprovalSuperseded: { raisedBy: ['turn'], httpStatus: 409, description: "A newer user message superseded the approval's turn." },
   ApproverNotAllowed: { raisedBy: ['turn'], httpStatus: 409, description: "The approver is not on the tool's `approvers` list (or none was given)." },
+  AlreadyVoted: { raisedBy: ['turn'], httpStatus: 409, description: 'The approver already voted on this input of a call that needs several approvers; each person votes once (an edit of the input restarts the votes).' },
+  RequesterMayNotDecide: { raisedBy: ['turn'], httpStatus: 409, description: "The approver started the turn, and the tool's approval excludes the requester (`excludeRequester`)." },
   InputHashMismatch: { raisedBy: ['turn'], httpStatus: 409, description: 'The decision names an `inputHash` other than that of the input awaiting approval.' },
   InvalidEditedInput: { raisedBy: ['turn'], httpStatus: 409, description: "An approver's edited `input` fails the tool's input schema." },
   UnknownToolCallId: { raisedBy: ['turn'], httpStatus: 404, description: 'The turn has no tool call with this id.' },

@@ -11,6 +11,8 @@ import { inputHash } from '../messages/input-hash.js';
 import { startPark, type ParkOutcome } from '../context/park-telemetry.js';
 import { deniedMessage, errorSettlement, type Settlement } from '../calls/tool-results.js';
 import { DEFAULT_PARK_TIMEOUT, type TurnContext } from '../context/turn-context.js';
+import { startProgress } from './approval-decisions.js';
+import { escalate } from './approval-escalation.js';
 import type { ApprovalRecord, ApproveToolCallInput, DecisionRecord, PendingToolCall, ToolCallPart, ToolSpec } from '../types/index.js';
 
 /** What a decided approval leaves to do: a settlement, or the tool to run with this input. */
@@ -22,6 +24,7 @@ export async function awaitApproval(turn: TurnContext, entry: CallEntry, spec: T
   const timeout = turn.input.approvalTimeout ?? DEFAULT_PARK_TIMEOUT;
   const approvalId = turn.newApprovalId();
   const view = pendingView(turn, 'approval', call, input, timeout, approvalId, policyReason);
+  startProgress(spec, view);
   turn.nudges.send(turn.nudgeContext(), view, 'parked');
   turn.publisher.publish({
     type: 'approval-requested',
@@ -35,8 +38,11 @@ export async function awaitApproval(turn: TurnContext, entry: CallEntry, spec: T
     expiresAt: view.expiresAt,
     ...(policyReason !== undefined ? { reason: policyReason } : {}),
   });
-  const arrived = await park(turn, entry, view, spec, timeout);
-  const decision = { approvalId, toolCallId: call.toolCallId, toolName: call.toolName, inputHash: view.inputHash };
+  const parking = park(turn, entry, view, spec, timeout);
+  if (view.progress?.escalation) escalate(turn, entry);
+  const arrived = await parking;
+  // An edit under a quorum replaced the view's input: the decision is on the input the votes saw.
+  const decision = { approvalId, toolCallId: call.toolCallId, toolName: call.toolName, inputHash: view.inputHash, ...(view.progress ? { progress: view.progress } : {}) };
   if (entry.resolution?.kind === 'superseded') {
     turn.noteDecision(view, { ...decision, outcome: 'superseded', approved: false, automatic: true, decidedAt: new Date().toISOString() });
     return { settlement: supersededSettlement(turn, entry) };
@@ -48,22 +54,23 @@ export async function awaitApproval(turn: TurnContext, entry: CallEntry, spec: T
     return { settlement: errorSettlement('expired', `The approval for "${call.toolName}" expired after ${timeout} without a decision. The tool did not run.`, approval) };
   }
   const { request, decidedAt } = entry.resolution;
+  const automatic = entry.resolution.automatic === true;
   const approval: ApprovalRecord = {
     approvalId,
     approved: request.approved,
-    automatic: false,
+    automatic,
     ...(request.approver !== undefined ? { approver: request.approver } : {}),
     ...(request.reason !== undefined ? { reason: request.reason } : {}),
     decidedAt,
   };
-  turn.noteDecision(view, personsDecision(decision, request, decidedAt));
+  turn.noteDecision(view, { ...personsDecision(decision, request, decidedAt), ...(automatic ? { automatic } : {}) });
   if (!request.approved) return { settlement: errorSettlement('denied', deniedMessage(call.toolName, request.reason), approval) };
   return { run: { input: request.input !== undefined ? request.input : input, approval } };
 }
 
 /** A person's decision as the audit trail records it: who, why, and their edit of the input. */
 export function personsDecision(
-  decision: Pick<DecisionRecord, 'approvalId' | 'toolCallId' | 'toolName' | 'inputHash'>,
+  decision: Pick<DecisionRecord, 'approvalId' | 'toolCallId' | 'toolName' | 'inputHash' | 'progress'>,
   request: ApproveToolCallInput,
   decidedAt: string,
 ): DecisionRecord {

@@ -7,12 +7,14 @@
  * handlers trust what their validator checked (validators do not run on replay).
  */
 import * as wf from '@temporalio/workflow';
-import { acceptedDecision, acceptedResult, checkDecision, checkResult } from '../calls/call-checks.js';
+import { acceptedDecision, acceptedDelegation, acceptedResult, checkDecision, checkDelegation, checkResult } from '../calls/call-checks.js';
+import { decide, delegate } from './approval-decisions.js';
 import {
   approveToolCallSignal,
   approveToolCallUpdate,
   awaitElicitationAnswerUpdate,
   callContextQuery,
+  delegateApprovalUpdate,
   elicitationAnswerQuery,
   modelToolsQuery,
   parkElicitationUpdate,
@@ -37,9 +39,14 @@ export function installTurnHandlers(turn: TurnContext): void {
   setQueryHandler(callContextQuery, (request) => callContext(turn, request));
   wf.setHandler(transcriptQuery, (request) => turn.transcript.page(request));
   wf.setHandler(modelToolsQuery, () => turn.modelTools);
-  setUpdateHandler(approveToolCallUpdate, (request) => ledger.applyDecision(acceptedDecision(ledger, request), now()), {
+  setUpdateHandler(approveToolCallUpdate, (request) => decide(turn, acceptedDecision(ledger, request), now()), {
     validator: (request) => {
       checkDecision(ledger, request, schemas);
+    },
+  });
+  setUpdateHandler(delegateApprovalUpdate, (request) => delegate(turn, acceptedDelegation(ledger, request), now()), {
+    validator: (request) => {
+      checkDelegation(ledger, request);
     },
   });
   setUpdateHandler(submitToolResultUpdate, (request) => answerElicitation(turn, request, false) ?? ledger.applyResult(acceptedResult(ledger, request), now()), {
@@ -61,7 +68,7 @@ export function installTurnHandlers(turn: TurnContext): void {
   // limit by setSignalHandler, see message-handlers.ts; one the checks refuse by acceptSignal).
   setSignalHandler(approveToolCallSignal, (request) =>
     acceptSignal('approveToolCall', () => {
-      ledger.applyDecision(checkDecision(ledger, request, schemas), now());
+      decide(turn, checkDecision(ledger, request, schemas), now());
     }),
   );
   setSignalHandler(submitToolResultSignal, (request) =>

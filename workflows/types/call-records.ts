@@ -3,6 +3,7 @@
  * audit trail. Pure types: nothing here runs.
  */
 import type { Usage } from './model.js';
+import type { ApprovalProgress } from './approval-rules.js';
 
 export type ToolCallOutcome = 'executed' | 'approved' | 'denied' | 'expired' | 'client' | 'error' | 'cancelled';
 
@@ -53,4 +54,6 @@ export interface DecisionRecord {
   inputHash: string;
   /** The approver's edit, when they changed the input. */
   editedInput?: unknown;
+  /** A call with a quorum, escalation or delegation: every vote, step and delegation up to the decision. */
+  progress?: ApprovalProgress;
 }

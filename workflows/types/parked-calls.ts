@@ -5,6 +5,7 @@
  */
 import type { JsonSchema } from './messages.js';
 import type { DecisionRecord, ToolCallOutcome } from './call-records.js';
+import type { ApprovalProgress, ApproverSet } from './approval-rules.js';
 
 export interface PendingToolCall {
   /**
@@ -33,11 +34,14 @@ export interface PendingToolCall {
   /** Who may decide this approval, when the tool restricts it: listings show each approver what they may decide. */
   approvers?: string[];
   approverGroups?: string[];
+  /** A tool with a quorum or escalation, or a delegated call: its votes, escalation steps and delegations. */
+  progress?: ApprovalProgress;
 }
 
 /** What a webhook nudge says about an approval (see activities/notify.ts). */
 export interface ApprovalNotification {
-  event: 'parked' | 'expiring' | 'decided';
+  /** `escalated`: a step added approvers (`added`); `delegated`: an approver handed the call to `added`. */
+  event: 'parked' | 'expiring' | 'decided' | 'escalated' | 'delegated';
   turnId: string;
   conversationId?: string;
   /** A sub-agent's call: the turn whose agent tool call started this turn. */
@@ -57,6 +61,14 @@ export interface ApprovalNotification {
   outcome?: DecisionRecord['outcome'];
   approver?: string;
   decidedAt?: string;
+  /** With `escalated` and `delegated`: who was added to those who may decide. */
+  added?: ApproverSet;
+  /** With `escalated` and `delegated`: which step or delegation of the call (from 0), so each has its own delivery id. */
+  sequence?: number;
+  /** With `delegated`: why. */
+  delegationReason?: string;
+  /** The call's votes, escalation and delegations so far, when it has any. */
+  progress?: ApprovalProgress;
 }
 
 /** `callContext` query: what an approver needs to decide a parked call. */
@@ -95,6 +107,8 @@ export interface ApproveToolCallResult {
   toolCallId: string;
   approved: boolean;
   decidedAt: string;
+  /** With a quorum: the approvals so far and whether this vote decided the call. */
+  votes?: { approvals: number; quorum: number; decided: boolean };
 }
 
 export interface SubmitToolResultInput {

@@ -4,6 +4,7 @@
  */
 import type { JsonSchema } from './messages.js';
 import type { ModelSettings } from './model.js';
+import type { ApprovalRuleSpec } from './approval-rules.js';
 
 /** What the model is told about a tool. */
 export interface ModelToolSpec {
@@ -39,6 +40,8 @@ export interface ToolSpec extends ModelToolSpec {
   approvers?: string[];
   /** When set, members of these groups may decide this tool's calls. */
   approverGroups?: string[];
+  /** A quorum, the requester's exclusion, escalation steps (`defineTool`'s `approval` object). */
+  rule?: ApprovalRuleSpec;
   activityOptions?: ActivityCallOptions;
 }
 
