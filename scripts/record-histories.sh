@@ -19,5 +19,6 @@ RECORD_HISTORIES="$name" npx vitest run --project integration \
   test/integration/handoffs.test.ts test/integration/agents-together.test.ts \
   test/integration/agent-tool-call-budgets.test.ts test/integration/mcp-unavailable.test.ts \
   test/integration/ai-sdk-turn.test.ts test/integration/openai-endpoints.test.ts \
-  test/integration/openai-hosted-tools.test.ts test/integration/conversation-branches.test.ts test/integration/turn-fork.test.ts
+  test/integration/openai-hosted-tools.test.ts test/integration/conversation-branches.test.ts test/integration/turn-fork.test.ts \
+  test/integration/approval-quorum.test.ts test/integration/approval-escalation.test.ts
 echo "recorded $(ls "$target" | wc -l) histories in $target"
