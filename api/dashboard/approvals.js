@@ -95,7 +95,7 @@ export async function decide(card, call, approved) {
   state.deciding.add(call.approvalId);
   card.querySelectorAll('button').forEach((button) => (button.disabled = true));
   try {
-    await api(`/api/turns/${encodeURIComponent(call.turnWorkflowId)}/approvals/${encodeURIComponent(call.approvalId)}`, {
+    const answer = await api(`/api/turns/${encodeURIComponent(call.turnWorkflowId)}/approvals/${encodeURIComponent(call.approvalId)}`, {
       method: 'POST',
       body: JSON.stringify({
         approved,
@@ -105,7 +105,9 @@ export async function decide(card, call, approved) {
         ...(call.decisionToken ? { decisionToken: call.decisionToken } : {}),
       }),
     });
-    toast(`${approved ? 'Approved' : 'Denied'} ${call.toolName}${input !== undefined ? ' (edited)' : ''}`, 'ok');
+    // A vote that decided nothing leaves the call parked for the next approver.
+    const votes = answer?.votes;
+    toast(`${votes && !votes.decided ? `Vote recorded (${votes.approvals} of ${votes.quorum})` : approved ? 'Approved' : 'Denied'} ${call.toolName}${input !== undefined ? ' (edited)' : ''}`, 'ok');
     refreshDecisions();
     removeCard(call.approvalId);
   } catch (error) {

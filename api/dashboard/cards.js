@@ -1,6 +1,7 @@
 // One card per parked call: what it shows, its time left, and its leaving once the call is settled.
 import { state } from './page.js';
 import { duration, renderJson, workflowLink } from './format.js';
+import { renderProgress } from './progress.js';
 
 const KIND_LABELS = { approval: ['Approval', 'approval'], budget: ['Budget', 'budget'], elicitation: ['Question', 'question'], 'client-tool': ['Client tool', 'client tool'] };
 
@@ -28,6 +29,7 @@ export function fillCard(card, call) {
   if (message) message.textContent = call.message ?? '';
   const input = card.querySelector('.input');
   if (input) renderJson(input, call.input);
+  renderProgress(card, call);
   updateTimes(card, call);
 }
 

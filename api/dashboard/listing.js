@@ -3,6 +3,7 @@
 import { $, state } from './page.js';
 import { buildFields } from './schema-form.js';
 import { fillCard, keyOf, removeCard, updateTimes } from './cards.js';
+import { renderProgress } from './progress.js';
 import { budgetCard, decide, showContext } from './approvals.js';
 import { answerQuestion, showProblem } from './questions.js';
 
@@ -53,6 +54,7 @@ export function render(calls) {
       fillCard(card, call);
     } else {
       entry.call = call;
+      renderProgress(entry.card, call);
       updateTimes(entry.card, call);
     }
   }
