@@ -94,4 +94,10 @@ export function registerBranchRoutes(app: ApiApp, { client, access }: RouteConte
       );
     },
   );
+
+  api.get('/api/turns/:turnId/forks', { schema: { params: z.object({ turnId: z.string().min(1) }) } }, async (request, reply) => {
+    const { turnId } = request.params;
+    if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
+    return answer(reply, async () => ({ forks: await client.forks(turnId) }));
+  });
 }

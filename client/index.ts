@@ -22,11 +22,11 @@ export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type Cl
 export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';
 export { sweepContent, type SweepOptions, type SweepReport, type UnreadableWorkflow } from '../content/content-sweep.js';
 export * from '../workflows/messages/definitions.js';
-export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 export type * from '../workflows/types/index.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from '../workflows/messages/rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from '../workflows/types/turn-statuses.js';
 export { resolveNestedCursor, type NestedReadOptions, type NestedTurnEventRecord, type NestedTurnResume } from './nested-turn-events.js';
 export { NestedCursorError, parseNestedCursor, encodeNestedCursor, type NestedCursor, type OpenChild } from './nested-cursor.js';
-export { FORK_OF_MEMO_KEY, transcriptThroughStep, type ForkTurnOptions, type ForkTurnResult } from './turn-fork.js';
+export { FORK_OF_MEMO_KEY, transcriptThroughStep, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';

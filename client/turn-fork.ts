@@ -6,8 +6,14 @@
  * The new turn's messages are the original's transcript (the `transcript` query: the history it
  * was given, then what it appended) cut after step k's tool results: every tool call of steps
  * 1..k is there with its result, so none runs again. The original is only read, never changed.
+ * The fork's start payload goes through turnpike's data converter like any turn's: one of 128 KiB
+ * or more (after compression) is kept in the content store and history holds its reference, so
+ * no fork reaches Temporal's 2 MB payload limit. The fork is found again from the original by the
+ * `TurnpikeForkOf` search attribute it is started with (`listForks`).
  */
+import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
+import { turnpikeForkOfKey } from '../workflows/context/search-attributes.js';
 import { AGENT_TURN_WORKFLOW, transcriptQuery } from '../workflows/messages/definitions.js';
 import type { agentTurn } from '../workflows/registered-workflows.js';
 import type { AgentTurnInput, Message, ModelSettings } from '../workflows/types/index.js';
@@ -94,6 +100,48 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
     args: [forkInput],
     workflowIdConflictPolicy: 'USE_EXISTING',
     memo: { [FORK_OF_MEMO_KEY]: forkOf, ...(options.startedBy !== undefined ? { [STARTED_BY_MEMO_KEY]: options.startedBy } : {}) },
+    typedSearchAttributes: [{ key: turnpikeForkOfKey, value: turnId }],
+  }).catch((error: unknown) => {
+    if (error instanceof Error && /TurnpikeForkOf/.test(error.message)) {
+      throw new TurnpikeRejectedError(`Invalid forkTurn: the namespace has no search attribute TurnpikeForkOf; register it with \`temporal operator search-attribute create --name TurnpikeForkOf --type Keyword\` (docs/operators.md)`, 'InvalidRequest');
+    }
+    throw error;
   });
   return { turnId: forkId, forkOf, messages: messages.length };
+}
+
+/** A fork of a turn, as the original's listing shows it. */
+export interface TurnFork {
+  turnId: string;
+  atStep: number;
+  /** The fork's workflow status: `RUNNING`, `COMPLETED`, … */
+  status: string;
+  startedAt: Date;
+  startedBy?: string;
+}
+
+/** A string literal for a visibility query. */
+function visibilityString(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/**
+ * The forks started from `turnId`, oldest first, from visibility (`TurnpikeForkOf`). Visibility
+ * is eventually consistent: a fork started a moment ago may be listed a moment later.
+ */
+export async function listForks(client: Client, turnId: string, limit = 200): Promise<TurnFork[]> {
+  const forks: TurnFork[] = [];
+  for await (const execution of client.workflow.list({ query: `TurnpikeForkOf=${visibilityString(turnId)}`, pageSize: limit })) {
+    const forkOf = execution.memo?.[FORK_OF_MEMO_KEY] as { atStep?: unknown } | undefined;
+    const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
+    forks.push({
+      turnId: execution.workflowId,
+      atStep: typeof forkOf?.atStep === 'number' ? forkOf.atStep : 0,
+      status: execution.status.name,
+      startedAt: execution.startTime,
+      ...(typeof startedBy === 'string' ? { startedBy } : {}),
+    });
+    if (forks.length >= limit) break;
+  }
+  return forks.sort((a, b) => a.startedAt.getTime() - b.startedAt.getTime());
 }

@@ -38,7 +38,7 @@ import { refuseOversized, rejections } from './rejections.js';
 import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput } from './turns.js';
 import { sendMessage } from './conversations.js';
 import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
-import { forkTurn, type ForkTurnOptions, type ForkTurnResult } from './turn-fork.js';
+import { forkTurn, listForks, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
@@ -332,6 +332,11 @@ export class TurnpikeClient {
    */
   async forkTurn(turnId: string, options: ForkTurnOptions): Promise<ForkTurnResult> {
     return forkTurn(this, turnId, options);
+  }
+
+  /** The forks started from `turnId`, oldest first (visibility: a new fork shows a moment later). */
+  async forks(turnId: string): Promise<TurnFork[]> {
+    return listForks(this.client, turnId);
   }
 
   async history(conversationId: string, page: HistoryPageRequest = {}): Promise<HistoryPage> {

@@ -20,6 +20,7 @@ export async function showTurn(turnId) {
       $('#turn-pending').hidden = false;
     }
     offerFork(turnId, turn.step);
+    await listForks(turnId);
   } catch (error) {
     $('#turn-missing').textContent = error.status === 404 ? 'No such turn was found.' : `The turn could not be read: ${error.message}`;
     $('#turn-missing').hidden = false;
@@ -49,4 +50,19 @@ function offerFork(turnId, step) {
       result.textContent = `Not forked: ${error.message}`;
     }
   });
+}
+
+/** The forks started from this turn (GET /api/turns/:id/forks), each a link to its page. */
+async function listForks(turnId) {
+  const { forks } = await api(`/api/turns/${encodeURIComponent(turnId)}/forks`);
+  if (forks.length === 0) return;
+  $('#turn-fork-list').replaceChildren(...forks.map((fork) => {
+    const item = document.createElement('li');
+    const link = document.createElement('a');
+    link.href = `?turn=${encodeURIComponent(fork.turnId)}`;
+    link.textContent = fork.turnId;
+    item.append(link, ` from step ${fork.atStep}, ${fork.status.toLowerCase()}${fork.startedBy ? `, by ${fork.startedBy}` : ''}`);
+    return item;
+  }));
+  $('#turn-forks').hidden = false;
 }

@@ -1,6 +1,7 @@
 /**
  * `turns fork <turnId> --at <step>`: a new turn from another's transcript up to the end of step k,
- * on another model, system prompt or tools (docs/conversations.md, "Forking a turn from step k").
+ * on another model, system prompt or tools (docs/conversations.md, "Forking a turn from step k");
+ * `turns forks <turnId>`: the forks started from a turn.
  */
 import type { Command } from 'commander';
 import type { ModelSettings } from '../../workflows/types/index.js';
@@ -48,5 +49,17 @@ export function registerTurnForkCommand(program: Command, context: CliContext): 
       }
       context.event({ type: 'forked', ...fork }, line);
       await watchTurn(context, turnpike, fork.turnId, { intervalMs: options.interval });
+    });
+  turns
+    .command('forks')
+    .description('list the forks started from a turn (oldest first)')
+    .argument('<turnId>')
+    .action(async (turnId: string) => {
+      const forks = await (await context.client()).forks(turnId);
+      context.print(forks, () =>
+        forks.length === 0
+          ? `No forks of ${turnId}`
+          : forks.map((fork) => `${fork.turnId}  step ${fork.atStep}  ${fork.status.toLowerCase()}  ${fork.startedAt.toISOString()}${fork.startedBy ? `  by ${fork.startedBy}` : ''}`).join('\n'),
+      );
     });
 }

@@ -118,6 +118,7 @@ describe('branches over HTTP', () => {
       ['POST', `/api/conversations/${chatId}/branches/main/current`],
       ['GET', `/api/conversations/${chatId}/history?branch=main`],
       ['POST', `/api/turns/${encodeURIComponent(turnId)}/fork`, { atStep: 1 }],
+      ['GET', `/api/turns/${encodeURIComponent(turnId)}/forks`],
       ['POST', '/api/chat', { id: chatId, trigger: 'regenerate-message', messages: [{ id: u1.id, role: 'user', parts: [{ type: 'text', text: 'Q1' }] }] }],
     ];
     for (const [method, path, body] of routes) {
@@ -128,5 +129,8 @@ describe('branches over HTTP', () => {
     expect(fake.requests.filter((request) => request.provider === 'openai')).toHaveLength(1);
     // The reader is answered.
     expect((await as('alice-token', 'GET', `/api/conversations/${chatId}/branches`)).status).toBe(200);
+    const forks = await as('alice-token', 'GET', `/api/turns/${encodeURIComponent(turnId)}/forks`);
+    expect(forks.status).toBe(200);
+    expect(forks.body).toEqual({ forks: [] });
   });
 });

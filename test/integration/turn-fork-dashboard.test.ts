@@ -1,6 +1,6 @@
 /**
  * "Fork from here" on a turn's page of the dashboard, in Chromium: the fork starts after the step
- * chosen, on the model given, and the page links to it.
+ * chosen, on the model given, and the page links to it; the original's page lists its forks.
  */
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -69,6 +69,19 @@ describe('fork from here, in the dashboard', () => {
     expect(JSON.stringify(last.body.messages)).toContain('ui-step-1');
     expect(JSON.stringify(last.body.messages)).not.toContain('ui-step-2');
     expect(executions.length).toBe(ran);
+
+    // The original's page lists the fork (visibility: it may take a moment), linked to its page.
+    const forkLink = page.locator(`#turn-fork-list a[href="?turn=${encodeURIComponent(forkId)}"]`);
+    for (let attempt = 0; attempt < 30 && (await forkLink.count()) === 0; attempt++) {
+      await page.goto(`${base}/?turn=${encodeURIComponent(turnId)}`);
+      await page.locator('#turn-fork:not([hidden])').waitFor();
+      await page.waitForTimeout(500);
+    }
+    await forkLink.waitFor();
+    expect(await page.locator('#turn-fork-list li').first().textContent()).toContain('from step 1, completed, by alice');
+    await forkLink.click();
+    await page.waitForURL((url) => url.search === `?turn=${encodeURIComponent(forkId)}`);
+    await expect.poll(() => page.locator('#turn-status').textContent()).toBe('completed');
     await page.close();
   });
 });

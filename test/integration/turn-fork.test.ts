@@ -3,7 +3,7 @@
  * with another model starts from steps 1–7 exactly, runs none of their tools again, and leaves the
  * original as it was.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
@@ -82,8 +82,52 @@ describe('forkTurn', () => {
     expect(fake.requests.filter((request) => request.provider === 'openai').at(-1)!.body.messages).toEqual(requests[7].body.messages);
     expect(executions.length).toBe(ranBefore);
 
+    // The original lists its forks (visibility: a moment later), and so does the CLI.
+    const listed = await eventually(() => client.forks(turnId), (forks) => forks.length === 2);
+    expect(listed.map(({ turnId: id, atStep, status, startedBy }) => ({ id, atStep, status, startedBy }))).toEqual([
+      { id: fork.turnId, atStep: 7, status: 'COMPLETED', startedBy: 'alice' },
+      { id: `${turnId}/cli-fork`, atStep: 7, status: 'COMPLETED', startedBy: undefined },
+    ]);
+    stdout = '';
+    expect(await runCli(['turns', 'forks', turnId, '--json'], { client, stdout: { write: (chunk: string) => (stdout += chunk), isTTY: false }, stderr: { write: (chunk: string) => (stderr += chunk) } }), stderr).toBe(0);
+    expect((JSON.parse(stdout) as Array<{ turnId: string }>).map((listedFork) => listedFork.turnId)).toEqual([fork.turnId, `${turnId}/cli-fork`]);
+    expect(await client.forks(fork.turnId)).toEqual([]);
+
     const error = await client.forkTurn(turnId, { atStep: 12 }).catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(TurnpikeRejectedError);
     expect((error as Error).message).toMatch(/has no step 12 ending in tool results/);
   });
+
+  it("forks a turn whose transcript is over 2 MB: the fork's start payload goes to the content store and its history holds the reference", async () => {
+    const turnId = `fork-big-${randomUUID()}`;
+    // 2.4 MB of text that gzip cannot bring under Temporal's 2 MB payload limit.
+    const big = randomBytes(1_800_000).toString('base64');
+    fake.script('openai', [{ toolCalls: [{ name: 'record_action', input: { action: 'big-step-1' } }] }, { text: 'read it all' }]);
+    noteStarted(await client.startTurn({ model: original, messages: [{ role: 'user', content: big }], maxSteps: 4 }, { turnId }));
+    expect((await client.turnResult(turnId)).steps).toBe(2);
+
+    fake.script('openai', [{ text: 'the fork read it too' }]);
+    const fork = await client.forkTurn(turnId, { atStep: 1, model: other });
+    noteStarted(client.turn(fork.turnId));
+    expect((await client.turnResult(fork.turnId)).text).toBe('the fork read it too');
+    const first = fake.requests.filter((request) => request.provider === 'openai').at(-1)!;
+    expect(first.errors).toEqual([]);
+    expect(first.body.messages.some((message: { content?: unknown }) => message.content === big)).toBe(true);
+    expect(JSON.stringify(first.body.messages)).toContain('big-step-1');
+
+    // The fork's start event holds a claim-check reference of a few bytes, not the transcript.
+    const history = await client.turn(fork.turnId).fetchHistory();
+    const payload = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
+    expect(Buffer.from(payload.metadata!.encoding!).toString()).toBe('binary/turnpike-claim');
+    expect(payload.data!.length).toBeLessThan(1_000);
+  });
 });
+
+/** Polls `read` until `done` holds (visibility is eventually consistent), at most 30 s. */
+async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    const value = await read();
+    if (done(value) || attempt >= 60) return value;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}

@@ -10,6 +10,8 @@ export const agentPendingToolsKey = defineSearchAttributeKey('AgentPendingTools'
 export const agentConversationIdKey = defineSearchAttributeKey('AgentConversationId', SearchAttributeType.KEYWORD);
 /** Set on the child turn of an agent tool call: its parent turn's workflow id. */
 export const turnpikeParentTurnIdKey = defineSearchAttributeKey('TurnpikeParentTurnId', SearchAttributeType.KEYWORD);
+/** Set by `forkTurn` when it starts a fork: the workflow id of the turn it was forked from. */
+export const turnpikeForkOfKey = defineSearchAttributeKey('TurnpikeForkOf', SearchAttributeType.KEYWORD);
 
 /** Names and types as `temporal operator search-attribute create` and `start-dev` spell them. */
 export const SEARCH_ATTRIBUTE_TYPES = {
@@ -17,4 +19,5 @@ export const SEARCH_ATTRIBUTE_TYPES = {
   AgentPendingTools: 'KeywordList',
   AgentConversationId: 'Keyword',
   TurnpikeParentTurnId: 'Keyword',
+  TurnpikeForkOf: 'Keyword',
 } as const;
