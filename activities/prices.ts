@@ -24,9 +24,13 @@ export interface ModelPrice {
   output: number;
   /**
    * USD per 1,000 web searches of a hosted web search tool (`usage.webSearchRequests`), on top of
-   * the tokens. Anthropic models default to Anthropic's $10 per 1,000 searches.
+   * the tokens. Anthropic and OpenAI models default to their provider's $10 per 1,000 searches.
    */
   webSearch?: number;
+  /** USD per 1,000 hosted file search calls (`usage.fileSearchRequests`); OpenAI models default to $2.50. */
+  fileSearch?: number;
+  /** USD per code interpreter container (`usage.codeInterpreterContainers`); OpenAI models default to $0.03 (1 GB). */
+  codeInterpreterContainer?: number;
 }
 
 /** Prices by `provider:model` (or a model-name prefix, see above). */
@@ -77,11 +81,11 @@ export function checkedPrices(prices: PriceTable): PriceTable {
   if (!prices || typeof prices !== 'object') throw new TypeError('TurnpikePlugin: prices must be an object of { "provider:model": { input, output, cachedInput?, cacheWriteInput? } }');
   for (const [key, price] of Object.entries(prices)) {
     if (!/^[a-z-]+:.+$/.test(key)) throw new TypeError(`TurnpikePlugin: prices key "${key}" must be "provider:model"`);
-    for (const field of ['input', 'output', 'cachedInput', 'cacheWriteInput', 'webSearch'] as const) {
+    for (const field of ['input', 'output', 'cachedInput', 'cacheWriteInput', 'webSearch', 'fileSearch', 'codeInterpreterContainer'] as const) {
       const value = price?.[field];
       const required = field === 'input' || field === 'output';
       if ((value === undefined && required) || (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0))) {
-        throw new TypeError(`TurnpikePlugin: prices["${key}"].${field} must be a non-negative number of USD per million tokens`);
+        throw new TypeError(`TurnpikePlugin: prices["${key}"].${field} must be a non-negative number of USD ${field === 'codeInterpreterContainer' ? 'per container' : field === 'webSearch' || field === 'fileSearch' ? 'per 1,000 calls' : 'per million tokens'}`);
       }
     }
   }
@@ -93,6 +97,17 @@ export function checkedPrices(prices: PriceTable): PriceTable {
  * checked 2026-11-28), whatever the model. Web fetch costs only the tokens of what it fetched.
  */
 export const ANTHROPIC_WEB_SEARCH_PRICE = 10;
+
+/**
+ * OpenAI's hosted tools (https://platform.openai.com/docs/pricing, "Built-in tools", checked
+ * 2026-11-28): web search $10 per 1,000 calls (the search content tokens are in the step's input
+ * tokens), file search $2.50 per 1,000 calls, code interpreter $0.03 per 1 GB container. A larger
+ * container or the preview search models' $25 per 1,000 are a `prices` entry of your own.
+ */
+export const OPENAI_TOOL_PRICES: Pick<ModelPrice, 'webSearch' | 'fileSearch' | 'codeInterpreterContainer'> = { webSearch: 10, fileSearch: 2.5, codeInterpreterContainer: 0.03 };
+
+/** The hosted-tool prices a provider's models take unless their entry says otherwise. */
+const TOOL_PRICES: Record<string, Partial<ModelPrice>> = { anthropic: { webSearch: ANTHROPIC_WEB_SEARCH_PRICE }, openai: OPENAI_TOOL_PRICES };
 
 /** A model name's date suffix: `-2024-08-06` (OpenAI) or `-20250929` (Anthropic). */
 const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
@@ -109,7 +124,7 @@ export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider'
   for (const provider of providers) {
     for (const name of [model.model, model.model.replace(DATE_SUFFIX, '')]) {
       const key = `${provider}:${name}`;
-      if (Object.hasOwn(table, key)) return provider === 'anthropic' ? { webSearch: ANTHROPIC_WEB_SEARCH_PRICE, ...table[key] } : table[key];
+      if (Object.hasOwn(table, key)) return Object.hasOwn(TOOL_PRICES, provider) ? { ...TOOL_PRICES[provider], ...table[key] } : table[key];
     }
   }
   return undefined;
@@ -133,8 +148,10 @@ export function costOf(price: ModelPrice | undefined, usage: Usage): number | un
   const written = usage.cacheWriteInputTokens ?? 0;
   const plain = Math.max(0, usage.inputTokens - cached - written);
   // Searches: USD per 1,000, so 1,000 micro-USD-per-million-token units per search and USD.
-  const searches = (usage.webSearchRequests ?? 0) * (price.webSearch ?? 0) * 1_000;
-  const micro = plain * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWriteInput ?? price.input) + usage.outputTokens * price.output + searches;
+  const searches = (usage.webSearchRequests ?? 0) * (price.webSearch ?? 0) * 1_000 + (usage.fileSearchRequests ?? 0) * (price.fileSearch ?? 0) * 1_000;
+  // Containers: USD each, so a million micro-USD-per-million-token units each.
+  const containers = (usage.codeInterpreterContainers ?? 0) * (price.codeInterpreterContainer ?? 0) * 1_000_000;
+  const micro = plain * price.input + cached * (price.cachedInput ?? price.input) + written * (price.cacheWriteInput ?? price.input) + usage.outputTokens * price.output + searches + containers;
   // Rounded to a millionth of a cent, so sums of steps stay readable.
   return Math.round(micro * 1e2) / 1e8;
 }

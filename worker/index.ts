@@ -21,7 +21,7 @@ export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/error-types.js';
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
 export type { TurnpikeActivities } from '../activities/index.js';
-export { DEFAULT_PRICES, type ModelPrice, type PriceTable } from '../activities/prices.js';
+export { DEFAULT_PRICES, OPENAI_TOOL_PRICES, type ModelPrice, type PriceTable } from '../activities/prices.js';
 export type { AiSdkLanguageModel, AiSdkModels } from '../activities/providers/ai-sdk-models.js';
 export type { OpenAIEndpoint, OpenAIEndpoints } from '../activities/providers/endpoints.js';
 export type { AzureOpenAISettings, BedrockSettings, CloudModelIds, CloudSettings, VertexSettings } from '../activities/providers/clouds.js';

@@ -23,7 +23,7 @@ import type {
   Tool as ResponsesTool,
 } from 'openai/resources/responses/responses';
 import { PROVIDER_APPROVAL_METADATA, PROVIDER_APPROVAL_TOOL } from '../../workflows/calls/provider-approvals.js';
-import type { ModelSettings, ProviderToolPart, SourceReference, ToolCallPart, ToolResultPart } from '../../workflows/types/index.js';
+import type { ModelSettings, ProviderToolPart, SourceReference, ToolCallPart, ToolResultPart, Usage } from '../../workflows/types/index.js';
 import { ProviderErrorType } from './error-types.js';
 import { parseToolArguments } from './openai.js';
 import type { RemoteMcpServers } from './remote-mcp-servers.js';
@@ -149,4 +149,20 @@ export function citedSources(parts: ResponseOutputText[]): SourceReference[] {
     }
   }
   return sources;
+}
+
+/**
+ * What a step's hosted tools are billed for: its `web_search_call` and `file_search_call` items,
+ * and the distinct containers its `code_interpreter_call` items ran in (a container reused by a
+ * later step is counted again there: a step does not know the turn's earlier containers).
+ */
+export function hostedToolUsage(items: readonly ResponseOutputItem[]): Pick<Usage, 'webSearchRequests' | 'fileSearchRequests' | 'codeInterpreterContainers'> {
+  const searches = items.filter((item) => item.type === 'web_search_call').length;
+  const fileSearches = items.filter((item) => item.type === 'file_search_call').length;
+  const containers = new Set(items.flatMap((item) => (item.type === 'code_interpreter_call' && item.container_id ? [item.container_id] : []))).size;
+  return {
+    ...(searches > 0 ? { webSearchRequests: searches } : {}),
+    ...(fileSearches > 0 ? { fileSearchRequests: fileSearches } : {}),
+    ...(containers > 0 ? { codeInterpreterContainers: containers } : {}),
+  };
 }

@@ -55,6 +55,7 @@ import {
   citedSources,
   hostedIncludes,
   hostedTools,
+  hostedToolUsage,
   providerToolPartOf,
 } from './openai-hosted-tools.js';
 import type { RemoteMcpServers } from './remote-mcp-servers.js';
@@ -274,7 +275,7 @@ export function convertFromResponsesResponse(response: OpenAIResponse): ModelSte
     message: { role: 'assistant', content: mergeTexts(content) },
     finishReason,
     providerFinishReason,
-    usage: convertResponsesUsage(response.usage),
+    usage: { ...convertResponsesUsage(response.usage), ...hostedToolUsage(response.output) },
   };
 }
 

@@ -17,6 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium } from 'playwright-core';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
@@ -25,7 +26,7 @@ import { TurnpikeClient } from '../../client/index.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { approveToolCallUpdate } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { AgentTurnInput, ModelSettings, ProviderToolPart, ProviderToolSpec } from '../../workflows/types/index.js';
+import type { AgentTurnInput, ModelSettings, ProviderToolPart, ProviderToolSpec, Usage } from '../../workflows/types/index.js';
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
 import type { ScriptedHostedItem } from '../fake-provider/openai-hosted-tools.js';
@@ -122,6 +123,8 @@ interface HostedCase {
   offered: Json;
   include?: string;
   citations?: Array<{ url: string; title: string }>;
+  /** What OpenAI bills the tool for, and its price in USD (docs/budgets.md). */
+  billed?: { usage: Partial<Usage>; usd: number };
 }
 
 const CASES: HostedCase[] = [
@@ -132,6 +135,7 @@ const CASES: HostedCase[] = [
     offered: { type: 'web_search' },
     include: 'web_search_call.action.sources',
     citations: [{ url: 'https://example.test/notes', title: 'Release notes' }],
+    billed: { usage: { webSearchRequests: 1 }, usd: 0.01 },
   },
   {
     name: 'file_search',
@@ -139,6 +143,7 @@ const CASES: HostedCase[] = [
     items: [{ type: 'file_search', queries: ['release policy'], results: [{ file_id: 'file-Rel1', filename: 'policy.pdf', score: 0.93, text: 'Every release needs the gate.' }] }],
     offered: { type: 'file_search', vector_store_ids: ['vs_release_docs'] },
     include: 'file_search_call.results',
+    billed: { usage: { fileSearchRequests: 1 }, usd: 0.0025 },
   },
   {
     name: 'code_interpreter',
@@ -146,6 +151,7 @@ const CASES: HostedCase[] = [
     items: [{ type: 'code_interpreter', code: 'print(6 * 7)', logs: '42' }],
     offered: { type: 'code_interpreter', container: { type: 'auto' } },
     include: 'code_interpreter_call.outputs',
+    billed: { usage: { codeInterpreterContainers: 1 }, usd: 0.03 },
   },
   {
     name: 'mcp',
@@ -161,7 +167,7 @@ const CASES: HostedCase[] = [
 describe('OpenAI hosted tools', () => {
   it.each(CASES)(
     '$name: parks on another tool in the same step, survives a SIGKILL, and the next request carries its items back byte-exact',
-    async ({ name, tool, items, offered, include, citations }) => {
+    async ({ name, tool, items, offered, include, citations, billed }) => {
       fake.script('openai-responses', [
         { hostedItems: items, toolCalls: [{ name: 'release_gate', input: { version: '1.4' } }], ...(citations ? { text: 'Checking first.', urlCitations: citations } : {}) },
         { text: 'Released 1.4.' },
@@ -205,6 +211,15 @@ describe('OpenAI hosted tools', () => {
         expect(urls).toEqual(['https://example.test/notes', 'https://example.test/blog']);
       }
       if (name === 'code_interpreter') expect(parts[0].output).toMatchObject({ container_id: expect.stringMatching(/^cntr_/), outputs: [{ type: 'logs', logs: '42' }] });
+
+      // What the tool is billed for is in the turn's usage, and its price in the turn's cost.
+      const tokensOnly = costOf(priceOf(DEFAULT_PRICES, { provider: 'openai-responses', model: 'gpt-4.1-mini' }), { inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens, cachedInputTokens: result.usage.cachedInputTokens })!;
+      if (billed) {
+        expect(result.usage).toMatchObject(billed.usage);
+        expect(result.usage.costUsd).toBeCloseTo(tokensOnly + billed.usd, 8);
+      } else {
+        expect(result.usage.costUsd).toBeCloseTo(tokensOnly, 8);
+      }
     },
     180_000,
   );

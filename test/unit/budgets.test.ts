@@ -1,6 +1,6 @@
 /** The worker's price table and the budget arithmetic: pure functions, no workflow. */
 import { describe, expect, it } from 'vitest';
-import { checkedPrices, costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
+import { checkedPrices, costOf, DEFAULT_PRICES, OPENAI_TOOL_PRICES, priceOf } from '../../activities/prices.js';
 import { resolveHint } from '../../cli/format.js';
 import { TurnpikePlugin } from '../../worker/plugin.js';
 import { pendingMemo, readPendingMemo } from '../../workflows/context/pending-memo.js';
@@ -21,14 +21,30 @@ import type { TurnSpend, Usage } from '../../workflows/types/index.js';
 
 describe('the price table', () => {
   it('finds a model by its key, a dated name by the key without its date, and openai-responses by openai', () => {
-    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o' })).toEqual(DEFAULT_PRICES['openai:gpt-4o']);
-    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-mini-2024-07-18' })).toEqual(DEFAULT_PRICES['openai:gpt-4o-mini']);
-    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-2024-08-06' })).toEqual(DEFAULT_PRICES['openai:gpt-4o']);
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o' })).toEqual({ ...DEFAULT_PRICES['openai:gpt-4o'], ...OPENAI_TOOL_PRICES });
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-mini-2024-07-18' })).toEqual({ ...DEFAULT_PRICES['openai:gpt-4o-mini'], ...OPENAI_TOOL_PRICES });
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai', model: 'gpt-4o-2024-08-06' })).toEqual({ ...DEFAULT_PRICES['openai:gpt-4o'], ...OPENAI_TOOL_PRICES });
     // Anthropic's models also price web searches, at Anthropic's $10 per 1,000 unless the table says otherwise.
     expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-sonnet-4-5-20250929' })).toEqual({ ...DEFAULT_PRICES['anthropic:claude-sonnet-4-5'], webSearch: 10 });
     expect(priceOf(DEFAULT_PRICES, { provider: 'anthropic', model: 'claude-sonnet-4-20250514' })).toEqual({ ...DEFAULT_PRICES['anthropic:claude-sonnet-4'], webSearch: 10 });
     expect(priceOf({ 'anthropic:claude-x': { input: 1, output: 2, webSearch: 7 } }, { provider: 'anthropic', model: 'claude-x' })?.webSearch).toBe(7);
-    expect(priceOf(DEFAULT_PRICES, { provider: 'openai-responses', model: 'gpt-5-mini' })).toEqual(DEFAULT_PRICES['openai:gpt-5-mini']);
+    // OpenAI's models price its hosted tools: web search, file search and code interpreter containers.
+    expect(priceOf(DEFAULT_PRICES, { provider: 'openai-responses', model: 'gpt-5-mini' })).toEqual({ ...DEFAULT_PRICES['openai:gpt-5-mini'], webSearch: 10, fileSearch: 2.5, codeInterpreterContainer: 0.03 });
+    expect(priceOf(DEFAULT_PRICES, { provider: 'azure-openai', model: 'gpt-4.1' })).toEqual({ ...DEFAULT_PRICES['openai:gpt-4.1'], webSearch: 10, fileSearch: 2.5, codeInterpreterContainer: 0.03 });
+    expect(priceOf({ 'openai:x': { input: 1, output: 2, codeInterpreterContainer: 0.12 } }, { provider: 'openai-responses', model: 'x' })?.codeInterpreterContainer).toBe(0.12);
+  });
+
+  it("prices OpenAI's hosted tools per call and per container, on top of the tokens", () => {
+    const price = priceOf(DEFAULT_PRICES, { provider: 'openai-responses', model: 'gpt-4.1' })!;
+    const tokens = costOf(price, { inputTokens: 1_000, outputTokens: 100 })!;
+    expect(tokens).toBeCloseTo(0.0028, 10);
+    // 3 searches at $10 per 1,000, 4 file searches at $2.50 per 1,000, 2 containers at $0.03.
+    expect(costOf(price, { inputTokens: 1_000, outputTokens: 100, webSearchRequests: 3, fileSearchRequests: 4, codeInterpreterContainers: 2 })).toBeCloseTo(tokens + 0.03 + 0.01 + 0.06, 10);
+    const total: Usage = { inputTokens: 0, outputTokens: 0 };
+    addUsage(total, { inputTokens: 1, outputTokens: 1, fileSearchRequests: 2, codeInterpreterContainers: 1 });
+    addUsage(total, { inputTokens: 1, outputTokens: 1, codeInterpreterContainers: 1 });
+    expect(total).toEqual({ inputTokens: 2, outputTokens: 2, fileSearchRequests: 2, codeInterpreterContainers: 2 });
+    expect(() => checkedPrices({ 'openai:x': { input: 1, output: 1, codeInterpreterContainer: -1 } })).toThrow(/codeInterpreterContainer must be a non-negative number of USD per container/);
   });
 
   it('has no price for a model it does not know, nor for a name that only starts like a key', () => {
@@ -43,8 +59,8 @@ describe('the price table', () => {
 
   it("lets a worker's table add and override prices", () => {
     const table = { ...DEFAULT_PRICES, ...checkedPrices({ 'openai:gpt-4o': { input: 1, output: 2 }, 'openai:my-finetune': { input: 3, output: 4 } }) };
-    expect(priceOf(table, { provider: 'openai', model: 'gpt-4o-2024-08-06' })).toEqual({ input: 1, output: 2 });
-    expect(priceOf(table, { provider: 'openai', model: 'my-finetune' })).toEqual({ input: 3, output: 4 });
+    expect(priceOf(table, { provider: 'openai', model: 'gpt-4o-2024-08-06' })).toEqual({ input: 1, output: 2, ...OPENAI_TOOL_PRICES });
+    expect(priceOf(table, { provider: 'openai', model: 'my-finetune' })).toEqual({ input: 3, output: 4, ...OPENAI_TOOL_PRICES });
   });
 
   it('refuses a table entry that is not a price, naming it', () => {

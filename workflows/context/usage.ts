@@ -14,6 +14,8 @@ export function addUsage(total: Usage, step: Usage): void {
   if (step.reasoningTokens !== undefined) total.reasoningTokens = (total.reasoningTokens ?? 0) + step.reasoningTokens;
   if (step.webSearchRequests !== undefined) total.webSearchRequests = (total.webSearchRequests ?? 0) + step.webSearchRequests;
   if (step.webFetchRequests !== undefined) total.webFetchRequests = (total.webFetchRequests ?? 0) + step.webFetchRequests;
+  if (step.fileSearchRequests !== undefined) total.fileSearchRequests = (total.fileSearchRequests ?? 0) + step.fileSearchRequests;
+  if (step.codeInterpreterContainers !== undefined) total.codeInterpreterContainers = (total.codeInterpreterContainers ?? 0) + step.codeInterpreterContainers;
   // USD of the steps the worker priced, kept to a millionth of a cent as each step's is.
   if (step.costUsd !== undefined) total.costUsd = Math.round(((total.costUsd ?? 0) + step.costUsd) * 1e8) / 1e8;
 }

@@ -153,10 +153,18 @@ export interface Usage {
    */
   costUsd?: number;
   /**
-   * Web searches a hosted web search tool ran (Anthropic `usage.server_tool_use.web_search_requests`):
-   * billed per search on top of the tokens, and priced by the worker's table. Present when any ran.
+   * Web searches a hosted web search tool ran (Anthropic `usage.server_tool_use.web_search_requests`;
+   * OpenAI Responses: the step's `web_search_call` items): billed per search on top of the tokens,
+   * and priced by the worker's table. Present when any ran.
    */
   webSearchRequests?: number;
+  /** OpenAI Responses `file_search_call` items: billed per call. Present when any ran. */
+  fileSearchRequests?: number;
+  /**
+   * OpenAI Responses code interpreter containers the step ran code in (distinct `container_id`s of
+   * its `code_interpreter_call` items): billed per container. Present when any ran.
+   */
+  codeInterpreterContainers?: number;
   /** Pages a hosted web fetch tool fetched (Anthropic `usage.server_tool_use.web_fetch_requests`). Present when any were. */
   webFetchRequests?: number;
 }
