@@ -259,6 +259,20 @@ describe('OpenAI remote MCP approval requests', () => {
     expect(result.decisions).toEqual([expect.objectContaining({ approvalId: pending.approvalId, toolName: 'openai_mcp_approval', outcome: 'approved', approver: 'alice', automatic: false })]);
     expect(result.toolCalls).toContainEqual(expect.objectContaining({ toolName: 'openai_mcp_approval', outcome: 'approved' }));
     expect(result.toolCalls).toContainEqual(expect.objectContaining({ toolName: 'mcp', executedBy: 'provider', output: 'published' }));
+
+    // The next turn moves to Claude: OpenAI's request and its decision are not sent there, the rest is.
+    fake.script('anthropic', [{ text: 'Nothing else to publish.' }]);
+    const next = await client.workflow.start<typeof agentTurn>('agentTurn', {
+      taskQueue,
+      workflowId: `hosted-next-${randomUUID()}`,
+      args: [{ model: { provider: 'anthropic', model: 'claude-sonnet-4-5', maxTokens: 256 }, messages: [{ role: 'user', content: 'Publish the releases page.' }, ...result.messages, { role: 'user', content: 'Anything else?' }], tools: ['release_gate'] }],
+    });
+    noteStarted(next);
+    expect((await next.result()).text).toBe('Nothing else to publish.');
+    const claude = fake.requests.filter((sent) => sent.provider === 'anthropic').at(-1)!;
+    expect(claude.errors).toEqual([]);
+    expect(JSON.stringify(claude.body.messages)).not.toContain('openai_mcp_approval');
+    expect(JSON.stringify(claude.body.messages)).toContain('Published the releases page.');
   }, 180_000);
 
   it('approved from the dashboard in Chromium, the turn completes', async () => {

@@ -7,7 +7,7 @@
  * sends back as the request's answer (`mcp_approval_response`); no activity ever runs for it.
  * Pure helpers: no commands.
  */
-import type { ToolCallPart, ToolSpec } from '../types/index.js';
+import type { Message, ToolCallPart, ToolSpec } from '../types/index.js';
 
 /**
  * The tool name of a provider's approval request. A worker tool of the same name is not mistaken
@@ -37,3 +37,32 @@ export const PROVIDER_APPROVAL_SPEC: ToolSpec = {
 
 /** What the model is told of an approved request: the provider runs the MCP tool and reports its result itself. */
 export const PROVIDER_APPROVAL_APPROVED = 'Approved. The provider runs the MCP tool call.';
+
+/** The providers that understand their approval requests: every other is sent none. */
+export const PROVIDER_APPROVAL_PROVIDERS: readonly string[] = ['openai-responses'];
+
+/**
+ * The messages without provider approval requests and their results, for a provider that did not
+ * make them (a conversation that moves from `openai-responses` to another provider): to that
+ * provider they would be calls of a tool it was never offered. A message left empty goes too.
+ */
+export function withoutProviderApprovals(messages: readonly Message[]): Message[] {
+  const dropped = new Set<string>();
+  const kept: Message[] = [];
+  for (const message of messages) {
+    if (message.role === 'user') {
+      kept.push(message);
+      continue;
+    }
+    if (message.role === 'assistant') {
+      const content = message.content.filter((part) => !(part.type === 'tool-call' && isProviderApproval(part) && dropped.add(part.toolCallId)));
+      if (content.length === message.content.length) kept.push(message);
+      else if (content.length > 0) kept.push({ ...message, content });
+      continue;
+    }
+    const content = message.content.filter((part) => !dropped.has(part.toolCallId));
+    if (content.length === message.content.length) kept.push(message);
+    else if (content.length > 0) kept.push({ ...message, content });
+  }
+  return kept;
+}
