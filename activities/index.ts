@@ -22,6 +22,7 @@ import { recordModelCost } from './telemetry.js';
 import { createToolRegistry } from './tool-registry.js';
 import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
+import type { LiveDeltaChannel } from './live-deltas.js';
 import { ToolSetCache } from './tool-set-cache.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
 import type { AgentToolPromptInput, ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
@@ -54,11 +55,13 @@ export interface CreateActivitiesOptions {
   clouds?: CloudSettings;
   /** Named remote MCP servers, for `openai-responses` turns whose hosted `mcp` tool names one (providers/remote-mcp-servers.ts). */
   remoteMcpServers?: RemoteMcpServers;
+  /** Where streaming model steps also push each delta as it comes, for readers (live-deltas.ts). */
+  liveDeltas?: LiveDeltaChannel;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
-  const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}) };
+  const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}), ...(liveDeltas ? { liveDeltas } : {}) };
   const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
   const registry = createToolRegistry(tools, maxAgentDepth);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));

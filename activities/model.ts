@@ -10,6 +10,7 @@ import type { ProviderCallOptions } from './providers/errors.js';
 import { scriptedModelStep } from './providers/scripted.js';
 import { PROVIDER_APPROVAL_PROVIDERS, withoutProviderApprovals } from '../workflows/calls/provider-approvals.js';
 import { StepStream } from './step-stream.js';
+import type { LiveDeltaChannel } from './live-deltas.js';
 import { recordModelCall } from './telemetry.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types/index.js';
 import type { TurnEvent } from '../workflows/types/turn-events.js';
@@ -23,6 +24,8 @@ export interface WorkerModels {
   clouds?: CloudSettings;
   /** Remote MCP servers OpenAI may call for `openai-responses` turns that name them (providers/remote-mcp-servers.ts). */
   remoteMcpServers?: RemoteMcpServers;
+  /** Where a streaming step also pushes each delta as it comes (live-deltas.ts). */
+  liveDeltas?: LiveDeltaChannel;
 }
 
 const NO_WORKER_MODELS: WorkerModels = { models: {}, endpoints: {} };
@@ -83,7 +86,7 @@ export async function callModel(input: ModelStepInput, worker: WorkerModels = NO
   }
   const context = Context.current();
   // A turn that streams asks for the deltas on its event stream (workflows/types/turn-events.ts).
-  const stream = input.stream ? StepStream.open(input.stream) : undefined;
+  const stream = input.stream ? StepStream.open(input.stream, worker.liveDeltas) : undefined;
   let result: ModelStepResult;
   let unsent: TurnEvent[] = [];
   try {

@@ -20,6 +20,7 @@ import { Context, log } from '@temporalio/activity';
 import type { ModelStreamDelta, ModelStreamListener } from './providers/stream-delta.js';
 import { coalesceDeltas } from './coalesce-deltas.js';
 import { StreamPublisher } from './stream-publisher.js';
+import { deltaUnits, type LiveDeltaChannel, type LiveDeltaEvent } from './live-deltas.js';
 import { TURN_EVENTS_TOPIC, type DeltaOrigin, type TurnEvent } from '../workflows/types/turn-events.js';
 
 /** The pace of a run's stream: signals so far → the wait before the next. */
@@ -53,18 +54,23 @@ export class StepStream {
   private flushing: Promise<void> = Promise.resolve();
 
   /** Opens the stream of the workflow that scheduled the current activity (none for a standalone activity). */
-  static open(stream: { step: number; signalsBefore?: number }): StepStream | undefined {
+  static open(stream: { step: number; signalsBefore?: number }, live?: LiveDeltaChannel): StepStream | undefined {
     const context = Context.current();
     const workflowId = context.info.workflowExecution?.workflowId;
     if (workflowId === undefined) return undefined;
     const connect = () => new StreamPublisher(context.client, workflowId, TURN_EVENTS_TOPIC);
-    return new StepStream(connect, { step: stream.step, attempt: context.info.attempt }, stream.signalsBefore ?? 0);
+    const publishLive = live ? (piece: Parameters<LiveDeltaChannel['publish']>[1]) => live.publish(workflowId, piece) : undefined;
+    return new StepStream(connect, { step: stream.step, attempt: context.info.attempt }, stream.signalsBefore ?? 0, publishLive);
   }
+
+  /** Units of this attempt's deltas pushed to the live channel so far (live-deltas.ts). */
+  private liveUnits = 0;
 
   private constructor(
     private readonly connect: () => StreamPublisher,
     private readonly origin: DeltaOrigin,
     private readonly signalsBefore: number,
+    private readonly publishLive?: (piece: Parameters<LiveDeltaChannel['publish']>[1]) => void,
   ) {
     if (origin.attempt > 1) {
       // Subscribers drop what earlier attempts of this step streamed before they show this one's.
@@ -75,7 +81,17 @@ export class StepStream {
 
   /** Give this to the provider as `onDelta`. */
   readonly listener: ModelStreamListener = (delta: ModelStreamDelta) => {
-    this.pending.push({ ...delta, ...this.origin } as TurnEvent);
+    const event = { ...delta, ...this.origin } as LiveDeltaEvent;
+    this.pending.push(event);
+    if (this.publishLive) {
+      // As the provider streams it: the durable stream below is batched.
+      try {
+        this.publishLive({ event, start: this.liveUnits });
+      } catch (error) {
+        log.warn('Could not push a delta to the live channel; readers read it from the stream', { error: String(error) });
+      }
+      this.liveUnits += deltaUnits(event);
+    }
     if (this.sentFirst) {
       this.timer ??= setTimeout(() => this.flush(), flushIntervalMs(this.signalsBefore + (this.publisher?.signals ?? 0)));
       return;

@@ -14,6 +14,9 @@
 import type { Client, QueryDefinition } from '@temporalio/client';
 import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
 import { readEventStream, type StreamReadOptions } from './event-subscription.js';
+import type { LiveDeltaChannel } from '../activities/live-deltas.js';
+import { LiveMerge } from './live-merge.js';
+import { readMerged } from './live-reader.js';
 
 /** How long a feed nobody follows keeps reading, for a reader that reconnects at once. */
 const LINGER_MS = 5_000;
@@ -22,8 +25,9 @@ const MAX_KEPT_EVENTS = 50_000;
 
 type Query<E> = QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>;
 type StreamRecord<E> = { offset: number; event: E };
+type FeedReader<E> = (signal: AbortSignal, hooks: Pick<StreamReadOptions<E>, 'sleep' | 'onRead'>) => AsyncGenerator<StreamRecord<E>, void, undefined>;
 
-class Feed<E> {
+export class Feed<E> {
   readonly events: Array<StreamRecord<E>> = [];
   /** Events before this offset were dropped (or never kept). */
   keptFrom = 0;
@@ -33,16 +37,37 @@ class Feed<E> {
   private readonly wake = new Set<() => void>();
   private readonly stop = new AbortController();
   private lingering?: NodeJS.Timeout;
+  /** The live pieces beside the durable events, when the feed has a live channel. */
+  readonly live?: LiveMerge;
+  private unsubscribe?: () => void;
+  /** Ends the wait before the next durable read (a live piece waits for one). */
+  private poke?: () => void;
+  private poked = false;
 
   constructor(
-    read: (signal: AbortSignal) => AsyncGenerator<StreamRecord<E>, void, undefined>,
+    read: FeedReader<E>,
     private readonly onClosed: () => void,
+    channel?: { live: LiveDeltaChannel; workflowId: string },
   ) {
+    if (channel) {
+      const live = (this.live = new LiveMerge());
+      this.unsubscribe = channel.live.subscribe(channel.workflowId, (piece) => {
+        const before = live.tail.length;
+        if (live.addPiece(piece, performance.now())) this.readNow();
+        if (live.tail.length !== before) this.notify();
+      });
+    }
+    const hooks = this.live ? { sleep: (ms: number, signal?: AbortSignal) => this.nap(ms, signal), onRead: (startedAt: number) => this.readDone(startedAt) } : {};
     void (async () => {
       try {
-        for await (const record of read(this.stop.signal)) {
+        for await (const record of read(this.stop.signal, hooks)) {
           this.events.push(record);
-          if (this.events.length > MAX_KEPT_EVENTS) this.keptFrom = this.events.splice(0, this.events.length - MAX_KEPT_EVENTS).at(-1)!.offset + 1;
+          this.live?.addDurable(record.offset, record.event as never);
+          if (this.events.length > MAX_KEPT_EVENTS) {
+            const dropped = this.events.length - MAX_KEPT_EVENTS;
+            this.keptFrom = this.events.splice(0, dropped).at(-1)!.offset + 1;
+            this.live?.dropOldest(dropped);
+          }
           this.notify();
         }
       } catch (error) {
@@ -91,12 +116,44 @@ class Feed<E> {
     return low;
   }
 
+  private readDone(startedAt: number): void {
+    const tail = this.live!.tail.length;
+    if (this.live!.readDone(startedAt)) this.readNow();
+    if (this.live!.tail.length !== tail) this.notify();
+  }
+
+  private readNow(): void {
+    this.poked = true;
+    this.poke?.();
+  }
+
+  /** The wait between durable reads, cut short by {@link readNow}. */
+  private nap(ms: number, signal?: AbortSignal): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.poked || signal?.aborted) {
+        this.poked = false;
+        return resolve();
+      }
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        this.poke = undefined;
+        this.poked = false;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.poke = done;
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
   private notify(): void {
     for (const wake of [...this.wake]) wake();
   }
 
   private close(): void {
     clearTimeout(this.lingering);
+    this.unsubscribe?.();
     this.stop.abort();
     this.onClosed();
   }
@@ -105,13 +162,31 @@ class Feed<E> {
 export class StreamHub {
   private readonly feeds = new Map<string, Feed<unknown>>();
 
-  constructor(private readonly client: Client) {}
+  constructor(
+    private readonly client: Client,
+    private readonly liveDeltas?: LiveDeltaChannel,
+  ) {}
+
+  /**
+   * A turn's events merged with the live pieces of the hub's live channel (live-reader.ts); read
+   * as {@link read} does without a channel.
+   */
+  async *readLive<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E> & { liveAhead?: number } = {}): AsyncGenerator<StreamRecord<E> & { live?: number }, void, undefined> {
+    if (!this.liveDeltas) return yield* this.read(workflowId, query, options);
+    const feed = this.feed(workflowId, query, options, true);
+    feed.join();
+    try {
+      yield* readMerged(this.client, workflowId, query, feed, options);
+    } finally {
+      feed.leave();
+    }
+  }
 
   /** The events of `workflowId`'s stream from `options.fromOffset`, each once and in order (as `readEventStream`). */
   async *read<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E> = {}): AsyncGenerator<StreamRecord<E>, void, undefined> {
     const { isLast = () => false, signal } = options;
     let offset = Math.max(0, Math.floor(options.fromOffset ?? 0));
-    const feed = this.feed(workflowId, query, options);
+    const feed = this.feed(workflowId, query, options, false);
     feed.join();
     try {
       for (;;) {
@@ -143,16 +218,18 @@ export class StreamHub {
     return this.feeds.size;
   }
 
-  private feed<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E>): Feed<E> {
-    const key = `${query.name}\u0000${workflowId}`;
+  private feed<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E>, live: boolean): Feed<E> {
+    // A live feed and a durable one of the same stream are apart: a live feed reads sooner.
+    const key = `${query.name}\u0000${workflowId}${live ? '\u0000live' : ''}`;
     let feed = this.feeds.get(key) as Feed<E> | undefined;
     // A feed that failed is not reused: the next reader starts a fresh one.
     if (!feed || (feed.ended && feed.error !== undefined)) {
       const created: Feed<E> = new Feed<E>(
-        (signal) => readEventStream(this.client, workflowId, query, { isLast: options.isLast, waitForStartMs: options.waitForStartMs, signal }),
+        (signal, hooks) => readEventStream(this.client, workflowId, query, { isLast: options.isLast, waitForStartMs: options.waitForStartMs, signal, ...hooks }),
         () => {
           if (this.feeds.get(key) === created) this.feeds.delete(key);
         },
+        live && this.liveDeltas ? { live: this.liveDeltas, workflowId } : undefined,
       );
       feed = created;
       this.feeds.set(key, feed as Feed<unknown>);

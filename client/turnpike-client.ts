@@ -17,6 +17,7 @@ import { Client, type ConnectionOptions, type WorkflowHandle } from '@temporalio
 import { DEFAULT_TASK_QUEUE, approveToolCallUpdate, conversationStateQuery, delegateApprovalUpdate, historyQuery, submitToolResultUpdate, turnEventsQuery, turnStateQuery } from '../workflows/messages/definitions.js';
 import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
+import type { LiveDeltaChannel } from '../activities/live-deltas.js';
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import type { BranchTurnResult, ConversationBranches, EditMessageInput, RegenerateInput } from '../workflows/types/index.js';
@@ -62,6 +63,13 @@ export interface TurnpikeClientOptions {
    * `TURNPIKE_CONTENT_STORE` names (docs/content-store.md), opened on first use.
    */
   contentStore?: ContentStore;
+  /**
+   * The live channel the workers push each streamed delta to (`TurnpikePluginOptions.liveDeltas`;
+   * `inProcessLiveDeltas` when they run in this process). `turnEvents(id, { live: true })` then
+   * shows deltas as the model writes them instead of at the durable stream's pace; without a
+   * channel, or when it brings nothing, readers follow the durable stream (docs/streaming.md).
+   */
+  liveDeltas?: LiveDeltaChannel;
 }
 
 export class TurnpikeClient {
@@ -74,7 +82,7 @@ export class TurnpikeClient {
   constructor(options: TurnpikeClientOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
-    this.streams = new StreamHub(this.client);
+    this.streams = new StreamHub(this.client, options.liveDeltas);
     this.givenStore = options.contentStore;
   }
 
@@ -163,9 +171,15 @@ export class TurnpikeClient {
    *
    * All the readers of one turn through this client share one reader of the turn: any number of
    * them costs the turn the queries of one, and no history and no update.
+   *
+   * With `live: true` and the client's `liveDeltas` channel, deltas come as the model writes
+   * them: such a record carries `live` (its `offset` is the last durable event's before it), and
+   * a reader resumes after it with `{ fromOffset: offset + 1, liveAhead: live }`.
    */
-  turnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal } = {}): AsyncGenerator<TurnEventRecord, void, undefined> {
-    return this.streams.read(turnId, turnEventsQuery, { ...options, isLast: (event) => event.type === 'turn-finished' });
+  turnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal; live?: boolean; liveAhead?: number } = {}): AsyncGenerator<TurnEventRecord, void, undefined> {
+    const { live, ...read } = options;
+    const isLast = (event: TurnEventRecord['event']) => event.type === 'turn-finished';
+    return live ? this.streams.readLive(turnId, turnEventsQuery, { ...read, isLast }) : this.streams.read(turnId, turnEventsQuery, { ...read, isLast });
   }
 
   /**

@@ -29,6 +29,8 @@ export const DEFAULT_SHUTDOWN_GRACE_TIME = '30s';
 
 export interface CreateWorkerOptions {
   tools: readonly Tool[];
+  /** Where streaming model steps push each delta for readers (see `TurnpikePluginOptions.liveDeltas`). */
+  liveDeltas?: TurnpikePluginOptions['liveDeltas'];
   /** Webhook nudges for approvals (see `TurnpikePluginOptions.notifications`). */
   notifications?: TurnpikePluginOptions['notifications'];
   /** Limits of the worker's transcript cache (see `TurnpikePluginOptions.transcriptCache`). */
@@ -111,6 +113,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(options.endpoints ? { endpoints: options.endpoints } : {}),
         ...(options.clouds ? { clouds: options.clouds } : {}),
         ...(options.remoteMcpServers ? { remoteMcpServers: options.remoteMcpServers } : {}),
+        ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
       }),
       ...(options.workerOptions?.plugins ?? []),
     ],

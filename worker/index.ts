@@ -12,6 +12,7 @@ export {
   type CreateWorkerOptions,
 } from './create-worker.js';
 export { runWorker, type RunWorkerOptions } from './run-worker.js';
+export { InProcessLiveDeltas, inProcessLiveDeltas, type LiveDeltaChannel, type LiveDeltaEvent, type LiveDeltaPiece } from '../activities/live-deltas.js';
 export type { ContentStore, StoredObject } from '../content/content-store.js';
 export { FileContentStore } from '../content/file-content-store.js';
 export { PostgresContentStore, type PostgresContentStoreOptions } from '../content/postgres-content-store.js';

@@ -33,6 +33,7 @@ import { checkedModels, type AiSdkModels } from '../activities/providers/ai-sdk-
 import { checkedEndpoints, type OpenAIEndpoints } from '../activities/providers/endpoints.js';
 import { checkedClouds, type CloudSettings } from '../activities/providers/clouds.js';
 import { checkedRemoteMcpServers, type RemoteMcpServers } from '../activities/providers/remote-mcp-servers.js';
+import type { LiveDeltaChannel } from '../activities/live-deltas.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -41,6 +42,12 @@ const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 export const WORKFLOW_PRELOAD_PATH = fileURLToPath(new URL(`../workflows/preload${extension}`, import.meta.url));
 
 export interface TurnpikePluginOptions {
+  /**
+   * Where streaming model steps also push each delta as the provider streams it, for readers
+   * whose `TurnpikeClient` has the same channel (`inProcessLiveDeltas` when they share this
+   * process; docs/streaming.md). Without one, readers follow the durable stream alone.
+   */
+  liveDeltas?: LiveDeltaChannel;
   /** The tools turns may offer the model, from `defineTool` / `defineClientTool` / `defineAgentTool`. Omit on a Client. */
   tools?: readonly Tool[];
   /**
@@ -171,6 +178,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.endpoints !== undefined ? { endpoints: checkedEndpoints(options.endpoints, 'TurnpikePlugin') } : {}),
       ...(options.clouds !== undefined ? { clouds: checkedClouds(options.clouds, 'TurnpikePlugin') } : {}),
       ...(options.remoteMcpServers !== undefined ? { remoteMcpServers: checkedRemoteMcpServers(options.remoteMcpServers, 'TurnpikePlugin') } : {}),
+      ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
     });
     super({
       name: 'turnpike',

@@ -110,6 +110,12 @@ export interface TurnEventRecord {
   /** Position in the stream, from 0; resume after it with `fromOffset: offset + 1`. */
   offset: number;
   event: TurnEvent;
+  /**
+   * Present on a delta shown live (`turnEvents(id, { live: true })`), before the durable stream
+   * holds it: the delta units (characters) shown beyond `offset`. Resume after it with
+   * `{ fromOffset: offset + 1, liveAhead: live }`.
+   */
+  live?: number;
 }
 
 /**
