@@ -51,7 +51,10 @@ export async function startTurnpike({
   models,
   endpoints,
   clouds,
+  liveDeltas,
 }: {
+  /** Where streaming model steps push each delta (see `createWorker`). */
+  liveDeltas?: CreateWorkerOptions['liveDeltas'];
   /** Bedrock, Vertex AI and Azure OpenAI settings by name (see `createWorker`). */
   clouds?: CreateWorkerOptions['clouds'];
   /** AI SDK models by name, for turns of provider `ai-sdk` (see `createWorker`). */
@@ -110,6 +113,7 @@ export async function startTurnpike({
         ...(models ? { models } : {}),
         ...(endpoints ? { endpoints } : {}),
         ...(clouds ? { clouds } : {}),
+        ...(liveDeltas ? { liveDeltas } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,
