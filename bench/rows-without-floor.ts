@@ -57,6 +57,26 @@ export function streamingRows(streaming: StreamingFigures): ReportRow[] {
       turnpike: latencies(streaming.latency.everyToken),
       ...none,
     },
+    {
+      figure: `Token → live subscriber, first token of a step (p50 / p95, n=${streaming.liveLatency.firstToken.n}; the same turns, live channel over IPC)`,
+      turnpike: latencies(streaming.liveLatency.firstToken),
+      ...none,
+    },
+    {
+      figure: `Token → live subscriber, every token (p50 / p95, n=${streaming.liveLatency.everyToken.n})`,
+      turnpike: latencies(streaming.liveLatency.everyToken),
+      ...none,
+    },
+    {
+      figure: 'Queries per second of a streaming turn: durable reader → live reader (each its own client); live pieces sent per second',
+      turnpike: `${streaming.cost.durableQueriesPerSecond.toFixed(1)} → ${streaming.cost.liveQueriesPerSecond.toFixed(1)}; ${streaming.cost.livePiecesPerSecond.toFixed(1)} pieces/s`,
+      ...none,
+    },
+    {
+      figure: 'CPU per turn: worker, nobody reading → both readers; API (bench) process with both readers',
+      turnpike: `${streaming.cost.workerCpuMs.unwatched.toFixed(0)} → ${streaming.cost.workerCpuMs.watched.toFixed(0)} ms; ${streaming.cost.apiCpuMs.watched.toFixed(0)} ms`,
+      ...none,
+    },
   ];
 }
 

@@ -5,6 +5,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { InProcessLiveDeltas } from '../activities/live-deltas.js';
 import { freePort } from '../scripts/dev-server.js';
 import type { ChildMessage, HeapSample, ParentMessage, ProcessSample, WorkerProcessConfig, WorkerSettings } from './worker-protocol.js';
 
@@ -15,6 +16,8 @@ export class WorkerHandle {
   private nextId = 0;
   private readonly waiting = new Map<number, (sample: ProcessSample) => void>();
   private readonly waitingHeaps = new Map<number, (sample: HeapSample) => void>();
+  /** The worker's live deltas, brought over IPC (a turnpike worker pushes every streamed piece). */
+  readonly liveDeltas = new InProcessLiveDeltas();
 
   private constructor(
     private readonly child: ChildProcess,
@@ -22,7 +25,9 @@ export class WorkerHandle {
     readonly settings: WorkerSettings,
   ) {
     child.on('message', (message: ChildMessage) => {
-      if (message.type === 'sample') {
+      if (message.type === 'live') {
+        this.liveDeltas.publish(message.workflowId, message.piece);
+      } else if (message.type === 'sample') {
         this.waiting.get(message.id)?.(message.sample);
         this.waiting.delete(message.id);
       } else if (message.type === 'heaps') {

@@ -11,6 +11,7 @@ import { Context } from '@temporalio/activity';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import type { ProviderV4 } from '@ai-sdk/provider';
 import { AI_SDK_MODEL_NAME, FAKE_OPENAI_KEY, FAKE_OPENAI_MODEL } from './fake-openai-settings.js';
+import type { LiveDeltaPiece } from '../activities/live-deltas.js';
 import { ThreadHeaps } from './thread-heaps.js';
 import type { ChildMessage, ParentMessage, ProcessSample, WorkerProcessConfig, WorkerSettings } from './worker-protocol.js';
 
@@ -99,7 +100,9 @@ async function main(): Promise<void> {
     ]);
     const contentStore = config.contentFolder ? { contentStore: new FileContentStore(config.contentFolder) } : {};
     const models = config.aiSdkModel ? { models: await aiSdkModels(config) } : {};
-    worker = await createWorker({ ...common, ...contentStore, ...models, tools: benchTools, workerOptions: extra });
+    // The live channel to the bench process: each streamed piece as an IPC message.
+    const liveDeltas = { publish: (workflowId: string, piece: LiveDeltaPiece) => send({ type: 'live', workflowId, piece }), subscribe: () => () => {} };
+    worker = await createWorker({ ...common, ...contentStore, ...models, tools: benchTools, workerOptions: extra, liveDeltas });
   } else if (config.kind === 'ai-sdk') {
     const [{ AiSdkPlugin }, { createOpenAI }, { createAiSdkActivities }] = await Promise.all([
       import('@temporalio/ai-sdk'),

@@ -3,6 +3,7 @@
  * The worker runs in a child process so that its resident memory and CPU time are its own,
  * not mixed with the client's and the benchmark's.
  */
+import type { LiveDeltaPiece } from '../activities/live-deltas.js';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { ThreadHeap } from './thread-heaps.js';
 
@@ -72,4 +73,6 @@ export type ChildMessage =
   | { type: 'ready'; settings: WorkerSettings }
   | { type: 'sample'; id: number; sample: ProcessSample }
   | { type: 'heaps'; id: number; sample: HeapSample }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  /** A streamed delta piece from the worker's model activity, for the live readers in the bench process (the live channel over IPC). */
+  | { type: 'live'; workflowId: string; piece: LiveDeltaPiece };

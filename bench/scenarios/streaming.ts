@@ -17,6 +17,7 @@
  * first, the activity batches for up to 200 ms; see activities/step-stream.ts).
  */
 import { performance } from 'node:perf_hooks';
+import { Client } from '@temporalio/client';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
 import type { BenchContext, Systems } from '../context.js';
@@ -54,8 +55,22 @@ export interface StreamingFigures {
   onWithSubscriber: StreamingHistory;
   /** on − off, and on + subscriber − off: what streaming adds to one turn's history. */
   added: { unwatched: { events: number; protoBytes: number }; watched: { events: number; protoBytes: number } };
-  /** Milliseconds from the fake provider writing a text event to the subscriber having it. */
+  /** Milliseconds from the fake provider writing a text event to the subscriber having it: today's path (durable stream by query). */
   latency: { firstToken: LatencyPercentiles; everyToken: LatencyPercentiles };
+  /** The same, for a reader of the same turns with the live channel (`turnEvents(id, { live: true })`, pieces over IPC from the worker process). */
+  liveLatency: { firstToken: LatencyPercentiles; everyToken: LatencyPercentiles };
+  /** What each path costs while a turn streams (medians over the watched turns). */
+  cost: {
+    /** `turnEvents` queries per second of a watched turn, by each path's own client. */
+    durableQueriesPerSecond: number;
+    liveQueriesPerSecond: number;
+    /** Live pieces the worker process sent per second of a watched turn. */
+    livePiecesPerSecond: number;
+    /** CPU ms of the worker process per turn: streaming with nobody reading, and read by both paths. */
+    workerCpuMs: { unwatched: number; watched: number };
+    /** CPU ms of this (the API's) process per watched turn: both readers, the fake provider and the bench. */
+    apiCpuMs: { watched: number };
+  };
 }
 
 const median = (values: number[]) => percentile([...values].sort((a, b) => a - b), 50);
@@ -85,7 +100,20 @@ export async function measureStreaming(context: BenchContext, systems: Systems):
   const model = { provider: 'openai', model: FAKE_OPENAI_MODEL } as const;
   const streaming = new TurnpikeSystem(context.client, turnpike.taskQueue, turnpike.worker, 'turnpike-openai', { ...model, stream: true });
   const plain = new TurnpikeSystem(context.client, turnpike.taskQueue, turnpike.worker, 'turnpike-openai', { ...model, stream: false });
-  const reader = new TurnpikeClient({ client: context.client, taskQueue: turnpike.taskQueue });
+  const queries = { durable: 0, live: 0 };
+  const counting = (path: 'durable' | 'live') =>
+    new Client({
+      connection: context.client.connection,
+      namespace: context.client.options.namespace,
+      dataConverter: context.client.options.dataConverter,
+      interceptors: { workflow: [{ query: (input, next) => (queries[path]++, next(input)) }] },
+    });
+  const reader = new TurnpikeClient({ client: counting('durable'), taskQueue: turnpike.taskQueue });
+  const liveReader = new TurnpikeClient({ client: counting('live'), taskQueue: turnpike.taskQueue, liveDeltas: turnpike.worker.liveDeltas });
+  const workerCpu = async () => {
+    const sample = await turnpike.worker.sample();
+    return (sample.cpuUser + sample.cpuSystem) / 1000;
+  };
   const turns = context.options.quick ? 8 : 30;
 
   let written: Mark[] = [];
@@ -103,6 +131,10 @@ export async function measureStreaming(context: BenchContext, systems: Systems):
   const sizes = { off: [] as HistorySize[], on: [] as HistorySize[], watched: [] as HistorySize[] };
   const firstToken: number[] = [];
   const everyToken: number[] = [];
+  const liveFirstToken: number[] = [];
+  const liveEveryToken: number[] = [];
+  const cost = { durableQps: [] as number[], liveQps: [] as number[], piecesPerSecond: [] as number[], workerUnwatched: [] as number[], workerWatched: [] as number[], api: [] as number[] };
+
   try {
     for (let turn = 0; turn < turns; turn++) {
       // Interleaved, so the machine's load drifts over all three alike.
@@ -110,37 +142,57 @@ export async function measureStreaming(context: BenchContext, systems: Systems):
       await plain.finishTurn(off, STEPS);
       sizes.off.push(await historySize(off));
 
+      let cpuBefore = await workerCpu();
       const on = await streaming.startTurn(STEPS);
       await streaming.finishTurn(on, STEPS);
+      cost.workerUnwatched.push((await workerCpu()) - cpuBefore);
       sizes.on.push(await historySize(on));
 
       written = [];
       writtenLength = 0;
-      const received: Mark[] = [];
-      let receivedLength = 0;
-      const watched = await streaming.startTurn(STEPS);
-      const reading = (async () => {
+      const read = async (client: TurnpikeClient, workflowId: string, live: boolean) => {
+        const received: Mark[] = [];
+        let receivedLength = 0;
         const records: TurnEventRecord[] = [];
-        for await (const record of reader.turnEvents(watched.workflowId)) {
+        for await (const record of client.turnEvents(workflowId, { live })) {
           records.push(record);
           if (record.event.type === 'text-delta') {
             receivedLength += record.event.text.length;
             received.push({ length: receivedLength, at: performance.now() });
           }
         }
-        return records;
-      })();
+        return { records, received, receivedLength };
+      };
+      cpuBefore = await workerCpu();
+      const apiBefore = process.cpuUsage();
+      const queriesBefore = { ...queries };
+      const startedAt = performance.now();
+      const watched = await streaming.startTurn(STEPS);
+      let turnPieces = 0;
+      const unsubscribe = turnpike.worker.liveDeltas.subscribe(watched.workflowId, () => turnPieces++);
+      // Both paths read the same turn: today's (durable stream by query) and the live channel.
+      const readings = [read(reader, watched.workflowId, false), read(liveReader, watched.workflowId, true)];
       await streaming.finishTurn(watched, STEPS);
-      const records = await reading;
-      if (records.some(({ event }) => event.type === 'step-retry')) throw new Error(`turn ${watched.workflowId} retried a step; its latencies would mix attempts`);
-      if (receivedLength !== writtenLength) throw new Error(`turn ${watched.workflowId}: the subscriber got ${receivedLength} characters of text, the fake wrote ${writtenLength}`);
+      const [durable, live] = await Promise.all(readings);
+      const seconds = (performance.now() - startedAt) / 1000;
+      unsubscribe();
+      const api = process.cpuUsage(apiBefore);
+      cost.api.push((api.user + api.system) / 1000);
+      cost.workerWatched.push((await workerCpu()) - cpuBefore);
+      cost.durableQps.push((queries.durable - queriesBefore.durable) / seconds);
+      cost.liveQps.push((queries.live - queriesBefore.live) / seconds);
+      cost.piecesPerSecond.push(turnPieces / seconds);
+      for (const [path, { records, received, receivedLength }] of [['durable', durable!], ['live', live!]] as const) {
+        if (records.some(({ event }) => event.type === 'step-retry')) throw new Error(`turn ${watched.workflowId} retried a step; its latencies would mix attempts`);
+        if (receivedLength !== writtenLength) throw new Error(`turn ${watched.workflowId}: the ${path} subscriber got ${receivedLength} characters of text, the fake wrote ${writtenLength}`);
+        written.forEach((mark, index) => {
+          const arrival = received.find((got) => got.length >= mark.length)!;
+          const latency = arrival.at - mark.at;
+          (path === 'live' ? liveEveryToken : everyToken).push(latency);
+          if (index === 0) (path === 'live' ? liveFirstToken : firstToken).push(latency);
+        });
+      }
       sizes.watched.push(await historySize(watched));
-      written.forEach((mark, index) => {
-        const arrival = received.find((got) => got.length >= mark.length)!;
-        const latency = arrival.at - mark.at;
-        everyToken.push(latency);
-        if (index === 0) firstToken.push(latency);
-      });
     }
   } finally {
     context.fakeOpenAI.setStreamControl(undefined);
@@ -161,5 +213,13 @@ export async function measureStreaming(context: BenchContext, systems: Systems):
       watched: { events: onWithSubscriber.events - off.events, protoBytes: onWithSubscriber.protoBytes - off.protoBytes },
     },
     latency: { firstToken: percentiles(firstToken), everyToken: percentiles(everyToken) },
+    liveLatency: { firstToken: percentiles(liveFirstToken), everyToken: percentiles(liveEveryToken) },
+    cost: {
+      durableQueriesPerSecond: median(cost.durableQps),
+      liveQueriesPerSecond: median(cost.liveQps),
+      livePiecesPerSecond: median(cost.piecesPerSecond),
+      workerCpuMs: { unwatched: median(cost.workerUnwatched), watched: median(cost.workerWatched) },
+      apiCpuMs: { watched: median(cost.api) },
+    },
   };
 }
