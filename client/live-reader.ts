@@ -15,15 +15,26 @@ import type { Client, QueryDefinition } from '@temporalio/client';
 import { deltaUnits, withoutFirstUnits } from '../activities/live-deltas.js';
 import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
 import { readEventStream, type StreamReadOptions } from './event-subscription.js';
-import type { Feed } from './stream-hub.js';
+import type { LiveMerge } from './live-merge.js';
 
 type Query<E> = QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>;
+
+/** What a reader needs of a live feed (stream-hub.ts). */
+export interface LiveFeedView<E> {
+  readonly events: ReadonlyArray<{ offset: number; event: E }>;
+  readonly keptFrom: number;
+  readonly ended: boolean;
+  readonly error: unknown;
+  readonly live?: LiveMerge;
+  indexOf(offset: number): number;
+  changed(signal?: AbortSignal): Promise<void>;
+}
 
 export async function* readMerged<E>(
   client: Client,
   workflowId: string,
   query: Query<E>,
-  feed: Feed<E>,
+  feed: LiveFeedView<E>,
   options: StreamReadOptions<E> & { liveAhead?: number },
 ): AsyncGenerator<{ offset: number; event: E; live?: number }, void, undefined> {
   const { isLast = () => false, signal } = options;

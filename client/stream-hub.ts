@@ -27,7 +27,7 @@ type Query<E> = QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>;
 type StreamRecord<E> = { offset: number; event: E };
 type FeedReader<E> = (signal: AbortSignal, hooks: Pick<StreamReadOptions<E>, 'sleep' | 'onRead'>) => AsyncGenerator<StreamRecord<E>, void, undefined>;
 
-export class Feed<E> {
+class Feed<E> {
   readonly events: Array<StreamRecord<E>> = [];
   /** Events before this offset were dropped (or never kept). */
   keptFrom = 0;
