@@ -68,6 +68,11 @@ export function streamingRows(streaming: StreamingFigures): ReportRow[] {
       ...none,
     },
     {
+      figure: `Token → live piece in the API process, every token (p50 / p95, n=${streaming.liveLatency.pieceArrival.n}; the channel alone)`,
+      turnpike: latencies(streaming.liveLatency.pieceArrival),
+      ...none,
+    },
+    {
       figure: 'Queries per second of a streaming turn: durable reader → live reader (each its own client); live pieces sent per second',
       turnpike: `${streaming.cost.durableQueriesPerSecond.toFixed(1)} → ${streaming.cost.liveQueriesPerSecond.toFixed(1)}; ${streaming.cost.livePiecesPerSecond.toFixed(1)} pieces/s`,
       ...none,

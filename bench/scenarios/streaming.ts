@@ -58,7 +58,7 @@ export interface StreamingFigures {
   /** Milliseconds from the fake provider writing a text event to the subscriber having it: today's path (durable stream by query). */
   latency: { firstToken: LatencyPercentiles; everyToken: LatencyPercentiles };
   /** The same, for a reader of the same turns with the live channel (`turnEvents(id, { live: true })`, pieces over IPC from the worker process). */
-  liveLatency: { firstToken: LatencyPercentiles; everyToken: LatencyPercentiles };
+  liveLatency: { firstToken: LatencyPercentiles; everyToken: LatencyPercentiles; pieceArrival: LatencyPercentiles };
   /** What each path costs while a turn streams (medians over the watched turns). */
   cost: {
     /** `turnEvents` queries per second of a watched turn, by each path's own client. */
@@ -133,6 +133,7 @@ export async function measureStreaming(context: BenchContext, systems: Systems):
   const everyToken: number[] = [];
   const liveFirstToken: number[] = [];
   const liveEveryToken: number[] = [];
+  const pieceArrival: number[] = [];
   const cost = { durableQps: [] as number[], liveQps: [] as number[], piecesPerSecond: [] as number[], workerUnwatched: [] as number[], workerWatched: [] as number[], api: [] as number[] };
 
   try {
@@ -169,7 +170,14 @@ export async function measureStreaming(context: BenchContext, systems: Systems):
       const startedAt = performance.now();
       const watched = await streaming.startTurn(STEPS);
       let turnPieces = 0;
-      const unsubscribe = turnpike.worker.liveDeltas.subscribe(watched.workflowId, () => turnPieces++);
+      const arrived: Mark[] = [];
+      let arrivedLength = 0;
+      const unsubscribe = turnpike.worker.liveDeltas.subscribe(watched.workflowId, ({ event }) => {
+        turnPieces++;
+        if (event.type !== 'text-delta') return;
+        arrivedLength += event.text.length;
+        arrived.push({ length: arrivedLength, at: performance.now() });
+      });
       // Both paths read the same turn: today's (durable stream by query) and the live channel.
       const readings = [read(reader, watched.workflowId, false), read(liveReader, watched.workflowId, true)];
       await streaming.finishTurn(watched, STEPS);
@@ -192,6 +200,10 @@ export async function measureStreaming(context: BenchContext, systems: Systems):
           if (index === 0) (path === 'live' ? liveFirstToken : firstToken).push(latency);
         });
       }
+      written.forEach((mark) => {
+        const arrival = arrived.find((got) => got.length >= mark.length);
+        if (arrival) pieceArrival.push(arrival.at - mark.at);
+      });
       sizes.watched.push(await historySize(watched));
     }
   } finally {
@@ -213,7 +225,7 @@ export async function measureStreaming(context: BenchContext, systems: Systems):
       watched: { events: onWithSubscriber.events - off.events, protoBytes: onWithSubscriber.protoBytes - off.protoBytes },
     },
     latency: { firstToken: percentiles(firstToken), everyToken: percentiles(everyToken) },
-    liveLatency: { firstToken: percentiles(liveFirstToken), everyToken: percentiles(liveEveryToken) },
+    liveLatency: { firstToken: percentiles(liveFirstToken), everyToken: percentiles(liveEveryToken), pieceArrival: percentiles(pieceArrival) },
     cost: {
       durableQueriesPerSecond: median(cost.durableQps),
       liveQueriesPerSecond: median(cost.liveQps),
