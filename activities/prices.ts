@@ -116,7 +116,7 @@ const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
  * Whose prices a provider takes when it has none of its own: the clouds list Claude and GPT at the
  * first-party prices (a regional endpoint's premium is a `prices` entry of the cloud's own).
  */
-const FALLBACK_PROVIDER: Record<string, string> = { 'openai-responses': 'openai', 'azure-openai': 'openai', 'anthropic-bedrock': 'anthropic', 'anthropic-vertex': 'anthropic' };
+const FALLBACK_PROVIDER: Record<string, string> = { 'openai-responses': 'openai', 'azure-openai': 'openai', 'azure-openai-responses': 'openai', 'anthropic-bedrock': 'anthropic', 'anthropic-vertex': 'anthropic' };
 
 /** The price of a model: its own key, else the key of its name without a date suffix; then the same at the provider it falls back to (`openai-responses`, `azure-openai` → `openai`; `anthropic-bedrock`, `anthropic-vertex` → `anthropic`). */
 export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider' | 'model'>): ModelPrice | undefined {
