@@ -20,7 +20,7 @@ export function registerDecisionRoutes(app: ApiApp, { client, access, listing, d
       const { turnId, approvalId } = request.params;
       const { decisionToken, ...decision } = request.body;
       // Someone who may not read the turn learns nothing of it: not that it exists, not its tool or approvers.
-      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
+      if (!(await access.mayDecideApproval(request.caller!, turnId, approvalId))) return turnNotFound(reply, turnId);
       if (decisionSecret) {
         const subject = { turnId, approvalId, inputHash: decision.inputHash ?? '', approver };
         if (!decisionToken || !decision.inputHash || !verifyDecision(decisionSecret, subject, decisionToken)) {
@@ -41,7 +41,7 @@ export function registerDecisionRoutes(app: ApiApp, { client, access, listing, d
     { schema: { params: z.object({ turnId: z.string().min(1), approvalId: z.string().min(1) }), body: delegationBody } },
     async (request, reply) => {
       const { turnId, approvalId } = request.params;
-      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
+      if (!(await access.mayDecideApproval(request.caller!, turnId, approvalId))) return turnNotFound(reply, turnId);
       return answer(reply, async () => {
         const result = await client.delegateApproval(turnId, { approvalId, ...request.body, approver: caller(request), approverGroups: [...request.caller!.groups] });
         listing.changed();

@@ -11,3 +11,5 @@ export { loginOptionsFromEnvironment, type LoginOptions } from './login.js';
 export { DEFAULT_SESSION_MAX_AGE_SECONDS } from './session.js';
 export { buildCodecServer, type CodecServerOptions } from './codec-server.js';
 export { STREAM_TOKEN_TTL_SECONDS, StreamTokens, type StreamScope, type StreamTokenClaims } from './stream-token.js';
+/** The model settings of `ApiOptions.chatModel` (the same type as `turnpike`'s). */
+export type { ModelSettings } from '../workflows/types/index.js';

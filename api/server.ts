@@ -16,6 +16,7 @@ import { MAX_STORED_PART_BYTES } from '../workflows/turn/binary-parts.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { TurnpikeClient } from '../client/turnpike-client.js';
+import type { ModelSettings } from '../workflows/types/index.js';
 import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
@@ -78,6 +79,8 @@ export interface ApiOptions {
   temporalUiUrl?: string;
   namespace?: string;
   logger?: boolean;
+  /** The model of the conversations `POST /api/chat` starts when its request names none (default: the scripted demo). */
+  chatModel?: ModelSettings;
 }
 
 /**
@@ -172,6 +175,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   registerUiChatRoute(app, {
     client: options.client,
+    ...(options.chatModel ? { model: options.chatModel } : {}),
     mayRead: (who, conversationId) => access.mayReadConversation(who, conversationId),
     notFound: (reply, conversationId) => conversationNotFound(reply, conversationId),
     rejected: (reply, error) => sendError(reply, error.type, error.message),
