@@ -143,6 +143,11 @@ export async function startCloudFake(base: FakeProviderServer, options: CloudFak
       if (body.anthropic_version !== VERTEX_VERSION) return invalid(`anthropic_version: Input should be '${VERTEX_VERSION}'`);
       if ('model' in body) return invalid('model: Extra inputs are not permitted');
       if ((method === 'streamRawPredict') !== (body.stream === true)) return invalid(`${method} ${method === 'streamRawPredict' ? 'needs' : 'takes no'} stream: true`);
+      // Vertex AI runs Claude's web search only under its beta header (the message is this fake's own).
+      const searches = Array.isArray(body.tools) && body.tools.some((tool) => isObject(tool) && String(tool.type).startsWith('web_search_'));
+      if (searches && !String(request.headers['anthropic-beta'] ?? '').split(',').includes('web-search-2025-03-05')) {
+        return invalid('tools: web search on Vertex AI needs the header anthropic-beta: web-search-2025-03-05');
+      }
       const { anthropic_version: _version, ...rest } = body;
       const upstream = await forward(`${base.anthropicBaseURL}/v1/messages`, { 'x-api-key': 'cloud-fake', 'anthropic-version': '2023-06-01' }, { ...rest, model });
       recorded.status = upstream.status;
