@@ -27,8 +27,10 @@ import { refusalText, NOT_ALLOWED } from './refusal-texts.js';
 import { SlackUsers, type SlackUserMapping } from './slack-users.js';
 import { openSlack } from './slack-web-api.js';
 
+/** Where Slack posts interactions: the Request URL of the app's interactivity. */
 export const SLACK_INTERACTIONS_PATH = '/api/slack/interactions';
 
+/** `buildApi({ slack })`: decisions from Slack's approval messages (docs/http-api.md, *Slack*). */
 export interface SlackOptions {
   /** The app's Signing Secret (Basic Information; `SLACK_SIGNING_SECRET`). */
   signingSecret: string;

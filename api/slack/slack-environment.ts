@@ -7,6 +7,7 @@
 import type { SlackOptions } from './interactions-route.js';
 import type { SlackIdentity } from './slack-users.js';
 
+/** The Slack options `npm run api` reads (above); undefined when neither secret nor token is set. */
 export function slackOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): SlackOptions | undefined {
   const { SLACK_SIGNING_SECRET: signingSecret, SLACK_BOT_TOKEN: botToken } = env;
   if (!signingSecret && !botToken) return undefined;

@@ -9,7 +9,9 @@ import type { Caller } from '../auth.js';
 
 /** A turnpike identity for a Slack user: the approver a decision carries, and its groups. */
 export interface SlackIdentity {
+  /** The approver identity decisions carry (as an OIDC caller's `email` or `sub`). */
   subject: string;
+  /** The groups the tool's `approverGroups` are matched against. */
   groups?: readonly string[];
 }
 
