@@ -223,6 +223,9 @@ describe('decisions from Slack', () => {
     expect([forged.status, old.status, unsigned.statusCode]).toEqual([401, 401, 401]);
     expect(JSON.parse(forged.body)).toMatchObject({ error: { type: 'Unauthorized', message: expect.stringContaining('bad-signature') } });
     expect(JSON.parse(old.body)).toMatchObject({ error: { message: expect.stringContaining('old-timestamp') } });
+    // The route's form parser is its own: every other route still refuses a form.
+    const form = await api.inject({ method: 'POST', url: '/api/turns', headers: { authorization: 'Bearer bob-token', 'content-type': 'application/x-www-form-urlencoded' }, payload: 'text=hello' });
+    expect(form.statusCode).toBe(415);
 
     // Denials sent by strangers: an unknown Slack user, one outside finance, and a stale input hash.
     const stranger = buttonClick('U0NOBODY', SLACK_ACTIONS.deny, ref);
