@@ -108,7 +108,11 @@ export async function registerSlackInteractions(app: FastifyInstance, routes: Ro
     const refusal = await Promise.race([decided, late]).finally(() => clearTimeout(timer));
     if (refusal === 'late') {
       // Slack closes the modal; the decision goes on, and a refusal can only be logged.
-      void decided.then((text) => text && log.warn({ turnId: ref.turnId, approvalId: ref.approvalId }, `a denial from Slack was refused after its modal closed: ${text}`));
+      // (A failure is logged by track.)
+      void decided.then(
+        (text) => text && log.warn({ turnId: ref.turnId, approvalId: ref.approvalId }, `a denial from Slack was refused after its modal closed: ${text}`),
+        () => undefined,
+      );
       return reply.status(200).send();
     }
     return refusal ? errors(refusal) : reply.status(200).send();
