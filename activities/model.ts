@@ -62,6 +62,13 @@ const providers: Record<ModelProvider, ProviderCall> = {
     ),
   'azure-openai': async (input, options, worker) =>
     (await importOptional('The model provider "azure-openai"', ['openai'], () => import('./providers/azure-openai.js'))).callAzureOpenAI(worker.clouds ?? {}, input, options),
+  'azure-openai-responses': async (input, options, worker) =>
+    (await importOptional('The model provider "azure-openai-responses"', ['openai'], () => import('./providers/azure-openai.js'))).callAzureOpenAIResponses(
+      worker.clouds ?? {},
+      input,
+      options,
+      worker.remoteMcpServers,
+    ),
   // The application brings the AI SDK provider package and the model object; nothing to load here.
   'ai-sdk': async (input, options, worker) => (await import('./providers/ai-sdk.js')).callAiSdk(worker.models, input, options),
 };

@@ -99,10 +99,15 @@ export function checkedPrices(prices: PriceTable): PriceTable {
 export const ANTHROPIC_WEB_SEARCH_PRICE = 10;
 
 /**
- * OpenAI's hosted tools (https://platform.openai.com/docs/pricing, "Built-in tools", checked
- * 2026-11-28): web search $10 per 1,000 calls (the search content tokens are in the step's input
- * tokens), file search $2.50 per 1,000 calls, code interpreter $0.03 per 1 GB container. A larger
- * container or the preview search models' $25 per 1,000 are a `prices` entry of your own.
+ * OpenAI's hosted tools (https://developers.openai.com/api/docs/pricing, formerly
+ * platform.openai.com/docs/pricing, "Built-in tools"): web search $10 per 1,000 calls for every
+ * model on the `web_search` tool (its search content tokens are in the step's input tokens; the
+ * older `web_search_preview` on non-reasoning models is $25 per 1,000, which turnpike does not
+ * offer), file search $2.50 per 1,000 calls, code interpreter $0.03 per 1 GB container session of
+ * 20 minutes. Since June 2026 a container is billed per minute with a 5-minute minimum, which a
+ * step cannot see: $0.03 a container is the price of 20 minutes, more than a short session costs
+ * (at least $0.0075) and less than a longer one. A larger container (4 GB $0.12, 64 GB $1.92) is a
+ * `prices` entry of your own.
  */
 export const OPENAI_TOOL_PRICES: Pick<ModelPrice, 'webSearch' | 'fileSearch' | 'codeInterpreterContainer'> = { webSearch: 10, fileSearch: 2.5, codeInterpreterContainer: 0.03 };
 
@@ -116,7 +121,7 @@ const DATE_SUFFIX = /-(\d{4}-\d{2}-\d{2}|\d{8})$/;
  * Whose prices a provider takes when it has none of its own: the clouds list Claude and GPT at the
  * first-party prices (a regional endpoint's premium is a `prices` entry of the cloud's own).
  */
-const FALLBACK_PROVIDER: Record<string, string> = { 'openai-responses': 'openai', 'azure-openai': 'openai', 'anthropic-bedrock': 'anthropic', 'anthropic-vertex': 'anthropic' };
+const FALLBACK_PROVIDER: Record<string, string> = { 'openai-responses': 'openai', 'azure-openai': 'openai', 'azure-openai-responses': 'openai', 'anthropic-bedrock': 'anthropic', 'anthropic-vertex': 'anthropic' };
 
 /** The price of a model: its own key, else the key of its name without a date suffix; then the same at the provider it falls back to (`openai-responses`, `azure-openai` → `openai`; `anthropic-bedrock`, `anthropic-vertex` → `anthropic`). */
 export function priceOf(table: PriceTable, model: Pick<ModelSettings, 'provider' | 'model'>): ModelPrice | undefined {

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { verifyDecision } from './auth.js';
 import { answer, sendError, turnNotFound } from './replies.js';
+import { sendDecision } from './send-decision.js';
 import { decisionBody, delegationBody, toolResultBody } from './request-schemas.js';
 import { caller, zodRoutes, type ApiApp, type RouteContext } from './route-context.js';
 
@@ -20,18 +21,14 @@ export function registerDecisionRoutes(app: ApiApp, { client, access, listing, d
       const { turnId, approvalId } = request.params;
       const { decisionToken, ...decision } = request.body;
       // Someone who may not read the turn learns nothing of it: not that it exists, not its tool or approvers.
-      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
+      if (!(await access.mayDecideApproval(request.caller!, turnId, approvalId))) return turnNotFound(reply, turnId);
       if (decisionSecret) {
         const subject = { turnId, approvalId, inputHash: decision.inputHash ?? '', approver };
         if (!decisionToken || !decision.inputHash || !verifyDecision(decisionSecret, subject, decisionToken)) {
           return sendError(reply, 'InvalidDecisionToken', 'This server requires the decisionToken and inputHash the approval was listed with, for this approver');
         }
       }
-      return answer(reply, async () => {
-        const result = await client.approveToolCall(turnId, { approvalId, ...decision, approver, approverGroups: [...request.caller!.groups] });
-        listing.changed();
-        return result;
-      });
+      return answer(reply, () => sendDecision({ client, listing }, request.caller!, turnId, approvalId, decision));
     },
   );
 
@@ -41,7 +38,7 @@ export function registerDecisionRoutes(app: ApiApp, { client, access, listing, d
     { schema: { params: z.object({ turnId: z.string().min(1), approvalId: z.string().min(1) }), body: delegationBody } },
     async (request, reply) => {
       const { turnId, approvalId } = request.params;
-      if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
+      if (!(await access.mayDecideApproval(request.caller!, turnId, approvalId))) return turnNotFound(reply, turnId);
       return answer(reply, async () => {
         const result = await client.delegateApproval(turnId, { approvalId, ...request.body, approver: caller(request), approverGroups: [...request.caller!.groups] });
         listing.changed();

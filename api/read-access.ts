@@ -61,6 +61,18 @@ export class ReadAccess {
   }
 
   /**
+   * Whether `caller` may send a decision (or a delegation) on this approval: whoever may read the
+   * turn, and whoever could have decided the call once it is settled (its `eligible` approvers),
+   * so that a late approver is told it was decided (409) rather than that nothing is there (404).
+   */
+  async mayDecideApproval(caller: Caller, turnId: string, approvalId: string): Promise<boolean> {
+    if (await this.mayReadTurn(caller, turnId)) return true;
+    const state = await this.client.turnState(turnId).catch(() => undefined);
+    const settled = state?.decisions?.find((decision) => decision.approvalId === approvalId);
+    return settled?.eligible !== undefined && mayDecide(settled.eligible, { approver: caller.identity, approverGroups: caller.groups });
+  }
+
+  /**
    * Whether `caller` may read the conversation: `absent` when there is none (a first message may
    * create it), else true or false.
    */

@@ -16,6 +16,7 @@ import { MAX_STORED_PART_BYTES } from '../workflows/turn/binary-parts.js';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { TurnpikeClient } from '../client/turnpike-client.js';
+import type { ModelSettings } from '../workflows/types/index.js';
 import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
@@ -34,6 +35,7 @@ import { registerDecisionRoutes } from './decision-routes.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerConversationRoutes } from './conversation-routes.js';
 import { registerBranchRoutes } from './branch-routes.js';
+import { registerSlackInteractions, SLACK_INTERACTIONS_PATH, type SlackOptions } from './slack/interactions-route.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -78,6 +80,14 @@ export interface ApiOptions {
   temporalUiUrl?: string;
   namespace?: string;
   logger?: boolean;
+  /** The model of the conversations `POST /api/chat` starts when its request names none (default: the scripted demo). */
+  chatModel?: ModelSettings;
+  /**
+   * Decisions from Slack: `POST /api/slack/interactions` takes the Approve, Deny and "Deny with
+   * reason" buttons of approval messages, signed with the app's signing secret, as the mapped
+   * Slack user (docs/http-api.md, *Slack*). Needs `@slack/web-api`.
+   */
+  slack?: SlackOptions;
 }
 
 /**
@@ -114,6 +124,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // Every /api/ route but the public configuration needs a caller; the page and its files do not.
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
+    // Slack's interactions are signed by Slack (api/slack/signature.ts), not by a caller.
+    if (request.url.split('?')[0] === SLACK_INTERACTIONS_PATH) return;
     // Event streams check a bearer token or their own stream token (EventSource sends no headers).
     if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url) || /^\/api\/approvals\/events(\?|$)/.test(request.url)) return;
     if (request.headers.authorization) {
@@ -150,6 +162,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerApprovalRoutes(app, routes);
   registerConversationRoutes(app, routes);
   registerBranchRoutes(app, routes);
+  if (options.slack) await registerSlackInteractions(app, routes, options.slack);
 
   const streamTokens = new StreamTokens(options.streamSecret);
   registerEventStreamRoutes(app, {
@@ -172,6 +185,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   });
   registerUiChatRoute(app, {
     client: options.client,
+    ...(options.chatModel ? { model: options.chatModel } : {}),
     mayRead: (who, conversationId) => access.mayReadConversation(who, conversationId),
     notFound: (reply, conversationId) => conversationNotFound(reply, conversationId),
     rejected: (reply, error) => sendError(reply, error.type, error.message),

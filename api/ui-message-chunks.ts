@@ -8,7 +8,8 @@
  * settled call `tool-output-available`, `tool-output-denied` or `tool-output-error`. MCP servers
  * a turn went without (`tools-left-out`) become a `data-tools-left-out` part; those a model step
  * waits for (`servers-unavailable`) a `data-servers-unavailable` part, one per step, replaced in
- * place by each later report.
+ * place by each later report. A vote, delegation or escalation step that decides nothing yet
+ * (`approval-progress`) is a `data-approval-progress` part, one per approval, replaced in place.
  *
  * A budget approval is not a call of the model, so never a tool part: it is one `data-budget`
  * part whose id is its approvalId, first `requested`, then replaced in place by its `decided`
@@ -16,7 +17,7 @@
  * part (ui-output-part.ts); its text deltas stay text parts too.
  */
 import type { TurnEvent } from '../workflows/types/turn-events.js';
-import type { BudgetApprovalInput, DecisionRecord, ToolServersWait, TurnBudget } from '../workflows/types/index.js';
+import type { ApprovalProgress, BudgetApprovalInput, DecisionRecord, ToolServersWait, TurnBudget } from '../workflows/types/index.js';
 import { OutputPart, type OutputChunk, type PartialJsonParser } from './ui-output-part.js';
 
 type BudgetRequested = Extract<TurnEvent, { type: 'budget-requested' }>;
@@ -39,6 +40,14 @@ export type BudgetPartData =
       decidedAt: string;
     };
 
+/** What the `data-approval-progress` part holds: a parked call's votes, escalation and delegations so far. */
+export interface ApprovalProgressPartData {
+  approvalId: string;
+  toolCallId: string;
+  change: 'vote' | 'delegation' | 'escalation';
+  progress: ApprovalProgress;
+}
+
 /** The chunks this mapper writes (a subset of the AI SDK's `UIMessageChunk`). */
 export type UiMessageChunk =
   | { type: 'start'; messageId: string }
@@ -58,6 +67,7 @@ export type UiMessageChunk =
   | { type: 'tool-output-error'; toolCallId: string; errorText: string; providerExecuted?: boolean }
   | { type: 'data-tools-left-out'; data: { servers: Array<{ server: string; reason: string }> } }
   | { type: 'data-servers-unavailable'; id: string; data: ToolServersWait }
+  | { type: 'data-approval-progress'; id: string; data: ApprovalProgressPartData }
   | { type: 'data-budget'; id: string; data: BudgetPartData }
   | OutputChunk
   | { type: 'finish'; finishReason: 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other' }
@@ -181,6 +191,12 @@ export class UiMessageChunkMapper {
         else if (event.isError) chunks.push({ type: 'tool-output-error', toolCallId: event.toolCallId, errorText: typeof event.output === 'string' ? event.output : JSON.stringify(event.output) });
         else chunks.push({ type: 'tool-output-available', toolCallId: event.toolCallId, output: event.output });
         break;
+      case 'approval-progress': {
+        // A vote, delegation or escalation that decided nothing yet: one part per approval, replaced in place.
+        const { approvalId, toolCallId, change, progress } = event;
+        chunks.push({ type: 'data-approval-progress', id: `approval-progress-${approvalId}`, data: { approvalId, toolCallId, change, progress } });
+        break;
+      }
       case 'tools-left-out':
         // A data part of the message: the chat can say which tools this answer went without.
         chunks.push({ type: 'data-tools-left-out', data: { servers: event.servers } });

@@ -8,6 +8,7 @@
 import { AnthropicVertex } from '@anthropic-ai/vertex-sdk';
 import type { ModelStepInput, ModelStepResult } from '../../workflows/types/index.js';
 import { callAnthropic } from './anthropic.js';
+import type { AnthropicMessagesClient } from './anthropic-stream.js';
 import { cloudClient, cloudModelId, cloudSettingsFor, type CloudSettings } from './clouds.js';
 import type { ProviderCallOptions } from './errors.js';
 
@@ -38,5 +39,24 @@ export async function callAnthropicVertex(clouds: CloudSettings, input: ModelSte
     (client as unknown as { _authClientPromise?: Promise<unknown> })._authClientPromise?.catch(() => clients.delete(key));
     clients.set(key, client);
   }
-  return callAnthropic({ ...input, model: { ...input.model, model: cloudModelId(settings.models, input.model.model) } }, options, client);
+  const model = { ...input.model, model: cloudModelId(settings.models, input.model.model) };
+  const searches = input.model.providerTools?.some((tool) => tool.type === 'web_search') ?? false;
+  return callAnthropic({ ...input, model }, options, searches ? withHeaders(client, { 'anthropic-beta': VERTEX_WEB_SEARCH_BETA }) : client);
+}
+
+/**
+ * Vertex AI runs Claude's web search only for a request with this beta header
+ * (https://cloud.google.com/vertex-ai/generative-ai/docs/partner-models/claude/web-search), which
+ * Anthropic's own API no longer needs.
+ */
+export const VERTEX_WEB_SEARCH_BETA = 'web-search-2025-03-05';
+
+/** The client, each request of which also sends `headers`. */
+function withHeaders(client: AnthropicVertex, headers: Record<string, string>): AnthropicMessagesClient {
+  return {
+    messages: {
+      create: ((params: never, options?: { headers?: Record<string, string> }) => client.messages.create(params, { ...options, headers: { ...options?.headers, ...headers } })) as AnthropicMessagesClient['messages']['create'],
+      stream: ((params: never, options?: { headers?: Record<string, string> }) => client.messages.stream(params, { ...options, headers: { ...options?.headers, ...headers } })) as AnthropicMessagesClient['messages']['stream'],
+    },
+  };
 }

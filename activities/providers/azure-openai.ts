@@ -1,14 +1,19 @@
 /**
- * GPT on Azure OpenAI (provider `azure-openai`): the Chat Completions step (openai.ts) through
- * `openai`'s `AzureOpenAI` client, which sends each request to the deployment
- * (`/openai/deployments/{deployment}/chat/completions?api-version=…`) with an `api-key` header, or
- * a bearer token from the worker's Entra ID token provider. Reasoning effort, typed output,
- * streaming, cut-offs and retries are the `openai` provider's.
+ * GPT on Azure OpenAI, through `openai`'s `AzureOpenAI` client with an `api-key` header, or a
+ * bearer token from the worker's Entra ID token provider:
+ * - provider `azure-openai`: the Chat Completions step (openai.ts), sent to the deployment
+ *   (`/openai/deployments/{deployment}/chat/completions?api-version=…`);
+ * - provider `azure-openai-responses`: the Responses step (openai-responses.ts), sent to
+ *   `/openai/responses?api-version=…` with the deployment as the body's `model`, as Azure's
+ *   Responses API takes it; reasoning items, hosted tools and MCP approvals as on OpenAI.
+ * Reasoning effort, typed output, streaming, cut-offs and retries are the `openai` providers'.
  */
 import { AzureOpenAI } from 'openai';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelStepInput, ModelStepResult } from '../../workflows/types/index.js';
 import { callOpenAI } from './openai.js';
+import { callOpenAIResponses } from './openai-responses.js';
+import type { RemoteMcpServers } from './remote-mcp-servers.js';
 import { cloudClient, cloudModelId, cloudSettingsFor, type CloudSettings } from './clouds.js';
 import { ProviderErrorType, type ProviderCallOptions } from './errors.js';
 
@@ -17,22 +22,39 @@ export const AZURE_OPENAI_KEY_ENV = 'AZURE_OPENAI_API_KEY';
 
 const clients = new Map<string, AzureOpenAI>();
 
-/** One model step on the Azure OpenAI settings the turn names; the turn's model is mapped to its deployment. */
+/** One Chat Completions step on the Azure OpenAI settings the turn names; the turn's model is mapped to its deployment. */
 export async function callAzureOpenAI(clouds: CloudSettings, input: ModelStepInput, options: ProviderCallOptions = {}): Promise<ModelStepResult> {
-  const { name, settings } = cloudSettingsFor(clouds, { ...input.model, provider: 'azure-openai' });
+  return callOpenAI(input, options, azureClient(clouds, input, options).client);
+}
+
+/** One Responses step on the Azure OpenAI settings the turn names: the deployment is the request's `model`. */
+export async function callAzureOpenAIResponses(
+  clouds: CloudSettings,
+  input: ModelStepInput,
+  options: ProviderCallOptions = {},
+  remoteMcpServers: RemoteMcpServers = {},
+): Promise<ModelStepResult> {
+  const { client, deployment } = azureClient(clouds, input, options);
+  return callOpenAIResponses(input, options, remoteMcpServers, client, deployment);
+}
+
+/** The client of the settings the turn names, and the deployment its model maps to. */
+function azureClient(clouds: CloudSettings, input: ModelStepInput, options: ProviderCallOptions): { client: AzureOpenAI; deployment: string } {
+  const provider = input.model.provider === 'azure-openai-responses' ? 'azure-openai-responses' : 'azure-openai';
+  const { name, settings } = cloudSettingsFor(clouds, { ...input.model, provider });
   const { tokenProvider } = settings;
   // The key is read at every call, so a rotated key takes effect without a restart.
   const keyEnv = settings.apiKeyEnv ?? AZURE_OPENAI_KEY_ENV;
   const apiKey = tokenProvider ? undefined : process.env[keyEnv];
   if (!tokenProvider && !apiKey) {
     throw ApplicationFailure.nonRetryable(
-      `azure-openai: no API key for the settings "${name}" — set ${keyEnv} in the worker's environment, or give the settings an Entra ID tokenProvider`,
+      `${provider}: no API key for the settings "${name}" — set ${keyEnv} in the worker's environment, or give the settings an Entra ID tokenProvider`,
       ProviderErrorType.authentication,
     );
   }
   const endpoint = settings.endpoint ?? process.env.AZURE_OPENAI_ENDPOINT;
   if (!endpoint) {
-    throw ApplicationFailure.nonRetryable(`azure-openai: the settings "${name}" have no endpoint — give them one, or set AZURE_OPENAI_ENDPOINT in the worker's environment`, 'InvalidModelSettings');
+    throw ApplicationFailure.nonRetryable(`${provider}: the settings "${name}" have no endpoint — give them one, or set AZURE_OPENAI_ENDPOINT in the worker's environment`, 'InvalidModelSettings');
   }
   // The deployment is the client's, so the body keeps the turn's model name: the request is shaped
   // for that model (a reasoning model takes max_completion_tokens), whatever the deployment is called.
@@ -56,5 +78,5 @@ export async function callAzureOpenAI(clouds: CloudSettings, input: ModelStepInp
     }
     clients.set(key, client);
   }
-  return callOpenAI(input, options, client);
+  return { client, deployment };
 }

@@ -72,7 +72,7 @@ export interface CloudSettings {
   azure?: Record<string, AzureOpenAISettings>;
 }
 
-const CLOUD_OF = { 'anthropic-bedrock': 'bedrock', 'anthropic-vertex': 'vertex', 'azure-openai': 'azure' } as const;
+const CLOUD_OF = { 'anthropic-bedrock': 'bedrock', 'anthropic-vertex': 'vertex', 'azure-openai': 'azure', 'azure-openai-responses': 'azure' } as const;
 type CloudProvider = keyof typeof CLOUD_OF;
 
 /** Checks the worker's `clouds` when it is created; throws a TypeError naming the bad entry. */

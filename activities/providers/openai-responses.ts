@@ -70,9 +70,15 @@ const clients = new Map<string, OpenAI>();
  * as they arrive, unless the turn sets `model.stream: false`; a stream that breaks part-way is a
  * retryable failure. Either way the result is the same.
  */
-export async function callOpenAIResponses(input: ModelStepInput, options: ProviderCallOptions = {}, remoteMcpServers: RemoteMcpServers = {}): Promise<ModelStepResult> {
-  const client = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
-  const request = convertToResponsesRequest(input, remoteMcpServers);
+export async function callOpenAIResponses(
+  input: ModelStepInput,
+  options: ProviderCallOptions = {},
+  remoteMcpServers: RemoteMcpServers = {},
+  client: OpenAI = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings)),
+  /** The `model` the request names when it is not the turn's: Azure's deployment. */
+  requestModel?: string,
+): Promise<ModelStepResult> {
+  const request = { ...convertToResponsesRequest(input, remoteMcpServers), ...(requestModel !== undefined ? { model: requestModel } : {}) };
   const response = await requestStep(
     openAISdk,
     input.model.stream !== false,

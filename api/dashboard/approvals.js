@@ -7,6 +7,9 @@ import { buildFields, readFields } from './schema-form.js';
 import { removeCard } from './cards.js';
 import { refreshDecisions } from './decisions.js';
 
+/** The 409 refusals that mean the call is no longer waiting for anyone. */
+const CLOSED = new Set(['ApprovalAlreadyDecided', 'ToolCallAlreadySettled', 'TurnAlreadyEnded']);
+
 /** Loads the call's context once, when its panel is first opened. */
 export async function showContext(card, call) {
   const body = card.querySelector('.context-body');
@@ -111,9 +114,10 @@ export async function decide(card, call, approved) {
     refreshDecisions();
     removeCard(call.approvalId);
   } catch (error) {
-    // A card this page listed and the API no longer knows of was decided elsewhere, or its turn
-    // ended: the API answers 404 to whoever may not read the turn any more (docs/http-api.md).
-    const why = error.status === 404 ? 'this approval is no longer open to you (decided elsewhere, or its turn ended)' : error.message;
+    // A card this page listed was decided elsewhere, or its turn ended: the API answers 409 to one
+    // who could decide it, 404 to whoever may not read the turn any more (docs/http-api.md).
+    const gone = error.status === 404 || (error.status === 409 && CLOSED.has(error.type));
+    const why = gone ? 'this approval is no longer open to you (decided elsewhere, or its turn ended)' : error.message;
     toast(`Not ${approved ? 'approved' : 'denied'}: ${why}`, 'error');
     if (error.status === 409 || error.status === 404) removeCard(call.approvalId);
     else card.querySelectorAll('button').forEach((button) => (button.disabled = false));

@@ -26,7 +26,8 @@ export const VERTEX_VERSION = 'vertex-2023-10-16';
 export interface CloudFakeOptions {
   bedrock: { region: string; keys: Record<string, string> };
   vertex: { project: string; region: string; audience: string; subjectToken: string };
-  azure: { apiKey: string; bearerToken: string; apiVersions: string[]; deployments: string[] };
+  /** `deploymentModels`: the model each deployment runs, which the Responses route forwards as `model`. */
+  azure: { apiKey: string; bearerToken: string; apiVersions: string[]; deployments: string[]; deploymentModels?: Record<string, string> };
 }
 
 export interface CloudRequest {
@@ -142,6 +143,11 @@ export async function startCloudFake(base: FakeProviderServer, options: CloudFak
       if (body.anthropic_version !== VERTEX_VERSION) return invalid(`anthropic_version: Input should be '${VERTEX_VERSION}'`);
       if ('model' in body) return invalid('model: Extra inputs are not permitted');
       if ((method === 'streamRawPredict') !== (body.stream === true)) return invalid(`${method} ${method === 'streamRawPredict' ? 'needs' : 'takes no'} stream: true`);
+      // Vertex AI runs Claude's web search only under its beta header (the message is this fake's own).
+      const searches = Array.isArray(body.tools) && body.tools.some((tool) => isObject(tool) && String(tool.type).startsWith('web_search_'));
+      if (searches && !String(request.headers['anthropic-beta'] ?? '').split(',').includes('web-search-2025-03-05')) {
+        return invalid('tools: web search on Vertex AI needs the header anthropic-beta: web-search-2025-03-05');
+      }
       const { anthropic_version: _version, ...rest } = body;
       const upstream = await forward(`${base.anthropicBaseURL}/v1/messages`, { 'x-api-key': 'cloud-fake', 'anthropic-version': '2023-06-01' }, { ...rest, model });
       recorded.status = upstream.status;
@@ -149,7 +155,8 @@ export async function startCloudFake(base: FakeProviderServer, options: CloudFak
     }
 
     const azure = /^\/openai\/deployments\/([^/]+)\/chat\/completions$/.exec(path);
-    if (azure && request.method === 'POST') {
+    const azureResponses = path === '/openai/responses';
+    if ((azure || azureResponses) && request.method === 'POST') {
       recorded.cloud = 'azure';
       const azureError = (status: number, code: string, message: string) => refuse(status, message, { error: { code, message } });
       const apiKey = request.headers['api-key'];
@@ -162,12 +169,18 @@ export async function startCloudFake(base: FakeProviderServer, options: CloudFak
       const apiVersion = new URL(request.raw.url ?? '/', 'http://placeholder').searchParams.get('api-version');
       if (!apiVersion) return azureError(404, '404', 'Resource not found');
       if (!options.azure.apiVersions.includes(apiVersion)) return azureError(400, 'BadRequest', 'API version not supported');
-      if (!options.azure.deployments.includes(decodeURIComponent(azure[1]))) {
-        return azureError(404, 'DeploymentNotFound', 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.');
-      }
+      // The Responses API came with 2025-03-01-preview: older versions have no such route.
+      if (azureResponses && apiVersion < '2025-03-01-preview') return azureError(404, '404', 'Resource not found');
       const body = parseJson(raw);
       if (!isObject(body)) return azureError(400, 'BadRequest', 'The request body is not valid JSON.');
-      const upstream = await forward(`${base.openaiBaseURL}/chat/completions`, { authorization: 'Bearer cloud-fake' }, body);
+      // Chat Completions name the deployment in the path; the Responses API in the body's model.
+      const deployment = azure ? decodeURIComponent(azure[1]) : body.model;
+      if (typeof deployment !== 'string' || !options.azure.deployments.includes(deployment)) {
+        return azureError(404, 'DeploymentNotFound', 'The API deployment for this resource does not exist. If you created the deployment within the last 5 minutes, please wait a moment and try again.');
+      }
+      const upstream = azure
+        ? await forward(`${base.openaiBaseURL}/chat/completions`, { authorization: 'Bearer cloud-fake' }, body)
+        : await forward(`${base.openaiBaseURL}/responses`, { authorization: 'Bearer cloud-fake' }, { ...body, model: options.azure.deploymentModels?.[deployment] ?? deployment });
       recorded.status = upstream.status;
       return relay(reply, upstream);
     }

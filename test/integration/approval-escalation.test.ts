@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.js';
 import { TurnpikeClient } from '../../client/index.js';
 import type { ApprovalNotification } from '../../workflows/types/index.js';
+import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import { use } from '../support/test-tools.js';
 import { startTurnpike, waitForListed, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -71,6 +72,13 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
 });
 
+/** The turn's approval-progress events: what a reader of its stream saw of the approval before it was decided. */
+async function progressEvents(turnId: string): Promise<Array<Extract<TurnEvent, { type: 'approval-progress' }>>> {
+  const events: TurnEvent[] = [];
+  for await (const record of client.turnEvents(turnId)) events.push(record.event);
+  return events.filter((event): event is Extract<TurnEvent, { type: 'approval-progress' }> => event.type === 'approval-progress');
+}
+
 const nudgesOf = (approvalId: string, event: ApprovalNotification['event']) => deliveries.filter((d) => d.body.turnpike.approvalId === approvalId && d.body.turnpike.event === event);
 
 describe('escalation', () => {
@@ -96,6 +104,13 @@ describe('escalation', () => {
     expect(result.toolCalls).toMatchObject([{ outcome: 'approved', approval: { approver: 'mgr' } }]);
     expect(runsOf(handle.workflowId)).toHaveLength(1);
     expect(result.decisions![0].progress!.votes.map((v) => v.approver)).toEqual(['alice', 'mgr']);
+    // The stream showed alice's vote, then the step that added mgr (with alice's vote still counted).
+    const progress = await progressEvents(handle.workflowId);
+    expect(progress.map((event) => [event.change, event.progress.votes.map((v) => v.approver), event.progress.escalation![0].firedAt !== undefined])).toEqual([
+      ['vote', ['alice'], false],
+      ['escalation', ['alice'], true],
+    ]);
+    expect(result.decisions![0].eligible).toEqual({ approvers: ['mgr'], approverGroups: ['finance'] });
   });
 
   it('denies at the last step with its reason, tells the model, and fires no step twice across a worker restart', async () => {
@@ -153,5 +168,7 @@ describe('delegation', () => {
     expect(runsOf(handle.workflowId)).toHaveLength(1);
     const [decision] = await client.listDecisions({ tool: 'wire_money' });
     expect(decision).toMatchObject({ turnWorkflowId: handle.workflowId, approver: 'bob', progress: { delegations: [{ from: 'alice', to: { approvers: ['bob'] } }] } });
+    // The delegation was on the turn's stream before the decision.
+    expect((await progressEvents(handle.workflowId)).map((event) => [event.change, event.progress.delegations?.map((d) => d.to)])).toEqual([['delegation', [{ approvers: ['bob'] }]]]);
   });
 });

@@ -9,7 +9,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
+import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import { defineTool } from '../../activities/tools.js';
 import { buildApi } from '../../api/index.js';
 import { runCli } from '../../cli/main.js';
@@ -35,6 +37,8 @@ let turnpike: TurnpikeHarness;
 let idp: IdentityProvider;
 let apis: FastifyInstance[];
 let client: TurnpikeClient;
+/** Two HTTP API processes, each with its own Connection and TurnpikeClient, as behind a load balancer. */
+let apiProcesses: WorkerProcess[] = [];
 
 beforeAll(async () => {
   [turnpike, idp] = await Promise.all([startTurnpike({ tools: [refund] }), startIdentityProvider()]);
@@ -49,8 +53,17 @@ beforeAll(async () => {
       }),
     ),
   );
+  const env = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    TURNPIKE_TASK_QUEUE: turnpike.taskQueue,
+    API_OIDC: JSON.stringify({ jwksUrl: idp.jwksUrl, issuer: idp.issuer, audience: idp.audience }),
+    API_ADMIN_GROUPS: 'auditors',
+  };
+  apiProcesses = await Promise.all([0, 1].map(() => startWorkerProcess(env, 'test/support/api-process.ts')));
 }, 120_000);
 afterAll(async () => {
+  await Promise.all(apiProcesses.map((api) => api.terminate()));
   await Promise.all((apis ?? []).map((api) => api.close()));
   await idp?.close();
   await turnpike?.stop();
@@ -68,6 +81,23 @@ async function vote(turnId: string, approvalId: string, email: string, body: Rec
     payload: JSON.stringify(body),
   });
   return { status: response.statusCode, body: response.json() };
+}
+
+/** A vote over a real socket to one of the two API processes. */
+async function voteThroughProcess(turnId: string, approvalId: string, email: string, body: Record<string, unknown>, process: number) {
+  const { base } = apiProcesses[process].ready as unknown as { base: string };
+  const response = await fetch(`${base}/api/turns/${encodeURIComponent(turnId)}/approvals/${approvalId}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${await token(email)}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as { votes?: { decided: boolean }; error?: { type: string } } };
+}
+
+async function eventsOf(turnId: string): Promise<TurnEvent[]> {
+  const events: TurnEvent[] = [];
+  for await (const record of client.turnEvents(turnId)) events.push(record.event);
+  return events;
 }
 
 async function parkRefund(amount: number) {
@@ -125,17 +155,66 @@ describe('a quorum of two in finance, the requester excluded', () => {
     expect(audited?.progress?.votes).toHaveLength(2);
   });
 
-  it('runs the call once when two votes arrive at the same instant through two API servers', async () => {
+  it('runs the call once when two votes arrive at the same instant through two API processes, and records both', async () => {
     const { handle, pending } = await parkRefund(15_000);
     const [carol, dave] = await Promise.all([
-      vote(handle.workflowId, pending.approvalId!, 'carol', { approved: true, inputHash: pending.inputHash }, 0),
-      vote(handle.workflowId, pending.approvalId!, 'dave', { approved: true, inputHash: pending.inputHash }, 1),
+      voteThroughProcess(handle.workflowId, pending.approvalId!, 'carol', { approved: true, inputHash: pending.inputHash }, 0),
+      voteThroughProcess(handle.workflowId, pending.approvalId!, 'dave', { approved: true, inputHash: pending.inputHash }, 1),
     ]);
     expect([carol.status, dave.status]).toEqual([200, 200]);
-    expect([carol.body.votes.decided, dave.body.votes.decided].sort()).toEqual([false, true]);
+    expect([carol.body.votes!.decided, dave.body.votes!.decided].sort()).toEqual([false, true]);
     const result = await handle.result();
     expect(result.toolCalls).toMatchObject([{ outcome: 'approved' }]);
     expect(runsOf(handle.workflowId)).toHaveLength(1);
+    expect(result.decisions!.map((decision) => decision.progress!.votes.map((v) => v.approver).sort())).toEqual([['carol', 'dave']]);
+
+    // A finance member who did not vote in time is told the turn ended (409), not that it does not exist.
+    const late = await voteThroughProcess(handle.workflowId, pending.approvalId!, 'frank', { approved: true, inputHash: pending.inputHash }, 1);
+    expect(late).toMatchObject({ status: 409, body: { error: { type: 'TurnAlreadyEnded' } } });
+    expect(result.decisions![0].eligible).toEqual({ approverGroups: ['finance'] });
+    // Someone who could never decide it still learns nothing of the turn.
+    const stranger = await apis[0].inject({
+      method: 'POST',
+      url: `/api/turns/${encodeURIComponent(handle.workflowId)}/approvals/${pending.approvalId}`,
+      headers: { authorization: `Bearer ${await token('mallory', ['sales'])}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({ approved: true }),
+    });
+    expect(stranger.statusCode).toBe(404);
+  });
+
+  it('accepts one of two votes by the same approver at the same instant through two API processes, and refuses the other (AlreadyVoted)', async () => {
+    const { handle, pending } = await parkRefund(16_000);
+    const both = await Promise.all([0, 1].map((process) => voteThroughProcess(handle.workflowId, pending.approvalId!, 'grace', { approved: true, inputHash: pending.inputHash }, process)));
+    expect(both.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    expect(both.find((answer) => answer.status === 409)!.body.error!.type).toBe('AlreadyVoted');
+    const state = await waitForState(handle, (s) => s.pending[0]?.progress?.votes.length === 1);
+    expect(state.pending[0].progress!.votes.map((v) => v.approver)).toEqual(['grace']);
+    expect(runsOf(handle.workflowId)).toHaveLength(0);
+    await handle.cancel();
+  });
+
+  it('publishes a vote that decides nothing yet on the turn stream (approval-progress), then the decision as its tool-result', async () => {
+    const { handle, pending } = await parkRefund(17_000);
+    expect((await vote(handle.workflowId, pending.approvalId!, 'alice', { approved: true, reason: 'ok', inputHash: pending.inputHash })).status).toBe(200);
+    expect((await vote(handle.workflowId, pending.approvalId!, 'bob', { approved: true, inputHash: pending.inputHash })).status).toBe(200);
+    await handle.result();
+    const events = await eventsOf(handle.workflowId);
+    const progress = events.filter((event): event is Extract<TurnEvent, { type: 'approval-progress' }> => event.type === 'approval-progress');
+    // One event for alice's vote; bob's decided the call, and its event is the tool-result.
+    expect(progress).toEqual([
+      {
+        type: 'approval-progress',
+        step: 1,
+        approvalId: pending.approvalId,
+        toolCallId: pending.toolCallId,
+        toolName: 'refund_order',
+        change: 'vote',
+        progress: { quorum: 2, denials: 1, excludedRequester: 'rita', votes: [expect.objectContaining({ approver: 'alice', approved: true, reason: 'ok' })] },
+      },
+    ]);
+    const types = events.map((event) => event.type);
+    expect(types.indexOf('approval-requested')).toBeLessThan(types.indexOf('approval-progress'));
+    expect(types.indexOf('approval-progress')).toBeLessThan(types.indexOf('tool-result'));
   });
 
   it('denies on one denial, and the model is told why', async () => {

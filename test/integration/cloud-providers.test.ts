@@ -5,141 +5,34 @@
  * fakes, on the real dev server. The clouds' settings are the worker's (`clouds`); credentials come
  * from the environment and each cloud's credential chain.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
+import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import { costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
 import { approveToolCallUpdate } from '../../workflows/messages/definitions.js';
-import type { ModelSettings } from '../../workflows/types/index.js';
+import type { AssistantMessage, ModelSettings, ProviderToolPart, ReasoningPart } from '../../workflows/types/index.js';
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
-import { startCloudFake, type CloudFake, type CloudRequest } from '../fake-provider/clouds.js';
-import { startFakeProviderServer, type FakeProvider, type FakeProviderServer } from '../fake-provider/server.js';
+import type { CloudFake, CloudRequest } from '../fake-provider/clouds.js';
+import type { FakeProviderServer } from '../fake-provider/server.js';
+import { BEDROCK_ID, cloudCases as cases, ENTRA_TOKEN, fastRetries, REASONING_DEPLOYMENT, startClouds, type CloudsHarness } from '../support/cloud-harness.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-// AWS's documented example key pair: the fake knows it, as Amazon knows a real one.
-const AWS_KEY = { id: 'AKIAIOSFODNN7EXAMPLE', secret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
-const AZURE_KEY = 'azure-test-SECRET-5b1f0c';
-const ENTRA_TOKEN = 'entra-test-SECRET-token-77d2e9';
-const SUBJECT_TOKEN = 'wif-subject-SECRET-4410aa';
-const BEDROCK_ID = 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0';
-const VERTEX_ID = 'claude-sonnet-4-5@20250929';
-const DEPLOYMENT = 'prod-gpt41-mini';
-const fastRetries = { retry: { initialInterval: '50ms', backoffCoefficient: 1, maximumInterval: '2s', maximumAttempts: 3 } };
-
+let clouds: CloudsHarness;
 let base: FakeProviderServer;
 let cloud: CloudFake;
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
-let directory: string;
-const saved = { ...process.env };
 
 beforeAll(async () => {
-  base = await startFakeProviderServer();
-  cloud = await startCloudFake(base, {
-    bedrock: { region: 'eu-central-1', keys: { [AWS_KEY.id]: AWS_KEY.secret } },
-    vertex: { project: 'turnpike-tests', region: 'europe-west1', audience: '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/ci/providers/tests', subjectToken: SUBJECT_TOKEN },
-    azure: { apiKey: AZURE_KEY, bearerToken: ENTRA_TOKEN, apiVersions: ['2024-10-21'], deployments: [DEPLOYMENT] },
-  });
-  // Each cloud's standard chain: AWS keys in the environment; Google's Application Default
-  // Credentials from a workload identity federation file whose STS is the fake's.
-  directory = mkdtempSync(path.join(tmpdir(), 'turnpike-clouds-'));
-  const subjectTokenFile = path.join(directory, 'subject-token');
-  writeFileSync(subjectTokenFile, SUBJECT_TOKEN);
-  const credentialsFile = path.join(directory, 'google-credentials.json');
-  writeFileSync(
-    credentialsFile,
-    JSON.stringify({
-      type: 'external_account',
-      audience: '//iam.googleapis.com/projects/123456/locations/global/workloadIdentityPools/ci/providers/tests',
-      subject_token_type: 'urn:ietf:params:oauth:token-type:jwt',
-      token_url: cloud.tokenUrl,
-      credential_source: { file: subjectTokenFile },
-    }),
-  );
-  for (const name of ['AWS_PROFILE', 'AWS_BEARER_TOKEN_BEDROCK', 'AWS_SESSION_TOKEN', 'ANTHROPIC_BEDROCK_BASE_URL', 'ANTHROPIC_VERTEX_BASE_URL', 'AZURE_OPENAI_ENDPOINT']) delete process.env[name];
-  Object.assign(process.env, {
-    AWS_ACCESS_KEY_ID: AWS_KEY.id,
-    AWS_SECRET_ACCESS_KEY: AWS_KEY.secret,
-    AWS_EC2_METADATA_DISABLED: 'true',
-    GOOGLE_APPLICATION_CREDENTIALS: credentialsFile,
-    // ADC's project: federation credentials name none (the Vertex settings' projectId is the URL's).
-    GOOGLE_CLOUD_PROJECT: 'turnpike-tests',
-    TEST_AZURE_KEY: AZURE_KEY,
-    // The first-party providers' settings point nowhere: a cloud turn that fell back to them would fail.
-    ANTHROPIC_API_KEY: 'sk-ant-not-for-clouds',
-    ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
-    OPENAI_API_KEY: 'sk-not-for-clouds',
-    OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
-  });
-  turnpike = await startTurnpike({
-    tools: testTools,
-    clouds: {
-      bedrock: { eu: { region: 'eu-central-1', baseURL: cloud.url, models: { 'claude-sonnet-4-5': BEDROCK_ID } } },
-      vertex: { eu: { region: 'europe-west1', projectId: 'turnpike-tests', baseURL: `${cloud.url}/v1`, models: { 'claude-sonnet-4-5': VERTEX_ID } } },
-      azure: {
-        prod: { endpoint: cloud.url, apiVersion: '2024-10-21', apiKeyEnv: 'TEST_AZURE_KEY', deployments: { 'gpt-4.1-mini': DEPLOYMENT } },
-        entra: { endpoint: cloud.url, apiVersion: '2024-10-21', tokenProvider: async () => ENTRA_TOKEN, deployments: { 'gpt-4.1-mini': DEPLOYMENT } },
-      },
-    },
-  });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+  clouds = await startClouds();
+  ({ base, cloud, turnpike, client } = clouds);
 });
 
 afterAll(async () => {
-  await turnpike?.stop();
-  await cloud?.close();
-  await base?.close();
-  if (directory) rmSync(directory, { recursive: true, force: true });
-  process.env = saved;
+  await clouds?.stop();
 });
-
-interface CloudCase {
-  name: string;
-  cloud: CloudRequest['cloud'];
-  upstream: FakeProvider;
-  model: ModelSettings;
-  /** The model's price, as the turn's cost counts it. */
-  priced: Pick<ModelSettings, 'provider' | 'model'>;
-  thinks: boolean;
-  /** Worker settings and credentials a history must not hold. */
-  secrets: string[];
-}
-
-const thinking = { maxTokens: 4000, thinking: { type: 'enabled' as const, budgetTokens: 2048 } };
-const cases: CloudCase[] = [
-  {
-    name: 'anthropic-bedrock',
-    cloud: 'bedrock',
-    upstream: 'anthropic',
-    model: { provider: 'anthropic-bedrock', endpoint: 'eu', model: 'claude-sonnet-4-5', ...thinking },
-    priced: { provider: 'anthropic', model: 'claude-sonnet-4-5' },
-    thinks: true,
-    secrets: [AWS_KEY.id, AWS_KEY.secret, 'eu-central-1', BEDROCK_ID],
-  },
-  {
-    name: 'anthropic-vertex',
-    cloud: 'vertex',
-    upstream: 'anthropic',
-    model: { provider: 'anthropic-vertex', model: 'claude-sonnet-4-5', ...thinking },
-    priced: { provider: 'anthropic', model: 'claude-sonnet-4-5' },
-    thinks: true,
-    secrets: [SUBJECT_TOKEN, 'ya29.', 'europe-west1', 'turnpike-tests', VERTEX_ID],
-  },
-  {
-    name: 'azure-openai',
-    cloud: 'azure',
-    upstream: 'openai',
-    model: { provider: 'azure-openai', endpoint: 'prod', model: 'gpt-4.1-mini' },
-    priced: { provider: 'openai', model: 'gpt-4.1-mini' },
-    thinks: false,
-    secrets: [AZURE_KEY, ENTRA_TOKEN, DEPLOYMENT, '2024-10-21'],
-  },
-];
 
 const cloudRequests = (kind: CloudRequest['cloud']) => cloud.requests.filter((request) => request.cloud === kind);
 
@@ -218,7 +111,7 @@ describe.each(cases)('$name', (cloudCase) => {
     expect(await handle.result()).toMatchObject({ status: 'completed', steps: 2, output: { city: 'Lisbon', days: 4 } });
     const forwarded = base.requests.slice(before);
     expect(forwarded.map((request) => request.errors)).toEqual([[], []]);
-    const format = cloudCase.upstream === 'anthropic' ? forwarded[0].body.output_config.format : forwarded[0].body.response_format;
+    const format = cloudCase.upstream === 'anthropic' ? forwarded[0].body.output_config.format : cloudCase.upstream === 'openai-responses' ? forwarded[0].body.text.format : forwarded[0].body.response_format;
     expect(format.type).toBe('json_schema');
   });
 
@@ -230,6 +123,92 @@ describe.each(cases)('$name', (cloudCase) => {
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure?.type).toBe('InvalidModelSettings');
     expect(failure!.message).toMatch(new RegExp(`^${cloudCase.name}: this worker has no ${cloudCase.cloud} settings named "us"; it has `));
+  });
+});
+
+describe('hosted tools on the clouds', () => {
+  it("anthropic-vertex: Claude's web search beside a parked approval; its blocks and citations go back byte-exact and the search is priced", async () => {
+    const before = base.requests.length;
+    base.script('anthropic', [
+      { hosted: [{ tool: 'web_search', query: 'card fee 2026', results: [{ url: 'https://fees.example/2026', title: 'Card fees 2026' }] }], citations: true, text: 'The fee is 51.', toolCalls: [{ name: 'guarded_action', input: { target: 'card', count: 51 } }] },
+      { text: 'Charged.' },
+    ]);
+    const handle = await turnpike.startTurn({ model: { provider: 'anthropic-vertex', model: 'claude-sonnet-4-5', providerTools: [{ type: 'web_search', max_uses: 2 }] }, text: 'Find the fee and charge it.', modelCallOptions: fastRetries });
+    const [pending] = await waitForPending(handle, 1);
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'bob' }] });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Charged.' });
+    const [first, second] = base.requests.slice(before);
+    expect([first.errors, second.errors]).toEqual([[], []]);
+    expect(first.body.tools).toContainEqual(expect.objectContaining({ type: 'web_search_20250305', max_uses: 2 }));
+    const kept = (result.messages[0] as AssistantMessage).content.find((part): part is ProviderToolPart => part.type === 'provider-tool')!;
+    const assistant = second.body.messages.find((message: { role: string }) => message.role === 'assistant');
+    for (const block of kept.raw) expect(JSON.stringify(assistant.content)).toContain(JSON.stringify(block));
+    expect(result.usage.webSearchRequests).toBe(1);
+    expect(result.usage.costUsd! - costOf(priceOf(DEFAULT_PRICES, { provider: 'anthropic-vertex', model: 'claude-sonnet-4-5' }), { ...result.usage, webSearchRequests: 0 })!).toBeCloseTo(0.01, 7);
+  });
+
+  it('anthropic-bedrock and azure-openai refuse hosted tools at the start, naming who runs them', async () => {
+    for (const model of [
+      { provider: 'anthropic-bedrock', model: 'claude-sonnet-4-5', providerTools: [{ type: 'web_search' }] },
+      { provider: 'azure-openai', endpoint: 'prod', model: 'gpt-4.1-mini', providerTools: [{ type: 'code_interpreter' }] },
+    ] as ModelSettings[]) {
+      const handle = await turnpike.startTurn({ model, text: 'Search.' });
+      const error = await handle.result().catch((caught: unknown) => caught);
+      expect(String(((error as WorkflowFailedError).cause as Error | undefined)?.message)).toMatch(new RegExp(`provider "${model.provider}" runs no hosted tools \\(anthropic and anthropic-vertex and openai-responses and azure-openai-responses do\\)`));
+    }
+  });
+});
+
+describe('azure-openai-responses: what only the Responses API has', () => {
+  it('a reasoning model runs a code interpreter beside a parked approval; its reasoning and the hosted item go back byte-exact, and the container is priced', async () => {
+    const before = base.requests.length;
+    base.script('openai-responses', [
+      {
+        reasoning: [{ summary: ['Compute first, then the guarded action.'] }],
+        hostedItems: [{ type: 'code_interpreter', code: 'print(6 * 7)', logs: '42' }],
+        toolCalls: [{ name: 'guarded_action', input: { target: 'prod-db', count: 42 } }],
+      },
+      { text: 'Ran it 42 times.' },
+    ]);
+    const model: ModelSettings = { provider: 'azure-openai-responses', endpoint: 'prod', model: 'o4-mini', maxTokens: 4000, reasoningEffort: 'low', providerTools: [{ type: 'code_interpreter' }] };
+    const handle = await turnpike.startTurn({ model, text: 'Compute 6*7 and run the guarded action that many times.', modelCallOptions: fastRetries });
+    const [pending] = await waitForPending(handle, 1);
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: pending.approvalId!, approved: true, approver: 'bob' }] });
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'Ran it 42 times.' });
+
+    const [first, second] = base.requests.slice(before);
+    expect([first.errors, second.errors]).toEqual([[], []]);
+    // Azure names the deployment in the body; the fake forwards the model it runs.
+    expect(cloud.requests.filter((request) => request.cloud === 'azure').slice(-2).map((request) => [new URL(request.url, cloud.url).pathname, (request.body as { model: string }).model])).toEqual([
+      ['/openai/responses', REASONING_DEPLOYMENT],
+      ['/openai/responses', REASONING_DEPLOYMENT],
+    ]);
+    expect(first.body.store).toBe(false);
+    expect(first.body.tools).toContainEqual({ type: 'code_interpreter', container: { type: 'auto' } });
+    // What the turn kept goes back as it came: the hosted item verbatim, the reasoning item with its
+    // encrypted content (which the fake checks it issued).
+    const kept = (result.messages[0] as AssistantMessage).content;
+    const hosted = kept.find((part): part is ProviderToolPart => part.type === 'provider-tool')!;
+    const reasoning = kept.find((part): part is ReasoningPart => part.type === 'reasoning')!;
+    const sentBack = (type: string) => second.body.input.find((item: { type: string }) => item.type === type);
+    expect(JSON.stringify(sentBack('code_interpreter_call'))).toBe(JSON.stringify(hosted.raw[0]));
+    expect(sentBack('reasoning')).toMatchObject({ id: reasoning.itemId, encrypted_content: reasoning.encryptedContent });
+    expect(typeof reasoning.encryptedContent).toBe('string');
+    expect(result.usage.codeInterpreterContainers).toBe(1);
+    expect(result.toolCalls).toContainEqual(expect.objectContaining({ toolName: 'code_interpreter', executedBy: 'provider' }));
+  });
+
+  it('refuses at the start a hosted tool Azure does not run, and an API version without the Responses API', async () => {
+    const search = await turnpike.startTurn({ model: { provider: 'azure-openai-responses', model: 'gpt-4.1-mini', endpoint: 'prod', providerTools: [{ type: 'web_fetch' }] }, text: 'Fetch.' });
+    const refused = await search.result().catch((caught: unknown) => caught);
+    expect(refused).toBeInstanceOf(WorkflowFailedError);
+    expect(String(((refused as WorkflowFailedError).cause as Error | undefined)?.message)).toMatch(/"web_fetch" is not a hosted tool of azure-openai-responses \(web_search, file_search, code_interpreter, mcp\)/);
+    const handle = await turnpike.startTurn({ model: { provider: 'azure-openai-responses', model: 'gpt-4.1-mini', endpoint: 'old' }, text: 'Hello', modelCallOptions: fastRetries });
+    const error = await handle.result().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(String(((error as WorkflowFailedError).cause?.cause as Error | undefined)?.message)).toMatch(/Resource not found/);
   });
 });
 

@@ -4,28 +4,14 @@
  * continue-as-new with a parked turn (the test server suggests it after 40 events).
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
 import type { AgentConversationInput, AgentTurnResult, ModelSettings } from '../../workflows/types/index.js';
-import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
-import { startTurnpike, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { waitForState, useTurnpikeWithFakes } from '../support/turnpike-harness.js';
 
-let fake: Awaited<ReturnType<typeof useFakeProviders>>;
-let turnpike: TurnpikeHarness;
-let client: TurnpikeClient;
-
-beforeAll(async () => {
-  fake = await useFakeProviders();
-  turnpike = await startTurnpike({ tools: testTools });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
-});
-afterAll(async () => {
-  await turnpike?.stop();
-  await fake?.restore();
-});
-beforeEach(() => fake.reset());
+const suite = useTurnpikeWithFakes({ tools: testTools });
 
 const scripted: ModelSettings = { provider: 'scripted', model: 'demo' };
 const anthropic: ModelSettings = { provider: 'anthropic', model: 'claude-sonnet-4-5', maxTokens: 256 };
@@ -36,21 +22,21 @@ function settings(model: ModelSettings, extra: Partial<AgentConversationInput> =
 
 /** Notes the conversation and the message's turn for `npm run record-histories`. */
 async function send(request: Parameters<TurnpikeClient['sendMessage']>[0]) {
-  const reply = await client.sendMessage(request);
-  if (reply.turnNumber === 1) noteStarted(client.conversation(request.conversationId));
-  noteStarted(client.turn(reply.turnWorkflowId));
+  const reply = await suite.client.sendMessage(request);
+  if (reply.turnNumber === 1) noteStarted(suite.client.conversation(request.conversationId));
+  noteStarted(suite.client.turn(reply.turnWorkflowId));
   return reply;
 }
 
 async function turnResult(turnWorkflowId: string): Promise<AgentTurnResult> {
-  return client.turnResult(turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 });
+  return suite.client.turnResult(turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 });
 }
 
 /** Waits until the conversation has absorbed `turns` finished turns. */
 async function waitForIdle(conversationId: string, turns: number): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const state = await client.conversationState(conversationId).catch(() => undefined);
+    const state = await suite.client.conversationState(conversationId).catch(() => undefined);
     if (state && state.turns === turns && !state.currentTurn && state.queued.length === 0) return;
     if (Date.now() > deadline) throw new Error(`conversation never went idle: ${JSON.stringify(state)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -60,7 +46,7 @@ async function waitForIdle(conversationId: string, turns: number): Promise<void>
 async function waitForParked(conversationId: string, count = 1) {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const pending = await client.conversationPending(conversationId).catch(() => []);
+    const pending = await suite.client.conversationPending(conversationId).catch(() => []);
     if (pending.length === count) return pending;
     if (Date.now() > deadline) throw new Error(`no parked call in ${conversationId}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -70,7 +56,7 @@ async function waitForParked(conversationId: string, count = 1) {
 describe('agentConversation', () => {
   it('runs three turns where the caller sends only the new text, and the model receives the full history each time', async () => {
     const conversationId = `conv-${randomUUID()}`;
-    fake.script('anthropic', [
+    suite.fake.script('anthropic', [
       { text: 'Hello! How can I help?' },
       { toolCalls: [{ name: 'record_action', input: { action: 'note' } }] },
       { text: 'Noted.' },
@@ -86,7 +72,7 @@ describe('agentConversation', () => {
     }
     expect(turnIds).toEqual([1, 2, 3].map((n) => `${conversationId}/turn-${n}`));
 
-    const requests = fake.requests.filter((request) => request.provider === 'anthropic');
+    const requests = suite.fake.requests.filter((request) => request.provider === 'anthropic');
     expect(requests.flatMap((request) => request.errors)).toEqual([]);
     // Each turn's first request carries every earlier message: 1, then 3, then 7 messages.
     const firstOfTurn = [requests[0], requests[1], requests[3]];
@@ -94,10 +80,10 @@ describe('agentConversation', () => {
     expect(JSON.stringify(firstOfTurn[2].body.messages)).toContain('Take a note');
     expect(JSON.stringify(firstOfTurn[2].body.messages)).toContain('Noted.');
 
-    const history = await client.history(conversationId);
+    const history = await suite.client.history(conversationId);
     expect(history.total).toBe(8);
     expect(history.messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual(texts);
-    const page = await client.history(conversationId, { offset: 2, limit: 3 });
+    const page = await suite.client.history(conversationId, { offset: 2, limit: 3 });
     expect(page).toEqual({ messages: history.messages.slice(2, 5), offset: 2, total: 8 });
   });
 
@@ -107,15 +93,15 @@ describe('agentConversation', () => {
     const [parked] = await waitForParked(conversationId);
     const second = await send({ conversationId, text: 'look up order 1002', conversation: settings(scripted) });
     expect(second).toMatchObject({ turnWorkflowId: `${conversationId}/turn-2`, turnNumber: 2, queued: true });
-    const waiting = await client.conversationState(conversationId);
+    const waiting = await suite.client.conversationState(conversationId);
     expect(waiting).toMatchObject({ currentTurn: { turnWorkflowId: first.turnWorkflowId }, queued: [{ turnWorkflowId: second.turnWorkflowId }] });
 
-    await client.approveToolCall(parked.turnWorkflowId, { approvalId: parked.approvalId!, approved: true, approver: 'alice' });
+    await suite.client.approveToolCall(parked.turnWorkflowId, { approvalId: parked.approvalId!, approved: true, approver: 'alice' });
     expect((await turnResult(first.turnWorkflowId)).toolCalls[0].outcome).toBe('approved');
     const secondResult = await turnResult(second.turnWorkflowId);
     expect(secondResult.text).toContain('Coffee grinder');
     await waitForIdle(conversationId, 2);
-    const { messages } = await client.history(conversationId);
+    const { messages } = await suite.client.history(conversationId);
     expect(messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual([
       use('guarded_action', { target: 'queue', count: 1 }),
       'look up order 1002',
@@ -124,7 +110,7 @@ describe('agentConversation', () => {
 
   it('supersedes a parked turn: the parked call is answered with the reason, and the next request is valid for Anthropic', async () => {
     const conversationId = `conv-${randomUUID()}`;
-    fake.script('anthropic', [
+    suite.fake.script('anthropic', [
       { toolCalls: [{ name: 'guarded_action', input: { target: 'old-plan', count: 1 } }, { name: 'record_action', input: { action: 'prep' } }] },
       { text: 'Understood, doing the new thing instead.' },
     ]);
@@ -140,7 +126,7 @@ describe('agentConversation', () => {
     expect(executionsOf(first.turnWorkflowId).map((execution) => execution.toolName)).toEqual(['record_action']);
 
     expect((await turnResult(second.turnWorkflowId)).text).toBe('Understood, doing the new thing instead.');
-    const requests = fake.requests.filter((request) => request.provider === 'anthropic');
+    const requests = suite.fake.requests.filter((request) => request.provider === 'anthropic');
     expect(requests).toHaveLength(2);
     expect(requests.flatMap((request) => request.errors)).toEqual([]);
     expect(JSON.stringify(requests[1].body.messages)).toContain('superseded this turn');
@@ -156,7 +142,7 @@ describe('agentConversation', () => {
     expect(c).toEqual(a);
     await turnResult(a.turnWorkflowId);
     await waitForIdle(conversationId, 1);
-    expect((await client.conversationState(conversationId)).turns).toBe(1);
+    expect((await suite.client.conversationState(conversationId)).turns).toBe(1);
     expect(executionsOf(a.turnWorkflowId)).toHaveLength(1);
   });
 
@@ -187,7 +173,7 @@ describe('agentConversation', () => {
       `Invalid sendMessage: conversation "${unknown}" is not running, so this message would create it, and creating it needs \`conversation\`, its settings (\`model\` or \`agents\`)`,
     );
     // Nothing was started under that id.
-    expect(await client.conversationState(unknown).catch((caught: unknown) => caught)).toBeInstanceOf(Error);
+    expect(await suite.client.conversationState(unknown).catch((caught: unknown) => caught)).toBeInstanceOf(Error);
   });
 
   it('continues-as-new and keeps every message, while a parked turn stays reachable', async () => {
@@ -206,20 +192,20 @@ describe('agentConversation', () => {
     // More messages queue behind the parked turn and push the conversation past the threshold.
     const queuedTexts = ['look up order 1001', 'look up order 1003'];
     for (const text of queuedTexts) await send({ conversationId, text, conversation: settings(scripted) });
-    const handle = client.conversation(conversationId);
-    await waitForState(turnpike.client.workflow.getHandle(parked.turnWorkflowId), (state) => state.pending.length === 1);
+    const handle = suite.client.conversation(conversationId);
+    await waitForState(suite.turnpike.client.workflow.getHandle(parked.turnWorkflowId), (state) => state.pending.length === 1);
     const deadline = Date.now() + 30_000;
-    while ((await client.conversationState(conversationId)).runs === 0 && Date.now() < deadline) {
+    while ((await suite.client.conversationState(conversationId)).runs === 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const during = await client.conversationState(conversationId);
+    const during = await suite.client.conversationState(conversationId);
     expect(during.runs).toBeGreaterThanOrEqual(1);
     expect(during.currentTurn?.turnWorkflowId).toBe(parkedTurn.turnWorkflowId);
-    expect((await client.conversationPending(conversationId))[0].approvalId).toBe(parked.approvalId);
+    expect((await suite.client.conversationPending(conversationId))[0].approvalId).toBe(parked.approvalId);
 
-    await client.approveToolCall(parked.turnWorkflowId, { approvalId: parked.approvalId!, approved: true, approver: 'bob' });
+    await suite.client.approveToolCall(parked.turnWorkflowId, { approvalId: parked.approvalId!, approved: true, approver: 'bob' });
     await waitForIdle(conversationId, 7);
-    const { messages, total } = await client.history(conversationId, { limit: 1000 });
+    const { messages, total } = await suite.client.history(conversationId, { limit: 1000 });
     expect(messages.filter((message) => message.role === 'user').map((message) => message.content)).toEqual([...sent, parkedText, ...queuedTexts]);
     // 7 turns, each one tool step: the user message, the assistant's call, its result, the answer.
     expect(total).toBe(7 * 4);

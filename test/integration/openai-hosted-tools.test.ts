@@ -32,7 +32,7 @@ import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.j
 import type { ScriptedHostedItem } from '../fake-provider/openai-hosted-tools.js';
 import type { Json } from '../fake-provider/server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
-import { waitForListed, waitForPending } from '../support/turnpike-harness.js';
+import { waitForListed, waitForPending, waitForState } from '../support/turnpike-harness.js';
 
 const MCP_URL = 'https://mcp.example.test/mcp';
 const MCP_SECRET = 'Bearer mcp-test-SECRET-0b7e';
@@ -223,6 +223,39 @@ describe('OpenAI hosted tools', () => {
     },
     180_000,
   );
+
+  it("a cost budget counts a step's web searches and containers: their price alone takes the turn over its limit", async () => {
+    // 1,000 + 100 tokens of gpt-4.1-mini cost $0.00056, under the $0.005 limit; two searches and a
+    // container add $0.05, over it. A cost limit is checked before each model step: counted by
+    // tokens only, the approved turn would call the model again and complete.
+    fake.script('openai-responses', [
+      {
+        hostedItems: [
+          { type: 'web_search', query: 'turnpike 1.4 notes', sources: ['https://example.test/notes'] },
+          { type: 'web_search', query: 'turnpike 1.4 blog', sources: ['https://example.test/blog'] },
+          { type: 'code_interpreter', code: 'print(1 + 1)', logs: '2' },
+        ],
+        toolCalls: [{ name: 'release_gate', input: { version: '1.4' } }],
+        usage: { inputTokens: 1_000, outputTokens: 100 },
+      },
+      { text: 'Released 1.4.' },
+    ]);
+    const handle = await startTurn([{ type: 'web_search' }, { type: 'code_interpreter', container: { type: 'auto' } }], 'Release 1.4 if the notes are out.', { budget: { costUsd: 0.005 } });
+    const [gate] = await waitForPending(handle, 1);
+    expect(gate).toMatchObject({ kind: 'approval', toolName: 'release_gate' });
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: gate.approvalId!, approved: true, approver: 'alice' }] });
+
+    const budget = (await waitForState(handle, (state) => state.pending.some((pending) => pending.kind === 'budget'))).pending.find((pending) => pending.kind === 'budget');
+    const input = budget?.input as { exceeded: string[]; spent: { costUsd?: number } } | undefined;
+    expect(input?.exceeded).toEqual(['costUsd']);
+    expect(input?.spent.costUsd).toBeCloseTo(0.00056 + 2 * 0.01 + 0.03, 8);
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ approvalId: budget!.approvalId!, approved: false, approver: 'alice' }] });
+    const result = await handle.result();
+    expect(result.status).toBe('budget-exceeded');
+    expect(result.usage).toMatchObject({ inputTokens: 1_000, outputTokens: 100, webSearchRequests: 2, codeInterpreterContainers: 1 });
+    expect(result.spend?.costUsd).toBeCloseTo(0.05056, 8);
+    expect(answered()).toHaveLength(1);
+  }, 180_000);
 });
 
 describe('OpenAI remote MCP approval requests', () => {

@@ -4,36 +4,23 @@
  * original as it was.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
-import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
+import { TurnpikeRejectedError } from '../../client/turnpike-client.js';
 import { transcriptQuery } from '../../workflows/messages/definitions.js';
 import type { ModelSettings } from '../../workflows/types/index.js';
-import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { executions, executionsOf, testTools } from '../support/test-tools.js';
-import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { useTurnpikeWithFakes } from '../support/turnpike-harness.js';
 
-let fake: Awaited<ReturnType<typeof useFakeProviders>>;
-let turnpike: TurnpikeHarness;
-let client: TurnpikeClient;
-
-beforeAll(async () => {
-  fake = await useFakeProviders();
-  turnpike = await startTurnpike({ tools: testTools });
-  client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
-});
-afterAll(async () => {
-  await turnpike?.stop();
-  await fake?.restore();
-});
-beforeEach(() => fake.reset());
+const suite = useTurnpikeWithFakes({ tools: testTools });
 
 const original: ModelSettings = { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 256 };
 const other: ModelSettings = { provider: 'openai', model: 'gpt-4.1', maxTokens: 256 };
 
 describe('forkTurn', () => {
   it('forks a 12-step turn at step 7 with another model: steps 1–7 carried exactly, none of their tools run again, the original unchanged', async () => {
+    const { fake, client } = suite;
     const turnId = `fork-${randomUUID()}`;
     const steps = Array.from({ length: 11 }, (_, index) => ({ toolCalls: [{ name: 'record_action', input: { action: `step-${index + 1}` } }] }));
     fake.script('openai', [...steps, { text: 'done after 12 steps' }]);
@@ -99,6 +86,7 @@ describe('forkTurn', () => {
   });
 
   it("forks a turn whose transcript is over 2 MB: the fork's start payload goes to the content store and its history holds the reference", async () => {
+    const { fake, client } = suite;
     const turnId = `fork-big-${randomUUID()}`;
     // 2.4 MB of text that gzip cannot bring under Temporal's 2 MB payload limit.
     const big = randomBytes(1_800_000).toString('base64');

@@ -10,6 +10,7 @@
  * run's history stays near the limit; and every run's history replays.
  */
 import { Worker } from '@temporalio/worker';
+import { WorkflowFailedError } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { readEventStream } from '../../client/event-subscription.js';
@@ -132,5 +133,21 @@ describe(`a ${STEPS}-step turn that hands over to new runs`, () => {
       if (replayed.error) failures.push(`${replayed.workflowId}: ${replayed.error.message}`);
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe('a history limit too small to hand over', () => {
+  it.each([{ bytes: 100 }, { bytes: 2 * 1024 * 1024 - 1 }, { events: 99 }])('fails the turn at once with InvalidTurnInput: %j', async (historyLimit) => {
+    const handle = await harness.startTurn({ text: 'look up order 1001 then look up order 1002', maxSteps: 5, historyLimit });
+    const error = await handle.result().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause as { type?: string; message: string };
+    expect(cause.type).toBe('InvalidTurnInput');
+    expect(cause.message).toMatch(/historyLimit\.(bytes must be an integer of at least 2097152|events must be an integer of at least 100)/);
+  });
+
+  it('takes the smallest byte limit, and a turn under it runs as before', async () => {
+    const handle = await harness.startTurn({ text: 'look up order 1001 then look up order 1002', maxSteps: 5, historyLimit: { bytes: 2 * 1024 * 1024 } });
+    expect((await handle.result()).status).toBe('completed');
   });
 });

@@ -11,6 +11,7 @@ import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 import { serveApi } from '../support/api-server.js';
+import { registerScript } from '../../activities/providers/script.js';
 
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
@@ -91,5 +92,27 @@ describe('AI SDK UI message stream', () => {
     const denied = await send(chatId, [user, respond(false, toolPart.input)], respond(false, toolPart.input));
     expect(denied.parts.find((part) => part.type === 'tool-guarded_action')).toMatchObject({ state: 'output-denied' });
     expect((await client.turnResult(`${chatId}/turn-1`)).toolCalls[0]).toMatchObject({ outcome: 'denied', approval: { approver: 'alice' } });
+  });
+
+  it("starts a chat on buildApi's chatModel when the request names no model", async () => {
+    const model = registerScript([{ type: 'text', text: 'Answered by the chat model.' }]);
+    const served = await serveApi(turnpike, { chatModel: { provider: 'scripted', model } });
+    try {
+      const chatId = `chat-${randomUUID()}`;
+      const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Hello' }] };
+      const stream = await new DefaultChatTransport<UIMessage>({ api: `${served.base}/api/chat`, headers: { authorization: 'Bearer alice-token' } }).sendMessages({
+        trigger: 'submit-message',
+        chatId,
+        messageId: undefined,
+        messages: [user],
+        abortSignal: undefined,
+      });
+      let last: UIMessage | undefined;
+      for await (const message of readUIMessageStream<UIMessage>({ stream, terminateOnError: true })) last = message;
+      expect(last!.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')).toBe('Answered by the chat model.');
+      expect((await client.turnResult(`${chatId}/turn-1`)).text).toBe('Answered by the chat model.');
+    } finally {
+      await served.api.close();
+    }
   });
 });

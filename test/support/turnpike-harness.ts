@@ -5,11 +5,12 @@
  *   ... turnpike.client.workflow.start(agentTurn, { taskQueue: turnpike.taskQueue, ... })
  *   await turnpike.stop();
  */
-import { STARTED_BY_MEMO_KEY, type ParkedCall, type TurnpikeClient } from '../../client/turnpike-client.js';
+import { STARTED_BY_MEMO_KEY, TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
+import { useFakeProviders } from './fake-providers.js';
 import type { McpServerConfig } from '../../activities/mcp/mcp-servers.js';
 import type { Tool } from '../../activities/tools.js';
 import { createTurnpikeDataConverter, turnpikeDataConverter } from '../../content/data-converter.js';
@@ -180,4 +181,31 @@ export async function waitForListed(client: TurnpikeClient, turnId: string, coun
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`turn ${turnId} never listed ${count} parked call(s)`);
+}
+
+/** What `useTurnpikeWithFakes` sets up for a test file: filled in by its `beforeAll`. */
+export interface TurnpikeSuite {
+  fake: Awaited<ReturnType<typeof useFakeProviders>>;
+  turnpike: TurnpikeHarness;
+  client: TurnpikeClient;
+}
+
+/**
+ * The setup most integration files share: the strict fake providers, a Turnpike worker with
+ * `options`, and a `TurnpikeClient` on its task queue, started once for the file, stopped after
+ * it, and the fakes reset before each test.
+ */
+export function useTurnpikeWithFakes(options: Parameters<typeof startTurnpike>[0]): TurnpikeSuite {
+  const suite = {} as TurnpikeSuite;
+  beforeAll(async () => {
+    suite.fake = await useFakeProviders();
+    suite.turnpike = await startTurnpike(options);
+    suite.client = new TurnpikeClient({ client: suite.turnpike.client, taskQueue: suite.turnpike.taskQueue });
+  });
+  afterAll(async () => {
+    await suite.turnpike?.stop();
+    await suite.fake?.restore();
+  });
+  beforeEach(() => suite.fake.reset());
+  return suite;
 }

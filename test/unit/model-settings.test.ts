@@ -34,7 +34,7 @@ describe('modelSettingsProblem', () => {
     expect(modelSettingsProblem({ provider: 'azure-openai', endpoint: 'prod', model: 'o4-mini', reasoningEffort: 'high', serviceTier: 'default', metadata: { tenant: 'acme' } })).toBeUndefined();
     expect(modelSettingsProblem({ provider: 'azure-openai', model: 'gpt-4.1-mini', thinking })).toBe('model.thinking is an Anthropic option; provider "azure-openai" does not take it (OpenAI: use model.reasoningEffort)');
     expect(modelSettingsProblem({ provider: 'anthropic-bedrock', model: 'claude-sonnet-4-5', reasoningEffort: 'low' })).toBe('model.reasoningEffort is an OpenAI and AI SDK option; provider "anthropic-bedrock" does not take it');
-    expect(modelSettingsProblem({ provider: 'azure-openai', model: 'gpt-4.1-mini', store: true })).toBe('model.store is an option of provider "openai-responses"; provider "azure-openai" does not take it');
+    expect(modelSettingsProblem({ provider: 'azure-openai', model: 'gpt-4.1-mini', store: true })).toBe('model.store is an option of the Responses API (providers "openai-responses", "azure-openai-responses"); provider "azure-openai" does not take it');
   });
 
   it('accepts settings without provider options, and valid thinking and reasoning effort', () => {
@@ -73,8 +73,8 @@ describe('modelSettingsProblem: OpenAI options', () => {
   it.each([
     [responses({ maxTokens: 8 }), 'model.maxTokens must be an integer of at least 16 for the Responses API, which sends it as max_output_tokens (got 8)'],
     [responses({ reasoningSummary: 'short' }), 'model.reasoningSummary must be one of auto, concise, detailed (got "short")'],
-    [{ provider: 'openai', model: 'o4-mini', reasoningSummary: 'auto' }, 'model.reasoningSummary is an option of provider "openai-responses"; provider "openai" does not take it'],
-    [{ provider: 'openai', model: 'gpt-4.1', store: false }, 'model.store is an option of provider "openai-responses"; provider "openai" does not take it'],
+    [{ provider: 'openai', model: 'o4-mini', reasoningSummary: 'auto' }, 'model.reasoningSummary is an option of the Responses API (providers "openai-responses", "azure-openai-responses"); provider "openai" does not take it'],
+    [{ provider: 'openai', model: 'gpt-4.1', store: false }, 'model.store is an option of the Responses API (providers "openai-responses", "azure-openai-responses"); provider "openai" does not take it'],
     [responses({ store: 'no' }), 'model.store must be true or false (got "no")'],
     [responses({ serviceTier: 'fast' }), 'model.serviceTier must be one of auto, default, flex, scale, priority (got "fast")'],
     [{ provider: 'anthropic', model: 'claude-sonnet-4-6', serviceTier: 'auto' }, 'model.serviceTier is an OpenAI option; provider "anthropic" does not take it'],

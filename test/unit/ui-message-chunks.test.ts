@@ -125,6 +125,23 @@ describe('UiMessageChunkMapper', () => {
     ]);
   });
 
+  it('shows a vote that decides nothing yet as one data-approval-progress part per approval, replaced by the next', async () => {
+    const mapper = new UiMessageChunkMapper();
+    const vote = (approver: string) => ({ approver, approved: true, votedAt: 't', inputHash: 'h' });
+    const progress = (...approvers: string[]) => ({ quorum: 3, denials: 1, votes: approvers.map(vote) });
+    const chunks = await mapAll(mapper, [
+      { type: 'tool-call', step: 1, toolCallId: 'c1', toolName: 't', input: { a: 1 } },
+      { type: 'approval-requested', step: 1, approvalId: 'apr_1', toolCallId: 'c1', toolName: 't', input: { a: 1 }, inputHash: 'h', requestedAt: 'x', expiresAt: 'y' },
+      { type: 'approval-progress', step: 1, approvalId: 'apr_1', toolCallId: 'c1', toolName: 't', change: 'vote', progress: progress('alice') },
+      { type: 'approval-progress', step: 1, approvalId: 'apr_1', toolCallId: 'c1', toolName: 't', change: 'vote', progress: progress('alice', 'bob') },
+    ]);
+    const { message, errors } = await messageOf([{ type: 'start', messageId: 'm' }, ...chunks]);
+    expect(errors).toEqual([]);
+    expect(message.parts.filter((part) => part.type === 'data-approval-progress')).toEqual([
+      { type: 'data-approval-progress', id: 'approval-progress-apr_1', data: { approvalId: 'apr_1', toolCallId: 'c1', change: 'vote', progress: progress('alice', 'bob') } },
+    ]);
+  });
+
   it('says a denied budget approval stopped, with no extension', () => {
     const decision: DecisionRecord = { approvalId: 'apr_b', toolCallId: 'budget-1', toolName: 'turnpike_budget', outcome: 'denied', approved: false, automatic: false, reason: 'enough', decidedAt: 'z', inputHash: 'h' };
     expect(UiMessageChunkMapper.budgetDecided(budgetRequested, decision)).toEqual({

@@ -39,7 +39,7 @@ export const PROVIDER_APPROVAL_SPEC: ToolSpec = {
 export const PROVIDER_APPROVAL_APPROVED = 'Approved. The provider runs the MCP tool call.';
 
 /** The providers that understand their approval requests: every other is sent none. */
-export const PROVIDER_APPROVAL_PROVIDERS: readonly string[] = ['openai-responses'];
+export const PROVIDER_APPROVAL_PROVIDERS: readonly string[] = ['openai-responses', 'azure-openai-responses'];
 
 /**
  * The messages without provider approval requests and their results, for a provider that did not

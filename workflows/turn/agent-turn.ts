@@ -30,7 +30,7 @@ import { modelToolsOf, toolSetHash } from './tool-set.js';
 import { textOf, TurnContext } from '../context/turn-context.js';
 import { finish, finishCancelled, finishCutOff } from './turn-endings.js';
 import { budgetResult } from '../budgets/turn-budget.js';
-import { handOverIfDue } from './turn-hand-over.js';
+import { handOverIfDue, MIN_HISTORY_LIMIT_BYTES, MIN_HISTORY_LIMIT_EVENTS } from './turn-hand-over.js';
 import { installTurnHandlers } from './turn-handlers.js';
 import { outputFields, typedOutputOf, type TypedOutput } from '../agents/typed-output.js';
 import { addUsage } from '../context/usage.js';
@@ -197,9 +197,10 @@ function validateInput(input: AgentTurnInput): void {
   }
   const agentProblem = agentInputProblem(input);
   if (agentProblem) invalidInput(`agentTurn input.${agentProblem}`);
+  const floors = { events: MIN_HISTORY_LIMIT_EVENTS, bytes: MIN_HISTORY_LIMIT_BYTES };
   for (const key of ['events', 'bytes'] as const) {
     const value = input.historyLimit?.[key];
-    if (value !== undefined && (!Number.isInteger(value) || value < 100)) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least 100`);
+    if (value !== undefined && (!Number.isInteger(value) || value < floors[key])) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least ${floors[key]}`);
   }
 }
 

@@ -13,6 +13,7 @@ import * as wf from '@temporalio/workflow';
 import type { CheckedDecision } from '../calls/call-ledger.js';
 import { addRights, newProgress, recordVote } from '../calls/approval-votes.js';
 import { escalationSteps } from './approval-escalation.js';
+import { publishApprovalProgress } from './approval-progress-event.js';
 import type { CallEntry } from '../calls/call-ledger.js';
 import type { TurnContext } from '../context/turn-context.js';
 import type { ApprovalRuleSpec, ApproveToolCallResult, DelegateApprovalInput, DelegateApprovalResult, PendingToolCall, ToolSpec } from '../types/index.js';
@@ -52,6 +53,7 @@ export function decide(turn: TurnContext, checked: CheckedDecision, decidedAt: s
   turn.publisher.publishSoon();
   const votes = { approvals: tally.approvals, quorum: tally.quorum, decided: tally.decision !== undefined };
   if (tally.decision) return { ...turn.ledger.applyDecision({ entry: checked.entry, request: tally.decision }, decidedAt), votes };
+  publishApprovalProgress(turn, view, 'vote');
   return { approvalId: checked.request.approvalId, toolCallId: checked.entry.call.toolCallId, approved: checked.request.approved, decidedAt, votes };
 }
 
@@ -66,6 +68,7 @@ export function delegate(turn: TurnContext, { entry, request }: { entry: CallEnt
   view.progress.delegations = [...(view.progress.delegations ?? []), { from: request.approver!, to, reason: request.reason, delegatedAt }];
   addRights(parked, to);
   turn.publisher.publishSoon();
+  publishApprovalProgress(turn, view, 'delegation');
   turn.nudges.send(turn.nudgeContext(), view, 'delegated', undefined, { added: to, delegationReason: request.reason, sequence: view.progress.delegations.length - 1 });
   return result;
 }

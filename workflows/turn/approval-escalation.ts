@@ -11,6 +11,7 @@
 import * as wf from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common';
 import { addRights } from '../calls/approval-votes.js';
+import { publishApprovalProgress } from './approval-progress-event.js';
 import type { CallEntry } from '../calls/call-ledger.js';
 import type { TurnContext } from '../context/turn-context.js';
 import type { EscalationStep, PendingToolCall } from '../types/index.js';
@@ -54,6 +55,7 @@ async function runSteps(turn: TurnContext, entry: CallEntry): Promise<void> {
     }
     addRights(parked, step.to!);
     turn.publisher.publishSoon();
+    publishApprovalProgress(turn, parked.view, 'escalation');
     turn.nudges.send(turn.nudgeContext(), parked.view, 'escalated', undefined, { added: step.to!, sequence });
   }
 }

@@ -7,7 +7,7 @@
  * so inputs without them are accepted exactly as before.
  */
 import type { AnthropicThinking, ModelSettings, OpenAIReasoningEffort, OpenAIReasoningSummary, OpenAIServiceTier } from '../types/index.js';
-import { isCloudProvider, speaksAnthropic, speaksOpenAI } from '../types/provider-families.js';
+import { isCloudProvider, speaksAnthropic, speaksOpenAI, speaksResponses } from '../types/provider-families.js';
 
 /** What Anthropic gets as `max_tokens` when the turn does not say: the Messages API requires one. */
 export const DEFAULT_ANTHROPIC_MAX_TOKENS = 4096;
@@ -48,7 +48,11 @@ export function modelSettingsProblem(model: ModelSettings): string | undefined {
 /** The hosted tools each provider runs itself, by turnpike's name (`ModelSettings.providerTools`). */
 export const PROVIDER_TOOLS: Readonly<Record<string, readonly string[]>> = {
   anthropic: ['web_search', 'web_fetch', 'code_execution'],
+  // Vertex AI runs Claude's web search; Bedrock runs none of Claude's server tools (docs/models.md).
+  'anthropic-vertex': ['web_search'],
   'openai-responses': ['web_search', 'file_search', 'code_interpreter', 'mcp'],
+  // Azure OpenAI's Responses API runs the same (its web search is Grounding with Bing: docs/models.md).
+  'azure-openai-responses': ['web_search', 'file_search', 'code_interpreter', 'mcp'],
 };
 
 /** Hosted tools: a list of `{ type, ...options }` the provider has, each at most once. */
@@ -62,7 +66,7 @@ function providerToolsProblem(model: ModelSettings): string | undefined {
     if (!tool || typeof tool !== 'object' || Array.isArray(tool) || typeof tool.type !== 'string') return `model.providerTools[${index}] must be an object with a string type`;
     if (!known.includes(tool.type)) return `model.providerTools[${index}].type "${tool.type}" is not a hosted tool of ${model.provider} (${known.join(', ')})`;
     // A remote MCP server is named (its URL and credentials are the worker's `remoteMcpServers`), never given.
-    if (tool.type === 'mcp' && model.provider === 'openai-responses') {
+    if (tool.type === 'mcp' && speaksResponses(model.provider)) {
       if (typeof tool.server_label !== 'string' || tool.server_label.length === 0) return `model.providerTools[${index}].server_label must name one of the worker's remoteMcpServers`;
       if (tool.server_url !== undefined || tool.headers !== undefined || tool.authorization !== undefined) {
         return `model.providerTools[${index}]: a remote MCP server's URL and headers are the worker's (remoteMcpServers), never a turn's; name it by server_label`;
@@ -110,18 +114,18 @@ export const OPENAI_SERVICE_TIERS: readonly OpenAIServiceTier[] = ['auto', 'defa
 
 /** Options only the OpenAI providers take: service tier, metadata, and the Responses API's own. */
 function openAIOptionsProblem(model: ModelSettings): string | undefined {
-  const responsesOnly = (field: string) => `model.${field} is an option of provider "openai-responses"; provider "${model.provider}" does not take it`;
+  const responsesOnly = (field: string) => `model.${field} is an option of the Responses API (providers "openai-responses", "azure-openai-responses"); provider "${model.provider}" does not take it`;
   if (model.reasoningSummary !== undefined) {
-    if (model.provider !== 'openai-responses') return responsesOnly('reasoningSummary');
+    if (!speaksResponses(model.provider)) return responsesOnly('reasoningSummary');
     if (!OPENAI_REASONING_SUMMARIES.includes(model.reasoningSummary)) {
       return `model.reasoningSummary must be one of ${OPENAI_REASONING_SUMMARIES.join(', ')} (got ${JSON.stringify(model.reasoningSummary)})`;
     }
   }
   if (model.store !== undefined) {
-    if (model.provider !== 'openai-responses') return responsesOnly('store');
+    if (!speaksResponses(model.provider)) return responsesOnly('store');
     if (typeof model.store !== 'boolean') return `model.store must be true or false (got ${JSON.stringify(model.store)})`;
   }
-  if (model.provider === 'openai-responses' && model.maxTokens !== undefined) {
+  if (speaksResponses(model.provider) && model.maxTokens !== undefined) {
     if (!Number.isInteger(model.maxTokens) || model.maxTokens < MIN_RESPONSES_MAX_OUTPUT_TOKENS) {
       return `model.maxTokens must be an integer of at least ${MIN_RESPONSES_MAX_OUTPUT_TOKENS} for the Responses API, which sends it as max_output_tokens (got ${JSON.stringify(model.maxTokens)})`;
     }

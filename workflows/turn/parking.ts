@@ -12,6 +12,7 @@ import { startPark, type ParkOutcome } from '../context/park-telemetry.js';
 import { deniedMessage, errorSettlement, type Settlement } from '../calls/tool-results.js';
 import { DEFAULT_PARK_TIMEOUT, type TurnContext } from '../context/turn-context.js';
 import { startProgress } from './approval-decisions.js';
+import { decisionRights } from '../calls/approval-votes.js';
 import { escalate } from './approval-escalation.js';
 import type { ApprovalRecord, ApproveToolCallInput, DecisionRecord, PendingToolCall, ToolCallPart, ToolSpec } from '../types/index.js';
 
@@ -42,7 +43,10 @@ export async function awaitApproval(turn: TurnContext, entry: CallEntry, spec: T
   if (view.progress?.escalation) escalate(turn, entry);
   const arrived = await parking;
   // An edit under a quorum replaced the view's input: the decision is on the input the votes saw.
-  const decision = { approvalId, toolCallId: call.toolCallId, toolName: call.toolName, inputHash: view.inputHash, ...(view.progress ? { progress: view.progress } : {}) };
+  // Who could decide it by now (the tool's approvers, grown by escalation and delegation): a late one is told it was decided.
+  const rights = decisionRights({ view, spec });
+  const eligible = rights.approvers || rights.approverGroups ? { eligible: rights } : {};
+  const decision = { approvalId, toolCallId: call.toolCallId, toolName: call.toolName, inputHash: view.inputHash, ...(view.progress ? { progress: view.progress } : {}), ...eligible };
   if (entry.resolution?.kind === 'superseded') {
     turn.noteDecision(view, { ...decision, outcome: 'superseded', approved: false, automatic: true, decidedAt: new Date().toISOString() });
     return { settlement: supersededSettlement(turn, entry) };
@@ -70,7 +74,7 @@ export async function awaitApproval(turn: TurnContext, entry: CallEntry, spec: T
 
 /** A person's decision as the audit trail records it: who, why, and their edit of the input. */
 export function personsDecision(
-  decision: Pick<DecisionRecord, 'approvalId' | 'toolCallId' | 'toolName' | 'inputHash' | 'progress'>,
+  decision: Pick<DecisionRecord, 'approvalId' | 'toolCallId' | 'toolName' | 'inputHash' | 'progress' | 'eligible'>,
   request: ApproveToolCallInput,
   decidedAt: string,
 ): DecisionRecord {

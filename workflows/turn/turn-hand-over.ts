@@ -25,6 +25,15 @@ export const CARRIED_EVENTS = 2_000;
  * A turn whose state is bigger does not hand over, and goes on in the same run.
  */
 const MAX_CARRIED_CHARS = 1_500_000;
+/**
+ * The smallest `historyLimit.bytes` a turn takes. Each run's history starts with its input, which
+ * carries the turn's state (up to {@link MAX_CARRIED_CHARS} characters and the turn's messages):
+ * under a smaller limit that input alone could reach it, and every new run would hand over again
+ * before its first step, forever. 2 MiB leaves a run room for its steps whatever it carries.
+ */
+export const MIN_HISTORY_LIMIT_BYTES = 2 * 1024 * 1024;
+/** The smallest `historyLimit.events`: a run starts with a few events, and a step adds a handful. */
+export const MIN_HISTORY_LIMIT_EVENTS = 100;
 
 /** Whether the run's history has reached the turn's limit. */
 export function handOverDue(turn: TurnContext): boolean {

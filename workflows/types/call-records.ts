@@ -3,7 +3,7 @@
  * audit trail. Pure types: nothing here runs.
  */
 import type { Usage } from './model.js';
-import type { ApprovalProgress } from './approval-rules.js';
+import type { ApprovalProgress, ApproverSet } from './approval-rules.js';
 
 export type ToolCallOutcome = 'executed' | 'approved' | 'denied' | 'expired' | 'client' | 'error' | 'cancelled';
 
@@ -56,4 +56,10 @@ export interface DecisionRecord {
   editedInput?: unknown;
   /** A call with a quorum, escalation or delegation: every vote, step and delegation up to the decision. */
   progress?: ApprovalProgress;
+  /**
+   * Who could decide the call when it was settled: the tool's approvers and groups, grown by
+   * escalation and delegation (absent when anyone could). The HTTP API answers such an approver's
+   * late decision with 409, as it answers the deciders.
+   */
+  eligible?: ApproverSet;
 }

@@ -15,13 +15,14 @@ export type ModelProvider = 'openai' | 'openai-responses' | 'anthropic' | 'ai-sd
 
 /**
  * Claude and GPT in a cloud account: `anthropic-bedrock` (Amazon Bedrock), `anthropic-vertex`
- * (Google Vertex AI) and `azure-openai` (Azure OpenAI, Chat Completions). Each speaks its first-party
+ * (Google Vertex AI), `azure-openai` (Azure OpenAI, Chat Completions) and `azure-openai-responses`
+ * (Azure OpenAI, the Responses API). Each speaks its first-party
  * API's wire format through the official client (`@anthropic-ai/bedrock-sdk`,
  * `@anthropic-ai/vertex-sdk`, `openai`'s `AzureOpenAI`), so it takes that provider's options. Its
  * region, project, deployments, API version and credentials are settings the worker holds by name
  * (`clouds` on `createWorker` / `TurnpikePlugin`); a turn names them with `endpoint`.
  */
-export type CloudProvider = 'anthropic-bedrock' | 'anthropic-vertex' | 'azure-openai';
+export type CloudProvider = 'anthropic-bedrock' | 'anthropic-vertex' | 'azure-openai' | 'azure-openai-responses';
 
 /**
  * Anthropic extended thinking (Messages API `thinking`). `enabled` gives the model a budget of

@@ -11,11 +11,16 @@ export function speaksAnthropic(provider: string): provider is Extract<ModelProv
 }
 
 /** The providers of OpenAI's wire formats: Chat Completions, the Responses API and Azure OpenAI. */
-export function speaksOpenAI(provider: string): provider is Extract<ModelProvider, 'openai' | 'openai-responses' | 'azure-openai'> {
-  return provider === 'openai' || provider === 'openai-responses' || provider === 'azure-openai';
+export function speaksOpenAI(provider: string): provider is Extract<ModelProvider, 'openai' | 'openai-responses' | 'azure-openai' | 'azure-openai-responses'> {
+  return provider === 'openai' || provider === 'openai-responses' || provider === 'azure-openai' || provider === 'azure-openai-responses';
+}
+
+/** The providers of OpenAI's Responses API: OpenAI's own and Azure OpenAI's. */
+export function speaksResponses(provider: string): provider is Extract<ModelProvider, 'openai-responses' | 'azure-openai-responses'> {
+  return provider === 'openai-responses' || provider === 'azure-openai-responses';
 }
 
 /** The providers whose settings the worker holds by name (`clouds`), chosen by `model.endpoint`. */
-export function isCloudProvider(provider: string): provider is Extract<ModelProvider, 'anthropic-bedrock' | 'anthropic-vertex' | 'azure-openai'> {
-  return provider === 'anthropic-bedrock' || provider === 'anthropic-vertex' || provider === 'azure-openai';
+export function isCloudProvider(provider: string): provider is Extract<ModelProvider, 'anthropic-bedrock' | 'anthropic-vertex' | 'azure-openai' | 'azure-openai-responses'> {
+  return provider === 'anthropic-bedrock' || provider === 'anthropic-vertex' || provider === 'azure-openai' || provider === 'azure-openai-responses';
 }

@@ -17,6 +17,7 @@ import type { ToolServerLeftOut, ToolServersWait } from './tools.js';
 import type { BudgetApprovalInput } from './budget.js';
 import type { ApprovalRecord, ToolCallOutcome } from './call-records.js';
 import type { SourceReference } from './messages.js';
+import type { ApprovalProgress } from './approval-rules.js';
 
 /** The topic of the workflow stream that carries a turn's (or a conversation's) events. */
 export const TURN_EVENTS_TOPIC = 'turnpike';
@@ -67,6 +68,12 @@ export type TurnEvent =
       /** The approval policy's reason, when it gave one. */
       reason?: string;
     }
+  /**
+   * A parked call's approval moved without being decided: a vote short of the quorum (or of the
+   * denials), a delegation, or an escalation step that added approvers. `progress` is the call's
+   * progress after it (as `turnState` shows it); the decision itself is the call's `tool-result`.
+   */
+  | { type: 'approval-progress'; step: number; approvalId: string; toolCallId: string; toolName: string; change: 'vote' | 'delegation' | 'escalation'; progress: ApprovalProgress }
   /**
    * A limit of the turn's budget was reached: a budget approval parked (`toolName`
    * `turnpike_budget`, never a call the model made). Approve it to extend the budget by
