@@ -24,10 +24,8 @@ export interface StreamReadOptions<E> {
   signal?: AbortSignal;
   /** How long to wait for a workflow that does not exist yet (a conversation's next turn). Default 30 s. */
   waitForStartMs?: number;
-  /** Waits between reads (default: a timer); a feed with a live channel cuts it short (stream-hub.ts). */
-  sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Called after each read's events were yielded, with the time the read began. */
-  onRead?: (startedAt: number) => void;
+  /** Called after each read's events were yielded (stream-hub.ts: live readers wait for the first). */
+  onRead?: () => void;
 }
 
 /** The wait after a read that returned events: a live stream is followed at this cadence. */
@@ -84,14 +82,12 @@ export async function* readEventStream<E>(
   // signal for every call that it never removes. An abort is seen when the query returns.
   const read = (fromOffset: number) => handle.query(query, { fromOffset });
 
-  const nap = options.sleep ?? sleep;
   let interval = ACTIVE_INTERVAL_MS;
   let quietReads = 0;
   let failures = 0;
   for (;;) {
     if (signal?.aborted) return;
     let page: StreamEventsPage<E>;
-    const startedAt = performance.now();
     try {
       page = await read(offset);
       failures = 0;
@@ -115,12 +111,12 @@ export async function* readEventStream<E>(
       if (isLast(event)) return;
       if (signal?.aborted) return;
     }
-    options.onRead?.(startedAt);
+    options.onRead?.();
     if (page.events.length > 0) {
       interval = ACTIVE_INTERVAL_MS;
       quietReads = 0;
       offset = Math.max(offset, page.nextOffset);
-      await nap(ACTIVE_INTERVAL_MS, signal);
+      await sleep(ACTIVE_INTERVAL_MS, signal);
       continue;
     }
     // Items of other topics only: step over them.
@@ -136,7 +132,7 @@ export async function* readEventStream<E>(
       }
       return;
     }
-    await nap(interval, signal);
+    await sleep(interval, signal);
     interval = Math.min(IDLE_INTERVAL_MS, Math.round(interval * 1.5));
   }
 

@@ -10,7 +10,7 @@ export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 export { connectTemporal, temporalConnectionOptions, TEMPORAL_RECEIVE_LIMIT_BYTES } from '../connection/temporal-connection.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';
 export { parseConversationCursor, type ConversationStreamEvent } from './conversation-events.js';
-export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/types/turn-events.js';
+export { TURN_EVENTS_TOPIC, type ConversationEvent, type DeltaOrigin, type LiveAhead, type StreamEventsPage, type StreamEventsRequest, type TurnEvent, type TurnEventRecord } from '../workflows/types/turn-events.js';
 export { CompressionCodec, GZIP_ENCODING } from '../codec/payload-codec.js';
 export { createTurnpikeDataConverter, turnpikeCodecs, turnpikeDataConverter, type TurnpikeCodecOptions } from '../content/data-converter.js';
 export { ContentUnavailableError, contentKey, contentRef, keyOfRef, readVerified, storeContent, type ContentStore, type StoredObject } from '../content/content-store.js';

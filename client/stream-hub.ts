@@ -12,10 +12,10 @@
  * reader of it receives; it stops querying {@link LINGER_MS} after its last reader leaves.
  */
 import type { Client, QueryDefinition } from '@temporalio/client';
-import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
+import type { LiveAhead, StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
 import { readEventStream, type StreamReadOptions } from './event-subscription.js';
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
-import { LiveMerge } from './live-merge.js';
+import { LivePieces } from './live-merge.js';
 import { readMerged } from './live-reader.js';
 
 /** How long a feed nobody follows keeps reading, for a reader that reconnects at once. */
@@ -25,7 +25,7 @@ const MAX_KEPT_EVENTS = 50_000;
 
 type Query<E> = QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>;
 type StreamRecord<E> = { offset: number; event: E };
-type FeedReader<E> = (signal: AbortSignal, hooks: Pick<StreamReadOptions<E>, 'sleep' | 'onRead'>) => AsyncGenerator<StreamRecord<E>, void, undefined>;
+type FeedReader<E> = (signal: AbortSignal, onRead?: () => void) => AsyncGenerator<StreamRecord<E>, void, undefined>;
 
 class Feed<E> {
   readonly events: Array<StreamRecord<E>> = [];
@@ -35,14 +35,13 @@ class Feed<E> {
   error: unknown;
   readers = 0;
   private readonly wake = new Set<() => void>();
+  /** Readers of live pieces waiting (live-reader.ts): a piece wakes only them. */
+  private readonly wakeLive = new Set<() => void>();
   private readonly stop = new AbortController();
   private lingering?: NodeJS.Timeout;
-  /** The live pieces beside the durable events, when the feed has a live channel. */
-  readonly live?: LiveMerge;
+  /** The live pieces beside the durable events, when the hub has a live channel (live-merge.ts). */
+  readonly live?: LivePieces;
   private unsubscribe?: () => void;
-  /** Ends the wait before the next durable read (a live piece waits for one). */
-  private poke?: () => void;
-  private poked = false;
 
   constructor(
     read: FeedReader<E>,
@@ -50,19 +49,23 @@ class Feed<E> {
     channel?: { live: LiveDeltaChannel; workflowId: string },
   ) {
     if (channel) {
-      const live = (this.live = new LiveMerge());
+      const live = (this.live = new LivePieces());
       this.unsubscribe = channel.live.subscribe(channel.workflowId, (piece) => {
-        const before = live.tail.length;
-        if (live.addPiece(piece, performance.now())) this.readNow();
-        if (live.tail.length !== before) this.notify();
+        live.addPiece(piece);
+        this.notify(this.wakeLive);
       });
     }
-    const hooks = this.live ? { sleep: (ms: number, signal?: AbortSignal) => this.nap(ms, signal), onRead: (startedAt: number) => this.readDone(startedAt) } : {};
+    const onRead = this.live
+      ? () => {
+          // Live readers wait for the first read (they need the durable place).
+          if (this.live!.reads++ === 0) this.notify();
+        }
+      : undefined;
     void (async () => {
       try {
-        for await (const record of read(this.stop.signal, hooks)) {
+        for await (const record of read(this.stop.signal, onRead)) {
           this.events.push(record);
-          this.live?.addDurable(record.offset, record.event as never);
+          this.live?.addDurable(record.event as never);
           if (this.events.length > MAX_KEPT_EVENTS) {
             const dropped = this.events.length - MAX_KEPT_EVENTS;
             this.keptFrom = this.events.splice(0, dropped).at(-1)!.offset + 1;
@@ -79,16 +82,18 @@ class Feed<E> {
     })();
   }
 
-  /** Resolves at the next event, the feed's end, or `signal`'s abort. */
-  changed(signal?: AbortSignal): Promise<void> {
+  /** Resolves at the next event (or live piece, with `live`), the feed's end, or `signal`'s abort. */
+  changed(signal?: AbortSignal, live = false): Promise<void> {
     if (signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         signal?.removeEventListener('abort', done);
         this.wake.delete(done);
+        this.wakeLive.delete(done);
         resolve();
       };
       this.wake.add(done);
+      if (live) this.wakeLive.add(done);
       signal?.addEventListener('abort', done, { once: true });
     });
   }
@@ -116,39 +121,8 @@ class Feed<E> {
     return low;
   }
 
-  private readDone(startedAt: number): void {
-    const tail = this.live!.tail.length;
-    if (this.live!.readDone(startedAt)) this.readNow();
-    if (this.live!.tail.length !== tail) this.notify();
-  }
-
-  private readNow(): void {
-    this.poked = true;
-    this.poke?.();
-  }
-
-  /** The wait between durable reads, cut short by {@link readNow}. */
-  private nap(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.poked || signal?.aborted) {
-        this.poked = false;
-        return resolve();
-      }
-      const done = () => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', done);
-        this.poke = undefined;
-        this.poked = false;
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.poke = done;
-      signal?.addEventListener('abort', done, { once: true });
-    });
-  }
-
-  private notify(): void {
-    for (const wake of [...this.wake]) wake();
+  private notify(waiting: Set<() => void> = this.wake): void {
+    for (const wake of [...waiting]) wake();
   }
 
   private close(): void {
@@ -171,9 +145,9 @@ export class StreamHub {
    * A turn's events merged with the live pieces of the hub's live channel (live-reader.ts); read
    * as {@link read} does without a channel.
    */
-  async *readLive<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E> & { liveAhead?: number } = {}): AsyncGenerator<StreamRecord<E> & { live?: number }, void, undefined> {
+  async *readLive<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E> & { liveAhead?: LiveAhead[] } = {}): AsyncGenerator<StreamRecord<E> & { live?: LiveAhead[] }, void, undefined> {
     if (!this.liveDeltas) return yield* this.read(workflowId, query, options);
-    const feed = this.feed(workflowId, query, options, true);
+    const feed = this.feed(workflowId, query, options);
     feed.join();
     try {
       yield* readMerged(this.client, workflowId, query, feed, options);
@@ -186,7 +160,7 @@ export class StreamHub {
   async *read<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E> = {}): AsyncGenerator<StreamRecord<E>, void, undefined> {
     const { isLast = () => false, signal } = options;
     let offset = Math.max(0, Math.floor(options.fromOffset ?? 0));
-    const feed = this.feed(workflowId, query, options, false);
+    const feed = this.feed(workflowId, query, options);
     feed.join();
     try {
       for (;;) {
@@ -218,18 +192,18 @@ export class StreamHub {
     return this.feeds.size;
   }
 
-  private feed<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E>, live: boolean): Feed<E> {
-    // A live feed and a durable one of the same stream are apart: a live feed reads sooner.
-    const key = `${query.name}\u0000${workflowId}${live ? '\u0000live' : ''}`;
+  private feed<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E>): Feed<E> {
+    // One feed per stream, live readers or not: pieces cost the turn no query.
+    const key = `${query.name}\u0000${workflowId}`;
     let feed = this.feeds.get(key) as Feed<E> | undefined;
     // A feed that failed is not reused: the next reader starts a fresh one.
     if (!feed || (feed.ended && feed.error !== undefined)) {
       const created: Feed<E> = new Feed<E>(
-        (signal, hooks) => readEventStream(this.client, workflowId, query, { isLast: options.isLast, waitForStartMs: options.waitForStartMs, signal, ...hooks }),
+        (signal, onRead) => readEventStream(this.client, workflowId, query, { isLast: options.isLast, waitForStartMs: options.waitForStartMs, signal, onRead }),
         () => {
           if (this.feeds.get(key) === created) this.feeds.delete(key);
         },
-        live && this.liveDeltas ? { live: this.liveDeltas, workflowId } : undefined,
+        this.liveDeltas ? { live: this.liveDeltas, workflowId } : undefined,
       );
       feed = created;
       this.feeds.set(key, feed as Feed<unknown>);

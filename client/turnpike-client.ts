@@ -15,7 +15,7 @@
  */
 import { Client, type ConnectionOptions, type WorkflowHandle } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, approveToolCallUpdate, conversationStateQuery, delegateApprovalUpdate, historyQuery, submitToolResultUpdate, turnEventsQuery, turnStateQuery } from '../workflows/messages/definitions.js';
-import type { TurnEventRecord } from '../workflows/types/turn-events.js';
+import type { LiveAhead, TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
 import { StreamHub } from './stream-hub.js';
@@ -174,9 +174,9 @@ export class TurnpikeClient {
    *
    * With `live: true` and the client's `liveDeltas` channel, deltas come as the model writes
    * them: such a record carries `live` (its `offset` is the last durable event's before it), and
-   * a reader resumes after it with `{ fromOffset: offset + 1, liveAhead: live }`.
+   * a reader resumes after any record with `{ fromOffset: offset + 1, liveAhead: live }`.
    */
-  turnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal; live?: boolean; liveAhead?: number } = {}): AsyncGenerator<TurnEventRecord, void, undefined> {
+  turnEvents(turnId: string, options: { fromOffset?: number; signal?: AbortSignal; live?: boolean; liveAhead?: LiveAhead[] } = {}): AsyncGenerator<TurnEventRecord, void, undefined> {
     const { live, ...read } = options;
     const isLast = (event: TurnEventRecord['event']) => event.type === 'turn-finished';
     return live ? this.streams.readLive(turnId, turnEventsQuery, { ...read, isLast }) : this.streams.read(turnId, turnEventsQuery, { ...read, isLast });

@@ -101,7 +101,7 @@ describe('live deltas', () => {
     }
     const resumeAt = second.at(-1) ?? cut;
     const other = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue, liveDeltas: channel });
-    const third = await readAll(other.turnEvents(handle.workflowId, { live: true, fromOffset: resumeAt.offset + 1, liveAhead: resumeAt.live ?? 0 }));
+    const third = await readAll(other.turnEvents(handle.workflowId, { live: true, fromOffset: resumeAt.offset + 1, liveAhead: resumeAt.live }));
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'completed', text: SECOND });
 

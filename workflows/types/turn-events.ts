@@ -118,11 +118,19 @@ export interface TurnEventRecord {
   offset: number;
   event: TurnEvent;
   /**
-   * Present on a delta shown live (`turnEvents(id, { live: true })`), before the durable stream
-   * holds it: the delta units (characters) shown beyond `offset`. Resume after it with
-   * `{ fromOffset: offset + 1, liveAhead: live }`.
+   * On a record of `turnEvents(id, { live: true })` while the reader has shown deltas the durable
+   * stream does not hold yet, by step-attempt (docs/streaming.md). Resume after the record with
+   * `{ fromOffset: offset + 1, liveAhead: live }`; a live delta's `offset` is the last durable
+   * event's before it.
    */
-  live?: number;
+  live?: LiveAhead[];
+}
+
+/** Delta units (characters; a `tool-input-start` is one) of a step-attempt shown live. */
+export interface LiveAhead {
+  step: number;
+  attempt: number;
+  units: number;
 }
 
 /**
