@@ -18,8 +18,9 @@
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
  *   --stock-server             run the dev server without the dispatch setting below (see SERVER_DYNAMIC_CONFIG)
- *   --name NAME                results file name under bench/results/ (default "latest"; "quick" with --quick,
- *                              so a smoke run never overwrites the full figures)
+ *   --name NAME                results file name under bench/results/ (default "latest"; "quick" with --quick;
+ *                              with --only, the scenarios' names, e.g. "streaming" or "streaming-quick"),
+ *                              so a smoke run or a partial run never overwrites the full figures
  */
 import { parseArgs } from 'node:util';
 
@@ -36,6 +37,12 @@ export type ScenarioName = (typeof SCENARIOS)[number];
  * limit by default and records it in the results; `--stock-server` measures without.
  */
 export const SERVER_DYNAMIC_CONFIG = { 'history.transferProcessorMaxPollRPS': 1000 } as const;
+
+/** The results file a run writes when `--name` is not given: only a full run of every scenario writes "latest". */
+export function defaultResultsName(quick: boolean, only?: readonly string[]): string {
+  if (only !== undefined) return `${only.join('-')}${quick ? '-quick' : ''}`;
+  return quick ? 'quick' : 'latest';
+}
 
 export interface BenchOptions {
   quick: boolean;
@@ -128,6 +135,6 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     ...(values['stream-minutes'] !== undefined ? { streamMinutes: positiveInteger('stream-minutes', values['stream-minutes'], 0) } : {}),
     ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),
     ...(values['max-wft'] !== undefined ? { maxConcurrentWorkflowTaskExecutions: positiveInteger('max-wft', values['max-wft'], 0) } : {}),
-    name: values.name ?? (quick ? 'quick' : 'latest'),
+    name: values.name ?? defaultResultsName(quick, scenarios.length < SCENARIOS.length ? scenarios : undefined),
   };
 }

@@ -1,7 +1,7 @@
 /** Writes a run's results: `bench/results/<name>.json` (everything) and `<name>.md` (the summary table). */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { SCENARIOS } from './options.js';
+import { SCENARIOS, defaultResultsName } from './options.js';
 import type { BenchResults } from './results.js';
 import type { WorkerSettings } from './worker-protocol.js';
 
@@ -104,7 +104,7 @@ export function renderMarkdown(results: BenchResults): string {
   const flags = [
     ...(options.quick ? ['--quick'] : []),
     ...(options.scenarios.length < SCENARIOS.length ? [`--only ${options.scenarios.join(',')}`] : []),
-    ...(options.name !== (options.quick ? 'quick' : 'latest') ? [`--name ${options.name}`] : []),
+    ...(options.name !== defaultResultsName(options.quick, options.scenarios.length < SCENARIOS.length ? options.scenarios : undefined) ? [`--name ${options.name}`] : []),
   ];
   lines.push('', `Full figures: \`${options.name}.json\`. Re-run: \`npm run bench${flags.length > 0 ? ` -- ${flags.join(' ')}` : ''}\`.`, '');
   return lines.join('\n');
