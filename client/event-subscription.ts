@@ -24,8 +24,6 @@ export interface StreamReadOptions<E> {
   signal?: AbortSignal;
   /** How long to wait for a workflow that does not exist yet (a conversation's next turn). Default 30 s. */
   waitForStartMs?: number;
-  /** Called after each read's events were yielded (stream-hub.ts: live readers wait for the first). */
-  onRead?: () => void;
 }
 
 /** The wait after a read that returned events: a live stream is followed at this cadence. */
@@ -111,7 +109,6 @@ export async function* readEventStream<E>(
       if (isLast(event)) return;
       if (signal?.aborted) return;
     }
-    options.onRead?.();
     if (page.events.length > 0) {
       interval = ACTIVE_INTERVAL_MS;
       quietReads = 0;

@@ -49,8 +49,6 @@ export class LivePieces {
   firstSeq = 0;
   /** For each kept durable event (parallel to the feed's `events`), where its delta units start in its step-attempt. */
   readonly deltaStart: number[] = [];
-  /** Durable reads finished: a reader shows pieces only after the feed's first. */
-  reads = 0;
   private durable: DurablePlace = { step: -1, attempt: 0, units: 0 };
 
   /** The number the next piece gets. */

@@ -56,8 +56,9 @@ export async function* readMerged<E>(
       yield* readEventStream(client, workflowId, query, { ...options, fromOffset: offset });
       return;
     }
+    // The durable stream's place at `offset`: known from the start, or once the feed has read that far.
     const readThrough = (feed.events.at(-1)?.offset ?? -1) + 1;
-    if (durable === undefined && live.reads > 0 && (readThrough >= offset || feed.ended)) durable = placeBefore(offset);
+    if (durable === undefined && (offset === 0 || readThrough >= offset || feed.ended)) durable = placeBefore(offset);
     if (durable === undefined) {
       if (feed.ended) {
         if (feed.error !== undefined) throw feed.error;

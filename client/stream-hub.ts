@@ -25,7 +25,7 @@ const MAX_KEPT_EVENTS = 50_000;
 
 type Query<E> = QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>;
 type StreamRecord<E> = { offset: number; event: E };
-type FeedReader<E> = (signal: AbortSignal, onRead?: () => void) => AsyncGenerator<StreamRecord<E>, void, undefined>;
+type FeedReader<E> = (signal: AbortSignal) => AsyncGenerator<StreamRecord<E>, void, undefined>;
 
 class Feed<E> {
   readonly events: Array<StreamRecord<E>> = [];
@@ -55,15 +55,9 @@ class Feed<E> {
         this.notify(this.wakeLive);
       });
     }
-    const onRead = this.live
-      ? () => {
-          // Live readers wait for the first read (they need the durable place).
-          if (this.live!.reads++ === 0) this.notify();
-        }
-      : undefined;
     void (async () => {
       try {
-        for await (const record of read(this.stop.signal, onRead)) {
+        for await (const record of read(this.stop.signal)) {
           this.events.push(record);
           this.live?.addDurable(record.event as never);
           if (this.events.length > MAX_KEPT_EVENTS) {
@@ -199,7 +193,7 @@ export class StreamHub {
     // A feed that failed is not reused: the next reader starts a fresh one.
     if (!feed || (feed.ended && feed.error !== undefined)) {
       const created: Feed<E> = new Feed<E>(
-        (signal, onRead) => readEventStream(this.client, workflowId, query, { isLast: options.isLast, waitForStartMs: options.waitForStartMs, signal, onRead }),
+        (signal) => readEventStream(this.client, workflowId, query, { isLast: options.isLast, waitForStartMs: options.waitForStartMs, signal }),
         () => {
           if (this.feeds.get(key) === created) this.feeds.delete(key);
         },

@@ -7,6 +7,7 @@
  * the durable stream.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Client } from '@temporalio/client';
 import { InProcessLiveDeltas, type LiveDeltaChannel, type LiveDeltaPiece } from '../../activities/live-deltas.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
@@ -114,6 +115,42 @@ describe('live deltas', () => {
     const records = await whole;
     expect(records.filter((record) => record.live !== undefined).length).toBeGreaterThan(0);
     for (const [index, record] of records.entries()) if (index > 0) expect(record.offset).toBeGreaterThanOrEqual(records[index - 1]!.offset);
+    expect(records.at(-1)!.event.type).toBe('turn-finished');
+  });
+
+  it("shows a step's text live while the durable reads are held, then confirms it from the durable stream without repeating it", async () => {
+    // Every query of this client waits at the gate: the feed learns nothing from the durable stream.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const held = new Client({
+      connection: turnpike.client.connection,
+      namespace: turnpike.client.options.namespace,
+      dataConverter: turnpike.client.options.dataConverter,
+      interceptors: { workflow: [{ query: async (input, next) => (await gate, next(input)) }] },
+    });
+    const client = new TurnpikeClient({ client: held, taskQueue: turnpike.taskQueue, liveDeltas: channel });
+    const handle = await startTwoStepTurn();
+    let openedByReader = false;
+    const texts: Record<number, string> = {};
+    const reading = (async () => {
+      const records: TurnEventRecord[] = [];
+      for await (const record of client.turnEvents(handle.workflowId, { live: true })) {
+        records.push(record);
+        if (record.event.type === 'text-delta') texts[record.event.step] = (texts[record.event.step] ?? '') + record.event.text;
+        if (!openedByReader && texts[1] === FIRST && texts[2] === SECOND) {
+          openedByReader = true;
+          open();
+        }
+      }
+      return records;
+    })();
+    await handle.result();
+    open();
+    const records = await reading;
+    // Both steps' whole text reached the reader before any durable read answered.
+    expect(openedByReader).toBe(true);
+    const expected = shown(await readAll(new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }).turnEvents(handle.workflowId)));
+    expect(shown(records)).toEqual(expected);
     expect(records.at(-1)!.event.type).toBe('turn-finished');
   });
 
