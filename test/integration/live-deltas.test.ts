@@ -120,8 +120,13 @@ describe('live deltas', () => {
 
   it("shows a step's text live while the durable reads are held, then confirms it from the durable stream without repeating it", async () => {
     // Every query of this client waits at the gate: the feed learns nothing from the durable stream.
-    let open!: () => void;
-    const gate = new Promise<void>((resolve) => (open = resolve));
+    let resolveGate!: () => void;
+    const gate = new Promise<void>((resolve) => (resolveGate = resolve));
+    let closed = true;
+    const open = () => {
+      closed = false;
+      resolveGate();
+    };
     const held = new Client({
       connection: turnpike.client.connection,
       namespace: turnpike.client.options.namespace,
@@ -131,14 +136,16 @@ describe('live deltas', () => {
     const client = new TurnpikeClient({ client: held, taskQueue: turnpike.taskQueue, liveDeltas: channel });
     const handle = await startTwoStepTurn();
     let openedByReader = false;
+    let durableBeforeOpen = -1;
     const texts: Record<number, string> = {};
     const reading = (async () => {
       const records: TurnEventRecord[] = [];
       for await (const record of client.turnEvents(handle.workflowId, { live: true })) {
         records.push(record);
         if (record.event.type === 'text-delta') texts[record.event.step] = (texts[record.event.step] ?? '') + record.event.text;
-        if (!openedByReader && texts[1] === FIRST && texts[2] === SECOND) {
+        if (closed && texts[1] === FIRST && texts[2] === SECOND) {
           openedByReader = true;
+          durableBeforeOpen = records.filter(({ event }) => !['text-delta', 'tool-input-start', 'tool-input-delta', 'reasoning-delta'].includes(event.type)).length;
           open();
         }
       }
@@ -149,6 +156,7 @@ describe('live deltas', () => {
     const records = await reading;
     // Both steps' whole text reached the reader before any durable read answered.
     expect(openedByReader).toBe(true);
+    expect(durableBeforeOpen).toBe(0);
     const expected = shown(await readAll(new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }).turnEvents(handle.workflowId)));
     expect(shown(records)).toEqual(expected);
     expect(records.at(-1)!.event.type).toBe('turn-finished');
