@@ -37,6 +37,6 @@ export {
   MAX_STORED_PART_BYTES,
   MAX_URL_LENGTH,
 } from './workflows/turn/binary-parts.js';
-export type { ConversationEvent, DeltaOrigin, TurnEvent, TurnEventRecord } from './workflows/types/turn-events.js';
+export type { ConversationEvent, DeltaOrigin, LiveAhead, TurnEvent, TurnEventRecord } from './workflows/types/turn-events.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './workflows/messages/rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './workflows/types/turn-statuses.js';

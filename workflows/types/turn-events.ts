@@ -128,8 +128,11 @@ export interface TurnEventRecord {
 
 /** Delta units (characters; a `tool-input-start` is one) of a step-attempt shown live. */
 export interface LiveAhead {
+  /** The model step, as on its delta events. */
   step: number;
+  /** The step's attempt, as on its delta events. */
   attempt: number;
+  /** Units of this step-attempt's deltas shown so far, from its first. */
   units: number;
 }
 
