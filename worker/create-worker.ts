@@ -10,6 +10,7 @@ import type { Tool } from '../activities/tools.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/messages/definitions.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
+import { quietBundlerLogger } from './quiet-bundler-logger.js';
 
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
@@ -65,16 +66,6 @@ export async function bundleWorkflows(): Promise<{ code: string }> {
   // The plugin contributes the bundle's preload module; a bundle takes no activities.
   return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, plugins: [new TurnpikePlugin()], logger: quietBundlerLogger });
 }
-
-const quietBundlerLogger = {
-  // The bundler is chatty at info level; keep warnings and errors.
-  trace() {},
-  debug() {},
-  info() {},
-  warn: (message: string, meta?: unknown) => console.warn(message, meta ?? ''),
-  error: (message: string, meta?: unknown) => console.error(message, meta ?? ''),
-  log() {},
-};
 
 /**
  * A worker that runs only turnpike: `TurnpikePlugin` with the given tools on a Worker that
