@@ -4,6 +4,7 @@
  */
 import type { ApprovalNotification } from '../../workflows/types/index.js';
 
+/** Where each call's approval message goes: by tool, then by approver group, then the default. */
 export interface SlackChannels {
   /** Where a call goes when neither its tool nor its approver groups name a channel. */
   default?: string;
@@ -13,6 +14,7 @@ export interface SlackChannels {
   byGroup?: Record<string, string>;
 }
 
+/** A worker's approval messages in Slack (`TurnpikePluginOptions.slack`; docs/tools-and-approvals.md). */
 export interface SlackOptions {
   /** The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope, invited to the channels. */
   botToken: string;
