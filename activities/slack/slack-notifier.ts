@@ -24,6 +24,8 @@ export class SlackNotifier {
   constructor(
     private readonly options: SlackOptions,
     private readonly log: { warn(message: string, meta?: Record<string, unknown>): void },
+    /** Loads the module that imports `@slack/web-api` (a test may stand in for a missing package). */
+    private readonly load: () => Promise<typeof import('./slack-web-client.js')> = () => import('./slack-web-client.js'),
   ) {}
 
   /** Posts (on `parked`) or updates the call's message; the message posted, if any. */
@@ -47,7 +49,7 @@ export class SlackNotifier {
   }
 
   private async call<T>(method: string, notification: ApprovalNotification, send: (chat: SlackChat) => Promise<T>): Promise<T> {
-    this.chat ??= importOptional('Approval messages in Slack (the worker\'s `slack` option)', ['@slack/web-api'], () => import('./slack-web-client.js')).then((module) =>
+    this.chat ??= importOptional('Approval messages in Slack (the worker\'s `slack` option)', ['@slack/web-api'], this.load).then((module) =>
       module.slackChat(this.options.botToken, this.options.apiUrl),
     );
     let chat: SlackChat;

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeApprovalRef, SLACK_ACTIONS } from '../../activities/slack/approval-actions.js';
 import { approvalMessage, SECTION_TEXT_LIMIT, type SlackBlock } from '../../activities/slack/approval-message.js';
 import { channelFor, slackOptionsFromEnvironment } from '../../activities/slack/slack-options.js';
-import { slackFailure } from '../../activities/slack/slack-notifier.js';
+import { SlackNotifier, slackFailure } from '../../activities/slack/slack-notifier.js';
 import type { ApprovalNotification } from '../../workflows/types/index.js';
 import { startFakeSlack, type FakeSlack } from '../fake-provider/slack.js';
 
@@ -142,5 +142,24 @@ describe("Slack's errors", () => {
     slack.failNext('chat.update', 'internal_error');
     const internal = await failureOf(web('xoxb-test').chat.update({ channel: 'C1', ts: '1.2', text: 'x' }));
     expect([internal.type, internal.nonRetryable]).toEqual(['SlackUnavailable', false]);
+  });
+});
+
+describe('the notifier', () => {
+  it('posts nothing for a call no channel is chosen for, and says so once per tool', async () => {
+    const warnings: string[] = [];
+    const notifier = new SlackNotifier({ botToken: 'xoxb-1', channels: { byTool: { deploy: 'C1' } } }, { warn: (message) => warnings.push(message) }, () => {
+      throw new Error('no message: the client is never needed');
+    });
+    expect(await notifier.deliver(parked)).toBeUndefined();
+    expect(await notifier.deliver({ ...parked, approvalId: 'ap-2' })).toBeUndefined();
+    expect(await notifier.deliver({ ...parked, event: 'decided', outcome: 'approved' })).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('fails for good, naming the package and its install command, when @slack/web-api is not installed', async () => {
+    const missing = Object.assign(new Error("Cannot find package '@slack/web-api' imported from /app/node_modules/turnpike/dist/activities/slack/slack-notifier.js"), { code: 'ERR_MODULE_NOT_FOUND' });
+    const notifier = new SlackNotifier({ botToken: 'xoxb-1', channels: { default: 'C1' } }, { warn: () => undefined }, () => Promise.reject(missing));
+    await expect(notifier.deliver(parked)).rejects.toMatchObject({ type: 'MissingPackage', nonRetryable: true, message: expect.stringContaining('npm install @slack/web-api@^8.2.0') });
   });
 });
