@@ -26,7 +26,7 @@ import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
 import { ToolSetCache } from './tool-set-cache.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
-import type { AgentToolPromptInput, ApprovalNotification, NotifyApproversResult, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
+import type { AgentToolPromptInput, ApprovalNotification, NotifyApproversResult, SlackMessageRef, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];
@@ -86,15 +86,43 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
   };
   return {
     /**
-     * One nudge: the webhook's, then the call's Slack message (posted on `parked`, updated after);
-     * retried with backoff by the turn's activity options while either is down. The webhook goes
-     * first: a retry after Slack failed sends it again under the same delivery id, which its
-     * receiver can drop, where the reverse could post a second Slack message.
+     * One nudge: the call's Slack message (posted on `parked`, updated after), then the webhook;
+     * retried with backoff by the turn's activity options while either is down. A retry does not
+     * post the message again (the attempt that posted it records it in its heartbeat, and the
+     * worker remembers it); it may repeat the webhook under the same delivery id, which its
+     * receiver can drop. One refused for good does not keep the other from being sent.
      */
     async notifyApprovers(notification: ApprovalNotification): Promise<NotifyApproversResult> {
-      if (notifications) await sendNotification(notifications, notification, Context.current().cancellationSignal);
-      const posted = await slackNotifier?.deliver(notification);
-      return notification.event === 'parked' && posted ? { slack: posted } : {};
+      const context = Context.current();
+      const failures: unknown[] = [];
+      let posted: SlackMessageRef | undefined;
+      if (slackNotifier) {
+        const earlier = (context.info.heartbeatDetails as NotifyApproversResult | undefined)?.slack;
+        try {
+          posted = await slackNotifier.deliver(notification, earlier);
+          if (posted && notification.event === 'parked' && !earlier) context.heartbeat({ slack: posted } satisfies NotifyApproversResult);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+      if (notifications) {
+        try {
+          await sendNotification(notifications, notification, context.cancellationSignal);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+      const result: NotifyApproversResult = notification.event === 'parked' && posted ? { slack: posted } : {};
+      if (failures.length === 0) return result;
+      // Either may pass on a retry: try again. Both refused for good: so is the nudge.
+      const retryable = failures.find((failure) => !(failure instanceof ApplicationFailure && failure.nonRetryable));
+      if (retryable !== undefined) throw retryable;
+      // The message is posted, the webhook refused for good: later nudges still update the message.
+      if (result.slack) {
+        context.log.warn('The webhook refused an approval nudge; its Slack message was posted', { approvalId: notification.approvalId, error: String(failures[0]) });
+        return result;
+      }
+      throw failures[0];
     },
     async executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult> {
       const result = mcp?.owns(input.toolName) ? await mcp.execute(input) : await executeTool(registry, input);

@@ -17,9 +17,14 @@ import type { SlackChat } from './slack-web-client.js';
 /** Slack's platform errors that a retry may pass. */
 const RETRYABLE_SLACK_ERRORS = new Set(['ratelimited', 'rate_limited', 'internal_error', 'fatal_error', 'service_unavailable', 'request_timeout', 'team_added_to_org']);
 
+/** How many posted messages a worker remembers, so a retried `parked` nudge does not post again. */
+const REMEMBERED_POSTS = 1000;
+
 export class SlackNotifier {
   private chat?: Promise<SlackChat>;
   private readonly unrouted = new Set<string>();
+  /** The messages posted lately, by `<turn>/<approval>`, oldest first. */
+  private readonly posted = new Map<string, SlackMessageRef>();
 
   constructor(
     private readonly options: SlackOptions,
@@ -28,8 +33,12 @@ export class SlackNotifier {
     private readonly load: () => Promise<typeof import('./slack-web-client.js')> = () => import('./slack-web-client.js'),
   ) {}
 
-  /** Posts (on `parked`) or updates the call's message; the message posted, if any. */
-  async deliver(notification: ApprovalNotification): Promise<SlackMessageRef | undefined> {
+  /**
+   * Posts (on `parked`) or updates the call's message; the message posted, if any. A `parked`
+   * nudge whose message was already posted (`earlier`: an earlier attempt's, or one this worker
+   * remembers) is not posted again.
+   */
+  async deliver(notification: ApprovalNotification, earlier?: SlackMessageRef): Promise<SlackMessageRef | undefined> {
     const message = approvalMessage(notification);
     if (notification.event !== 'parked') {
       if (!notification.slackMessage) return undefined;
@@ -45,7 +54,13 @@ export class SlackNotifier {
       }
       return undefined;
     }
-    return this.call('chat.postMessage', notification, (chat) => chat.post(channel, message));
+    const key = `${notification.turnId}/${notification.approvalId}`;
+    const known = earlier ?? this.posted.get(key);
+    if (known) return known;
+    const posted = await this.call('chat.postMessage', notification, (chat) => chat.post(channel, message));
+    this.posted.set(key, posted);
+    if (this.posted.size > REMEMBERED_POSTS) this.posted.delete(this.posted.keys().next().value!);
+    return posted;
   }
 
   private async call<T>(method: string, notification: ApprovalNotification, send: (chat: SlackChat) => Promise<T>): Promise<T> {

@@ -5,6 +5,8 @@
  * call's reference; a decision, a quorum vote, an escalation step and an expiry update that same
  * message (the final states without buttons); a rate limit is retried and still posts once.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.js';
@@ -28,11 +30,24 @@ const tools = [
 let slack: FakeSlack;
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
+/** The webhook next to Slack: the deliveries it got (with its answer), and how many it refuses next. */
+const webhook: { deliveries: Array<{ id: string; status: number }>; refuseNext: number; server?: http.Server } = { deliveries: [], refuseNext: 0 };
 
 beforeAll(async () => {
   slack = await startFakeSlack({ token: TOKEN, channels: ['C-DEPLOYS', 'C-FINANCE', 'C-OPS', 'C-ALL'], users: [] });
+  webhook.server = http.createServer((request, response) => {
+    request.resume();
+    request.on('end', () => {
+      const status = webhook.refuseNext > 0 ? 503 : 200;
+      if (webhook.refuseNext > 0) webhook.refuseNext--;
+      webhook.deliveries.push({ id: String(request.headers['x-turnpike-delivery']), status });
+      response.writeHead(status).end();
+    });
+  });
+  await new Promise<void>((resolve) => webhook.server!.listen(0, '127.0.0.1', resolve));
   turnpike = await startTurnpike({
     tools,
+    notifications: { url: `http://127.0.0.1:${(webhook.server.address() as AddressInfo).port}/hook` },
     slack: { botToken: TOKEN, apiUrl: slack.url, channels: { default: 'C-ALL', byTool: { deploy: 'C-DEPLOYS' }, byGroup: { ops: 'C-OPS', finance: 'C-FINANCE' } } },
   });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
@@ -40,6 +55,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await turnpike?.stop();
   await slack?.close();
+  await new Promise((resolve) => webhook.server?.close(resolve));
 });
 
 interface Shown {
@@ -170,5 +186,19 @@ describe('Slack approval messages', () => {
     await expect.poll(attempts, { timeout: 30_000 }).toEqual([2]);
     await client.approveToolCall(handle.workflowId, { approvalId: pending.approvalId!, approved: true, approver: 'alice' });
     await handle.result();
+  });
+
+  it('does not post again when the webhook next to it is down: the retry sends the webhook again, and only updates reach Slack', async () => {
+    webhook.refuseNext = 1;
+    const handle = await turnpike.startTurn({ text: use('rename_ticket', { id: 'hooked' }) });
+    const [pending] = await waitForPending(handle);
+    const delivery = `${handle.workflowId}/${pending.approvalId}/parked`;
+    await expect.poll(() => webhook.deliveries.filter((d) => d.id === delivery).map((d) => d.status), { timeout: 30_000 }).toEqual([503, 200]);
+    const { ts } = await messageOf(pending.approvalId!);
+    expect(postsOf(pending.approvalId!)).toHaveLength(1);
+    await client.approveToolCall(handle.workflowId, { approvalId: pending.approvalId!, approved: true, approver: 'alice' });
+    await handle.result();
+    await waitForShown(ts, (s) => s.buttons.length === 0);
+    expect(postsOf(pending.approvalId!)).toHaveLength(1);
   });
 });
