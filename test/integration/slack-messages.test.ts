@@ -13,6 +13,7 @@ import { defineTool } from '../../activities/tools.js';
 import { decodeApprovalRef, SLACK_ACTIONS } from '../../activities/slack/approval-actions.js';
 import { TurnpikeClient } from '../../client/index.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../fake-provider/slack.js';
+import { serveApi } from '../support/api-server.js';
 import { use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -200,5 +201,25 @@ describe('Slack approval messages', () => {
     await handle.result();
     await waitForShown(ts, (s) => s.buttons.length === 0);
     expect(postsOf(pending.approvalId!)).toHaveLength(1);
+  });
+
+  it('shows a denial sent as the dashboard sends it (the HTTP API), under the approver the API audited', async () => {
+    const served = await serveApi(turnpike);
+    try {
+      const handle = await turnpike.startTurn({ text: use('rename_ticket', { id: 'from-dashboard' }) });
+      const [pending] = await waitForPending(handle);
+      const { ts } = await messageOf(pending.approvalId!);
+      const response = await fetch(`${served.base}/api/turns/${handle.workflowId}/approvals/${pending.approvalId}`, {
+        method: 'POST',
+        headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
+        body: JSON.stringify({ approved: false, reason: 'not <this> one', inputHash: pending.inputHash }),
+      });
+      expect(response.status).toBe(200);
+      await handle.result();
+      const ended = await waitForShown(ts, (s) => s.buttons.length === 0);
+      expect(ended.sections).toMatch(/\*Denied\* by alice at <!date\^\d+\^[^>]+>: not &lt;this&gt; one/);
+    } finally {
+      await served.api.close();
+    }
   });
 });
