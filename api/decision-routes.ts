@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { verifyDecision } from './auth.js';
 import { answer, sendError, turnNotFound } from './replies.js';
+import { sendDecision } from './send-decision.js';
 import { decisionBody, delegationBody, toolResultBody } from './request-schemas.js';
 import { caller, zodRoutes, type ApiApp, type RouteContext } from './route-context.js';
 
@@ -27,11 +28,7 @@ export function registerDecisionRoutes(app: ApiApp, { client, access, listing, d
           return sendError(reply, 'InvalidDecisionToken', 'This server requires the decisionToken and inputHash the approval was listed with, for this approver');
         }
       }
-      return answer(reply, async () => {
-        const result = await client.approveToolCall(turnId, { approvalId, ...decision, approver, approverGroups: [...request.caller!.groups] });
-        listing.changed();
-        return result;
-      });
+      return answer(reply, () => sendDecision({ client, listing }, request.caller!, turnId, approvalId, decision));
     },
   );
 

@@ -4,12 +4,14 @@
  * the dashboard signs in with TURNPIKE_LOGIN_* (OpenID Connect code flow; TURNPIKE_SESSION_SECRET encrypts its cookie);
  * TURNPIKE_API_PORT (default 3000),
  * TURNPIKE_DECISION_SECRET (optional: require signed decision tokens), TURNPIKE_STREAM_SECRET (stream
- * tokens; set one for every instance behind a load balancer), TEMPORAL_UI_URL (links).
+ * tokens; set one for every instance behind a load balancer), TEMPORAL_UI_URL (links); SLACK_SIGNING_SECRET
+ * and SLACK_BOT_TOKEN with TURNPIKE_SLACK_USERS or TURNPIKE_SLACK_USERS_BY_EMAIL (decisions from Slack).
  */
 import { TurnpikeClient } from '../client/turnpike-client.js';
 import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
 import { loginOptionsFromEnvironment } from './login.js';
 import { buildApi } from './server.js';
+import { slackOptionsFromEnvironment } from './slack/slack-environment.js';
 
 async function main(): Promise<void> {
   const tokens = parseTokenMap(process.env.TURNPIKE_API_TOKENS);
@@ -30,6 +32,7 @@ async function main(): Promise<void> {
     ...(process.env.TURNPIKE_STREAM_SECRET ? { streamSecret: process.env.TURNPIKE_STREAM_SECRET } : {}),
     temporalUiUrl: process.env.TEMPORAL_UI_URL,
     namespace: client.client.options.namespace,
+    slack: slackOptionsFromEnvironment(),
     logger: true,
   });
   const port = Number(process.env.TURNPIKE_API_PORT ?? 3000);

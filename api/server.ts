@@ -35,6 +35,7 @@ import { registerDecisionRoutes } from './decision-routes.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerConversationRoutes } from './conversation-routes.js';
 import { registerBranchRoutes } from './branch-routes.js';
+import { registerSlackInteractions, SLACK_INTERACTIONS_PATH, type SlackOptions } from './slack/interactions-route.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -81,6 +82,12 @@ export interface ApiOptions {
   logger?: boolean;
   /** The model of the conversations `POST /api/chat` starts when its request names none (default: the scripted demo). */
   chatModel?: ModelSettings;
+  /**
+   * Decisions from Slack: `POST /api/slack/interactions` takes the Approve, Deny and "Deny with
+   * reason" buttons of approval messages, signed with the app's signing secret, as the mapped
+   * Slack user (docs/http-api.md, *Slack*). Needs `@slack/web-api`.
+   */
+  slack?: SlackOptions;
 }
 
 /**
@@ -117,6 +124,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   // Every /api/ route but the public configuration needs a caller; the page and its files do not.
   app.addHook('onRequest', async (request, reply) => {
     if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
+    // Slack's interactions are signed by Slack (api/slack/signature.ts), not by a caller.
+    if (request.url.split('?')[0] === SLACK_INTERACTIONS_PATH) return;
     // Event streams check a bearer token or their own stream token (EventSource sends no headers).
     if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url) || /^\/api\/approvals\/events(\?|$)/.test(request.url)) return;
     if (request.headers.authorization) {
@@ -153,6 +162,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerApprovalRoutes(app, routes);
   registerConversationRoutes(app, routes);
   registerBranchRoutes(app, routes);
+  if (options.slack) await registerSlackInteractions(app, routes, options.slack);
 
   const streamTokens = new StreamTokens(options.streamSecret);
   registerEventStreamRoutes(app, {

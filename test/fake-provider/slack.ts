@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 export interface FakeSlackUser { id: string; email?: string }
 export interface FakeSlackCall { method: string; args: Record<string, unknown> }
 export interface FakeSlackMessage { channel: string; ts: string; text?: string; blocks?: unknown }
+/** A message posted to an interaction's `response_url`. */
+export interface FakeSlackResponse { url: string; body: { response_type?: string; replace_original?: boolean; text: string } }
 
 export interface FakeSlack {
   url: string; // ends with `/api/`, as `slackApiUrl` wants
@@ -20,6 +22,10 @@ export interface FakeSlack {
   failNext(method: string, error: string): void;
   /** A trigger id `views.open` accepts once; any other is expired. */
   issueTrigger(): string;
+  /** Messages posted to response URLs, in order. */
+  responses: FakeSlackResponse[];
+  /** A `response_url` as Slack puts in an interaction: takes JSON posts (five at most), answers 404 `used_url` after. */
+  issueResponseUrl(): string;
   close(): Promise<void>;
 }
 
@@ -27,6 +33,8 @@ export async function startFakeSlack(options: { token: string; channels: string[
   const calls: FakeSlackCall[] = [];
   const messages: FakeSlackMessage[] = [];
   const triggers = new Set<string>();
+  const responses: FakeSlackResponse[] = [];
+  const responseUrls = new Map<string, number>();
   const failures = new Map<string, string>();
   let counter = 0;
   const handlers: Record<string, (args: Record<string, unknown>) => Record<string, unknown>> = {
@@ -55,6 +63,7 @@ export async function startFakeSlack(options: { token: string; channels: string[
     },
     'views.open': (args) => {
       if (typeof args.trigger_id !== 'string' || args.view === undefined) return { ok: false, error: 'invalid_arguments' };
+      if (!isModal(args.view)) return { ok: false, error: 'invalid_arguments' };
       if (!triggers.delete(args.trigger_id)) return { ok: false, error: 'expired_trigger_id' };
       return { ok: true, view: { id: `V${++counter}` } };
     },
@@ -64,6 +73,7 @@ export async function startFakeSlack(options: { token: string; channels: string[
       response.writeHead(200, { 'content-type': 'application/json' });
       response.end(JSON.stringify(body));
     };
+    if ((request.url ?? '').startsWith('/response/')) return respond(request, await readBody(request), response);
     const method = (request.url ?? '').replace(/^\/api\//, '').split('?')[0];
     const args = parseArgs(request, await readBody(request));
     const handler = handlers[method];
@@ -86,6 +96,24 @@ export async function startFakeSlack(options: { token: string; channels: string[
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  // Slack's response URLs: JSON with `text`, an ephemeral or in-channel `response_type`; five posts each.
+  function respond(request: IncomingMessage, body: string, response: import('node:http').ServerResponse) {
+    const used = responseUrls.get(request.url!);
+    const answer = (status: number, text: string) => response.writeHead(status, { 'content-type': 'text/plain' }).end(text);
+    if (used === undefined) return answer(404, 'no_such_url');
+    if (used >= 5) return answer(404, 'used_url');
+    if (request.method !== 'POST' || !(request.headers['content-type'] ?? '').startsWith('application/json')) return answer(400, 'invalid_payload');
+    let parsed: FakeSlackResponse['body'];
+    try {
+      parsed = JSON.parse(body) as FakeSlackResponse['body'];
+    } catch {
+      return answer(400, 'invalid_payload');
+    }
+    if (typeof parsed.text !== 'string' || !['ephemeral', 'in_channel', undefined].includes(parsed.response_type)) return answer(400, 'invalid_payload');
+    responseUrls.set(request.url!, used + 1);
+    responses.push({ url: `http://127.0.0.1:${port}${request.url}`, body: parsed });
+    return answer(200, 'ok');
+  }
   return {
     url: `http://127.0.0.1:${port}/api/`,
     calls,
@@ -98,8 +126,25 @@ export async function startFakeSlack(options: { token: string; channels: string[
       triggers.add(id);
       return id;
     },
+    responses,
+    issueResponseUrl() {
+      const path = `/response/T0001/${++counter}/${Math.random().toString(16).slice(2)}`;
+      responseUrls.set(path, 0);
+      return `http://127.0.0.1:${port}${path}`;
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
+}
+
+/** A modal `views.open` accepts: a callback id, a title of at most 24 characters, blocks, private metadata of at most 3,000. */
+function isModal(view: unknown): boolean {
+  const modal = view as { type?: unknown; title?: { text?: unknown }; blocks?: unknown; private_metadata?: unknown };
+  return (
+    modal?.type === 'modal' &&
+    typeof modal.title?.text === 'string' && modal.title.text.length <= 24 &&
+    Array.isArray(modal.blocks) && modal.blocks.length <= 100 &&
+    (modal.private_metadata === undefined || (typeof modal.private_metadata === 'string' && modal.private_metadata.length <= 3000))
+  );
 }
 
 function readBody(request: IncomingMessage): Promise<string> {
