@@ -13,6 +13,8 @@ import { defineTool } from '../../activities/tools.js';
 import { decodeApprovalRef, SLACK_ACTIONS } from '../../activities/slack/approval-actions.js';
 import { TurnpikeClient } from '../../client/index.js';
 import { startFakeSlack, type FakeSlack, type FakeSlackMessage } from '../fake-provider/slack.js';
+import { buildApi } from '../../api/index.js';
+import { slackSignature } from '../../api/slack/signature.js';
 import { serveApi } from '../support/api-server.js';
 import { use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -220,6 +222,47 @@ describe('Slack approval messages', () => {
       expect(ended.sections).toMatch(/\*Denied\* by alice at <!date\^\d+\^[^>]+>: not &lt;this&gt; one/);
     } finally {
       await served.api.close();
+    }
+  });
+
+  it('ends the message under the mapped identity when its own Approve button is clicked in Slack (the API side, signed as Slack signs)', async () => {
+    const secret = 'slack-signing-secret';
+    const api = await buildApi({
+      client,
+      authenticate: async () => undefined,
+      slack: { signingSecret: secret, botToken: TOKEN, apiUrl: slack.url, users: { U0ALICE: { subject: 'alice', groups: ['finance'] } } },
+    });
+    try {
+      const handle = await turnpike.startTurn({ text: use('issue_refund', { id: 'clicked' }) });
+      const [pending] = await waitForPending(handle);
+      const message = await messageOf(pending.approvalId!);
+      const approve = show(message).buttons.find((button) => button.action_id === SLACK_ACTIONS.approve)!;
+      const payload = {
+        type: 'block_actions',
+        user: { id: 'U0ALICE', team_id: 'T0001' },
+        team: { id: 'T0001' },
+        container: { type: 'message', message_ts: message.ts, channel_id: message.channel },
+        channel: { id: message.channel },
+        trigger_id: slack.issueTrigger(),
+        response_url: slack.issueResponseUrl(),
+        actions: [{ type: 'button', action_id: approve.action_id, block_id: 'turnpike.approval', value: approve.value, action_ts: `${Date.now() / 1000}` }],
+      };
+      const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const response = await api.inject({
+        method: 'POST',
+        url: '/api/slack/interactions',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': timestamp, 'x-slack-signature': slackSignature(secret, timestamp, body) },
+        payload: body,
+      });
+      expect(response.statusCode).toBe(200);
+      const result = await handle.result();
+      expect(result.decisions).toMatchObject([{ outcome: 'approved', approver: 'alice' }]);
+      const ended = await waitForShown(message.ts, (s) => s.buttons.length === 0);
+      expect(ended.sections).toMatch(/\*Approved\* by alice at /);
+      expect(postsOf(pending.approvalId!)).toHaveLength(1);
+    } finally {
+      await api.close();
     }
   });
 });
