@@ -25,15 +25,16 @@ export interface SlackOptions {
 }
 
 /**
- * `SLACK_BOT_TOKEN` and `TURNPIKE_SLACK_CHANNEL` (the default channel; `TURNPIKE_SLACK_API_URL`
- * only to point at a fake): undefined unless both the token and the channel are set.
+ * `SLACK_BOT_TOKEN` and `TURNPIKE_SLACK_CHANNEL` (the default channel; `TURNPIKE_SLACK_API_URL`,
+ * else `SLACK_API_URL` as the HTTP API reads it, only to point at a fake): undefined unless both
+ * the token and the channel are set.
  */
 export function slackOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): SlackOptions | undefined {
   if (!env.SLACK_BOT_TOKEN || !env.TURNPIKE_SLACK_CHANNEL) return undefined;
   return {
     botToken: env.SLACK_BOT_TOKEN,
     channels: { default: env.TURNPIKE_SLACK_CHANNEL },
-    ...(env.TURNPIKE_SLACK_API_URL ? { apiUrl: env.TURNPIKE_SLACK_API_URL } : {}),
+    ...(env.TURNPIKE_SLACK_API_URL || env.SLACK_API_URL ? { apiUrl: (env.TURNPIKE_SLACK_API_URL || env.SLACK_API_URL)! } : {}),
   };
 }
 

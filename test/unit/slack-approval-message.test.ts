@@ -116,6 +116,7 @@ describe('the channel of a call', () => {
       channels: { default: 'C1' },
       apiUrl: 'http://fake/api/',
     });
+    expect(slackOptionsFromEnvironment({ SLACK_BOT_TOKEN: 'xoxb-1', TURNPIKE_SLACK_CHANNEL: 'C1', SLACK_API_URL: 'http://other/api/' })?.apiUrl).toBe('http://other/api/');
   });
 });
 
