@@ -32,6 +32,8 @@ export interface CreateWorkerOptions {
   tools: readonly Tool[];
   /** Webhook nudges for approvals (see `TurnpikePluginOptions.notifications`). */
   notifications?: TurnpikePluginOptions['notifications'];
+  /** Approval messages in Slack (see `TurnpikePluginOptions.slack`). */
+  slack?: TurnpikePluginOptions['slack'];
   /** Limits of the worker's transcript cache (see `TurnpikePluginOptions.transcriptCache`). */
   transcriptCache?: TurnpikePluginOptions['transcriptCache'];
   /** MCP servers whose tools turns may offer (see `TurnpikePluginOptions.mcpServers`). */
@@ -93,6 +95,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       new TurnpikePlugin({
         tools: options.tools,
         ...(options.notifications ? { notifications: options.notifications } : {}),
+        ...(options.slack ? { slack: options.slack } : {}),
         ...(options.contentStore ? { contentStore: options.contentStore } : {}),
         ...(options.prices ? { prices: options.prices } : {}),
         ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
