@@ -16,7 +16,7 @@ import type { CloudSettings } from './providers/clouds.js';
 import type { RemoteMcpServers } from './providers/remote-mcp-servers.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
 import { SlackNotifier } from './slack/slack-notifier.js';
-import type { SlackOptions } from './slack/slack-options.js';
+import type { SlackMessageOptions } from './slack/slack-options.js';
 import { runModelStep, type StepTools } from './model-step.js';
 import { prepareToolCalls } from './prepare-tool-calls.js';
 import { aiSdkPriceOf, costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
@@ -33,7 +33,7 @@ export interface CreateActivitiesOptions {
   /** Webhook nudges for approvals (parked, expiring, decided); none when absent. */
   notifications?: NotificationOptions;
   /** Approval messages in Slack, posted when a call parks and updated as it goes (slack/slack-notifier.ts); none when absent. */
-  slack?: SlackOptions;
+  slack?: SlackMessageOptions;
   /** Limits of the worker-side cache of turn transcripts (see activities/transcript-cache.ts). */
   transcriptCache?: TranscriptCacheOptions;
   /** Tools of MCP servers, offered next to `tools` under `<server>__<tool>` names. */

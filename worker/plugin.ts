@@ -23,7 +23,7 @@ import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
 import { LazyMcpTools } from '../activities/mcp/lazy-mcp-tools.js';
 import type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
-import { checkedSlackOptions, slackOptionsFromEnvironment, type SlackOptions } from '../activities/slack/slack-options.js';
+import { checkedSlackMessageOptions, slackMessageOptionsFromEnvironment, type SlackMessageOptions } from '../activities/slack/slack-options.js';
 import type { Tool } from '../activities/tools.js';
 import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
 import { turnpikeCodecs } from '../content/data-converter.js';
@@ -84,7 +84,7 @@ export interface TurnpikePluginOptions {
    * Needs `@slack/web-api`. Default: from `SLACK_BOT_TOKEN` and `TURNPIKE_SLACK_CHANNEL` (both
    * needed). See docs/tools-and-approvals.md.
    */
-  slack?: SlackOptions;
+  slack?: SlackMessageOptions;
   /**
    * Limits of the worker's cache of turn transcripts, which lets each model step's activity input
    * carry only the messages new since the previous step (default: 1,000 turns, 16 Mi of JSON).
@@ -162,7 +162,7 @@ export class TurnpikePlugin extends SimplePlugin {
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
-    const slack = options.slack ? checkedSlackOptions(options.slack, 'TurnpikePlugin') : slackOptionsFromEnvironment();
+    const slack = options.slack ? checkedSlackMessageOptions(options.slack, 'TurnpikePlugin') : slackMessageOptionsFromEnvironment();
     const mcp =
       options.mcpServers && Object.keys(options.mcpServers).length > 0
         ? new LazyMcpTools(options.mcpServers, () => ({ logger: Runtime.instance().logger, meter: Runtime.instance().metricMeter }))

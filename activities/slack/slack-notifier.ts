@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { importOptional } from '../../peers/optional-packages.js';
 import type { ApprovalNotification, SlackMessageRef } from '../../workflows/types/index.js';
 import { approvalMessage } from './approval-message.js';
-import { channelFor, type SlackOptions } from './slack-options.js';
+import { channelFor, type SlackMessageOptions } from './slack-options.js';
 import type { SlackChat } from './slack-web-client.js';
 
 /** Slack's platform errors that a retry may pass. */
@@ -27,7 +27,7 @@ export class SlackNotifier {
   private readonly posted = new Map<string, SlackMessageRef>();
 
   constructor(
-    private readonly options: SlackOptions,
+    private readonly options: SlackMessageOptions,
     private readonly log: { warn(message: string, meta?: Record<string, unknown>): void },
     /** Loads the module that imports `@slack/web-api` (a test may stand in for a missing package). */
     private readonly load: () => Promise<typeof import('./slack-web-client.js')> = () => import('./slack-web-client.js'),

@@ -15,7 +15,7 @@ export interface SlackChannels {
 }
 
 /** A worker's approval messages in Slack (`TurnpikePluginOptions.slack`; docs/tools-and-approvals.md). */
-export interface SlackOptions {
+export interface SlackMessageOptions {
   /** The bot token (`xoxb-…`) of a Slack app with the `chat:write` scope, invited to the channels. */
   botToken: string;
   /** Channel ids (`C0123…`) or names (`#approvals`). A call no channel is chosen for gets no message. */
@@ -29,7 +29,7 @@ export interface SlackOptions {
  * else `SLACK_API_URL` as the HTTP API reads it, only to point at a fake): undefined unless both
  * the token and the channel are set.
  */
-export function slackOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): SlackOptions | undefined {
+export function slackMessageOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): SlackMessageOptions | undefined {
   if (!env.SLACK_BOT_TOKEN || !env.TURNPIKE_SLACK_CHANNEL) return undefined;
   return {
     botToken: env.SLACK_BOT_TOKEN,
@@ -49,7 +49,7 @@ export function channelFor(channels: SlackChannels, notification: Pick<ApprovalN
 }
 
 /** Refuses settings that cannot work, as the worker starts rather than at the first parked call. */
-export function checkedSlackOptions(options: SlackOptions, where: string): SlackOptions {
+export function checkedSlackMessageOptions(options: SlackMessageOptions, where: string): SlackMessageOptions {
   if (typeof options.botToken !== 'string' || options.botToken.length === 0) throw new TypeError(`${where}: slack.botToken is required`);
   if (!options.channels || typeof options.channels !== 'object') throw new TypeError(`${where}: slack.channels is required ({ default?, byTool?, byGroup? })`);
   return options;

@@ -8,7 +8,7 @@ import { WebClient } from '@slack/web-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeApprovalRef, SLACK_ACTIONS } from '../../activities/slack/approval-actions.js';
 import { approvalMessage, SECTION_TEXT_LIMIT, type SlackBlock } from '../../activities/slack/approval-message.js';
-import { channelFor, slackOptionsFromEnvironment } from '../../activities/slack/slack-options.js';
+import { channelFor, slackMessageOptionsFromEnvironment } from '../../activities/slack/slack-options.js';
 import { SlackNotifier, slackFailure } from '../../activities/slack/slack-notifier.js';
 import type { ApprovalNotification } from '../../workflows/types/index.js';
 import { startFakeSlack, type FakeSlack } from '../fake-provider/slack.js';
@@ -110,13 +110,13 @@ describe('the channel of a call', () => {
     expect(channelFor({ byTool: { toString: 'C-x' } }, { toolName: 'constructor' })).toBeUndefined();
   });
   it('comes from SLACK_BOT_TOKEN and TURNPIKE_SLACK_CHANNEL together', () => {
-    expect(slackOptionsFromEnvironment({ SLACK_BOT_TOKEN: 'xoxb-1' })).toBeUndefined();
-    expect(slackOptionsFromEnvironment({ SLACK_BOT_TOKEN: 'xoxb-1', TURNPIKE_SLACK_CHANNEL: 'C1', TURNPIKE_SLACK_API_URL: 'http://fake/api/' })).toEqual({
+    expect(slackMessageOptionsFromEnvironment({ SLACK_BOT_TOKEN: 'xoxb-1' })).toBeUndefined();
+    expect(slackMessageOptionsFromEnvironment({ SLACK_BOT_TOKEN: 'xoxb-1', TURNPIKE_SLACK_CHANNEL: 'C1', TURNPIKE_SLACK_API_URL: 'http://fake/api/' })).toEqual({
       botToken: 'xoxb-1',
       channels: { default: 'C1' },
       apiUrl: 'http://fake/api/',
     });
-    expect(slackOptionsFromEnvironment({ SLACK_BOT_TOKEN: 'xoxb-1', TURNPIKE_SLACK_CHANNEL: 'C1', SLACK_API_URL: 'http://other/api/' })?.apiUrl).toBe('http://other/api/');
+    expect(slackMessageOptionsFromEnvironment({ SLACK_BOT_TOKEN: 'xoxb-1', TURNPIKE_SLACK_CHANNEL: 'C1', SLACK_API_URL: 'http://other/api/' })?.apiUrl).toBe('http://other/api/');
   });
 });
 
