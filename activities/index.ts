@@ -15,6 +15,8 @@ import type { OpenAIEndpoints } from './providers/endpoints.js';
 import type { CloudSettings } from './providers/clouds.js';
 import type { RemoteMcpServers } from './providers/remote-mcp-servers.js';
 import { sendNotification, type NotificationOptions } from './notify.js';
+import { SlackNotifier } from './slack/slack-notifier.js';
+import type { SlackMessageOptions } from './slack/slack-options.js';
 import { runModelStep, type StepTools } from './model-step.js';
 import { prepareToolCalls } from './prepare-tool-calls.js';
 import { aiSdkPriceOf, costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
@@ -25,12 +27,14 @@ import type { Tool } from './tools.js';
 import type { LiveDeltaChannel } from './live-deltas.js';
 import { ToolSetCache } from './tool-set-cache.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
-import type { AgentToolPromptInput, ApprovalNotification, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
+import type { AgentToolPromptInput, ApprovalNotification, NotifyApproversResult, SlackMessageRef, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];
   /** Webhook nudges for approvals (parked, expiring, decided); none when absent. */
   notifications?: NotificationOptions;
+  /** Approval messages in Slack, posted when a call parks and updated as it goes (slack/slack-notifier.ts); none when absent. */
+  slack?: SlackMessageOptions;
   /** Limits of the worker-side cache of turn transcripts (see activities/transcript-cache.ts). */
   transcriptCache?: TranscriptCacheOptions;
   /** Tools of MCP servers, offered next to `tools` under `<server>__<tool>` names. */
@@ -59,7 +63,7 @@ export interface CreateActivitiesOptions {
   liveDeltas?: LiveDeltaChannel;
 }
 
-export function createActivities({ tools, notifications, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
   const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}), ...(liveDeltas ? { liveDeltas } : {}) };
   const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
@@ -68,13 +72,14 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
   const caches = { transcripts: new TranscriptCache(transcriptCache), toolSets: new ToolSetCache() };
 
-  const expiringBeforeMs = notifications ? msToNumber((notifications.expiringBefore ?? '1h') as Parameters<typeof msToNumber>[0]) : 0;
+  const expiringBeforeMs = notifications || slack ? msToNumber((notifications?.expiringBefore ?? '1h') as Parameters<typeof msToNumber>[0]) : 0;
+  const slackNotifier = slack ? new SlackNotifier(slack, { warn: (message, meta) => Context.current().log.warn(message, meta) }) : undefined;
   /** What a turn's model steps need of the worker's tools (model-step.ts). */
   const stepTools: StepTools = {
     // The MCP servers' tools are listed here, so the turn records the set it offers and keeps it.
     async describe(names) {
       const { specs, leftOut } = mcp ? await mcp.describe(registry, names) : { specs: registry.specs(names), leftOut: [] };
-      return { specs, ...(notifications ? { notifications: { expiringBeforeMs } } : {}), ...(leftOut.length > 0 ? { leftOut } : {}) };
+      return { specs, ...(notifications || slack ? { notifications: { expiringBeforeMs } } : {}), ...(leftOut.length > 0 ? { leftOut } : {}) };
     },
     async prepare(calls) {
       if (!mcp || !calls.some((call) => mcp.owns(call.toolName))) return prepareToolCalls(registry, { calls });
@@ -83,10 +88,44 @@ export function createActivities({ tools, notifications, transcriptCache, mcp, c
     },
   };
   return {
-    /** One webhook nudge; retried with backoff by the turn's activity options while the receiver is down. */
-    async notifyApprovers(notification: ApprovalNotification): Promise<void> {
-      if (!notifications) return;
-      await sendNotification(notifications, notification, Context.current().cancellationSignal);
+    /**
+     * One nudge: the call's Slack message (posted on `parked`, updated after), then the webhook;
+     * retried with backoff by the turn's activity options while either is down. A retry does not
+     * post the message again (the attempt that posted it records it in its heartbeat, and the
+     * worker remembers it); it may repeat the webhook under the same delivery id, which its
+     * receiver can drop. One refused for good does not keep the other from being sent.
+     */
+    async notifyApprovers(notification: ApprovalNotification): Promise<NotifyApproversResult> {
+      const context = Context.current();
+      const failures: unknown[] = [];
+      let posted: SlackMessageRef | undefined;
+      if (slackNotifier) {
+        const earlier = (context.info.heartbeatDetails as NotifyApproversResult | undefined)?.slack;
+        try {
+          posted = await slackNotifier.deliver(notification, earlier);
+          if (posted && notification.event === 'parked' && !earlier) context.heartbeat({ slack: posted } satisfies NotifyApproversResult);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+      if (notifications) {
+        try {
+          await sendNotification(notifications, notification, context.cancellationSignal);
+        } catch (error) {
+          failures.push(error);
+        }
+      }
+      const result: NotifyApproversResult = notification.event === 'parked' && posted ? { slack: posted } : {};
+      if (failures.length === 0) return result;
+      // Either may pass on a retry: try again. Both refused for good: so is the nudge.
+      const retryable = failures.find((failure) => !(failure instanceof ApplicationFailure && failure.nonRetryable));
+      if (retryable !== undefined) throw retryable;
+      // The message is posted, the webhook refused for good: later nudges still update the message.
+      if (result.slack) {
+        context.log.warn('The webhook refused an approval nudge; its Slack message was posted', { approvalId: notification.approvalId, error: String(failures[0]) });
+        return result;
+      }
+      throw failures[0];
     },
     async executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult> {
       const result = mcp?.owns(input.toolName) ? await mcp.execute(input) : await executeTool(registry, input);

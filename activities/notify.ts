@@ -1,6 +1,6 @@
 /**
- * Nudges: a webhook when a call parks for approval, when its approval is about to expire, and
- * when it is decided. Sent by an activity, so a receiver that is down is retried with backoff by
+ * Nudges: a webhook when a call parks for approval, when its approval is about to expire, when
+ * a vote, an escalation step or a delegation changes it, and when it is decided. Sent by an activity, so a receiver that is down is retried with backoff by
  * Temporal (the turn does not wait for it, except before it ends). Each request carries:
  *
  * - a Slack-compatible body (`text`, plus a `turnpike` object with the details);
@@ -37,6 +37,11 @@ function summary(notification: ApprovalNotification): string {
   const { event, toolName, turnId } = notification;
   if (event === 'parked') return `Approval needed: ${toolName} in turn ${turnId}${notification.reason ? ` — ${notification.reason}` : ''}`;
   if (event === 'expiring') return `Approval expiring soon (${notification.expiresAt}): ${toolName} in turn ${turnId}`;
+  if (event === 'voted') {
+    const progress = notification.progress;
+    const votes = progress ? ` — ${progress.votes.filter((vote) => vote.approved).length} of ${progress.quorum} approvals so far` : '';
+    return `Approval vote: ${toolName} in turn ${turnId}${votes}`;
+  }
   if (event === 'escalated' || event === 'delegated') {
     const to = [...(notification.added?.approvers ?? []), ...(notification.added?.approverGroups ?? []).map((group) => `group ${group}`)].join(', ');
     const why = notification.delegationReason ? ` — ${notification.delegationReason}` : '';

@@ -13,6 +13,6 @@ export { buildCodecServer, type CodecServerOptions } from './codec-server.js';
 export { STREAM_TOKEN_TTL_SECONDS, StreamTokens, type StreamScope, type StreamTokenClaims } from './stream-token.js';
 /** The model settings of `ApiOptions.chatModel` (the same type as `turnpike`'s). */
 export type { ModelSettings } from '../workflows/types/index.js';
-export { SLACK_INTERACTIONS_PATH, type SlackOptions } from './slack/interactions-route.js';
+export { SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/interactions-route.js';
 export { SLACK_USER_CACHE_MS, type SlackEmailMapping, type SlackIdentity, type SlackUserMapping } from './slack/slack-users.js';
-export { slackOptionsFromEnvironment } from './slack/slack-environment.js';
+export { slackInteractionOptionsFromEnvironment } from './slack/slack-environment.js';

@@ -11,7 +11,7 @@ import { TurnpikeClient } from '../client/turnpike-client.js';
 import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
 import { loginOptionsFromEnvironment } from './login.js';
 import { buildApi } from './server.js';
-import { slackOptionsFromEnvironment } from './slack/slack-environment.js';
+import { slackInteractionOptionsFromEnvironment } from './slack/slack-environment.js';
 
 async function main(): Promise<void> {
   const tokens = parseTokenMap(process.env.TURNPIKE_API_TOKENS);
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     ...(process.env.TURNPIKE_STREAM_SECRET ? { streamSecret: process.env.TURNPIKE_STREAM_SECRET } : {}),
     temporalUiUrl: process.env.TEMPORAL_UI_URL,
     namespace: client.client.options.namespace,
-    slack: slackOptionsFromEnvironment(),
+    slack: slackInteractionOptionsFromEnvironment(),
     logger: true,
   });
   const port = Number(process.env.TURNPIKE_API_PORT ?? 3000);

@@ -35,7 +35,7 @@ import { registerDecisionRoutes } from './decision-routes.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerConversationRoutes } from './conversation-routes.js';
 import { registerBranchRoutes } from './branch-routes.js';
-import { registerSlackInteractions, SLACK_INTERACTIONS_PATH, type SlackOptions } from './slack/interactions-route.js';
+import { registerSlackInteractions, SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/interactions-route.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -87,7 +87,7 @@ export interface ApiOptions {
    * reason" buttons of approval messages, signed with the app's signing secret, as the mapped
    * Slack user (docs/http-api.md, *Slack*). Needs `@slack/web-api`.
    */
-  slack?: SlackOptions;
+  slack?: SlackInteractionOptions;
 }
 
 /**

@@ -16,6 +16,7 @@
  * state (`budgetDecided`, from the turn's decision record). A typed answer is a `data-output`
  * part (ui-output-part.ts); its text deltas stay text parts too.
  */
+import { SOURCES_TOOL_NAME } from '../activities/providers/ai-sdk-provider-tools.js';
 import type { TurnEvent } from '../workflows/types/turn-events.js';
 import type { ApprovalProgress, BudgetApprovalInput, DecisionRecord, ToolServersWait, TurnBudget } from '../workflows/types/index.js';
 import { OutputPart, type OutputChunk, type PartialJsonParser } from './ui-output-part.js';
@@ -63,6 +64,7 @@ export type UiMessageChunk =
   | { type: 'tool-approval-request'; approvalId: string; toolCallId: string; reason?: string }
   | { type: 'tool-output-available'; toolCallId: string; output: unknown; providerExecuted?: boolean }
   | { type: 'source-url'; sourceId: string; url: string; title?: string }
+  | { type: 'source-document'; sourceId: string; mediaType: string; title: string; filename?: string }
   | { type: 'tool-output-denied'; toolCallId: string }
   | { type: 'tool-output-error'; toolCallId: string; errorText: string; providerExecuted?: boolean }
   | { type: 'data-tools-left-out'; data: { servers: Array<{ server: string; reason: string }> } }
@@ -257,20 +259,39 @@ function finishReason(status: Extract<TurnEvent, { type: 'turn-finished' }>['sta
 
 /**
  * A hosted tool the provider ran: its input and output as one provider-executed tool part, then
- * what it found or cited as source parts (`useChat` shows them under the answer).
+ * what it found or cited as source parts (`useChat` shows them under the answer). The sources of
+ * an AI SDK model's step (the `sources` part, ai-sdk-provider-tools.ts) are no call: they are
+ * source parts only, `source-url` and `source-document`, as the AI SDK's own UI message stream
+ * sends a model's `source` parts.
  */
 function providerToolChunks(event: Extract<TurnEvent, { type: 'provider-tool' }>): UiMessageChunk[] {
   const { toolCallId, toolName, input, output } = event;
+  const sources = (event.sources ?? []).map((source, index): UiMessageChunk => ({
+    type: 'source-url',
+    sourceId: `${toolCallId}-${index}`,
+    url: source.url,
+    ...(source.title !== undefined ? { title: source.title } : {}),
+  }));
+  if (toolName === SOURCES_TOOL_NAME) return [...sources, ...documentSources(toolCallId, output)];
   return [
     { type: 'tool-input-available', toolCallId, toolName, input, providerExecuted: true },
     event.isError
       ? { type: 'tool-output-error', toolCallId, errorText: typeof output === 'string' ? output : JSON.stringify(output), providerExecuted: true }
       : { type: 'tool-output-available', toolCallId, output, providerExecuted: true },
-    ...(event.sources ?? []).map((source, index): UiMessageChunk => ({
-      type: 'source-url',
-      sourceId: `${toolCallId}-${index}`,
-      url: source.url,
-      ...(source.title !== undefined ? { title: source.title } : {}),
-    })),
+    ...sources,
   ];
+}
+
+/** The document sources among a `sources` part's output (the URL ones are its `sources`). */
+function documentSources(toolCallId: string, output: unknown): UiMessageChunk[] {
+  const documents = (Array.isArray(output) ? output : []).filter(
+    (source): source is { title: string; mediaType: string; filename?: string } => typeof source?.mediaType === 'string' && source.url === undefined,
+  );
+  return documents.map(({ title, mediaType, filename }, index) => ({
+    type: 'source-document',
+    sourceId: `${toolCallId}-document-${index}`,
+    mediaType,
+    title,
+    ...(filename !== undefined ? { filename } : {}),
+  }));
 }

@@ -10,6 +10,7 @@ import type { Tool } from '../activities/tools.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/messages/definitions.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
+import { quietBundlerLogger } from './quiet-bundler-logger.js';
 
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
@@ -33,6 +34,8 @@ export interface CreateWorkerOptions {
   liveDeltas?: TurnpikePluginOptions['liveDeltas'];
   /** Webhook nudges for approvals (see `TurnpikePluginOptions.notifications`). */
   notifications?: TurnpikePluginOptions['notifications'];
+  /** Approval messages in Slack (see `TurnpikePluginOptions.slack`). */
+  slack?: TurnpikePluginOptions['slack'];
   /** Limits of the worker's transcript cache (see `TurnpikePluginOptions.transcriptCache`). */
   transcriptCache?: TurnpikePluginOptions['transcriptCache'];
   /** MCP servers whose tools turns may offer (see `TurnpikePluginOptions.mcpServers`). */
@@ -68,16 +71,6 @@ export async function bundleWorkflows(): Promise<{ code: string }> {
   return bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, plugins: [new TurnpikePlugin()], logger: quietBundlerLogger });
 }
 
-const quietBundlerLogger = {
-  // The bundler is chatty at info level; keep warnings and errors.
-  trace() {},
-  debug() {},
-  info() {},
-  warn: (message: string, meta?: unknown) => console.warn(message, meta ?? ''),
-  error: (message: string, meta?: unknown) => console.error(message, meta ?? ''),
-  log() {},
-};
-
 /**
  * A worker that runs only turnpike: `TurnpikePlugin` with the given tools on a Worker that
  * registers turnpike's two workflows. To add turnpike to a worker of your own, use the plugin.
@@ -104,6 +97,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
       new TurnpikePlugin({
         tools: options.tools,
         ...(options.notifications ? { notifications: options.notifications } : {}),
+        ...(options.slack ? { slack: options.slack } : {}),
         ...(options.contentStore ? { contentStore: options.contentStore } : {}),
         ...(options.prices ? { prices: options.prices } : {}),
         ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),

@@ -21,6 +21,7 @@ export { contentStoreFromEnvironment, contentStoreFromUrl } from '../content/sto
 export { connectionOptionsFromEnvironment } from './environment.js';
 export { ProviderErrorType, type ProviderName } from '../activities/providers/error-types.js';
 export { notificationOptionsFromEnvironment, signNotification, type NotificationOptions } from '../activities/notify.js';
+export { slackMessageOptionsFromEnvironment, type SlackChannels, type SlackMessageOptions } from '../activities/slack/slack-options.js';
 export type { TurnpikeActivities } from '../activities/index.js';
 export { DEFAULT_PRICES, OPENAI_TOOL_PRICES, type ModelPrice, type PriceTable } from '../activities/prices.js';
 export type { AiSdkLanguageModel, AiSdkModels } from '../activities/providers/ai-sdk-models.js';

@@ -23,6 +23,7 @@ import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
 import { LazyMcpTools } from '../activities/mcp/lazy-mcp-tools.js';
 import type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
 import { notificationOptionsFromEnvironment, type NotificationOptions } from '../activities/notify.js';
+import { checkedSlackMessageOptions, slackMessageOptionsFromEnvironment, type SlackMessageOptions } from '../activities/slack/slack-options.js';
 import type { Tool } from '../activities/tools.js';
 import type { TranscriptCacheOptions } from '../activities/transcript-cache.js';
 import { turnpikeCodecs } from '../content/data-converter.js';
@@ -83,6 +84,14 @@ export interface TurnpikePluginOptions {
    * when it is decided. Default: from `TURNPIKE_WEBHOOK_URL` (+ `_SECRET`, `_EXPIRING_BEFORE`).
    */
   notifications?: NotificationOptions;
+  /**
+   * Approval messages in Slack: one per parked call, in the channel of its tool, else of its first
+   * approver group that has one, else the default; updated as votes, escalation steps and
+   * delegations come, and replaced by the final state (no buttons) once it is decided or expires.
+   * Needs `@slack/web-api`. Default: from `SLACK_BOT_TOKEN` and `TURNPIKE_SLACK_CHANNEL` (both
+   * needed). See docs/tools-and-approvals.md.
+   */
+  slack?: SlackMessageOptions;
   /**
    * Limits of the worker's cache of turn transcripts, which lets each model step's activity input
    * carry only the messages new since the previous step (default: 1,000 turns, 16 Mi of JSON).
@@ -160,6 +169,7 @@ export class TurnpikePlugin extends SimplePlugin {
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
+    const slack = options.slack ? checkedSlackMessageOptions(options.slack, 'TurnpikePlugin') : slackMessageOptionsFromEnvironment();
     const mcp =
       options.mcpServers && Object.keys(options.mcpServers).length > 0
         ? new LazyMcpTools(options.mcpServers, () => ({ logger: Runtime.instance().logger, meter: Runtime.instance().metricMeter }))
@@ -171,6 +181,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.modelToolOutputBytes !== undefined ? { modelToolOutputBytes: checkedOutputBytes(options.modelToolOutputBytes) } : {}),
       ...(options.prices !== undefined ? { prices: checkedPrices(options.prices) } : {}),
       ...(notifications ? { notifications } : {}),
+      ...(slack ? { slack } : {}),
       ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
       ...(mcp ? { mcp } : {}),
       ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),

@@ -17,6 +17,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { bundleWorkflowCode, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { bundleWorkflows } from './create-worker.js';
 import { TurnpikePlugin } from './plugin.js';
+import { quietBundlerLogger } from './quiet-bundler-logger.js';
 
 /** The file of a saved set that names each history's workflow id (a history does not name it). */
 export const REPLAY_WORKFLOW_IDS_FILE = 'workflow-ids.tsv';
@@ -134,7 +135,7 @@ export async function replayHistories(options: ReplayHistoriesOptions): Promise<
   const workflowBundle =
     options.workflowBundle ??
     (options.workflowsPath
-      ? await bundleWorkflowCode({ workflowsPath: path.resolve(options.workflowsPath), plugins: [new TurnpikePlugin()], logger: quietLogger })
+      ? await bundleWorkflowCode({ workflowsPath: path.resolve(options.workflowsPath), plugins: [new TurnpikePlugin()], logger: quietBundlerLogger })
       : await bundleWorkflows());
   const saved = options.save ? [] : undefined;
   const histories = options.from ? savedHistories(options.from) : fetchHistories(options.client!, options, saved);
@@ -163,12 +164,3 @@ export async function replayHistories(options: ReplayHistoriesOptions): Promise<
   }
   return { checked, failures: checked.filter((result) => !result.ok) };
 }
-
-const quietLogger = {
-  trace() {},
-  debug() {},
-  info() {},
-  warn: (message: string, meta?: unknown) => console.warn(message, meta ?? ''),
-  error: (message: string, meta?: unknown) => console.error(message, meta ?? ''),
-  log() {},
-};

@@ -31,7 +31,7 @@ import { openSlack } from './slack-web-api.js';
 export const SLACK_INTERACTIONS_PATH = '/api/slack/interactions';
 
 /** `buildApi({ slack })`: decisions from Slack's approval messages (docs/http-api.md, *Slack*). */
-export interface SlackOptions {
+export interface SlackInteractionOptions {
   /** The app's Signing Secret (Basic Information; `SLACK_SIGNING_SECRET`). */
   signingSecret: string;
   /** The bot token (`xoxb-…`; `SLACK_BOT_TOKEN`): scopes `chat:write`, `users:read`, `users:read.email`. */
@@ -56,7 +56,7 @@ interface Interaction {
   view?: { callback_id?: string; private_metadata?: string; state?: { values?: Record<string, Record<string, { value?: string | null }>> } };
 }
 
-export async function registerSlackInteractions(app: FastifyInstance, routes: RouteContext, options: SlackOptions): Promise<void> {
+export async function registerSlackInteractions(app: FastifyInstance, routes: RouteContext, options: SlackInteractionOptions): Promise<void> {
   const verifier = new SlackSignatureVerifier(options.signingSecret);
   const slack = await openSlack(options.botToken, options.apiUrl);
   const users = new SlackUsers(options.users, async () => slack);

@@ -4,11 +4,11 @@
  * `TURNPIKE_SLACK_USERS_BY_EMAIL` (JSON, email → `{ subject, groups }`, through `users.info`);
  * `SLACK_API_URL` points at another Web API (tests, proxies).
  */
-import type { SlackOptions } from './interactions-route.js';
+import type { SlackInteractionOptions } from './interactions-route.js';
 import type { SlackIdentity } from './slack-users.js';
 
 /** The Slack options `npm run api` reads (above); undefined when neither secret nor token is set. */
-export function slackOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): SlackOptions | undefined {
+export function slackInteractionOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): SlackInteractionOptions | undefined {
   const { SLACK_SIGNING_SECRET: signingSecret, SLACK_BOT_TOKEN: botToken } = env;
   if (!signingSecret && !botToken) return undefined;
   if (!signingSecret || !botToken) throw new Error('Set both SLACK_SIGNING_SECRET and SLACK_BOT_TOKEN to take decisions from Slack');

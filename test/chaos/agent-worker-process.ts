@@ -2,11 +2,10 @@
  * The chaos tests' worker process (worker-process.ts) with a sub-agent: `billing_agent`, an
  * agent tool whose child turn may charge a card (approval-gated, effects recorded in files).
  */
-import { DefaultLogger } from '@temporalio/worker';
 import { z } from 'zod';
 import { defineAgentTool } from '../../activities/agent-tools.js';
-import { runWorker } from '../../worker/index.js';
 import { chaosTools } from './chaos-tools.js';
+import { runChaosWorker } from './chaos-worker.js';
 
 const billingAgent = defineAgentTool({
   name: 'billing_agent',
@@ -16,12 +15,6 @@ const billingAgent = defineAgentTool({
   prompt: ({ order }) => `Charge what order ${order} owes.`,
 });
 
-await runWorker({
+await runChaosWorker({
   tools: [...chaosTools, billingAgent],
-  taskQueue: process.env.TURNPIKE_TASK_QUEUE!,
-  ...(process.env.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE } } : {}),
-  runtimeOptions: { logger: new DefaultLogger('ERROR') },
-  workerOptions: { stickyQueueScheduleToStartTimeout: '1s' },
-  onReady: (ready) => console.log(`ready ${JSON.stringify(ready)}`),
 });
-console.log('stopped');

@@ -5,9 +5,8 @@
  * which model call.
  */
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
-import { DefaultLogger } from '@temporalio/worker';
-import { runWorker } from '../../worker/index.js';
 import { chaosTools } from './chaos-tools.js';
+import { runChaosWorker } from './chaos-worker.js';
 
 const google = createGoogleGenerativeAI({
   baseURL: process.env.GEMINI_BASE_URL!,
@@ -15,13 +14,7 @@ const google = createGoogleGenerativeAI({
   headers: { 'x-turnpike-test-pid': String(process.pid) },
 });
 
-await runWorker({
+await runChaosWorker({
   tools: chaosTools,
   models: { flash3: google('gemini-3-flash-preview') },
-  taskQueue: process.env.TURNPIKE_TASK_QUEUE!,
-  ...(process.env.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE } } : {}),
-  runtimeOptions: { logger: new DefaultLogger('ERROR') },
-  workerOptions: { stickyQueueScheduleToStartTimeout: '1s' },
-  onReady: (ready) => console.log(`ready ${JSON.stringify(ready)}`),
 });
-console.log('stopped');

@@ -5,11 +5,10 @@
  */
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { DefaultLogger } from '@temporalio/worker';
 import { z } from 'zod';
 import { defineTool } from '../../activities/tools.js';
-import { runWorker } from '../../worker/index.js';
 import { chaosTools } from './chaos-tools.js';
+import { runChaosWorker } from './chaos-worker.js';
 
 const refundOrder = defineTool({
   name: 'refund_order',
@@ -24,12 +23,6 @@ const refundOrder = defineTool({
   },
 });
 
-await runWorker({
+await runChaosWorker({
   tools: [...chaosTools, refundOrder],
-  taskQueue: process.env.TURNPIKE_TASK_QUEUE!,
-  ...(process.env.WORKFLOW_BUNDLE ? { workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE } } : {}),
-  runtimeOptions: { logger: new DefaultLogger('ERROR') },
-  workerOptions: { stickyQueueScheduleToStartTimeout: '1s' },
-  onReady: (ready) => console.log(`ready ${JSON.stringify(ready)}`),
 });
-console.log('stopped');

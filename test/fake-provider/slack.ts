@@ -18,6 +18,8 @@ export interface FakeSlack {
   url: string; // ends with `/api/`, as `slackApiUrl` wants
   calls: FakeSlackCall[];
   messages: FakeSlackMessage[];
+  /** Answers the next call of `method` with `error`; `ratelimited` as Slack does: HTTP 429 with `Retry-After: 1`. */
+  failNext(method: string, error: string): void;
   /** A trigger id `views.open` accepts once; any other is expired. */
   issueTrigger(): string;
   /** Messages posted to response URLs, in order. */
@@ -33,6 +35,7 @@ export async function startFakeSlack(options: { token: string; channels: string[
   const triggers = new Set<string>();
   const responses: FakeSlackResponse[] = [];
   const responseUrls = new Map<string, number>();
+  const failures = new Map<string, string>();
   let counter = 0;
   const handlers: Record<string, (args: Record<string, unknown>) => Record<string, unknown>> = {
     'chat.postMessage': (args) => {
@@ -78,6 +81,15 @@ export async function startFakeSlack(options: { token: string; channels: string[
     const auth = request.headers.authorization;
     if (!auth) return reply({ ok: false, error: 'not_authed' });
     if (auth !== `Bearer ${options.token}`) return reply({ ok: false, error: 'invalid_auth' });
+    const failure = failures.get(method);
+    if (failure !== undefined) {
+      failures.delete(method);
+      if (failure === 'ratelimited') {
+        response.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+        return response.end(JSON.stringify({ ok: false, error: 'ratelimited' }));
+      }
+      return reply({ ok: false, error: failure });
+    }
     const result = handler(args);
     if (result.ok) calls.push({ method, args });
     reply(result);
@@ -106,6 +118,9 @@ export async function startFakeSlack(options: { token: string; channels: string[
     url: `http://127.0.0.1:${port}/api/`,
     calls,
     messages,
+    failNext(method, error) {
+      failures.set(method, error);
+    },
     issueTrigger() {
       const id = `${++counter}.47445629121.${Math.random().toString(16).slice(2)}`;
       triggers.add(id);

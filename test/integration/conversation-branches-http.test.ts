@@ -5,37 +5,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
-import type { TurnpikeClient } from '../../client/turnpike-client.js';
-import { useFakeProviders } from '../support/fake-providers.js';
-import { serveApi } from '../support/api-server.js';
+import { useTurnpikeApiWithFakes } from '../support/api-server.js';
 import { testTools } from '../support/test-tools.js';
-import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-let fake: Awaited<ReturnType<typeof useFakeProviders>>;
-let turnpike: TurnpikeHarness;
-let client: TurnpikeClient;
-let api: FastifyInstance;
-let base: string;
-
-beforeAll(async () => {
-  fake = await useFakeProviders();
-  turnpike = await startTurnpike({ tools: testTools });
-  ({ client, api, base } = await serveApi(turnpike, { tokens: parseTokenMap('alice-token:alice,mallory-token:mallory') }));
-});
-afterAll(async () => {
-  await api?.close();
-  await turnpike?.stop();
-  await fake?.restore();
-});
-beforeEach(() => fake.reset());
+const suite = useTurnpikeApiWithFakes({ tools: testTools }, { tokens: parseTokenMap('alice-token:alice,mallory-token:mallory') });
 
 const model = { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 256 };
 
 function transport(token = 'alice-token') {
-  return new DefaultChatTransport<UIMessage>({ api: `${base}/api/chat`, headers: { authorization: `Bearer ${token}` }, body: { model } });
+  return new DefaultChatTransport<UIMessage>({ api: `${suite.base}/api/chat`, headers: { authorization: `Bearer ${token}` }, body: { model } });
 }
 
 async function chat(chatId: string, messages: UIMessage[], trigger: 'submit-message' | 'regenerate-message' = 'submit-message', messageId?: string): Promise<UIMessage> {
@@ -51,7 +31,7 @@ const textOf = (message: UIMessage) => message.parts.flatMap((part) => (part.typ
 async function idle(conversationId: string) {
   const deadline = Date.now() + 60_000;
   for (;;) {
-    const state = await client.conversationState(conversationId);
+    const state = await suite.client.conversationState(conversationId);
     if (!state.currentTurn && state.queued.length === 0) return state;
     if (Date.now() > deadline) throw new Error('conversation never went idle');
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -59,7 +39,7 @@ async function idle(conversationId: string) {
 }
 
 async function as(token: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${base}${path}`, {
+  const response = await fetch(`${suite.base}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
@@ -71,7 +51,7 @@ async function as(token: string, method: string, path: string, body?: unknown) {
 describe('branches over HTTP', () => {
   it("useChat's regenerate() and an edited message start new branches; the old answers stay readable", async () => {
     const chatId = `chat-${randomUUID()}`;
-    fake.script('openai', [{ text: 'A1' }, { text: 'A2 (old)' }, { text: 'A2 (new)' }, { text: 'A1 (edited)' }]);
+    suite.fake.script('openai', [{ text: 'A1' }, { text: 'A2 (old)' }, { text: 'A2 (new)' }, { text: 'A1 (edited)' }]);
     const u1 = user('Q1');
     const a1 = await chat(chatId, [u1]);
     expect(textOf(a1)).toBe('A1');
@@ -85,16 +65,16 @@ describe('branches over HTTP', () => {
     const again = await chat(chatId, [u1, a1, u2], 'regenerate-message', a2.id);
     expect(textOf(again)).toBe('A2 (new)');
     await idle(chatId);
-    const requests = fake.requests.filter((request) => request.provider === 'openai');
+    const requests = suite.fake.requests.filter((request) => request.provider === 'openai');
     expect(requests.flatMap((request) => request.errors)).toEqual([]);
     expect(JSON.stringify(requests[2].body.messages)).not.toContain('A2 (old)');
-    expect((await client.branches(chatId)).current).toBe('branch-1');
+    expect((await suite.client.branches(chatId)).current).toBe('branch-1');
 
     // What useChat's sendMessage({ text, messageId }) sends for an edit of the first message.
     const edited = await chat(chatId, [{ ...u1, parts: [{ type: 'text', text: 'Q1 (edited)' }] }], 'submit-message', u1.id);
     expect(textOf(edited)).toBe('A1 (edited)');
     await idle(chatId);
-    expect((fake.requests.filter((request) => request.provider === 'openai').at(-1)!.body.messages as unknown[]).length).toBe(1);
+    expect((suite.fake.requests.filter((request) => request.provider === 'openai').at(-1)!.body.messages as unknown[]).length).toBe(1);
     const listed = await as('alice-token', 'GET', `/api/conversations/${chatId}/branches`);
     expect(listed.status).toBe(200);
     expect(listed.body.current).toBe('branch-2');
@@ -106,7 +86,7 @@ describe('branches over HTTP', () => {
 
   it('answers 404 on every new route to a caller who may not read the conversation or the turn', async () => {
     const chatId = `chat-${randomUUID()}`;
-    fake.script('openai', [{ text: 'A1' }]);
+    suite.fake.script('openai', [{ text: 'A1' }]);
     const u1 = user('Q1');
     await chat(chatId, [u1]);
     await idle(chatId);
@@ -125,8 +105,8 @@ describe('branches over HTTP', () => {
       expect((await as('mallory-token', method, path, body)).status, `mallory ${method} ${path}`).toBe(404);
     }
     // Nothing was steered.
-    expect((await client.branches(chatId)).branches).toHaveLength(1);
-    expect(fake.requests.filter((request) => request.provider === 'openai')).toHaveLength(1);
+    expect((await suite.client.branches(chatId)).branches).toHaveLength(1);
+    expect(suite.fake.requests.filter((request) => request.provider === 'openai')).toHaveLength(1);
     // The reader is answered.
     expect((await as('alice-token', 'GET', `/api/conversations/${chatId}/branches`)).status).toBe(200);
     const forks = await as('alice-token', 'GET', `/api/turns/${encodeURIComponent(turnId)}/forks`);

@@ -12,43 +12,25 @@
  * providers whose packages the app left out (`anthropic-vertex`, `azure-openai`, `openai`) fail
  * with `MissingPackage`, naming what to install.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCloudFake, type CloudFake } from '../fake-provider/clouds.js';
 import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
 import { BEDROCK_APP_FILES } from '../support/packed-bedrock-app.js';
+import { cleanEnvironment, installApp, type PackedApp } from '../support/packed-app.js';
 import { packedTurnpike } from '../support/packed-tarball.js';
 
-const run = promisify(execFile);
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const EXAMPLE = path.join(REPO, 'examples', 'order-desk');
 // AWS's documented example key pair: the fake knows it, as Amazon knows a real one.
 const AWS_KEY = { id: 'AKIAIOSFODNN7EXAMPLE', secret: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' };
 const BEDROCK_ID = 'eu.anthropic.claude-sonnet-4-5-20250929-v1:0';
-
-/** npm settings of the `npm test` that runs us must not leak into the app's own npm calls. */
-function cleanEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const environment = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^(npm_|AWS_|ANTHROPIC_|OPENAI_|AZURE_|GOOGLE_)/i.test(key)));
-  return { ...environment, ...extra };
-}
-
-async function inApp(app: string, command: string, args: string[], extra: Record<string, string> = {}) {
-  try {
-    return await run(command, args, { cwd: app, env: cleanEnvironment(extra), maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
-  } catch (error) {
-    const failed = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${command} ${args.join(' ')} failed in ${app}:\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}\n${failed.message}`);
-  }
-}
+/** Besides npm's settings, the developer's own cloud and provider credentials stay out of the app. */
+const LEAVE_OUT = /^(npm_|AWS_|ANTHROPIC_|OPENAI_|AZURE_|GOOGLE_)/i;
 
 let directory: string;
-let app: string;
+let app: PackedApp;
 let base: FakeProviderServer;
 let cloud: CloudFake;
 
@@ -60,28 +42,9 @@ beforeAll(async () => {
     azure: { apiKey: 'unused', bearerToken: 'unused', apiVersions: ['2024-10-21'], deployments: [] },
   });
   directory = mkdtempSync(path.join(tmpdir(), 'turnpike-packed-bedrock-'));
-  const { tarball } = await packedTurnpike(cleanEnvironment());
-
+  const { tarball } = await packedTurnpike(cleanEnvironment({}, LEAVE_OUT));
   // The example's Temporal packages and zod, the repository's own pin of bedrock-sdk, turnpike from the tarball.
-  const example = JSON.parse(readFileSync(path.join(EXAMPLE, 'package.json'), 'utf8')) as { dependencies: Record<string, string>; devDependencies: Record<string, string> };
-  const pins = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-  const manifest = {
-    name: 'turnpike-bedrock-app',
-    private: true,
-    type: 'module',
-    dependencies: {
-      ...Object.fromEntries(Object.entries(example.dependencies).filter(([name]) => name.startsWith('@temporalio/') || name === 'zod')),
-      '@anthropic-ai/bedrock-sdk': pins.devDependencies['@anthropic-ai/bedrock-sdk'],
-      turnpike: `file:${tarball}`,
-    },
-    devDependencies: { '@types/node': example.devDependencies['@types/node'], typescript: example.devDependencies.typescript, '@types/ms': '2.1.0' },
-  };
-  app = path.join(directory, 'bedrock-app');
-  for (const [file, text] of Object.entries({ ...BEDROCK_APP_FILES, 'package.json': JSON.stringify(manifest, null, 2) })) {
-    mkdirSync(path.dirname(path.join(app, file)), { recursive: true });
-    writeFileSync(path.join(app, file), text);
-  }
-  await inApp(app, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
+  app = await installApp(directory, 'bedrock-app', tarball, BEDROCK_APP_FILES, ['@anthropic-ai/bedrock-sdk'], LEAVE_OUT);
 }, 900_000);
 
 afterAll(async () => {
@@ -92,7 +55,7 @@ afterAll(async () => {
 
 describe('the packed package in a fresh app with @anthropic-ai/bedrock-sdk only', { timeout: 300_000 }, () => {
   it('installs @anthropic-ai/sdk only as bedrock-sdk\'s dependency, and no openai or vertex-sdk', async () => {
-    const { stdout: tree } = await inApp(app, 'npm', ['ls', '--all', '--parseable']);
+    const { stdout: tree } = await app.run('npm', ['ls', '--all', '--parseable']);
     const installed = tree.split('\n').filter(Boolean);
     const count = (name: string) => [name, installed.filter((location) => location.endsWith(`/node_modules/${name}`)).length];
     expect(['openai', '@anthropic-ai/vertex-sdk', '@anthropic-ai/sdk', '@anthropic-ai/bedrock-sdk'].map(count)).toEqual([
@@ -102,23 +65,21 @@ describe('the packed package in a fresh app with @anthropic-ai/bedrock-sdk only'
       ['@anthropic-ai/bedrock-sdk', 1],
     ]);
     // Who brought @anthropic-ai/sdk: bedrock-sdk, not the app.
-    const { stdout: why } = await inApp(app, 'npm', ['ls', '@anthropic-ai/sdk', '--json']);
+    const { stdout: why } = await app.run('npm', ['ls', '@anthropic-ai/sdk', '--json']);
     const dependencies = (JSON.parse(why) as { dependencies: Record<string, { dependencies?: Record<string, unknown> }> }).dependencies;
     expect(Object.keys(dependencies).filter((name) => name.startsWith('@anthropic-ai/'))).toEqual(['@anthropic-ai/bedrock-sdk']);
     expect(Object.keys(dependencies['@anthropic-ai/bedrock-sdk'].dependencies ?? {})).toEqual(['@anthropic-ai/sdk']);
   });
 
   it('type-checks with library checks on, runs a Bedrock turn through an approval on the strict fake, and fails the missing clouds\' turns with MissingPackage', async () => {
-    await inApp(app, 'npx', ['tsc', '-p', '.']);
+    await app.run('npx', ['tsc', '-p', '.']);
 
     base.script('anthropic', [
       { text: 'Asking first.', toolCalls: [{ name: 'fail_over', input: { database: 'orders-db' } }], usage: { inputTokens: 900, outputTokens: 60 } },
       { text: 'orders-db is on its replica.', usage: { inputTokens: 1000, outputTokens: 20 } },
     ]);
     const taskQueue = `bedrock-app-${randomUUID()}`;
-    const { stdout } = await inApp(app, 'node', ['dist/run.js'], {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    const result = (await app.runScript({
       BEDROCK_TASK_QUEUE: taskQueue,
       BEDROCK_BASE_URL: cloud.url,
       BEDROCK_REGION: 'eu-central-1',
@@ -128,8 +89,7 @@ describe('the packed package in a fresh app with @anthropic-ai/bedrock-sdk only'
       AWS_SECRET_ACCESS_KEY: AWS_KEY.secret,
       AWS_EC2_METADATA_DISABLED: 'true',
       ANTHROPIC_API_KEY: '',
-    });
-    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'vertex' | 'azure' | 'openai' | 'anthropic', Array<{ type?: string; message: string }>> & { bedrock: unknown };
+    })) as Record<'vertex' | 'azure' | 'openai' | 'anthropic', Array<{ type?: string; message: string }>> & { bedrock: unknown };
     expect(result.bedrock).toEqual({
       parked: { kind: 'approval', toolName: 'fail_over', input: { database: 'orders-db' } },
       failedOverWhileParked: [],

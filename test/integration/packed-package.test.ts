@@ -19,36 +19,15 @@
  * openai, no @anthropic-ai/sdk; test/support/packed-gemini-app.ts): it type-checks with library
  * checks on, and its worker runs a Gemini turn through an approval against the Gemini fake.
  */
-import { execFile } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { packedTurnpike } from '../support/packed-tarball.js';
+import { APP_TURNS_FILE, cleanEnvironment, installApp, installExampleApp, STRICT_APP_TSCONFIG, type PackedApp } from '../support/packed-app.js';
 import { startFakeGemini, type FakeGemini } from '../fake-provider/gemini.js';
 import { GEMINI_APP_FILES } from '../support/packed-gemini-app.js';
-
-const run = promisify(execFile);
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const EXAMPLE = path.join(REPO, 'examples', 'order-desk');
-
-/** npm settings of the `npm test` that runs us must not leak into the app's own npm calls. */
-function cleanEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const environment = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)));
-  return { ...environment, ...extra };
-}
-
-async function inApp(app: string, command: string, args: string[], extra: Record<string, string> = {}) {
-  try {
-    return await run(command, args, { cwd: app, env: cleanEnvironment(extra), maxBuffer: 64 * 1024 * 1024, timeout: 240_000 });
-  } catch (error) {
-    const failed = error as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${command} ${args.join(' ')} failed in ${app}:\n${failed.stdout ?? ''}\n${failed.stderr ?? ''}\n${failed.message}`);
-  }
-}
 
 let directory: string;
 let tarball: string;
@@ -66,15 +45,10 @@ afterAll(() => {
 });
 
 describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
-  let app: string;
+  let app: PackedApp;
 
   beforeAll(async () => {
-    app = path.join(directory, 'app');
-    cpSync(EXAMPLE, app, { recursive: true, filter: (source) => !/node_modules|dist$/.test(source) });
-    const manifest = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
-    manifest.dependencies.turnpike = `file:${tarball}`;
-    writeFileSync(path.join(app, 'package.json'), JSON.stringify(manifest, null, 2));
-    await inApp(app, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
+    app = await installExampleApp(path.join(directory, 'app'), tarball);
   }, 480_000);
 
   it('ships the built entry points, the dashboard and the CLI, and no tests or sources', () => {
@@ -91,33 +65,25 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
   });
 
   it('installs one copy of the Temporal SDK: npm ls finds a single @temporalio/workflow, with no overrides in the app', async () => {
-    const manifest = JSON.parse(readFileSync(path.join(app, 'package.json'), 'utf8'));
+    const manifest = JSON.parse(readFileSync(path.join(app.folder, 'package.json'), 'utf8'));
     expect(manifest.overrides).toBeUndefined();
-    const { stdout } = await inApp(app, 'npm', ['ls', '--all', '--parseable', '@temporalio/workflow']);
-    expect(stdout.split('\n').filter(Boolean).map((location) => path.relative(app, location))).toEqual([path.join('node_modules', '@temporalio', 'workflow')]);
-    const tree = await inApp(app, 'npm', ['ls', '--all', '--parseable']);
+    const { stdout } = await app.run('npm', ['ls', '--all', '--parseable', '@temporalio/workflow']);
+    expect(stdout.split('\n').filter(Boolean).map((location) => path.relative(app.folder, location))).toEqual([path.join('node_modules', '@temporalio', 'workflow')]);
+    const tree = await app.run('npm', ['ls', '--all', '--parseable']);
     expect(tree.stdout.split('\n').filter((location) => location.endsWith(`${path.sep}workflow-streams`))).toEqual([]);
   });
 
   it('type-checks with strict NodeNext, and the published .d.ts files have no errors of their own', async () => {
-    await inApp(app, 'npx', ['tsc', '-p', '.', '--noEmit']);
+    await app.run('npx', ['tsc', '-p', '.', '--noEmit']);
     // With library checks on, every error must come from other packages' typings, never turnpike's.
-    const checked = await run('npx', ['tsc', '-p', '.', '--noEmit', '--skipLibCheck', 'false'], { cwd: app, env: cleanEnvironment() }).then(
-      ({ stdout }) => stdout,
-      (error: { stdout?: string }) => error.stdout ?? '',
-    );
+    const { stdout: checked } = await app.outcome('npx', ['tsc', '-p', '.', '--noEmit', '--skipLibCheck', 'false']);
     expect(checked.split('\n').filter((line) => line.includes('node_modules/turnpike/'))).toEqual([]);
   });
 
   it('runs a turn started by the app\'s own workflow: parked, approved through turnpike/client, completed', async () => {
-    await inApp(app, 'npx', ['tsc', '-p', '.']);
+    await app.run('npx', ['tsc', '-p', '.']);
     const taskQueue = `order-desk-${randomUUID()}`;
-    const { stdout } = await inApp(app, 'node', ['dist/run.js'], {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-      ORDER_DESK_TASK_QUEUE: taskQueue,
-    });
-    const result = JSON.parse(stdout.trim().split('\n').at(-1)!);
+    const result = (await app.runScript({ ORDER_DESK_TASK_QUEUE: taskQueue })) as Record<string, unknown> & { turnId: string };
     expect(result.parked).toEqual({ toolName: 'issue_refund', input: { orderId: '1001', amount: 250 }, reason: 'refunds above $100 need a lead' });
     expect(result.listedByApi).toBe(1);
     expect(result.dashboardServed).toBe(true);
@@ -127,7 +93,7 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
     expect(result.sentNotices).toEqual(['1001: Your refund is on its way.']);
 
     // The package's CLI finds the finished turn on the app's task queue.
-    const shown = await inApp(app, 'npx', ['turnpike', 'show', result.turnId, '--json'], {
+    const shown = await app.run('npx', ['turnpike', 'show', result.turnId, '--json'], {
       TEMPORAL_ADDRESS: inject('temporalAddress'),
       TEMPORAL_NAMESPACE: inject('temporalNamespace'),
       TURNPIKE_TASK_QUEUE: taskQueue,
@@ -136,63 +102,13 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
   });
 });
 
-/** The repository's own pins (the versions its tests run) and the example app's. */
-const REPO_MANIFEST = JSON.parse(readFileSync(path.join(REPO, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> };
-const EXAMPLE_MANIFEST = JSON.parse(readFileSync(path.join(EXAMPLE, 'package.json'), 'utf8')) as {
-  dependencies: Record<string, string>;
-  devDependencies: Record<string, string>;
-};
-
-/**
- * A fresh app in `directory/name`: `files`, and a package.json with the example's Temporal
- * packages and zod, turnpike from the tarball, and `packages` at the repository's own pins; installed.
- */
-async function installApp(name: string, files: Record<string, string>, packages: string[]): Promise<string> {
-  const app = path.join(directory, name);
-  const pick = (versions: Record<string, string>, names: string[]) => Object.fromEntries(names.map((name) => [name, versions[name]]));
-  const manifest = {
-    name: `turnpike-${name}`,
-    private: true,
-    type: 'module',
-    dependencies: {
-      ...pick(EXAMPLE_MANIFEST.dependencies, Object.keys(EXAMPLE_MANIFEST.dependencies).filter((name) => name.startsWith('@temporalio/') || name === 'zod')),
-      ...pick(REPO_MANIFEST.devDependencies, packages),
-      turnpike: `file:${tarball}`,
-    },
-    devDependencies: {
-      ...pick(EXAMPLE_MANIFEST.devDependencies, ['@types/node', 'typescript']),
-      // What the README's install section says a strict app needs for the Temporal SDK's typings.
-      '@types/ms': '2.1.0',
-    },
-  };
-  for (const [file, text] of Object.entries({ ...files, 'package.json': JSON.stringify(manifest, null, 2) })) {
-    mkdirSync(path.dirname(path.join(app, file)), { recursive: true });
-    writeFileSync(path.join(app, file), text);
-  }
-  await inApp(app, 'npm', ['install', '--no-audit', '--no-fund', '--prefer-offline']);
-  return app;
-}
-
 /** turnpike's optional peers that an app with one provider (openai), no HTTP API and the default content store does not install. */
 const NOT_INSTALLED = ['@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'fastify', 'fastify-type-provider-zod', 'jose', '@fastify/secure-session', 'openid-client', 'sodium-native', 'pg', '@aws-sdk/client-s3'];
 
 /** The app: a client tool used with the typed submitToolResult, an agent tool, a typed output and a budget (agents.ts), and a script that runs turns on the test server. */
 const LEAN_APP_FILES: Record<string, string> = {
-  'tsconfig.json': JSON.stringify({
-    compilerOptions: {
-      target: 'ES2022',
-      lib: ['ES2023'],
-      module: 'NodeNext',
-      moduleResolution: 'NodeNext',
-      types: ['node'],
-      strict: true,
-      // A strict app checks its libraries too: turnpike's typings must need no package the app left out.
-      skipLibCheck: false,
-      outDir: 'dist',
-      rootDir: 'src',
-    },
-    include: ['src'],
-  }),
+  'tsconfig.json': STRICT_APP_TSCONFIG,
+  'src/turns.ts': APP_TURNS_FILE,
   // The libraries were checked with the app: here only the wrong uses are of interest.
   'tsconfig.type-errors.json': JSON.stringify({ extends: './tsconfig.json', compilerOptions: { noEmit: true, rootDir: '.', skipLibCheck: true }, include: ['type-errors'] }),
   'src/tools.ts': `
@@ -295,29 +211,12 @@ export async function budget(turnpike: TurnpikeClient, turnId: string) {
 }
 `,
   'src/run.ts': `
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import type { ModelSettings } from 'turnpike';
 import { createHash, randomBytes } from 'node:crypto';
 import { TurnpikeClient } from 'turnpike/client';
-import { bundleWorkflows, connectionOptionsFromEnvironment, createWorker, FileContentStore, TurnpikePlugin } from 'turnpike/worker';
+import { bundleWorkflows, createWorker, FileContentStore, TurnpikePlugin } from 'turnpike/worker';
 import { agentTool, agentTools, budget, typedAnswer } from './agents.js';
 import { askUser } from './tools.js';
-
-/** The failure and its causes, outermost first. */
-function chainOf(error: unknown): Array<{ type?: string; message: string }> {
-  const chain: Array<{ type?: string; message: string }> = [];
-  for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    const type = (current as { type?: unknown }).type;
-    chain.push({ ...(typeof type === 'string' ? { type } : {}), message: current.message });
-  }
-  return chain;
-}
-
-async function outcomeOf(turnpike: TurnpikeClient, turnId: string, model: ModelSettings) {
-  const handle = await turnpike.startTurn({ model, messages: [{ role: 'user', content: 'Say hello.' }] }, { turnId });
-  return handle.result().then(() => [{ message: 'completed' }], chainOf);
-}
+import { main, outcomeOf } from './turns.js';
 
 /** A turn whose 300 KB document goes by reference: where it was stored, and how the turn ended. */
 async function storedDocument(turnpike: TurnpikeClient, store: FileContentStore, turnId: string) {
@@ -329,47 +228,33 @@ async function storedDocument(turnpike: TurnpikeClient, store: FileContentStore,
   return { status, stored: (await store.get(key))?.length === pdf.length };
 }
 
-async function main(): Promise<void> {
-  const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
-  const taskQueue = process.env.LEAN_TASK_QUEUE!;
-  const contentStore = new FileContentStore(process.env.LEAN_CONTENT_FOLDER!);
-  const workerConnection = await NativeConnection.connect(connectionOptions);
-  const connection = await Connection.connect(connectionOptions);
-  const client = new Client({ connection, namespace, plugins: [new TurnpikePlugin({ contentStore })] });
-  try {
-    const workflowBundle = await bundleWorkflows();
-    const worker = await createWorker({ tools: [askUser, ...agentTools], connection: workerConnection, namespace, taskQueue, workflowBundle, contentStore });
-    const mcpWorker = await createWorker({
-      tools: [],
-      connection: workerConnection,
-      namespace,
-      taskQueue: taskQueue + '-mcp',
-      workflowBundle,
-      mcpServers: { files: { command: 'npx', args: ['mcp-server-filesystem', '.'] } },
-    });
-    const turnpike = new TurnpikeClient({ client, taskQueue, contentStore });
-    const mcpTurnpike = new TurnpikeClient({ client, taskQueue: taskQueue + '-mcp' });
-    const result = await worker.runUntil(() =>
-      mcpWorker.runUntil(async () => ({
-        anthropic: await outcomeOf(turnpike, taskQueue + '-anthropic', { provider: 'anthropic', model: 'claude-sonnet-4-6' }),
-        openai: await outcomeOf(turnpike, taskQueue + '-openai', { provider: 'openai', model: 'gpt-4.1-mini' }),
-        mcp: await outcomeOf(mcpTurnpike, taskQueue + '-mcp-turn', { provider: 'scripted', model: 'demo' }),
-        content: await storedDocument(turnpike, contentStore, taskQueue + '-content'),
-        agentTool: await agentTool(turnpike, taskQueue + '-agent-tool'),
-        typedAnswer: await typedAnswer(turnpike, taskQueue + '-typed'),
-        budget: await budget(turnpike, taskQueue + '-budget'),
-      })),
-    );
-    console.log(JSON.stringify(result));
-  } finally {
-    await connection.close();
-    await workerConnection.close();
-  }
-}
+const contentStore = new FileContentStore(process.env.LEAN_CONTENT_FOLDER!);
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
+main(new TurnpikePlugin({ contentStore }), async ({ namespace, client, workerConnection }) => {
+  const taskQueue = process.env.LEAN_TASK_QUEUE!;
+  const workflowBundle = await bundleWorkflows();
+  const worker = await createWorker({ tools: [askUser, ...agentTools], connection: workerConnection, namespace, taskQueue, workflowBundle, contentStore });
+  const mcpWorker = await createWorker({
+    tools: [],
+    connection: workerConnection,
+    namespace,
+    taskQueue: taskQueue + '-mcp',
+    workflowBundle,
+    mcpServers: { files: { command: 'npx', args: ['mcp-server-filesystem', '.'] } },
+  });
+  const turnpike = new TurnpikeClient({ client, taskQueue, contentStore });
+  const mcpTurnpike = new TurnpikeClient({ client, taskQueue: taskQueue + '-mcp' });
+  return worker.runUntil(() =>
+    mcpWorker.runUntil(async () => ({
+      anthropic: await outcomeOf(turnpike, taskQueue + '-anthropic', { provider: 'anthropic', model: 'claude-sonnet-4-6' }),
+      openai: await outcomeOf(turnpike, taskQueue + '-openai', { provider: 'openai', model: 'gpt-4.1-mini' }),
+      mcp: await outcomeOf(mcpTurnpike, taskQueue + '-mcp-turn', { provider: 'scripted', model: 'demo' }),
+      content: await storedDocument(turnpike, contentStore, taskQueue + '-content'),
+      agentTool: await agentTool(turnpike, taskQueue + '-agent-tool'),
+      typedAnswer: await typedAnswer(turnpike, taskQueue + '-typed'),
+      budget: await budget(turnpike, taskQueue + '-budget'),
+    })),
+  );
 });
 `,
   'type-errors/wrong-output.ts': `
@@ -397,28 +282,26 @@ export const model: ModelSettings = { provider: 'openai', model: 'gpt-4.1-mini',
 };
 
 describe('the packed package in a fresh app with one provider and no HTTP API', { timeout: 300_000 }, () => {
-  let app: string;
+  let app: PackedApp;
 
   beforeAll(async () => {
-    app = await installApp('lean-app', LEAN_APP_FILES, ['openai']);
+    app = await installApp(directory, 'lean-app', tarball, LEAN_APP_FILES, ['openai']);
   }, 480_000);
 
   it('installs the one provider SDK it asked for, and not the other, the MCP SDK or the HTTP API\'s packages', async () => {
-    const { stdout } = await inApp(app, 'npm', ['ls', '--all', '--parseable']);
+    const { stdout } = await app.run('npm', ['ls', '--all', '--parseable']);
     const installed = stdout.split('\n').filter(Boolean);
     const anywhere = (name: string) => installed.filter((location) => location.endsWith(`/node_modules/${name}`));
     expect(anywhere('turnpike')).toHaveLength(1);
     expect(anywhere('openai')).toHaveLength(1);
     expect(Object.fromEntries(NOT_INSTALLED.map((name) => [name, anywhere(name)]))).toEqual(Object.fromEntries(NOT_INSTALLED.map((name) => [name, []])));
-    for (const name of NOT_INSTALLED) expect(existsSync(path.join(app, 'node_modules', name))).toBe(false);
+    for (const name of NOT_INSTALLED) expect(existsSync(path.join(app.folder, 'node_modules', name))).toBe(false);
   });
 
   it('type-checks with library checks on, and a wrong client-tool output, a misspelt model option and a wrong use of a typed output do not compile', async () => {
-    await inApp(app, 'npx', ['tsc', '-p', '.', '--noEmit']);
-    const failed = await run('npx', ['tsc', '-p', 'tsconfig.type-errors.json'], { cwd: app, env: cleanEnvironment() }).then(
-      () => undefined,
-      (error: { stdout?: string }) => error.stdout ?? '',
-    );
+    await app.run('npx', ['tsc', '-p', '.', '--noEmit']);
+    const compiled = await app.outcome('npx', ['tsc', '-p', 'tsconfig.type-errors.json']);
+    const failed = compiled.code === 0 ? undefined : compiled.stdout;
     expect(failed, 'tsc accepted the wrong uses').toBeDefined();
     const errors = failed!.split('\n').flatMap((line) => {
       const found = /^([^(\s]+)\(\d+,\d+\): error (TS\d+): (.*)$/.exec(line);
@@ -440,7 +323,7 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
   });
 
   it('loads turnpike, turnpike/worker, turnpike/client and turnpike/workflows; turnpike/api and codec-server name what is missing', async () => {
-    const { stdout } = await inApp(app, 'node', [
+    const { stdout } = await app.run('node', [
       '--input-type=module',
       '-e',
       `for (const entry of ['turnpike', 'turnpike/worker', 'turnpike/client', 'turnpike/workflows']) await import(entry);
@@ -448,27 +331,21 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
     ]);
     expect(stdout).toMatch(/^Cannot find package 'fastify' imported from .*node_modules\/turnpike\/dist\/api\//);
     // The CLI runs without the HTTP API's packages; only its codec server needs them.
-    expect((await inApp(app, 'npx', ['turnpike', '--help'])).stdout).toContain('codec-server');
-    const codecServer = await run('npx', ['turnpike', 'codec-server'], { cwd: app, env: cleanEnvironment(), timeout: 60_000 }).then(
-      () => undefined,
-      (error: { stderr?: string; code?: number }) => error,
-    );
-    expect(codecServer?.code).toBe(1);
-    expect(codecServer?.stderr).toMatch(/turnpike codec-server needs (fastify|jose), which is not installed: npm install fastify@\^5\.12\.8 jose@\^6\.2\.17/);
+    expect((await app.run('npx', ['turnpike', '--help'])).stdout).toContain('codec-server');
+    const codecServer = await app.outcome('npx', ['turnpike', 'codec-server'], 60_000);
+    expect(codecServer.code).toBe(1);
+    expect(codecServer.stderr).toMatch(/turnpike codec-server needs (fastify|jose), which is not installed: npm install fastify@\^5\.12\.8 jose@\^6\.2\.17/);
   });
 
   it('runs turns: the missing provider SDK and MCP SDK fail them naming the package; the installed provider is loaded; a large document goes through the app\'s content store; an agent tool, a typed output and a budget work', async () => {
-    await inApp(app, 'npx', ['tsc', '-p', '.', '--skipLibCheck']);
+    await app.run('npx', ['tsc', '-p', '.', '--skipLibCheck']);
     const taskQueue = `lean-app-${randomUUID()}`;
-    const { stdout } = await inApp(app, 'node', ['dist/run.js'], {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    const result = (await app.runScript({
       LEAN_TASK_QUEUE: taskQueue,
-      LEAN_CONTENT_FOLDER: path.join(app, 'content'),
+      LEAN_CONTENT_FOLDER: path.join(app.folder, 'content'),
       OPENAI_API_KEY: '',
       ANTHROPIC_API_KEY: '',
-    });
-    const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<'anthropic' | 'openai' | 'mcp', Array<{ type?: string; message: string }>> &
+    })) as Record<'anthropic' | 'openai' | 'mcp', Array<{ type?: string; message: string }>> &
       Record<'content' | 'agentTool' | 'typedAnswer' | 'budget', unknown>;
     // A document of 300 KB went through the app's own content store, and the turn read it back.
     expect(result.content).toEqual({ status: 'completed', stored: true });
@@ -505,12 +382,12 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
 
 describe('the packed package in a fresh app with @ai-sdk/google only', { timeout: 300_000 }, () => {
   const GEMINI_KEY = 'gemini-packed-SECRET-7f3a';
-  let app: string;
+  let app: PackedApp;
   let gemini: FakeGemini;
 
   beforeAll(async () => {
     gemini = await startFakeGemini(GEMINI_KEY);
-    app = await installApp('gemini-app', { 'tsconfig.json': LEAN_APP_FILES['tsconfig.json'], ...GEMINI_APP_FILES }, ['@ai-sdk/google']);
+    app = await installApp(directory, 'gemini-app', tarball, GEMINI_APP_FILES, ['@ai-sdk/google']);
   }, 480_000);
 
   afterAll(async () => {
@@ -518,33 +395,24 @@ describe('the packed package in a fresh app with @ai-sdk/google only', { timeout
   });
 
   it('installs neither openai nor @anthropic-ai/sdk, type-checks with library checks on, and runs a Gemini turn through an approval', async () => {
-    const { stdout: tree } = await inApp(app, 'npm', ['ls', '--all', '--parseable']);
+    const { stdout: tree } = await app.run('npm', ['ls', '--all', '--parseable']);
     const installed = tree.split('\n').filter(Boolean);
     for (const name of ['openai', '@anthropic-ai/sdk', '@ai-sdk/google']) {
       expect([name, installed.filter((location) => location.endsWith(`/node_modules/${name}`)).length]).toEqual([name, name === '@ai-sdk/google' ? 1 : 0]);
     }
     // One compile, with library checks on: the only errors are the AI SDK's own typings' (they
     // name HeadersInit, a DOM type, and the app's lib is ES2023), none in the app or turnpike's.
-    const checked = await run('npx', ['tsc', '-p', '.'], { cwd: app, env: cleanEnvironment() }).then(
-      ({ stdout }) => stdout,
-      (error: { stdout?: string }) => error.stdout ?? '',
-    );
+    const { stdout: checked } = await app.outcome('npx', ['tsc', '-p', '.']);
     expect(checked.split('\n').filter((line) => /error TS/.test(line) && !line.startsWith('node_modules/@ai-sdk/'))).toEqual([]);
-    expect(existsSync(path.join(app, 'dist', 'run.js'))).toBe(true);
+    expect(existsSync(path.join(app.folder, 'dist', 'run.js'))).toBe(true);
 
     gemini.script([
       { thinking: 'Restarting billing needs a person.', text: 'Asking first.', toolCalls: [{ name: 'restart_service', args: { service: 'billing' } }] },
       { thinking: 'It ran.', text: 'billing is restarted.' },
     ]);
     const taskQueue = `gemini-app-${randomUUID()}`;
-    const { stdout } = await inApp(app, 'node', ['dist/run.js'], {
-      TEMPORAL_ADDRESS: inject('temporalAddress'),
-      TEMPORAL_NAMESPACE: inject('temporalNamespace'),
-      GEMINI_TASK_QUEUE: taskQueue,
-      GEMINI_BASE_URL: gemini.baseURL,
-      GEMINI_API_KEY: GEMINI_KEY,
-    });
-    expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({
+    const result = await app.runScript({ GEMINI_TASK_QUEUE: taskQueue, GEMINI_BASE_URL: gemini.baseURL, GEMINI_API_KEY: GEMINI_KEY });
+    expect(result).toEqual({
       parked: { kind: 'approval', toolName: 'restart_service', input: { service: 'billing' } },
       restartedWhileParked: [],
       status: 'completed',

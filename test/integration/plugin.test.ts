@@ -5,53 +5,36 @@
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { Worker, type NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { TurnpikeClient } from '../../client/index.js';
+import type { TurnpikeClient } from '../../client/index.js';
 import { TurnpikePlugin } from '../../worker/index.js';
 import { noteStarted, saveStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { waitForPending } from '../support/turnpike-harness.js';
+import { startUserWorker, type UserWorker } from '../support/user-worker.js';
 import type { orderDesk } from '../support/user-workflows.js';
 
 const USER_WORKFLOWS = fileURLToPath(new URL('../support/user-workflows.ts', import.meta.url));
 const SCRIPTED = { provider: 'scripted' as const, model: 'demo' };
 
-let connection: Connection;
+let user: UserWorker;
 let nativeConnection: NativeConnection;
 let client: Client;
 let turnpike: TurnpikeClient;
-let worker: Worker;
-let running: Promise<void>;
 const notes: string[] = [];
 const taskQueue = `user-worker-${randomUUID()}`;
 
 beforeAll(async () => {
-  const address = inject('temporalAddress');
-  const namespace = inject('temporalNamespace');
-  connection = await Connection.connect({ address });
-  nativeConnection = await NativeConnection.connect({ address });
-  // The plugin on the Client: turnpike's payload codec, so large results read back as JSON.
-  client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
-  turnpike = new TurnpikeClient({ client, taskQueue });
-  worker = await Worker.create({
-    connection: nativeConnection,
-    namespace,
-    taskQueue,
-    workflowsPath: USER_WORKFLOWS,
-    activities: { recordOrderNote: async (note: string) => void notes.push(note) },
-    plugins: [new TurnpikePlugin({ tools: testTools })],
-  });
-  running = worker.run();
+  // The plugin on the Client too: turnpike's payload codec, so large results read back as JSON.
+  user = await startUserWorker({ taskQueue, workflowsPath: USER_WORKFLOWS, activities: { recordOrderNote: async (note: string) => void notes.push(note) } });
+  ({ nativeConnection, client, turnpike } = user);
 });
 
 afterAll(async () => {
   await saveStarted();
-  worker?.shutdown();
-  await running;
-  await nativeConnection?.close();
-  await connection?.close();
+  await user?.stop();
 });
 
 /** The kinds of event in a workflow's history, by the attributes each event carries. */

@@ -9,14 +9,13 @@ import { randomUUID } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
-import { TurnpikeClient } from '../../client/index.js';
-import { TurnpikePlugin } from '../../worker/index.js';
-import { testTools, use } from '../support/test-tools.js';
+import type { TurnpikeClient } from '../../client/index.js';
+import { use } from '../support/test-tools.js';
 import { waitForPending } from '../support/turnpike-harness.js';
+import { startUserWorker, type UserWorker } from '../support/user-worker.js';
 import type { orderDesk } from '../support/user-workflows.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -27,12 +26,9 @@ const SAVED = path.join(WORK, 'saved');
 const SCRIPTED = { provider: 'scripted' as const, model: 'demo' };
 const taskQueue = `replay-command-${randomUUID()}`;
 
-let connection: Connection;
-let nativeConnection: NativeConnection;
+let user: UserWorker;
 let client: Client;
 let turnpike: TurnpikeClient;
-let worker: Worker;
-let running: Promise<void>;
 const parkedOrders: string[] = [];
 
 interface Run {
@@ -55,21 +51,8 @@ beforeAll(async () => {
   rmSync(WORK, { recursive: true, force: true });
   mkdirSync(WORK, { recursive: true });
   copyFileSync(fileURLToPath(new URL('../support/user-workflows.ts', import.meta.url)), USER_WORKFLOWS);
-  const address = inject('temporalAddress');
-  const namespace = inject('temporalNamespace');
-  connection = await Connection.connect({ address });
-  nativeConnection = await NativeConnection.connect({ address });
-  client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
-  turnpike = new TurnpikeClient({ client, taskQueue });
-  worker = await Worker.create({
-    connection: nativeConnection,
-    namespace,
-    taskQueue,
-    workflowsPath: USER_WORKFLOWS,
-    activities: { recordOrderNote: async () => undefined },
-    plugins: [new TurnpikePlugin({ tools: testTools })],
-  });
-  running = worker.run();
+  user = await startUserWorker({ taskQueue, workflowsPath: USER_WORKFLOWS, activities: { recordOrderNote: async () => undefined } });
+  ({ client, turnpike } = user);
 
   const ended = [];
   for (let n = 0; n < 20; n++) {
@@ -91,10 +74,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const id of parkedOrders) await client.workflow.getHandle(id).terminate('test over').catch(() => undefined);
-  worker?.shutdown();
-  await running;
-  await nativeConnection?.close();
-  await connection?.close();
+  await user?.stop();
   rmSync(WORK, { recursive: true, force: true });
 });
 

@@ -5,16 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { ActivityFailure, ApplicationFailure, Client, Connection, WorkflowFailedError } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { ActivityFailure, ApplicationFailure, WorkflowFailedError, type Client } from '@temporalio/client';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { convertToOpenAIMessages } from '../../activities/providers/openai.js';
 import { scriptedModelStep } from '../../activities/providers/scripted.js';
 import { TOOL_SET_MISMATCH } from '../../activities/tool-set-cache.js';
 import { TRANSCRIPT_MISMATCH } from '../../activities/transcript-cache.js';
 import { CompressionCodec } from '../../codec/payload-codec.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { TurnpikePlugin } from '../../worker/index.js';
 import { approveToolCallUpdate } from '../../workflows/messages/definitions.js';
 import type { Message, ModelToolSpec } from '../../workflows/types/index.js';
 import { useFakeProviders } from '../support/fake-providers.js';
@@ -22,6 +20,7 @@ import { noteStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import type { transcriptStep } from '../support/transcript-workflows.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { startUserWorker, type UserWorker } from '../support/user-worker.js';
 
 const TRANSCRIPT_WORKFLOWS = fileURLToPath(new URL('../support/transcript-workflows.ts', import.meta.url));
 
@@ -185,34 +184,17 @@ describe('history by reference', () => {
 });
 
 describe('a transcript that does not match the turn\'s hash', () => {
-  let worker: Worker;
-  let running: Promise<void>;
-  let nativeConnection: NativeConnection;
-  let connection: Connection;
+  let user: UserWorker;
   let client: Client;
   const taskQueue = `transcript-${randomUUID()}`;
 
   beforeAll(async () => {
-    const address = inject('temporalAddress');
-    const namespace = inject('temporalNamespace');
-    nativeConnection = await NativeConnection.connect({ address });
-    connection = await Connection.connect({ address });
-    client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
-    worker = await Worker.create({
-      connection: nativeConnection,
-      namespace,
-      taskQueue,
-      workflowsPath: TRANSCRIPT_WORKFLOWS,
-      plugins: [new TurnpikePlugin({ tools: testTools })],
-    });
-    running = worker.run();
+    user = await startUserWorker({ taskQueue, workflowsPath: TRANSCRIPT_WORKFLOWS });
+    ({ client } = user);
   });
 
   afterAll(async () => {
-    worker?.shutdown();
-    await running;
-    await nativeConnection?.close();
-    await connection?.close();
+    await user?.stop();
   });
 
   const messages: Message[] = [...conversation(20), { role: 'user', content: use('record_action', { action: 'audit' }) }];

@@ -8,32 +8,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { DefaultChatTransport, readUIMessageStream, validateUIMessages, type UIMessage, type UIMessageChunk } from 'ai';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { toOutputSpec, TurnpikeClient } from '../../client/index.js';
-import { useFakeProviders } from '../support/fake-providers.js';
+import { toOutputSpec } from '../../client/index.js';
 import { testTools } from '../support/test-tools.js';
-import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
-import { serveApi } from '../support/api-server.js';
+import { useTurnpikeApiWithFakes } from '../support/api-server.js';
 
-let fake: Awaited<ReturnType<typeof useFakeProviders>>;
-let turnpike: TurnpikeHarness;
-let client: TurnpikeClient;
-let api: FastifyInstance;
-let base: string;
-
-beforeAll(async () => {
-  fake = await useFakeProviders();
-  turnpike = await startTurnpike({ tools: testTools });
-  ({ client, api, base } = await serveApi(turnpike));
-});
-afterAll(async () => {
-  await api?.close();
-  await turnpike?.stop();
-  await fake?.restore();
-});
-beforeEach(() => fake.reset());
+const suite = useTurnpikeApiWithFakes({ tools: testTools });
 
 const model = { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 512 };
 const Trip = z.object({ city: z.string(), days: z.number() });
@@ -52,7 +33,7 @@ interface Read {
  * response as it does, continuing `continuing` when given; `onMessage` sees every message state.
  */
 async function send(chatId: string, messages: UIMessage[], options: { body?: object; continuing?: UIMessage; onMessage?: (message: UIMessage) => void } = {}): Promise<Read> {
-  const transport = new DefaultChatTransport<UIMessage>({ api: `${base}/api/chat`, headers: { authorization: 'Bearer alice-token' } });
+  const transport = new DefaultChatTransport<UIMessage>({ api: `${suite.base}/api/chat`, headers: { authorization: 'Bearer alice-token' } });
   const stream = await transport.sendMessages({ trigger: 'submit-message', chatId, messageId: undefined, messages, abortSignal: undefined, ...(options.body ? { body: options.body } : {}) });
   const [forMessage, forChunks] = stream.tee();
   const chunks: UIMessageChunk[] = [];
@@ -90,7 +71,7 @@ function respond(message: UIMessage, response: { approved: boolean; extendBy?: R
 
 describe('a budget approval in the UI message stream', () => {
   async function askForBudget(): Promise<{ chatId: string; user: UIMessage; asked: UIMessage }> {
-    fake.script('openai', [{ toolCalls: [{ name: 'lookup_order', input: { orderId: '1001' } }] }, { text: 'Order 1001 was delivered.' }]);
+    suite.fake.script('openai', [{ toolCalls: [{ name: 'lookup_order', input: { orderId: '1001' } }] }, { text: 'Order 1001 was delivered.' }]);
     const chatId = `chat-${randomUUID()}`;
     const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Where is order 1001?' }] };
     // One model step (15 tokens at the fake's default usage) reaches the limit.
@@ -103,7 +84,7 @@ describe('a budget approval in the UI message stream', () => {
   it('asks in a data-budget part; extending it from the client shows the decision in place and the turn completes', async () => {
     const { chatId, user, asked } = await askForBudget();
     const [request] = dataParts(asked, 'data-budget');
-    const { pending } = await client.turnState(`${chatId}/turn-1`);
+    const { pending } = await suite.client.turnState(`${chatId}/turn-1`);
     expect(pending).toHaveLength(1);
     expect(request).toEqual({
       type: 'data-budget',
@@ -123,7 +104,7 @@ describe('a budget approval in the UI message stream', () => {
     expect(answered.parts.findIndex((part) => part.type === 'data-budget')).toBe(asked.parts.findIndex((part) => part.type === 'data-budget'));
     const text = answered.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('');
     expect(text).toBe('Order 1001 was delivered.');
-    const result = await client.turnResult(`${chatId}/turn-1`);
+    const result = await suite.client.turnResult(`${chatId}/turn-1`);
     expect(result).toMatchObject({ status: 'completed', budget: { totalTokens: 1_010 } });
     expect(result.decisions).toEqual([expect.objectContaining({ toolName: 'turnpike_budget', outcome: 'approved', approver: 'alice', editedInput: { extendBy: { totalTokens: 1_000 } } })]);
   });
@@ -137,7 +118,7 @@ describe('a budget approval in the UI message stream', () => {
     expect(dataParts(stopped, 'data-budget')).toEqual([{ type: 'data-budget', id: expect.any(String), data: expect.objectContaining({ state: 'decided', outcome: 'denied', approver: 'alice', reason: 'enough' }) }]);
     expect(dataParts(stopped, 'data-budget')[0].data).not.toHaveProperty('extendBy');
     expect(chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'other' });
-    expect(await client.turnResult(`${chatId}/turn-1`)).toMatchObject({ status: 'budget-exceeded', decisions: [expect.objectContaining({ outcome: 'denied', approver: 'alice' })] });
+    expect(await suite.client.turnResult(`${chatId}/turn-1`)).toMatchObject({ status: 'budget-exceeded', decisions: [expect.objectContaining({ outcome: 'denied', approver: 'alice' })] });
   });
 
   it('refuses a budget decision for an input other than the one shown, and keeps the approval parked', async () => {
@@ -145,7 +126,7 @@ describe('a budget approval in the UI message stream', () => {
     const forged = respond(asked, { approved: true });
     const part = forged.parts.find((candidate) => candidate.type === 'data-budget') as unknown as DataPart;
     part.data.input = { ...(part.data.input as object), extendBy: { totalTokens: 1_000_000 } };
-    const response = await fetch(`${base}/api/chat`, {
+    const response = await fetch(`${suite.base}/api/chat`, {
       method: 'POST',
       headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
       body: JSON.stringify({ id: chatId, messages: [user, forged] }),
@@ -153,7 +134,7 @@ describe('a budget approval in the UI message stream', () => {
     expect(response.status).toBe(409);
     expect(((await response.json()) as { error: { type: string } }).error.type).toBe('InputHashMismatch');
     const malformed = respond(asked, { approved: 'yes' } as never);
-    const refused = await fetch(`${base}/api/chat`, {
+    const refused = await fetch(`${suite.base}/api/chat`, {
       method: 'POST',
       headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
       body: JSON.stringify({ id: chatId, messages: [user, malformed] }),
@@ -162,14 +143,14 @@ describe('a budget approval in the UI message stream', () => {
     expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/data-budget part is not a budget decision: data\.response\.approved/);
     const unknown = respond(asked, { approved: true });
     (unknown.parts.find((candidate) => candidate.type === 'data-budget') as unknown as DataPart).data.approvalId = 'apr_not-this-turns';
-    const notAsked = await fetch(`${base}/api/chat`, {
+    const notAsked = await fetch(`${suite.base}/api/chat`, {
       method: 'POST',
       headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
       body: JSON.stringify({ id: chatId, messages: [user, unknown] }),
     });
     expect(notAsked.status).toBe(400);
     expect(((await notAsked.json()) as { error: { message: string } }).error.message).toBe('The current turn asked for no budget approval apr_not-this-turns');
-    expect((await client.turnState(`${chatId}/turn-1`)).pending).toHaveLength(1);
+    expect((await suite.client.turnState(`${chatId}/turn-1`)).pending).toHaveLength(1);
   });
 });
 
@@ -178,7 +159,7 @@ describe('a typed answer in the UI message stream', () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     // The fake holds its stream after the opening events and `{"city": "Lisbon", `.
-    fake.script('openai', [{ text: '{"city": "Lisbon", "days": 4}', stream: { pauseAfterEvents: 3, resume: released } }]);
+    suite.fake.script('openai', [{ text: '{"city": "Lisbon", "days": 4}', stream: { pauseAfterEvents: 3, resume: released } }]);
     const chatId = `chat-${randomUUID()}`;
     const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Plan a trip.' }] };
     const seen: unknown[] = [];
@@ -192,7 +173,7 @@ describe('a typed answer in the UI message stream', () => {
         const partial = output.data.partial as { city?: string; days?: number } | undefined;
         if (partial?.city === 'Lisbon' && partial.days === undefined && turnRunningAtPartial === undefined) {
           turnRunningAtPartial = 'pending';
-          void client
+          void suite.client
             .turnState(`${chatId}/turn-1`)
             .then((state) => (turnRunningAtPartial = state.status))
             .finally(release);
@@ -208,11 +189,11 @@ describe('a typed answer in the UI message stream', () => {
     expect(dataParts(message, 'data-output')).toEqual([{ type: 'data-output', id: 'output', data: { state: 'done', output: { city: 'Lisbon', days: 4 } } }]);
     // The answer's text stays in the message too.
     expect(message.parts.find((part) => part.type === 'text')).toMatchObject({ text: '{"city": "Lisbon", "days": 4}' });
-    expect(fake.requests.flatMap((request) => request.errors)).toEqual([]);
+    expect(suite.fake.requests.flatMap((request) => request.errors)).toEqual([]);
   });
 
   it('keeps streaming the typed answer in the same part after a tool approval the client sends back', async () => {
-    fake.script('openai', [{ toolCalls: [{ name: 'guarded_action', input: { target: 'trip', count: 1 } }] }, { json: { city: 'Lisbon', days: 4 } }]);
+    suite.fake.script('openai', [{ toolCalls: [{ name: 'guarded_action', input: { target: 'trip', count: 1 } }] }, { json: { city: 'Lisbon', days: 4 } }]);
     const chatId = `chat-${randomUUID()}`;
     const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Plan a trip.' }] };
     const { message: asked } = await send(chatId, [user], { body: { model, output: { schema: TRIP_SCHEMA } } });
@@ -238,7 +219,7 @@ describe('a typed answer in the UI message stream', () => {
   });
 
   it('ends an invalid-output turn with the errors in the data part, an error and finishReason error', async () => {
-    fake.script('openai', [{ text: '{"city": "Lisbon"}' }]);
+    suite.fake.script('openai', [{ text: '{"city": "Lisbon"}' }]);
     const chatId = `chat-${randomUUID()}`;
     const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Plan a trip.' }] };
     const { message, chunks, errors } = await send(chatId, [user], { body: { model, output: { schema: TRIP_SCHEMA, maxRetries: 0 } } });
@@ -250,6 +231,6 @@ describe('a typed answer in the UI message stream', () => {
       { type: 'error', errorText: `The answer did not match the output schema (invalid-output): ${outputErrors[0]}` },
       { type: 'finish', finishReason: 'error' },
     ]);
-    expect(await client.turnResult(`${chatId}/turn-1`)).toMatchObject({ status: 'invalid-output', outputErrors });
+    expect(await suite.client.turnResult(`${chatId}/turn-1`)).toMatchObject({ status: 'invalid-output', outputErrors });
   });
 });

@@ -47,6 +47,7 @@ export async function startTurnpike({
   shutdownGraceTime,
   mcpServers,
   notifications,
+  slack,
   contentStore,
   prices,
   models,
@@ -73,6 +74,8 @@ export async function startTurnpike({
   mcpServers?: Record<string, McpServerConfig>;
   /** Webhook nudges for parked calls (see `createWorker`). */
   notifications?: CreateWorkerOptions['notifications'];
+  /** Approval messages in Slack (see `createWorker`). */
+  slack?: CreateWorkerOptions['slack'];
 }): Promise<TurnpikeHarness> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
@@ -109,6 +112,7 @@ export async function startTurnpike({
         tools,
         ...(mcpServers ? { mcpServers } : {}),
         ...(notifications ? { notifications } : {}),
+        ...(slack ? { slack } : {}),
         ...(contentStore ? { contentStore } : {}),
         ...(prices ? { prices } : {}),
         ...(models ? { models } : {}),

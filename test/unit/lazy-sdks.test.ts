@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const HEAVY = ['/node_modules/openai/', '/node_modules/@anthropic-ai/sdk/', '/node_modules/@modelcontextprotocol/sdk/'];
+const HEAVY = ['/node_modules/openai/', '/node_modules/@anthropic-ai/sdk/', '/node_modules/@modelcontextprotocol/sdk/', '/node_modules/@slack/web-api/'];
 
 /** The heavy packages loaded in a fresh process after `script` ran, as the part of HEAVY each matched. */
 function heavyLoadedAfter(script: string): string[] {
@@ -32,10 +32,10 @@ function heavyLoadedAfter(script: string): string[] {
 }
 
 describe('SDKs loaded on first use', () => {
-  it('importing turnpike/worker and building the plugin, MCP servers declared, loads none of them', () => {
+  it('importing turnpike/worker and building the plugin, MCP servers and Slack declared, loads none of them', () => {
     const loaded = heavyLoadedAfter(`
       const { TurnpikePlugin } = await import('./worker/index.ts');
-      new TurnpikePlugin({ mcpServers: { everything: { command: 'npx', args: ['server-everything'] } } });
+      new TurnpikePlugin({ mcpServers: { everything: { command: 'npx', args: ['server-everything'] } }, slack: { botToken: 'xoxb-1', channels: { default: 'C1' } } });
     `);
     expect(loaded).toEqual([]);
   });
@@ -53,6 +53,7 @@ describe('SDKs loaded on first use', () => {
       await import('openai');
       await import('@anthropic-ai/sdk');
       await import('./activities/mcp/mcp-tool-source.ts');
+      await import('./activities/slack/slack-web-client.ts');
     `);
     expect(loaded).toEqual(HEAVY);
   });

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { callAnthropic } from '../../activities/providers/anthropic.js';
 import type { ProviderCallOptions } from '../../activities/providers/errors.js';
 import { callOpenAI } from '../../activities/providers/openai.js';
-import { callOpenAIResponses, convertToResponsesRequest, mapResponsesStatus } from '../../activities/providers/openai-responses.js';
+import { callOpenAIResponses, convertToResponsesRequest } from '../../activities/providers/openai-responses.js';
+import { mapResponsesStatus } from '../../activities/providers/openai-responses-result.js';
 import type { AssistantMessage, Message, ModelSettings, ModelStepInput, ReasoningPart, ToolCallPart } from '../../workflows/types/index.js';
 import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
 

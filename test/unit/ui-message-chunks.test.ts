@@ -109,6 +109,26 @@ describe('UiMessageChunkMapper', () => {
     expect(continued.message.parts.some((part) => 'toolCallId' in part)).toBe(false);
   });
 
+  it("shows an AI SDK model's sources as source parts only, as the AI SDK's own UI stream does, and a hosted tool as a tool part with its sources", async () => {
+    const urls = [{ url: 'https://met.ie/dublin', title: 'met.ie' }, { url: 'https://weather.com/dublin' }];
+    const document = { title: 'Forecast notes', mediaType: 'application/pdf', filename: 'notes.pdf' };
+    const mapper = new UiMessageChunkMapper();
+    const chunks = await mapAll(mapper, [
+      { type: 'text-delta', text: 'Rain.', step: 1, attempt: 1 },
+      { type: 'provider-tool', step: 1, toolCallId: 'sources-s1', toolName: 'sources', input: {}, output: [...urls, document], isError: false, sources: urls },
+      { type: 'provider-tool', step: 1, toolCallId: 'ws_1', toolName: 'web_search', input: { query: 'rain' }, output: { status: 'completed' }, isError: false, sources: [urls[0]] },
+    ]);
+    const built = await messageOf([{ type: 'start', messageId: 'm' }, ...chunks, ...mapper.end('stop')]);
+    expect(built.errors).toEqual([]);
+    expect(built.message.parts.filter((part) => part.type !== 'step-start' && part.type !== 'text')).toEqual([
+      { type: 'source-url', sourceId: 'sources-s1-0', url: 'https://met.ie/dublin', title: 'met.ie' },
+      { type: 'source-url', sourceId: 'sources-s1-1', url: 'https://weather.com/dublin' },
+      { type: 'source-document', sourceId: 'sources-s1-document-0', mediaType: 'application/pdf', title: 'Forecast notes', filename: 'notes.pdf' },
+      expect.objectContaining({ type: 'tool-web_search', toolCallId: 'ws_1', state: 'output-available', providerExecuted: true }),
+      { type: 'source-url', sourceId: 'ws_1-0', url: 'https://met.ie/dublin', title: 'met.ie' },
+    ]);
+  });
+
   it('shows the MCP servers a retried step waits for as one data part per step, replaced in place by the next report', async () => {
     const mapper = new UiMessageChunkMapper();
     const down = (attempt: number) => ({ server: 'crm', error: `refused ${attempt}`, since: 'a', giveUpAt: 'b' });

@@ -54,6 +54,8 @@ export function decide(turn: TurnContext, checked: CheckedDecision, decidedAt: s
   const votes = { approvals: tally.approvals, quorum: tally.quorum, decided: tally.decision !== undefined };
   if (tally.decision) return { ...turn.ledger.applyDecision({ entry: checked.entry, request: tally.decision }, decidedAt), votes };
   publishApprovalProgress(turn, view, 'vote');
+  // Under `0.4.0-slack-messages` (asked as the call parked): the call's message shows the votes so far.
+  turn.nudges.sendVote(turn.nudgeContext(), view);
   return { approvalId: checked.request.approvalId, toolCallId: checked.entry.call.toolCallId, approved: checked.request.approved, decidedAt, votes };
 }
 

@@ -40,8 +40,11 @@ export interface PendingToolCall {
 
 /** What a webhook nudge says about an approval (see activities/notify.ts). */
 export interface ApprovalNotification {
-  /** `escalated`: a step added approvers (`added`); `delegated`: an approver handed the call to `added`. */
-  event: 'parked' | 'expiring' | 'decided' | 'escalated' | 'delegated';
+  /**
+   * `escalated`: a step added approvers (`added`); `delegated`: an approver handed the call to `added`;
+   * `voted`: a vote under a quorum that decided nothing yet (`progress` shows the votes so far).
+   */
+  event: 'parked' | 'expiring' | 'decided' | 'escalated' | 'delegated' | 'voted';
   turnId: string;
   conversationId?: string;
   /** A sub-agent's call: the turn whose agent tool call started this turn. */
@@ -61,6 +64,10 @@ export interface ApprovalNotification {
   outcome?: DecisionRecord['outcome'];
   approver?: string;
   decidedAt?: string;
+  /** With `decided`: the decision's reason (a denial's, an escalation step's, an expiry's). */
+  decisionReason?: string;
+  /** Who may decide the call when it is restricted: its channel in Slack is chosen by these groups. */
+  approverGroups?: string[];
   /** With `escalated` and `delegated`: who was added to those who may decide. */
   added?: ApproverSet;
   /** With `escalated` and `delegated`: which step or delegation of the call (from 0), so each has its own delivery id. */
@@ -69,6 +76,19 @@ export interface ApprovalNotification {
   delegationReason?: string;
   /** The call's votes, escalation and delegations so far, when it has any. */
   progress?: ApprovalProgress;
+  /** After `parked`: the Slack message the worker posted for the call, which later nudges update. */
+  slackMessage?: SlackMessageRef;
+}
+
+/** A message in Slack: its channel's id and its timestamp (`ts`), which `chat.update` names. */
+export interface SlackMessageRef {
+  channel: string;
+  ts: string;
+}
+
+/** What a `notifyApprovers` activity reports: on `parked`, the Slack message it posted, if any. */
+export interface NotifyApproversResult {
+  slack?: SlackMessageRef;
 }
 
 /** `callContext` query: what an approver needs to decide a parked call. */
