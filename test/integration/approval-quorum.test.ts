@@ -8,30 +8,18 @@
  * refused with its type.
  */
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
-import { defineTool } from '../../activities/tools.js';
 import { buildApi } from '../../api/index.js';
 import { runCli } from '../../cli/main.js';
 import { TurnpikeClient } from '../../client/index.js';
 import { startIdentityProvider, type IdentityProvider } from '../support/identity-provider.js';
+import { financeRefundTool } from '../support/refund-tool.js';
 import { use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-const runs: Array<{ key: string; input: unknown }> = [];
-const refund = defineTool({
-  name: 'refund_order',
-  description: 'Refunds an order; two people from finance decide, never the requester.',
-  inputSchema: z.object({ order: z.string().min(1), amount: z.number().positive() }),
-  approval: { quorum: 2, approverGroups: ['finance'], excludeRequester: true },
-  async execute(input, { idempotencyKey }) {
-    runs.push({ key: idempotencyKey, input });
-    return { refunded: input.amount };
-  },
-});
-const runsOf = (turnId: string) => runs.filter((run) => run.key.startsWith(`${turnId}/`));
+const { tool: refund, runsOf } = financeRefundTool();
 
 let turnpike: TurnpikeHarness;
 let idp: IdentityProvider;

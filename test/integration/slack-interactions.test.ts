@@ -9,33 +9,21 @@
  * a click after the call was decided through the API; the clicker alone is told why.
  */
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defineTool } from '../../activities/tools.js';
 import { encodeApprovalRef, SLACK_ACTIONS, SLACK_DENY_REASON_VIEW, type SlackApprovalRef } from '../../activities/slack/approval-actions.js';
 import { buildApi, type Caller } from '../../api/index.js';
 import { slackSignature } from '../../api/slack/signature.js';
 import { TurnpikeClient } from '../../client/index.js';
 import type { TurnState } from '../../workflows/types/index.js';
 import { startFakeSlack, type FakeSlack } from '../fake-provider/slack.js';
+import { financeRefundTool } from '../support/refund-tool.js';
 import { use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const SIGNING_SECRET = 'slack-signing-secret-for-tests';
 const BOT_TOKEN = 'xoxb-turnpike-test';
 
-const runs: Array<{ key: string; input: unknown }> = [];
-const refund = defineTool({
-  name: 'refund_order',
-  description: 'Refunds an order; two people from finance decide, never the requester.',
-  inputSchema: z.object({ order: z.string().min(1), amount: z.number().positive() }),
-  approval: { quorum: 2, approverGroups: ['finance'], excludeRequester: true },
-  async execute(input, { idempotencyKey }) {
-    runs.push({ key: idempotencyKey, input });
-    return { refunded: input.amount };
-  },
-});
-const runsOf = (turnId: string) => runs.filter((run) => run.key.startsWith(`${turnId}/`));
+const { tool: refund, runsOf } = financeRefundTool();
 
 const bearers: Record<string, Caller> = {
   'Bearer bob-token': { identity: 'bob', groups: ['finance'] },
