@@ -181,7 +181,11 @@ function validateInput(input: AgentTurnInput): void {
   }
   const modelProblem = modelSettingsProblem(input.model);
   if (modelProblem) invalidInput(`agentTurn input.${modelProblem}`);
-  if (!Array.isArray(input.messages) || input.messages.length === 0) {
+  if (input.forkOf !== undefined && !forkReferenceValid(input.forkOf)) {
+    invalidInput('agentTurn input.forkOf must be { workflowId, runId, atStep, prefixLength, prefixHash } with prefixLength at least 1');
+  }
+  // A fork's messages may be none: its prefix, shared by reference, is its history.
+  if (!Array.isArray(input.messages) || (input.messages.length === 0 && input.forkOf === undefined)) {
     invalidInput('agentTurn input.messages must be a non-empty list ending with the new user message');
   }
   const binaryProblem = binaryPartsProblem(input.messages, input.model.provider);
@@ -230,4 +234,11 @@ async function notifyConversation(input: AgentTurnInput, finished: TurnFinishedI
   } catch (error) {
     wf.log.warn('Could not tell the conversation that this turn ended', { conversation: parent.workflowId, error: String(error) });
   }
+}
+
+function forkReferenceValid(fork: AgentTurnInput['forkOf']): boolean {
+  if (!fork || typeof fork !== 'object') return false;
+  const { workflowId, runId, atStep, prefixLength, prefixHash } = fork;
+  return [workflowId, runId, prefixHash].every((value) => typeof value === 'string' && value.length > 0)
+    && Number.isInteger(atStep) && atStep >= 1 && Number.isInteger(prefixLength) && prefixLength >= 1;
 }
