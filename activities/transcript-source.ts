@@ -10,7 +10,7 @@ import type { Context } from '@temporalio/activity';
 import { modelToolsQuery, transcriptQuery } from '../workflows/messages/definitions.js';
 import { readTranscript, type TranscriptQuery } from '../workflows/context/fork-transcript.js';
 import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../workflows/context/transcript-hash.js';
-import type { ForkReference, Message, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec } from '../workflows/types/index.js';
+import type { ForkReference, ModelStepInput, ModelStepRequest, ModelStepResult, ModelToolSpec } from '../workflows/types/index.js';
 import type { ToolSetCache } from './tool-set-cache.js';
 import { TRANSCRIPT_MISMATCH, type TranscriptCache, type TranscriptSource } from './transcript-cache.js';
 

@@ -120,12 +120,22 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
     memo: { [FORK_OF_MEMO_KEY]: forkOf, ...(options.startedBy !== undefined ? { [STARTED_BY_MEMO_KEY]: options.startedBy } : {}) },
     typedSearchAttributes: [{ key: turnpikeForkOfKey, value: turnId }],
   }).catch((error: unknown) => {
-    if (error instanceof Error && /TurnpikeForkOf/.test(error.message)) {
+    // The SDK says "Failed to start Workflow"; the server's reason (no mapping for TurnpikeForkOf) is in its cause.
+    if (/TurnpikeForkOf/.test(errorChainText(error))) {
       throw new TurnpikeRejectedError(`Invalid forkTurn: the namespace has no search attribute TurnpikeForkOf; register it with \`temporal operator search-attribute create --name TurnpikeForkOf --type Keyword\` (docs/operators.md)`, 'InvalidRequest');
     }
     throw error;
   });
   return { turnId: forkId, forkOf, messages: messages.length };
+}
+
+/** The messages (and gRPC details) of an error and its causes. */
+function errorChainText(error: unknown): string {
+  const parts: string[] = [];
+  for (let cause = error as { message?: unknown; details?: unknown; cause?: unknown } | undefined, depth = 0; cause && depth < 5; cause = cause.cause as typeof cause, depth++) {
+    parts.push(String(cause.message ?? ''), String(cause.details ?? ''));
+  }
+  return parts.join('\n');
 }
 
 /** A fork of a turn, as the original's listing shows it. */
