@@ -16,6 +16,7 @@
 import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { turnpikeForkOfKey } from '../workflows/context/search-attributes.js';
+import { toolCallIdsIn } from '../workflows/calls/tool-call-ids.js';
 import { readTranscript } from '../workflows/context/fork-transcript.js';
 import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../workflows/context/transcript-hash.js';
 import { AGENT_TURN_WORKFLOW, transcriptQuery } from '../workflows/messages/definitions.js';
@@ -101,7 +102,10 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
     atStep: options.atStep,
     prefixLength: messages.length,
     prefixHash: extendTranscriptHash(TRANSCRIPT_HASH_START, messages).hash,
+    toolCallIds: [...toolCallIdsIn(messages)],
   };
+  const lastUser = messages.findLast((message) => message.role === 'user');
+  if (lastUser) reference.userMessage = typeof lastUser.content === 'string' ? lastUser.content : lastUser.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
   const forkInput: AgentTurnInput = {
     ...settings,
     messages: [],

@@ -10,7 +10,7 @@ import type { Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
-import { approveToolCallUpdate, transcriptQuery } from '../../workflows/messages/definitions.js';
+import { approveToolCallUpdate, callContextQuery, transcriptQuery } from '../../workflows/messages/definitions.js';
 import type { AgentTurnInput, Message, ModelSettings, ModelStepRequest } from '../../workflows/types/index.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { executions, executionsOf, testTools } from '../support/test-tools.js';
@@ -48,7 +48,7 @@ describe('a fork shares its prefix by reference', () => {
     const turnId = `fork-ref-${randomUUID()}`;
     // Step 3's tool result is this string (record_action answers `{ done: action }`).
     const distinct = `step-3-${randomUUID()}`;
-    const steps = Array.from({ length: 11 }, (_, index) => ({ toolCalls: [{ name: 'record_action', input: { action: index === 2 ? distinct : `step-${index + 1}` } }] }));
+    const steps = Array.from({ length: 11 }, (_, index) => ({ toolCalls: [{ id: `call_step_${index + 1}`, name: 'record_action', input: { action: index === 2 ? distinct : `step-${index + 1}` } }] }));
     fake.script('openai', [...steps, { text: 'done after 12 steps' }]);
     noteStarted(await client.startTurn({ model: original, system: 'Work step by step.', messages: [{ role: 'user', content: 'Do twelve steps.' }], maxSteps: 20 }, { turnId }));
     const result = await client.turnResult(turnId);
@@ -60,8 +60,8 @@ describe('a fork shares its prefix by reference', () => {
     const originalHistory = await client.turn(turnId).fetchHistory();
     const originalBytes = temporal.api.history.v1.History.encode(originalHistory).finish().length;
 
-    // The fork on the other model does one step of its own, then answers.
-    fake.script('openai', [{ toolCalls: [{ name: 'record_action', input: { action: 'fork-step-1' } }] }, { text: 'the other model answers after step 7' }]);
+    // The fork on the other model does one step of its own (repeating step 1's call id, as some providers do), then answers.
+    fake.script('openai', [{ toolCalls: [{ id: 'call_step_1', name: 'record_action', input: { action: 'fork-step-1' } }] }, { text: 'the other model answers after step 7' }]);
     const fork = await client.forkTurn(turnId, { atStep: 7, model: other });
     noteStarted(client.turn(fork.turnId));
     expect(fork.messages).toBe(1 + 7 * 2);
@@ -75,9 +75,11 @@ describe('a fork shares its prefix by reference', () => {
     expect(first.body.messages).toEqual(requests[7].body.messages);
     expect(JSON.stringify(first.body.messages)).toContain(distinct);
     expect(second.body.messages.slice(0, requests[7].body.messages.length)).toEqual(requests[7].body.messages);
-    // No tool of steps 1–7 ran again (the fork's own step ran once), and the original is as it was.
-    expect(executions.length).toBe(ranBefore + 1);
-    expect(executionsOf(fork.turnId).map((execution) => execution.input)).toEqual([{ action: 'fork-step-1' }]);
+    // No tool of steps 1–7 ran again, and the fork's own call repeated step 1's id: it is refused
+    // as the original would have refused it (the prefix's ids come with the reference), not run.
+    expect(executions.length).toBe(ranBefore);
+    expect(executionsOf(fork.turnId)).toEqual([]);
+    expect(forked.toolCalls).toMatchObject([{ toolCallId: 'call_step_1_dup2', outcome: 'error', output: expect.stringMatching(/repeated an earlier tool call id/) }]);
     expect(await client.turnResult(turnId)).toEqual(result);
     expect(await client.turn(turnId).query(transcriptQuery, {})).toEqual(transcriptBefore);
 
@@ -85,7 +87,7 @@ describe('a fork shares its prefix by reference', () => {
     const { runId } = await client.turn(turnId).describe();
     const seen = await historyOf(client, fork.turnId);
     expect(seen.input.messages).toEqual([]);
-    expect(seen.input.forkOf).toEqual({ workflowId: turnId, runId, atStep: 7, prefixLength: 15, prefixHash: expect.any(String) });
+    expect(seen.input.forkOf).toEqual({ workflowId: turnId, runId, atStep: 7, prefixLength: 15, prefixHash: expect.any(String), toolCallIds: Array.from({ length: 7 }, (_, index) => `call_step_${index + 1}`), userMessage: 'Do twelve steps.' });
     expect(seen.startBytes).toBeLessThan(600);
     expect(JSON.stringify(seen.input)).not.toContain(distinct);
     expect(seen.firstStep.transcript).toMatchObject({ length: 15, from: 15, added: [] });
@@ -115,7 +117,7 @@ describe('a fork shares its prefix by reference', () => {
     expect(JSON.stringify(seenAgain.input)).not.toContain(distinct);
     expect(seenAgain.startBytes).toBeLessThan(600);
     expect(await client.turnTranscript(again.turnId)).toEqual([...whole.slice(0, 17), ...(await client.turnResult(again.turnId)).messages]);
-    expect(executions.length).toBe(ranBefore + 1);
+    expect(executions.length).toBe(ranBefore);
   });
 
   it('a fork whose original was deleted fails its next model step with ForkOriginalGone, not a hang', async () => {
@@ -131,6 +133,8 @@ describe('a fork shares its prefix by reference', () => {
     noteStarted(client.turn(fork.turnId));
     const [parked] = await waitForPending(client.turn(fork.turnId), 1);
     const asked = openaiRequests().length;
+    // Its tools are told the prefix's user message, which the fork does not hold.
+    expect((await client.turn(fork.turnId).query(callContextQuery, { toolCallId: parked.toolCallId })).userMessage).toBe('One step.');
 
     // A fresh worker has no cached transcript, so the fork's next step must read the original again.
     await turnpike.stopWorker();

@@ -79,6 +79,8 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
 
   let lastText = turn.input.carried?.lastText ?? '';
   const seenToolCallIds = toolCallIdsIn([...turn.input.messages, ...turn.appended]);
+  // A fork's prefix is not in its messages: its ids come with the reference.
+  for (const id of turn.input.forkOf?.toolCallIds ?? []) seenToolCallIds.add(id);
   while (turn.step < maxSteps) {
     // A long turn goes on in a new run before its history nears Temporal's limits.
     const handingOver = handOverIfDue(turn, lastText);
@@ -240,5 +242,7 @@ function forkReferenceValid(fork: AgentTurnInput['forkOf']): boolean {
   if (!fork || typeof fork !== 'object') return false;
   const { workflowId, runId, atStep, prefixLength, prefixHash } = fork;
   return [workflowId, runId, prefixHash].every((value) => typeof value === 'string' && value.length > 0)
-    && Number.isInteger(atStep) && atStep >= 1 && Number.isInteger(prefixLength) && prefixLength >= 1;
+    && Number.isInteger(atStep) && atStep >= 1 && Number.isInteger(prefixLength) && prefixLength >= 1
+    && (fork.toolCallIds === undefined || (Array.isArray(fork.toolCallIds) && fork.toolCallIds.every((id) => typeof id === 'string')))
+    && (fork.userMessage === undefined || typeof fork.userMessage === 'string');
 }

@@ -16,4 +16,11 @@ export interface ForkReference {
   prefixLength: number;
   /** Chain hash of the prefix (`workflows/context/transcript-hash.ts`), checked wherever it is read. */
   prefixHash: string;
+  /**
+   * The tool call ids in the prefix: a model that repeats one in the fork gets it renamed
+   * (`<id>_dup<n>`), as the original would have. Absent: none.
+   */
+  toolCallIds?: string[];
+  /** The text of the prefix's last user message: what the fork's tools are told (`CallContext.userMessage`). */
+  userMessage?: string;
 }
