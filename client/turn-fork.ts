@@ -50,6 +50,9 @@ export interface ForkTurnResult {
 
 let forks = 0;
 
+/** How much of the prefix's last user message a fork's reference carries (`ForkReference.userMessage`). */
+const FORK_USER_MESSAGE_CHARS = 1_000;
+
 /** The original turn's input, from its first run's start event. */
 async function originalInput(starter: WorkflowStarter, turnId: string): Promise<AgentTurnInput> {
   const handle = starter.client.workflow.getHandle<typeof agentTurn>(turnId);
@@ -105,7 +108,8 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
     toolCallIds: [...toolCallIdsIn(messages)],
   };
   const lastUser = messages.findLast((message) => message.role === 'user');
-  if (lastUser) reference.userMessage = typeof lastUser.content === 'string' ? lastUser.content : lastUser.content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+  // Cut, so a long user message is not copied into the fork after all.
+  if (lastUser) reference.userMessage = (typeof lastUser.content === 'string' ? lastUser.content : lastUser.content.map((part) => (part.type === 'text' ? part.text : '')).join('')).slice(0, FORK_USER_MESSAGE_CHARS);
   const forkInput: AgentTurnInput = {
     ...settings,
     messages: [],

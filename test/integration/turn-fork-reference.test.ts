@@ -120,6 +120,41 @@ describe('a fork shares its prefix by reference', () => {
     expect(executions.length).toBe(ranBefore);
   });
 
+  it('a fork that hands over to a new run (continue-as-new) carries forkOf and reads its prefix from the original in the new run', async () => {
+    const { fake, client } = suite;
+    const turnId = `fork-long-${randomUUID()}`;
+    fake.script('openai', [{ toolCalls: [{ name: 'record_action', input: { action: 'long-step-1' } }] }, { text: 'done' }]);
+    noteStarted(await client.startTurn({ model: original, messages: [{ role: 'user', content: 'One step.' }], maxSteps: 30, historyLimit: { events: 100 } }, { turnId }));
+    expect((await client.turnResult(turnId)).steps).toBe(2);
+    const prefix = (await client.turnTranscript(turnId)).slice(0, 3);
+
+    // The fork takes the original's historyLimit: 14 steps of its own pass 100 events.
+    const own = Array.from({ length: 14 }, (_, index) => ({ toolCalls: [{ name: 'record_action', input: { action: `long-fork-${index + 1}` } }] }));
+    fake.script('openai', [...own, { text: 'the long fork answers' }]);
+    const asked = openaiRequests().length;
+    const fork = await client.forkTurn(turnId, { atStep: 1, model: other });
+    noteStarted(client.turn(fork.turnId));
+    const forked = await client.turnResult(fork.turnId);
+    expect(forked.text).toBe('the long fork answers');
+    expect(forked.steps).toBe(15);
+
+    const latest = await client.turn(fork.turnId).fetchHistory();
+    const started = latest.events![0].workflowExecutionStartedEventAttributes!;
+    expect(started.continuedExecutionRunId).toBeTruthy();
+    const [input] = await decode<AgentTurnInput>(client, started.input!.payloads! as Payload[]);
+    expect(input.forkOf).toMatchObject({ workflowId: turnId, atStep: 1, prefixLength: 3 });
+    expect(input.carried?.handOvers).toBeGreaterThanOrEqual(1);
+    // Every request of the fork, before and after the hand-over, starts with the original's prefix.
+    const requests = openaiRequests().slice(asked);
+    expect(requests).toHaveLength(15);
+    for (const request of requests) {
+      expect(request.errors).toEqual([]);
+      expect(request.body.messages.slice(0, requests[0].body.messages.length)).toEqual(requests[0].body.messages);
+    }
+    expect(JSON.stringify(requests[0].body.messages)).toContain('long-step-1');
+    expect(await client.turnTranscript(fork.turnId)).toEqual([...prefix, ...forked.messages]);
+  });
+
   it('a fork whose original was deleted fails its next model step with ForkOriginalGone, not a hang', async () => {
     const { fake, client, turnpike } = suite;
     const turnId = `fork-gone-${randomUUID()}`;

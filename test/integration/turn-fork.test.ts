@@ -107,8 +107,8 @@ describe('forkTurn', () => {
     const history = await client.turn(fork.turnId).fetchHistory();
     const payload = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
     expect(Buffer.from(payload.metadata!.encoding!).toString()).toBe('json/plain');
-    expect(payload.data!.length).toBeLessThan(1_000);
-    expect(JSON.parse(Buffer.from(payload.data!).toString())).toMatchObject({ messages: [], forkOf: { workflowId: turnId, atStep: 1, prefixLength: 3 } });
+    expect(payload.data!.length).toBeLessThan(2_000);
+    expect(JSON.parse(Buffer.from(payload.data!).toString())).toMatchObject({ messages: [], forkOf: { workflowId: turnId, atStep: 1, prefixLength: 3, userMessage: big.slice(0, 1_000) } });
   });
 });
 

@@ -21,6 +21,6 @@ export interface ForkReference {
    * (`<id>_dup<n>`), as the original would have. Absent: none.
    */
   toolCallIds?: string[];
-  /** The text of the prefix's last user message: what the fork's tools are told (`CallContext.userMessage`). */
+  /** The text of the prefix's last user message, its first 1,000 characters: what the fork's tools are told (`CallContext.userMessage`). */
   userMessage?: string;
 }
