@@ -85,7 +85,7 @@ describe('forkTurn', () => {
     expect((error as Error).message).toMatch(/has no step 12 ending in tool results/);
   });
 
-  it("forks a turn whose transcript is over 2 MB: the fork's start payload holds a reference of a few hundred bytes, and its first step reads the 2.4 MB from the original", async () => {
+  it("forks a turn whose transcript is over 2 MB: the fork's start payload holds a reference of about a kilobyte (not a claim of the transcript), and its first step reads the 2.4 MB from the original", async () => {
     const { fake, client } = suite;
     const turnId = `fork-big-${randomUUID()}`;
     // 2.4 MB of text that gzip cannot bring under Temporal's 2 MB payload limit.
