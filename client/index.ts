@@ -30,4 +30,4 @@ export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, 
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from '../workflows/types/turn-statuses.js';
 export { resolveNestedCursor, type NestedReadOptions, type NestedTurnEventRecord, type NestedTurnResume } from './nested-turn-events.js';
 export { NestedCursorError, parseNestedCursor, encodeNestedCursor, type NestedCursor, type OpenChild } from './nested-cursor.js';
-export { FORK_OF_MEMO_KEY, transcriptThroughStep, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';
+export { FORK_OF_MEMO_KEY, readTurnTranscript, transcriptThroughStep, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';

@@ -3,20 +3,25 @@
  * model, system prompt or tools, for debugging and evaluating ("what would it have done at step 7
  * with the other model?"). See docs/conversations.md, "Forking a turn from step k".
  *
- * The new turn's messages are the original's transcript (the `transcript` query: the history it
- * was given, then what it appended) cut after step k's tool results: every tool call of steps
- * 1..k is there with its result, so none runs again. The original is only read, never changed.
- * The fork's start payload goes through turnpike's data converter like any turn's: one of 128 KiB
- * or more (after compression) is kept in the content store and history holds its reference, so
- * no fork reaches Temporal's 2 MB payload limit. The fork is found again from the original by the
- * `TurnpikeForkOf` search attribute it is started with (`listForks`).
+ * The new turn starts from the original's transcript (the `transcript` query: the history it was
+ * given, then what it appended) cut after step k's tool results: every tool call of steps 1..k is
+ * there with its result, so none runs again. That prefix is shared by reference, not copied: the
+ * fork's input carries `forkOf` (the original's run, the prefix's length and chain hash) and no
+ * messages, and whoever reads the fork's transcript reads the prefix from the original
+ * (`readTranscript`; the model activity checks it against the hash). The original is only read,
+ * never changed, and must stay readable (within the namespace's retention) while the fork runs.
+ * The fork is found again from the original by the `TurnpikeForkOf` search attribute it is
+ * started with (`listForks`).
  */
 import type { Client } from '@temporalio/client';
 import type { Payload } from '@temporalio/common';
 import { turnpikeForkOfKey } from '../workflows/context/search-attributes.js';
+import { toolCallIdsIn } from '../workflows/calls/tool-call-ids.js';
+import { readTranscript } from '../workflows/context/fork-transcript.js';
+import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../workflows/context/transcript-hash.js';
 import { AGENT_TURN_WORKFLOW, transcriptQuery } from '../workflows/messages/definitions.js';
 import type { agentTurn } from '../workflows/registered-workflows.js';
-import type { AgentTurnInput, Message, ModelSettings } from '../workflows/types/index.js';
+import type { AgentTurnInput, ForkReference, Message, ModelSettings } from '../workflows/types/index.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
@@ -45,6 +50,9 @@ export interface ForkTurnResult {
 
 let forks = 0;
 
+/** How much of the prefix's last user message a fork's reference carries (`ForkReference.userMessage`). */
+const FORK_USER_MESSAGE_CHARS = 1_000;
+
 /** The original turn's input, from its first run's start event. */
 async function originalInput(starter: WorkflowStarter, turnId: string): Promise<AgentTurnInput> {
   const handle = starter.client.workflow.getHandle<typeof agentTurn>(turnId);
@@ -57,14 +65,16 @@ async function originalInput(starter: WorkflowStarter, turnId: string): Promise<
   return payloadConverter.fromPayload<AgentTurnInput>(payloads[0]);
 }
 
-async function transcript(starter: WorkflowStarter, turnId: string): Promise<Message[]> {
-  const handle = starter.client.workflow.getHandle<typeof agentTurn>(turnId);
-  const messages: Message[] = [];
-  for (;;) {
-    const page = await rejections(handle.query(transcriptQuery, { offset: messages.length }));
-    messages.push(...page.messages);
-    if (page.messages.length === 0 || messages.length >= page.total) return messages;
-  }
+/**
+ * A turn's whole transcript (the history it was given, then what it appended), a fork's prefix
+ * read from the turn it was forked from. `runId` undefined: the turn's latest run.
+ */
+export async function readTurnTranscript(client: Client, turnId: string, runId?: string): Promise<Message[]> {
+  return readTranscript(
+    (workflowId, run, request) => rejections(client.workflow.getHandle<typeof agentTurn>(workflowId, run).query(transcriptQuery, request)),
+    turnId,
+    runId,
+  );
 }
 
 /** The transcript up to the end of step `atStep`: before the model's answer of the next step. */
@@ -82,12 +92,28 @@ export function transcriptThroughStep(messages: readonly Message[], given: numbe
 export async function forkTurn(starter: WorkflowStarter, turnId: string, options: ForkTurnOptions): Promise<ForkTurnResult> {
   if (!Number.isInteger(options.atStep) || options.atStep < 1) throw new TurnpikeRejectedError(`Invalid forkTurn: atStep must be a whole number of at least 1, not ${options.atStep}`, 'InvalidRequest');
   const input = await originalInput(starter, turnId);
-  const messages = transcriptThroughStep(await transcript(starter, turnId), input.messages.length, options.atStep);
+  // The run that answers now is the one the fork reads its prefix from.
+  const { runId } = await rejections(starter.client.workflow.getHandle(turnId).describe());
+  // A fork of a fork: its own steps count from the end of its prefix.
+  const given = (input.forkOf?.prefixLength ?? 0) + input.messages.length;
+  const messages = transcriptThroughStep(await readTurnTranscript(starter.client, turnId, runId), given, options.atStep);
   if (!messages) throw new TurnpikeRejectedError(`Invalid forkTurn: turn ${turnId} has no step ${options.atStep} ending in tool results to fork after`, 'InvalidRequest');
-  const { carried: _carried, parentTurn: _parent, notifyParent: _notify, conversationId: _conversation, ...settings } = input;
+  const { carried: _carried, parentTurn: _parent, notifyParent: _notify, conversationId: _conversation, forkOf: _forkOf, ...settings } = input;
+  const reference: ForkReference = {
+    workflowId: turnId,
+    runId,
+    atStep: options.atStep,
+    prefixLength: messages.length,
+    prefixHash: extendTranscriptHash(TRANSCRIPT_HASH_START, messages).hash,
+    toolCallIds: [...toolCallIdsIn(messages)],
+  };
+  const lastUser = messages.findLast((message) => message.role === 'user');
+  // Cut, so a long user message is not copied into the fork after all.
+  if (lastUser) reference.userMessage = (typeof lastUser.content === 'string' ? lastUser.content : lastUser.content.map((part) => (part.type === 'text' ? part.text : '')).join('')).slice(0, FORK_USER_MESSAGE_CHARS);
   const forkInput: AgentTurnInput = {
     ...settings,
-    messages,
+    messages: [],
+    forkOf: reference,
     ...(options.model ? { model: options.model } : {}),
     ...(options.system !== undefined ? { system: options.system } : {}),
     ...(options.tools ? { tools: options.tools } : {}),
@@ -102,12 +128,22 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
     memo: { [FORK_OF_MEMO_KEY]: forkOf, ...(options.startedBy !== undefined ? { [STARTED_BY_MEMO_KEY]: options.startedBy } : {}) },
     typedSearchAttributes: [{ key: turnpikeForkOfKey, value: turnId }],
   }).catch((error: unknown) => {
-    if (error instanceof Error && /TurnpikeForkOf/.test(error.message)) {
+    // The SDK says "Failed to start Workflow"; the server's reason (no mapping for TurnpikeForkOf) is in its cause.
+    if (/TurnpikeForkOf/.test(errorChainText(error))) {
       throw new TurnpikeRejectedError(`Invalid forkTurn: the namespace has no search attribute TurnpikeForkOf; register it with \`temporal operator search-attribute create --name TurnpikeForkOf --type Keyword\` (docs/operators.md)`, 'InvalidRequest');
     }
     throw error;
   });
   return { turnId: forkId, forkOf, messages: messages.length };
+}
+
+/** The messages (and gRPC details) of an error and its causes. */
+function errorChainText(error: unknown): string {
+  const parts: string[] = [];
+  for (let cause = error as { message?: unknown; details?: unknown; cause?: unknown } | undefined, depth = 0; cause && depth < 5; cause = cause.cause as typeof cause, depth++) {
+    parts.push(String(cause.message ?? ''), String(cause.details ?? ''));
+  }
+  return parts.join('\n');
 }
 
 /** A fork of a turn, as the original's listing shows it. */

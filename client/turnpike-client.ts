@@ -20,7 +20,7 @@ import { readConversationEvents, type ConversationStreamEvent } from './conversa
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
 import { StreamHub } from './stream-hub.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
-import type { BranchTurnResult, ConversationBranches, EditMessageInput, RegenerateInput } from '../workflows/types/index.js';
+import type { BranchTurnResult, ConversationBranches, EditMessageInput, RegenerateInput, Message } from '../workflows/types/index.js';
 import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, DelegateApprovalInput, DelegateApprovalResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { connectionOptionsFromEnvironment } from '../worker/environment.js';
@@ -39,7 +39,7 @@ import { refuseOversized, rejections } from './rejections.js';
 import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput } from './turns.js';
 import { sendMessage } from './conversations.js';
 import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
-import { forkTurn, listForks, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';
+import { forkTurn, listForks, readTurnTranscript, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
@@ -346,6 +346,14 @@ export class TurnpikeClient {
    */
   async forkTurn(turnId: string, options: ForkTurnOptions): Promise<ForkTurnResult> {
     return forkTurn(this, turnId, options);
+  }
+
+  /**
+   * A turn's whole transcript: the history it was given, then what it appended; a fork's prefix
+   * read from the turn it was forked from, which the fork's own `transcript` query only names.
+   */
+  async turnTranscript(turnId: string): Promise<Message[]> {
+    return readTurnTranscript(this.client, turnId);
   }
 
   /** The forks started from `turnId`, oldest first (visibility: a new fork shows a moment later). */

@@ -85,7 +85,7 @@ describe('forkTurn', () => {
     expect((error as Error).message).toMatch(/has no step 12 ending in tool results/);
   });
 
-  it("forks a turn whose transcript is over 2 MB: the fork's start payload goes to the content store and its history holds the reference", async () => {
+  it("forks a turn whose transcript is over 2 MB: the fork's start payload holds a reference of about a kilobyte (not a claim of the transcript), and its first step reads the 2.4 MB from the original", async () => {
     const { fake, client } = suite;
     const turnId = `fork-big-${randomUUID()}`;
     // 2.4 MB of text that gzip cannot bring under Temporal's 2 MB payload limit.
@@ -103,11 +103,12 @@ describe('forkTurn', () => {
     expect(first.body.messages.some((message: { content?: unknown }) => message.content === big)).toBe(true);
     expect(JSON.stringify(first.body.messages)).toContain('big-step-1');
 
-    // The fork's start event holds a claim-check reference of a few bytes, not the transcript.
+    // The fork's start event holds the prefix's reference (forkOf), not the transcript nor a claim of it.
     const history = await client.turn(fork.turnId).fetchHistory();
     const payload = history.events![0].workflowExecutionStartedEventAttributes!.input!.payloads![0];
-    expect(Buffer.from(payload.metadata!.encoding!).toString()).toBe('binary/turnpike-claim');
-    expect(payload.data!.length).toBeLessThan(1_000);
+    expect(Buffer.from(payload.metadata!.encoding!).toString()).toBe('json/plain');
+    expect(payload.data!.length).toBeLessThan(2_000);
+    expect(JSON.parse(Buffer.from(payload.data!).toString())).toMatchObject({ messages: [], forkOf: { workflowId: turnId, atStep: 1, prefixLength: 3, userMessage: big.slice(0, 1_000) } });
   });
 });
 

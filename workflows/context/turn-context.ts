@@ -98,7 +98,7 @@ export class TurnContext {
     }
     const budget = carried?.budget ?? input?.budget;
     if (budget && typeof budget === 'object') this.budgetLimits = { ...budget };
-    this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended);
+    this.transcript = new Transcript(Array.isArray(input?.messages) ? input.messages : [], this.appended, input?.forkOf);
     this.elicitations = new Elicitations(input?.clientToolTimeout ?? DEFAULT_PARK_TIMEOUT, () => this.setStatus(this.waiting() ? 'awaiting-input' : 'running'));
     this.publisher = new TurnPublisher(this.ledger, this.elicitations, this.decisions, input?.conversationId, carried?.stream, input?.parentTurn?.turnId);
   }

@@ -79,6 +79,8 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
 
   let lastText = turn.input.carried?.lastText ?? '';
   const seenToolCallIds = toolCallIdsIn([...turn.input.messages, ...turn.appended]);
+  // A fork's prefix is not in its messages: its ids come with the reference.
+  for (const id of turn.input.forkOf?.toolCallIds ?? []) seenToolCallIds.add(id);
   while (turn.step < maxSteps) {
     // A long turn goes on in a new run before its history nears Temporal's limits.
     const handingOver = handOverIfDue(turn, lastText);
@@ -181,7 +183,11 @@ function validateInput(input: AgentTurnInput): void {
   }
   const modelProblem = modelSettingsProblem(input.model);
   if (modelProblem) invalidInput(`agentTurn input.${modelProblem}`);
-  if (!Array.isArray(input.messages) || input.messages.length === 0) {
+  if (input.forkOf !== undefined && !forkReferenceValid(input.forkOf)) {
+    invalidInput('agentTurn input.forkOf must be { workflowId, runId, atStep, prefixLength, prefixHash } with prefixLength at least 1');
+  }
+  // A fork's messages may be none: its prefix, shared by reference, is its history.
+  if (!Array.isArray(input.messages) || (input.messages.length === 0 && input.forkOf === undefined)) {
     invalidInput('agentTurn input.messages must be a non-empty list ending with the new user message');
   }
   const binaryProblem = binaryPartsProblem(input.messages, input.model.provider);
@@ -230,4 +236,13 @@ async function notifyConversation(input: AgentTurnInput, finished: TurnFinishedI
   } catch (error) {
     wf.log.warn('Could not tell the conversation that this turn ended', { conversation: parent.workflowId, error: String(error) });
   }
+}
+
+function forkReferenceValid(fork: AgentTurnInput['forkOf']): boolean {
+  if (!fork || typeof fork !== 'object') return false;
+  const { workflowId, runId, atStep, prefixLength, prefixHash } = fork;
+  return [workflowId, runId, prefixHash].every((value) => typeof value === 'string' && value.length > 0)
+    && Number.isInteger(atStep) && atStep >= 1 && Number.isInteger(prefixLength) && prefixLength >= 1
+    && (fork.toolCallIds === undefined || (Array.isArray(fork.toolCallIds) && fork.toolCallIds.every((id) => typeof id === 'string')))
+    && (fork.userMessage === undefined || typeof fork.userMessage === 'string');
 }

@@ -108,7 +108,7 @@ function callContext(turn: TurnContext, request: CallContextRequest): CallContex
   return {
     toolCallId,
     toolName: call.toolName,
-    userMessage: lastUser ? textOf(typeof lastUser.content === 'string' ? [{ type: 'text', text: lastUser.content }] : lastUser.content) : '',
+    userMessage: lastUser ? textOf(typeof lastUser.content === 'string' ? [{ type: 'text', text: lastUser.content }] : lastUser.content) : (turn.input.forkOf?.userMessage ?? ''),
     assistantText: textOf(assistant.content as Array<{ type: string; text?: string }>),
     earlierResults: turn.records.map(({ toolCallId: id, toolName, outcome, output, isError }) => ({ toolCallId: id, toolName, outcome, output, isError })),
     inputSchema: turn.specs.get(call.toolName)?.inputSchema ?? {},

@@ -8,6 +8,7 @@ import type { ModelSettings } from './model.js';
 import type { ActivityCallOptions } from './tools.js';
 import type { AgentTurnResult, TurnOutputSpec } from './turn.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
+import type { ForkReference } from './fork.js';
 import type { BranchMessageEntry, QueuedFork, StoredBranch } from './conversation-branches.js';
 
 /** What a conversation does with a message that arrives while a turn is running or parked. */
@@ -210,4 +211,9 @@ export interface HistoryPage {
   messages: Message[];
   offset: number;
   total: number;
+  /**
+   * A forked turn's `transcript` query: the messages below `forkOf.prefixLength` are the
+   * original's, read from it (a page asked for them holds none); see `readTranscript`.
+   */
+  forkOf?: ForkReference;
 }

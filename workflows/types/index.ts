@@ -8,6 +8,7 @@ export type * from './model.js';
 export type * from './tools.js';
 export type * from './model-step.js';
 export type * from './turn.js';
+export type * from './fork.js';
 export type * from './call-records.js';
 export type * from './parked-calls.js';
 export type * from './agent-tools.js';

@@ -8,6 +8,7 @@ import type { FinishReason, ModelSettings, Usage } from './model.js';
 import type { DescribedTools, ModelToolSpec, ToolCallDisposition } from './tools.js';
 import type { HandoffTarget } from './turn.js';
 import type { TurnOutputSpec } from './turn.js';
+import type { ForkReference } from './fork.js';
 
 /** One model step, as providers receive it: the whole transcript. */
 export interface ModelStepInput {
@@ -44,6 +45,8 @@ export interface TranscriptReference {
   from: number;
   /** The messages from `from` to `length`. */
   added: Message[];
+  /** A fork's: the messages below `prefix.prefixLength` are read from the turn it was forked from. */
+  prefix?: ForkReference;
 }
 
 /**

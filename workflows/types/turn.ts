@@ -12,6 +12,7 @@ import type { WorkflowStreamState } from './stream.js';
 import type { TurnBudget, TurnSpend } from './budget.js';
 import type { DecisionRecord, ToolCallRecord } from './call-records.js';
 import type { PendingToolCall } from './parked-calls.js';
+import type { ForkReference } from './fork.js';
 
 export interface AgentTurnInput {
   conversationId?: string;
@@ -67,6 +68,12 @@ export interface AgentTurnInput {
   parentTurn?: ParentTurn;
   /** How deep agent tools may nest under this turn (default: the worker's, 3). Inherited by child turns. */
   maxAgentDepth?: number;
+  /**
+   * Set by `forkTurn`: the turn starts after another turn's step `atStep`, whose transcript up to
+   * there (`prefixLength` messages) it shares by reference; `messages` then holds only what comes
+   * after it (usually nothing).
+   */
+  forkOf?: ForkReference;
 }
 
 /** An agent a turn may hand the conversation to, and what the model is told about it. */
