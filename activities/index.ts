@@ -95,7 +95,7 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
      * worker remembers it); it may repeat the webhook under the same delivery id, which its
      * receiver can drop. One refused for good does not keep the other from being sent.
      */
-    async notifyApprovers(notification: ApprovalNotification): Promise<NotifyApproversResult> {
+    async notifyApprovers(notification: ApprovalNotification): Promise<NotifyApproversResult | undefined> {
       const context = Context.current();
       const failures: unknown[] = [];
       let posted: SlackMessageRef | undefined;
@@ -115,13 +115,14 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
           failures.push(error);
         }
       }
-      const result: NotifyApproversResult = notification.event === 'parked' && posted ? { slack: posted } : {};
+      // Nothing when no message was posted: the result in history stays empty (binary/null), as before Slack.
+      const result: NotifyApproversResult | undefined = notification.event === 'parked' && posted ? { slack: posted } : undefined;
       if (failures.length === 0) return result;
       // Either may pass on a retry: try again. Both refused for good: so is the nudge.
       const retryable = failures.find((failure) => !(failure instanceof ApplicationFailure && failure.nonRetryable));
       if (retryable !== undefined) throw retryable;
       // The message is posted, the webhook refused for good: later nudges still update the message.
-      if (result.slack) {
+      if (result) {
         context.log.warn('The webhook refused an approval nudge; its Slack message was posted', { approvalId: notification.approvalId, error: String(failures[0]) });
         return result;
       }
