@@ -1,6 +1,8 @@
 /**
- * The one module that loads `@slack/web-api` (an optional peer): slack-notifier.ts imports it on
- * first use through `importOptional`, so a worker without Slack never needs the package.
+ * The worker's one module that loads `@slack/web-api` (an optional peer): slack-notifier.ts imports
+ * it on first use through `importOptional`, so a worker without Slack never needs the package. (The
+ * API's interactions route has its own client, api/slack/slack-web-api.ts: it retries a little,
+ * because a person waits on it; this one leaves retries to Temporal.)
  */
 import { WebClient } from '@slack/web-api';
 import type { SlackMessageRef } from '../../workflows/types/index.js';
