@@ -1,7 +1,7 @@
 /**
  * Steering routes of the HTTP API (docs/conversations.md, "Branches"): regenerate an answer, edit
- * a user message, list a conversation's branches and make one current, and fork a turn from step
- * k. A caller who may not read the conversation (or the turn) gets 404, as from every route that
+ * a user message, list a conversation's branches and make one current, fork a turn from step
+ * k, and read a turn's whole transcript (a fork's read through the turns it was forked from). A caller who may not read the conversation (or the turn) gets 404, as from every route that
  * shows one.
  */
 import { z } from 'zod';
@@ -99,5 +99,11 @@ export function registerBranchRoutes(app: ApiApp, { client, access }: RouteConte
     const { turnId } = request.params;
     if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
     return answer(reply, async () => ({ forks: await client.forks(turnId) }));
+  });
+
+  api.get('/api/turns/:turnId/transcript', { schema: { params: z.object({ turnId: z.string().min(1) }) } }, async (request, reply) => {
+    const { turnId } = request.params;
+    if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
+    return answer(reply, async () => ({ turnId, messages: await client.turnTranscript(turnId) }));
   });
 }

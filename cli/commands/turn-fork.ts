@@ -1,10 +1,12 @@
 /**
  * `turns fork <turnId> --at <step>`: a new turn from another's transcript up to the end of step k,
  * on another model, system prompt or tools (docs/conversations.md, "Forking a turn from step k");
- * `turns forks <turnId>`: the forks started from a turn.
+ * `turns forks <turnId>`: the forks started from a turn; `turns transcript <turnId>`: a turn's whole
+ * transcript, a fork's read through the turns it was forked from.
  */
 import type { Command } from 'commander';
 import type { ModelSettings } from '../../workflows/types/index.js';
+import { historyText } from '../format.js';
 import { parseList, parseModel, parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { INTERVAL_OPTION, watchTurn } from './turns.js';
@@ -61,5 +63,13 @@ export function registerTurnForkCommand(program: Command, context: CliContext): 
           ? `No forks of ${turnId}`
           : forks.map((fork) => `${fork.turnId}  step ${fork.atStep}  ${fork.status.toLowerCase()}  ${fork.startedAt.toISOString()}${fork.startedBy ? `  by ${fork.startedBy}` : ''}`).join('\n'),
       );
+    });
+  turns
+    .command('transcript')
+    .description("print a turn's whole transcript (a fork's too: the messages it carries are read from the original)")
+    .argument('<turnId>')
+    .action(async (turnId: string) => {
+      const messages = await (await context.client()).turnTranscript(turnId);
+      context.print({ turnId, messages }, () => historyText({ messages, offset: 0, total: messages.length }, context.colors));
     });
 }

@@ -99,6 +99,7 @@ describe('branches over HTTP', () => {
       ['GET', `/api/conversations/${chatId}/history?branch=main`],
       ['POST', `/api/turns/${encodeURIComponent(turnId)}/fork`, { atStep: 1 }],
       ['GET', `/api/turns/${encodeURIComponent(turnId)}/forks`],
+      ['GET', `/api/turns/${encodeURIComponent(turnId)}/transcript`],
       ['POST', '/api/chat', { id: chatId, trigger: 'regenerate-message', messages: [{ id: u1.id, role: 'user', parts: [{ type: 'text', text: 'Q1' }] }] }],
     ];
     for (const [method, path, body] of routes) {
@@ -112,5 +113,10 @@ describe('branches over HTTP', () => {
     const forks = await as('alice-token', 'GET', `/api/turns/${encodeURIComponent(turnId)}/forks`);
     expect(forks.status).toBe(200);
     expect(forks.body).toEqual({ forks: [] });
+    // The turn's whole transcript: the user's message and the answer.
+    const transcript = (await as('alice-token', 'GET', `/api/turns/${encodeURIComponent(turnId)}/transcript`)) as unknown as { status: number; body: { turnId: string; messages: unknown[] } };
+    expect(transcript.status).toBe(200);
+    expect(transcript.body).toEqual({ turnId, messages: JSON.parse(JSON.stringify(await suite.client.turnTranscript(turnId))) });
+    expect(JSON.stringify(transcript.body.messages)).toContain('A1');
   });
 });

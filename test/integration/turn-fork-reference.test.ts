@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Payload } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
 import { describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/main.js';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import { approveToolCallUpdate, callContextQuery, transcriptQuery } from '../../workflows/messages/definitions.js';
 import type { AgentTurnInput, Message, ModelSettings, ModelStepRequest } from '../../workflows/types/index.js';
@@ -100,6 +101,17 @@ describe('a fork shares its prefix by reference', () => {
     expect(page).toMatchObject({ messages: [], offset: 0, total: 15 + forked.messages.length, forkOf: seen.input.forkOf });
     const whole: Message[] = [...transcriptBefore.messages.slice(0, 15), ...forked.messages];
     expect(await client.turnTranscript(fork.turnId)).toEqual(whole);
+    // So does the CLI: `turns transcript` prints the same messages (JSON), the prefix read from the original.
+    let stdout = '';
+    let stderr = '';
+    const io = { client, stdout: { write: (chunk: string) => (stdout += chunk), isTTY: false }, stderr: { write: (chunk: string) => (stderr += chunk) } };
+    expect(await runCli(['turns', 'transcript', fork.turnId, '--json'], io), stderr).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ turnId: fork.turnId, messages: JSON.parse(JSON.stringify(whole)) });
+    stdout = '';
+    expect(await runCli(['turns', 'transcript', fork.turnId], io), stderr).toBe(0);
+    expect(stdout).toContain(distinct);
+    expect(stdout).toContain(`messages 0–${whole.length - 1} of ${whole.length}`);
+    expect(await runCli(['turns', 'transcript', `no-such-turn-${randomUUID()}`], io)).toBe(4);
     expect((await client.turn(fork.turnId).query(transcriptQuery, { offset: 15 })).messages).toEqual(forked.messages);
 
     // A fork of the fork, after the fork's own step 1: read through the fork from the original.
