@@ -11,11 +11,14 @@
  * but without the `grpc.` prefix, which grpc-js ignores, so it keeps 4 MiB. A Connection made
  * here sets the key grpc-js reads.
  *
+ * Each also asks a query refused for a full query buffer again within tens of milliseconds, not
+ * the SDK's 1.4–2 s (query-retry.ts: the first read of a busy turn).
+ *
  * An application that passes `TurnpikeClient` a Client over a Connection of its own should open
- * it the same way: `connectTemporal(options)`, or `channelArgs: { 'grpc.max_receive_message_length':
- * TEMPORAL_RECEIVE_LIMIT_BYTES }` in `Connection.connect`.
+ * it the same way: `connectTemporal(options)`, or `Connection.connect(temporalConnectionOptions(options))`.
  */
 import { Connection, type ConnectionOptions } from '@temporalio/client';
+import { turnpikeGrpcRetryInterceptor } from './query-retry.js';
 
 /** The gRPC channel argument grpc-js reads for the largest answer it accepts. */
 export const RECEIVE_LIMIT_ARG = 'grpc.max_receive_message_length';
@@ -26,11 +29,16 @@ export const TEMPORAL_RECEIVE_LIMIT_BYTES = 128 * 1024 * 1024;
 /** gRPC's receive limit when none is set. */
 export const GRPC_DEFAULT_RECEIVE_LIMIT_BYTES = 4 * 1024 * 1024;
 
-/** `options` with the receive limit of Temporal's own clients, unless they set one. */
+/**
+ * `options` with the receive limit of Temporal's own clients, unless they set one, and, unless
+ * they set `interceptors`, the SDK's retries with a query refused for a full query buffer asked
+ * again at once (query-retry.ts).
+ */
 export function temporalConnectionOptions(options: ConnectionOptions = {}): ConnectionOptions {
   const channelArgs = options.channelArgs ?? {};
-  if (channelArgs[RECEIVE_LIMIT_ARG] !== undefined) return options;
-  return { ...options, channelArgs: { ...channelArgs, [RECEIVE_LIMIT_ARG]: TEMPORAL_RECEIVE_LIMIT_BYTES } };
+  const interceptors = options.interceptors ?? [turnpikeGrpcRetryInterceptor()];
+  if (channelArgs[RECEIVE_LIMIT_ARG] !== undefined) return { ...options, interceptors };
+  return { ...options, interceptors, channelArgs: { ...channelArgs, [RECEIVE_LIMIT_ARG]: TEMPORAL_RECEIVE_LIMIT_BYTES } };
 }
 
 /** `Connection.connect` with the receive limit of Temporal's own clients (unless `options` set one). */
