@@ -49,10 +49,12 @@ export type { StartRecord, StartTurnInput };
 
 export interface TurnpikeClientOptions {
   /**
-   * The Temporal client. Open its Connection with `connectTemporal` (or set `channelArgs:
-   * { 'grpc.max_receive_message_length': TEMPORAL_RECEIVE_LIMIT_BYTES }`): with gRPC's default of
+   * The Temporal client. Open its Connection with `connectTemporal` (or give `Connection.connect`
+   * `temporalConnectionOptions(options)`): with gRPC's default of
    * 4 MiB, reading a history whose page holds a few large payloads fails with RESOURCE_EXHAUSTED
-   * (connection/temporal-connection.ts).
+   * (connection/temporal-connection.ts), and with the SDK's default retries a reader's query that
+   * meets another one while the turn has a workflow task in flight waits 1.4–2 s
+   * (connection/query-retry.ts).
    */
   client: Client;
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
