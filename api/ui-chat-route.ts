@@ -199,7 +199,8 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
       if (last.role === 'user' || steering) mapper.startOutput().forEach(write);
       decided.forEach(write);
       let ended = false;
-      for await (const { event } of options.client.turnEvents(turnId, { fromOffset, signal: abort.signal })) {
+      // Live: each delta as the model writes it, each unit once (client/live-reader.ts), when the client has a live channel.
+      for await (const { event } of options.client.turnEvents(turnId, { fromOffset, live: true, signal: abort.signal })) {
         (await mapper.map(event)).forEach(write);
         if (event.type === 'turn-finished') ended = true;
         // A parked call ends this response; the client continues with its decision (or result).
