@@ -271,13 +271,26 @@ describe('/api/chat, live', () => {
     expect(sent.chunks.at(-1)).toEqual({ type: 'finish', finishReason: 'stop' });
   });
 
-  it('builds the same message from a live two-step turn as the durable order does: each text once, one tool part', async () => {
-    const { base, client } = await serveLive();
+  it("builds the same message from a live two-step turn as the durable order does: a new step's text waits for the previous step's calls", async () => {
+    const gate = queryGate();
+    const { base, client } = await serveLive(gate.client);
     fake.script('openai', [
       { text: FIRST, toolCalls: [{ name: 'record_action', input: { action: 'live-chat' } }], stream: { eventIntervalMs: 10 } },
       { text: SECOND, stream: { eventIntervalMs: 10 } },
     ]);
-    const sent = chat(base, 'Go.');
+    let text = '';
+    let firstShown!: () => void;
+    const firstStep = new Promise<void>((resolve) => (firstShown = resolve));
+    const sent = chat(base, 'Go.', (chunk) => {
+      if (chunk.type === 'text-delta') text += chunk.delta;
+      if (text === FIRST) firstShown();
+    });
+    // The first step's text arrives live with every durable read held; the second step's waits
+    // for the first step's end and tool call, which only the durable stream has.
+    await firstStep;
+    expect(await turnpike.client.workflow.getHandle(`${sent.id}/turn-1`).result()).toMatchObject({ status: 'completed', text: SECOND });
+    expect(text).toBe(FIRST);
+    gate.open();
     expect((await sent.reading).status).toBe(200);
     const { message, errors } = await messageOf(sent.chunks);
     expect(errors).toEqual([]);
