@@ -9,8 +9,10 @@
  *   GET  /api/conversations/:id/events?token=…          → text/event-stream, `id:` = cursor
  *
  * Each SSE message is `id: <offset or cursor>` and `data: {"offset"…,"event":{…}}` (JSON on one
- * line). `Last-Event-ID` (sent by EventSource when it reconnects), or `?lastEventId=`, resumes
- * after that event: every later event arrives exactly once. A turn's stream ends with an
+ * line). A turn's plain stream is read live (docs/streaming.md) when the client has a live
+ * channel: a record shown ahead of the durable stream has `live` and an id that carries it
+ * (turn-event-id.ts). `Last-Event-ID` (sent by EventSource when it reconnects), or
+ * `?lastEventId=`, resumes after that event: every later event arrives exactly once. A turn's stream ends with an
  * `event: end` message after `turn-finished`; a client closes then rather than reconnecting.
  * The events routes accept `Authorization: Bearer` as well, for clients that can send headers,
  * and the dashboard's sign-in cookie (api/session.ts), which EventSource sends same-origin.
