@@ -3,14 +3,16 @@
  * a browser opens them with (see stream-token.ts).
  *
  *   POST /api/turns/:turnId/stream-token                → { token, expiresAt, url }
- *   GET  /api/turns/:turnId/events?token=…              → text/event-stream, `id:` = offset
+ *   GET  /api/turns/:turnId/events?token=…              → text/event-stream, `id:` = offset, or offset and what was shown live (turn-event-id.ts)
  *        …&nested=true                                  → with the child turns' events of agent tool calls, `id:` = nested cursor
  *   POST /api/conversations/:id/stream-token            → { token, expiresAt, url }
  *   GET  /api/conversations/:id/events?token=…          → text/event-stream, `id:` = cursor
  *
  * Each SSE message is `id: <offset or cursor>` and `data: {"offset"…,"event":{…}}` (JSON on one
- * line). `Last-Event-ID` (sent by EventSource when it reconnects), or `?lastEventId=`, resumes
- * after that event: every later event arrives exactly once. A turn's stream ends with an
+ * line). A turn's plain stream is read live (docs/streaming.md) when the client has a live
+ * channel: a record shown ahead of the durable stream has `live` and an id that carries it
+ * (turn-event-id.ts). `Last-Event-ID` (sent by EventSource when it reconnects), or
+ * `?lastEventId=`, resumes after that event: every later event arrives exactly once. A turn's stream ends with an
  * `event: end` message after `turn-finished`; a client closes then rather than reconnecting.
  * The events routes accept `Authorization: Bearer` as well, for clients that can send headers,
  * and the dashboard's sign-in cookie (api/session.ts), which EventSource sends same-origin.
@@ -28,6 +30,7 @@ import type { TurnpikeClient } from '../client/turnpike-client.js';
 import type { Authenticator, Caller } from './auth.js';
 import type { StreamScope, StreamTokens } from './stream-token.js';
 import { openEventStream } from './sse.js';
+import { formatTurnEventId, parseTurnEventId, TurnEventIdError, type TurnEventResume } from './turn-event-id.js';
 
 /** A comment line this often keeps proxies from closing an idle stream (a turn parked for hours). */
 const KEEP_ALIVE_MS = 15_000;
@@ -152,11 +155,18 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
       }
       records = options.client.nestedTurnEvents(turnId, { ...(resume ? { after: resume } : {}), signal: abort.signal });
     } else {
-      if (after !== undefined && !/^\d{1,15}$/.test(after)) return options.invalid(reply, `Last-Event-ID "${after}" is not an offset of this turn's stream`);
-      records = options.client.turnEvents(turnId, { fromOffset: after === undefined ? 0 : Number(after) + 1, signal: abort.signal });
+      let resume: TurnEventResume = { fromOffset: 0 };
+      try {
+        if (after !== undefined) resume = parseTurnEventId(after);
+      } catch (error) {
+        if (error instanceof TurnEventIdError) return options.invalid(reply, error.message);
+        throw error;
+      }
+      // Live: deltas as the model writes them, when the client has a live channel (docs/streaming.md); else the durable read.
+      records = options.client.turnEvents(turnId, { ...resume, live: true, signal: abort.signal });
     }
-    // A nested record's id is its cursor (none past the cursor's limits: a reconnect resumes after the last id); a plain one's, its offset.
-    const idOf = (record: NestedTurnEventRecord) => (request.query.nested === 'true' ? record.cursor : String(record.offset));
+    // A nested record's id is its cursor, a plain one's its offset, with what it showed live (turn-event-id.ts); none past their limits: a reconnect resumes after the last id.
+    const idOf = (record: NestedTurnEventRecord) => (request.query.nested === 'true' ? record.cursor : formatTurnEventId(record));
     const toMessage = (record: NestedTurnEventRecord) => {
       const id = idOf(record);
       return { ...(id !== undefined ? { id } : {}), data: record };

@@ -35,6 +35,7 @@ import type { DecisionRecord, ModelSettings, TurnBudget } from '../workflows/typ
 import { modelSchema, outputSchema } from './request-schemas.js';
 import { budgetResponses, isApprovalResponse, type ApprovalResponsePart, type BudgetResponse } from './ui-chat-responses.js';
 import { UiMessageChunkMapper, type UiMessageChunk } from './ui-message-chunks.js';
+import { LiveStepOrder } from './ui-live-order.js';
 import { loadPartialJsonParser } from './ui-output-part.js';
 import { openEventStream } from './sse.js';
 import type { Caller } from './auth.js';
@@ -199,11 +200,16 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
       if (last.role === 'user' || steering) mapper.startOutput().forEach(write);
       decided.forEach(write);
       let ended = false;
-      for await (const { event } of options.client.turnEvents(turnId, { fromOffset, signal: abort.signal })) {
-        (await mapper.map(event)).forEach(write);
-        if (event.type === 'turn-finished') ended = true;
-        // A parked call ends this response; the client continues with its decision (or result).
-        if (event.type === 'approval-requested' || event.type === 'budget-requested' || event.type === 'client-tool-requested' || ended) break;
+      // Live: each delta as the model writes it, each unit once (client/live-reader.ts), when the
+      // client has a live channel; a new step's deltas wait for the previous step's calls (ui-live-order.ts).
+      const order = new LiveStepOrder();
+      reading: for await (const record of options.client.turnEvents(turnId, { fromOffset, live: true, signal: abort.signal })) {
+        for (const event of order.push(record)) {
+          (await mapper.map(event)).forEach(write);
+          if (event.type === 'turn-finished') ended = true;
+          // A parked call ends this response; the client continues with its decision (or result).
+          if (event.type === 'approval-requested' || event.type === 'budget-requested' || event.type === 'client-tool-requested' || ended) break reading;
+        }
       }
       if (!ended && !abort.signal.aborted) mapper.end('tool-calls').forEach(write);
     } catch (error) {

@@ -118,7 +118,10 @@ export class UiMessageChunkMapper {
   async map(event: TurnEvent): Promise<UiMessageChunk[]> {
     const chunks: UiMessageChunk[] = [];
     // A model step's deltas, its calls and their results are one UI step; the next model step starts another.
+    // Read live, a step's deltas may come before the previous step's last durable events (its
+    // calls, results, `step-finished`: docs/streaming.md): those join the open step, never reopen theirs.
     const open = (step: number) => {
+      if (this.inStep && step < this.step) return;
       if (this.inStep && step !== this.step) {
         chunks.push(...this.closeParts(), { type: 'finish-step' });
         this.inStep = false;
@@ -158,6 +161,8 @@ export class UiMessageChunkMapper {
         if (this.inStep) chunks.push({ type: 'reset-step' });
         break;
       case 'step-finished':
+        // An earlier step's end, read after a later step's live deltas: its parts were closed when that step opened.
+        if (this.inStep && event.step < this.step) break;
         chunks.push(...this.closeParts());
         break;
       case 'tool-call':

@@ -3,7 +3,8 @@
  *
  * 1. A Temporal dev server (SQLite under .turnpike/, so parked turns survive a restart;
  *    Web UI on :8233), unless TEMPORAL_ADDRESS names a cluster to use instead.
- * 2. A turnpike worker with the demo tools.
+ * 2. A turnpike worker with the demo tools, and the HTTP API in the same process, sharing the
+ *    in-process live channel so streamed deltas reach readers as the model writes them.
  * 3. A demo turn that parks for approval, and the commands to approve it.
  * Ctrl-C stops the worker and the dev server.
  */
@@ -19,7 +20,7 @@ import { TemporalCliUnavailableError, ensureTemporalCli } from './temporal-cli.j
 import { randomBytes } from 'node:crypto';
 // The package's public entry points, as an application would import them.
 import { buildApi, parseTokenMap } from '../api/index.js';
-import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE, TurnpikeClient, connectTemporal, turnpikeDataConverter, type agentTurn } from '../client/index.js';
+import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE, TurnpikeClient, connectTemporal, inProcessLiveDeltas, turnpikeDataConverter, type agentTurn } from '../client/index.js';
 import { connectionOptionsFromEnvironment, createWorker } from '../worker/index.js';
 import { demoTools } from '../demo/tools.js';
 
@@ -60,7 +61,9 @@ async function main(): Promise<void> {
   const connection = await connectTemporal({ ...(environment.connectionOptions as ConnectionOptions), address });
   const client = new Client({ connection, namespace, dataConverter: turnpikeDataConverter });
   try {
-    const worker = await createWorker({ tools: demoTools, connection: nativeConnection, namespace });
+    // The worker and the API share this process: streamed deltas reach the dashboard and /api/chat
+    // through the in-process live channel, beside the durable stream (docs/streaming.md).
+    const worker = await createWorker({ tools: demoTools, connection: nativeConnection, namespace, liveDeltas: inProcessLiveDeltas });
     const running = worker.run();
     const cli = server?.cli ?? (await ensureTemporalCli().catch(() => 'temporal'));
     const temporal = cli === 'temporal' || path.basename(cli) === cli ? 'temporal' : cli;
@@ -91,7 +94,7 @@ async function main(): Promise<void> {
     const devToken = randomBytes(9).toString('base64url');
     const tokens = parseTokenMap(process.env.TURNPIKE_API_TOKENS ?? `${devToken}:you`);
     const api = await buildApi({
-      client: new TurnpikeClient({ client, taskQueue: worker.options.taskQueue }),
+      client: new TurnpikeClient({ client, taskQueue: worker.options.taskQueue, liveDeltas: inProcessLiveDeltas }),
       tokens,
       // The one-off token's holder reads every turn, as the developer running turnpike expects.
       ...(process.env.TURNPIKE_API_TOKENS ? {} : { access: { admins: ['you'] } }),

@@ -4,11 +4,13 @@
  * registered on the worker by name, talking HTTP to the strict Gemini fake with thinking on. The
  * page picks the model in its request body (useChat's `body`), shows the streamed answer, an
  * approval request, approves it through the transport, and shows the tool output and the final
- * answer; Gemini gets its thought signature back unchanged after the park.
+ * answer; Gemini gets its thought signature back unchanged after the park. The API reads the
+ * turns live, through the worker's in-process live channel.
  */
 import { createGoogleGenerativeAI } from '@ai-sdk/google';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InProcessLiveDeltas } from '../../activities/live-deltas.js';
 import { startFakeGemini, type FakeGemini } from '../fake-provider/gemini.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { expectStreamedText, recordChatRequests, sendFromPage, startUiChat, type UiChat } from '../support/ui-chat-browser.js';
@@ -23,7 +25,8 @@ let chat: UiChat;
 beforeAll(async () => {
   gemini = await startFakeGemini(GEMINI_KEY);
   const google = createGoogleGenerativeAI({ baseURL: gemini.baseURL, apiKey: GEMINI_KEY });
-  chat = await startUiChat({ tools: testTools, models: { gemini: google('gemini-2.5-flash') } });
+  // The worker and the API share a live channel: the page reads /api/chat live (docs/streaming.md).
+  chat = await startUiChat({ tools: testTools, models: { gemini: google('gemini-2.5-flash') }, liveDeltas: new InProcessLiveDeltas() });
 });
 
 afterAll(async () => {

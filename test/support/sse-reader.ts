@@ -10,10 +10,15 @@ export interface SseMessage {
   data: string;
 }
 
-/** Reads SSE messages from a real HTTP response until `until` holds for one (inclusive), then disconnects. */
-export async function readSseFrom(url: string, headers: Record<string, string>, until: (message: SseMessage) => boolean): Promise<{ status: number; messages: SseMessage[] }> {
+/** Reads SSE messages from a real HTTP response until `until` holds for one (inclusive), then disconnects; a GET unless `init` says otherwise. */
+export async function readSseFrom(
+  url: string,
+  headers: Record<string, string>,
+  until: (message: SseMessage) => boolean,
+  init: { method?: string; body?: string } = {},
+): Promise<{ status: number; messages: SseMessage[] }> {
   const abort = new AbortController();
-  const response = await fetch(url, { headers, signal: abort.signal });
+  const response = await fetch(url, { ...init, headers, signal: abort.signal });
   if (response.status !== 200) return { status: response.status, messages: [] };
   expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
   const messages: SseMessage[] = [];

@@ -57,7 +57,8 @@ export async function startUiChat(harness: Parameters<typeof startTurnpike>[0]):
   try {
     execFileSync(ESBUILD, [join(PAGE_DIRECTORY, 'page.js'), '--bundle', '--format=esm', '--platform=browser', `--outfile=${join(bundleDirectory, 'page.js')}`, '--log-level=warning']);
     turnpike = await startTurnpike(harness);
-    const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+    // With the worker's live channel, the API's /api/chat reads live (docs/streaming.md).
+    const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue, ...(harness.liveDeltas ? { liveDeltas: harness.liveDeltas } : {}) });
     api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice') });
     api.get('/ui-chat/', (_request, reply) => reply.type('text/html; charset=utf-8').send(readFileSync(join(PAGE_DIRECTORY, 'index.html'), 'utf8')));
     api.get('/ui-chat/page.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(readFileSync(join(bundleDirectory, 'page.js'), 'utf8')));

@@ -5,6 +5,7 @@
 import { parsePartialJson, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
+import { LiveStepOrder } from '../../api/ui-live-order.js';
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import type { BudgetApprovalInput, DecisionRecord } from '../../workflows/types/index.js';
 
@@ -77,6 +78,33 @@ describe('UiMessageChunkMapper', () => {
       { type: 'finish-step' },
       { type: 'finish', finishReason: 'stop' },
     ]);
+  });
+
+  it("places a live read's steps as the durable order does: one tool part, each step's text in one part (with LiveStepOrder)", async () => {
+    // Read live (client/live-reader.ts), step 2's deltas may come before step 1's last durable
+    // events; a live record repeats the offset of the last durable one.
+    const records: Array<{ offset: number; event: TurnEvent }> = [
+      { offset: -1, event: { type: 'text-delta', text: 'Checking', step: 1, attempt: 1 } },
+      { offset: -1, event: { type: 'tool-input-start', step: 1, attempt: 1, toolCallId: 'c1', toolName: 't' } },
+      { offset: -1, event: { type: 'tool-input-delta', step: 1, attempt: 1, toolCallId: 'c1', inputTextDelta: '{"a":1}' } },
+      { offset: -1, event: { type: 'text-delta', text: 'It is ', step: 2, attempt: 1 } },
+      { offset: 3, event: { type: 'step-finished', step: 1, finishReason: 'tool-calls', usage, toolCalls: 1 } },
+      { offset: 4, event: { type: 'tool-call', step: 1, toolCallId: 'c1', toolName: 't', input: { a: 1 } } },
+      { offset: 4, event: { type: 'text-delta', text: 'sun', step: 2, attempt: 1 } },
+      { offset: 5, event: { type: 'tool-result', step: 1, toolCallId: 'c1', toolName: 't', outcome: 'executed', output: 'sunny', isError: false } },
+      { offset: 5, event: { type: 'text-delta', text: 'ny.', step: 2, attempt: 1 } },
+      { offset: 7, event: { type: 'step-finished', step: 2, finishReason: 'stop', usage, toolCalls: 0 } },
+      { offset: 8, event: { type: 'turn-finished', status: 'completed', text: 'It is sunny.', steps: 2, usage } },
+    ];
+    const order = new LiveStepOrder();
+    const events = records.flatMap((record) => order.push(record));
+    // Step 2's first delta waited for step 1's end and call; nothing was dropped or repeated.
+    expect(events.map((event) => event.type)).toEqual(['text-delta', 'tool-input-start', 'tool-input-delta', 'step-finished', 'tool-call', 'text-delta', 'text-delta', 'tool-result', 'text-delta', 'step-finished', 'turn-finished']);
+    const { message, errors } = await messageOf([{ type: 'start', messageId: 'm' }, ...(await mapAll(new UiMessageChunkMapper(), events))]);
+    expect(errors).toEqual([]);
+    expect(message.parts.map((part) => part.type)).toEqual(['step-start', 'text', 'tool-t', 'step-start', 'text']);
+    expect(message.parts.filter((part) => part.type === 'text').map((part) => (part as { text: string }).text)).toEqual(['Checking', 'It is sunny.']);
+    expect(message.parts[2]).toMatchObject({ toolCallId: 'c1', state: 'output-available', input: { a: 1 }, output: 'sunny' });
   });
 
   it('shows a budget approval as one data part, replaced in place by its decision, and never as a tool part', async () => {
