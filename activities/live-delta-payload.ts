@@ -15,7 +15,7 @@
  * so the merge sees consecutive units. A piece that cannot be split small enough (a
  * `tool-input-start` with a huge tool name) is dropped: readers read it from the durable stream.
  */
-import type { LiveDeltaEvent, LiveDeltaPiece } from './live-deltas.js';
+import { deltaUnits, type LiveDeltaEvent, type LiveDeltaPiece } from './live-deltas.js';
 
 /** The longest payload PostgreSQL takes, in bytes: it refuses 8,000 or more. */
 export const MAX_NOTIFY_PAYLOAD_BYTES = 7_999;
@@ -79,7 +79,8 @@ export function encodeLivePiece(workflowId: string, piece: LiveDeltaPiece, maxBy
   const field = textField(piece.event);
   if (field === undefined) return [];
   // What a part costs besides its text: the id, the event's other fields, `start` at its longest.
-  const empty = { event: { ...piece.event, [field]: '' }, start: Number.MAX_SAFE_INTEGER };
+  const units = deltaUnits(piece.event);
+  const empty = { event: { ...piece.event, [field]: '' }, start: piece.start + units };
   const room = maxBytes - Buffer.byteLength(prefix(workflowId) + JSON.stringify(empty));
   // Room for at least a few code points, or the piece is dropped.
   if (room < 24) return [];
