@@ -6,19 +6,21 @@
  * is held, a piece of more than 8,000 bytes included; with PostgreSQL stopped mid-turn the turn
  * finishes and readers get everything from the durable stream; once it is back, turns are live again.
  */
+import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { LiveDeltaPiece } from '../../activities/live-deltas.js';
 import { MAX_NOTIFY_PAYLOAD_BYTES } from '../../activities/live-delta-payload.js';
 import { PostgresLiveDeltas } from '../../activities/postgres-live-deltas.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startPostgres, type Postgres } from '../../scripts/postgres.js';
 import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
+import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -51,6 +53,9 @@ let turnpike: TurnpikeHarness;
 let published: PostgresLiveDeltas;
 let listened: PostgresLiveDeltas;
 const warnings: string[] = [];
+/** A worker in its own process, on a task queue of its own, with the channel TURNPIKE_LIVE_POSTGRES_URL names. */
+const processQueue = `pg-live-${randomUUID()}`;
+let workerProcess: WorkerProcess | undefined;
 
 beforeAll(async () => {
   port = await freePort();
@@ -63,6 +68,7 @@ beforeAll(async () => {
   await listened.ready();
 }, 180_000);
 afterAll(async () => {
+  await workerProcess?.kill();
   await turnpike?.stop();
   await published?.close();
   await listened?.close();
@@ -79,12 +85,13 @@ const SECOND = words(40, 'b');
 const LONG_WORD = 'ж€😀'.repeat(1_500);
 
 /** A two-step turn: text and a tool call, then text; tokens 10 ms apart. */
-async function startTwoStepTurn(second = SECOND, control: { pauseAfterEvents?: number; resume?: Promise<unknown> } = {}) {
+async function startTwoStepTurn(second = SECOND, control: { pauseAfterEvents?: number; resume?: Promise<unknown> } = {}, taskQueue = turnpike.taskQueue) {
   fake.script('openai', [
     { text: FIRST, toolCalls: [{ name: 'record_action', input: { action: 'live' } }], stream: { eventIntervalMs: 10, ...control } },
     { text: second, stream: { eventIntervalMs: 10 } },
   ]);
-  return turnpike.startTurn({ model: { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 512 }, text: 'Go.' });
+  const input = { model: { provider: 'openai' as const, model: 'gpt-4.1-mini', maxTokens: 512 }, messages: [{ role: 'user' as const, content: 'Go.' }] };
+  return turnpike.client.workflow.start('agentTurn', { taskQueue, workflowId: `turn-${randomUUID()}`, args: [input] });
 }
 
 /** What a person sees: each step's text and each tool call's input as written, and every other event in order. */
@@ -112,7 +119,7 @@ const durableView = async (workflowId: string) => shown(await readAll(new Turnpi
  * Reads a two-step turn through the listening channel with every durable read held until both
  * steps' text (`second` for the second) has been shown; says whether it was shown before any read answered.
  */
-async function readWithDurableHeld(second: string) {
+async function readWithDurableHeld(second: string, taskQueue = turnpike.taskQueue) {
   let resolveGate!: () => void;
   const gate = new Promise<void>((resolve) => (resolveGate = resolve));
   const held = new Client({
@@ -122,7 +129,7 @@ async function readWithDurableHeld(second: string) {
     interceptors: { workflow: [{ query: async (input, next) => (await gate, next(input)) }] },
   });
   const client = new TurnpikeClient({ client: held, taskQueue: turnpike.taskQueue, liveDeltas: listened });
-  const handle = await startTwoStepTurn(second);
+  const handle = await startTwoStepTurn(second, {}, taskQueue);
   let shownLive = false;
   let durableBefore = -1;
   const texts: Record<number, string> = {};
@@ -167,8 +174,22 @@ async function untilLive(): Promise<void> {
 }
 
 describe('the PostgreSQL live channel', () => {
-  it("shows a step's text live from another process's channel while the durable reads are held", async () => {
+  it("shows a step's text live from another channel's connection while the durable reads are held", async () => {
     await readWithDurableHeld(SECOND);
+  });
+
+  it('shows the text live from a worker in its own process', async () => {
+    workerProcess = await startWorkerProcess(
+      {
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+        TURNPIKE_TASK_QUEUE: processQueue,
+        WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+        TURNPIKE_LIVE_POSTGRES_URL: `${connectionString}?channel=turnpike_live`,
+      },
+      'test/support/live-worker-process.ts',
+    );
+    await readWithDurableHeld(SECOND, processQueue);
   });
 
   it('carries a piece of more than 8,000 bytes whole and numbered, in parts PostgreSQL takes', async () => {
