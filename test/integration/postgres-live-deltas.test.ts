@@ -2,9 +2,11 @@
  * The live channel over PostgreSQL LISTEN/NOTIFY (activities/postgres-live-deltas.ts), against a
  * private PostgreSQL instance (scripts/postgres.ts): the worker publishes through one
  * `PostgresLiveDeltas`, the reading client listens through another (its own connections, as an
- * API process apart from the workers has). A reader sees a step's text while every durable read
- * is held, a piece of more than 8,000 bytes included; with PostgreSQL stopped mid-turn the turn
- * finishes and readers get everything from the durable stream; once it is back, turns are live again.
+ * API process apart from the workers has), and from a worker in its own process configured by
+ * TURNPIKE_LIVE_POSTGRES_URL. A reader sees a step's text while every durable read is held, a
+ * piece of more than 8,000 bytes included; with PostgreSQL stopped mid-turn the turn finishes and
+ * readers get everything from the durable stream; once it is back, or once a cut LISTEN
+ * connection is replaced, turns are live again.
  */
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -249,6 +251,25 @@ describe('the PostgreSQL live channel', () => {
 
     await startDatabase();
     await listened.ready();
+    await untilLive();
+    await readWithDurableHeld(SECOND);
+  });
+
+  it('listens again when its connection is cut (pg_terminate_backend)', async () => {
+    const admin = new pg.Client({ connectionString });
+    await admin.connect();
+    const listening = async () =>
+      (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN "turnpike_live"' AND pid <> pg_backend_pid()`)).rows.map((row) => row.pid);
+    try {
+      const cut = await listening();
+      expect(cut).toHaveLength(1);
+      await admin.query('SELECT pg_terminate_backend($1)', [cut[0]]);
+      // A new LISTEN connection, not the one cut.
+      await expect.poll(async () => (await listening()).filter((pid) => !cut.includes(pid)).length, { timeout: 60_000, interval: 200 }).toBe(1);
+      expect(await listening()).not.toContain(cut[0]);
+    } finally {
+      await admin.end();
+    }
     await untilLive();
     await readWithDurableHeld(SECOND);
   });
