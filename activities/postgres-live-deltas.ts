@@ -25,6 +25,7 @@ import { importOptional } from '../peers/optional-packages.js';
 import { decodeLivePiece, encodeLivePiece, payloadWorkflowId } from './live-delta-payload.js';
 import type { LiveDeltaChannel, LiveDeltaPiece } from './live-deltas.js';
 
+/** The notification channel pieces go on unless told otherwise. */
 export const DEFAULT_LIVE_CHANNEL = 'turnpike_live';
 /** The variable `liveDeltasFromEnvironment` reads: `postgresql://user:password@host:5432/db?channel=turnpike_live`. */
 export const LIVE_POSTGRES_VARIABLE = 'TURNPIKE_LIVE_POSTGRES_URL';
@@ -37,15 +38,19 @@ const LAST_RETRY_MS = 30_000;
 
 /** Where PostgreSQL is, when not given as a connection string. */
 export interface PostgresConnectionSettings {
+  /** Default localhost. */
   host?: string;
+  /** Default 5432. */
   port?: number;
   user?: string;
   password?: string;
+  /** Default: the user's name. */
   database?: string;
   /** `true`, or Node's TLS options (a CA, a client certificate). */
   ssl?: boolean | ConnectionOptions;
 }
 
+/** Where the channel is and how it behaves; `connectionString` or `connection` is required. */
 export interface PostgresLiveDeltasOptions {
   /** `postgresql://user:password@host:port/database`, as node-postgres takes it. */
   connectionString?: string;
@@ -78,8 +83,11 @@ class Outage {
   }
 }
 
+/** A live channel over PostgreSQL `LISTEN/NOTIFY`, for readers in other processes than the workers (see the file's comment). */
 export class PostgresLiveDeltas implements LiveDeltaChannel {
+  /** The notification channel. */
   readonly channel: string;
+  /** Where it is, without the password: `postgresql://user@db:5432/app (channel turnpike_live)`. */
   readonly description: string;
   /** Private fields (#): the password never shows in JSON.stringify or console.log of the channel. */
   readonly #config: ClientConfig;
@@ -99,7 +107,7 @@ export class PostgresLiveDeltas implements LiveDeltaChannel {
   #wake?: () => void;
   readonly #listenOutage: Outage;
 
-  constructor(options: PostgresLiveDeltasOptions = {}) {
+  constructor(options: PostgresLiveDeltasOptions) {
     const { connectionString } = options;
     if (connectionString === undefined && !options.connection) {
       throw new TypeError(`PostgresLiveDeltas: give connectionString or connection (liveDeltasFromEnvironment reads ${LIVE_POSTGRES_VARIABLE})`);
@@ -118,6 +126,7 @@ export class PostgresLiveDeltas implements LiveDeltaChannel {
     this.#listenOutage = new Outage((message) => warn(`the live channel ${this.description} cannot listen: ${message}`));
   }
 
+  /** Queues one piece (or its parts) for the publishing connection; never waits and never throws. */
   publish(workflowId: string, piece: LiveDeltaPiece): void {
     try {
       if (this.#closed || Date.now() < this.#sendOutage.retryAt) return;
@@ -130,6 +139,7 @@ export class PostgresLiveDeltas implements LiveDeltaChannel {
     }
   }
 
+  /** Calls `listener` with each piece this process's `LISTEN` connection receives for `workflowId`; returns the unsubscribe. */
   subscribe(workflowId: string, listener: (piece: LiveDeltaPiece) => void): () => void {
     if (this.#closed) return () => {};
     let set = this.#listeners.get(workflowId);
