@@ -74,8 +74,13 @@ class Outage {
   retryAt = 0;
   constructor(private readonly report: (message: string) => void) {}
   failed(what: string, error: unknown): void {
-    if (this.failures++ === 0) this.report(`${what}: ${String((error as Error)?.message ?? error)}; readers fall back to the durable stream until it is back`);
-    this.retryAt = Date.now() + retryDelay(this.failures - 1);
+    this.retryAt = Date.now() + retryDelay(this.failures);
+    if (this.failures++ > 0) return;
+    try {
+      this.report(`${what}: ${String((error as Error)?.message ?? error)}; readers fall back to the durable stream until it is back`);
+    } catch {
+      // A warning that fails must not stop the channel.
+    }
   }
   recovered(): void {
     this.failures = 0;
