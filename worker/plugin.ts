@@ -35,6 +35,7 @@ import { checkedEndpoints, type OpenAIEndpoints } from '../activities/providers/
 import { checkedClouds, type CloudSettings } from '../activities/providers/clouds.js';
 import { checkedRemoteMcpServers, type RemoteMcpServers } from '../activities/providers/remote-mcp-servers.js';
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
+import { liveDeltasFromEnvironment, type PostgresLiveDeltas } from '../activities/postgres-live-deltas.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -46,7 +47,9 @@ export interface TurnpikePluginOptions {
   /**
    * Where streaming model steps also push each delta as the provider streams it, for readers
    * whose `TurnpikeClient` has the same channel (`inProcessLiveDeltas` when they share this
-   * process; docs/streaming.md). Without one, readers follow the durable stream alone.
+   * process; docs/streaming.md). Default: the PostgreSQL channel `TURNPIKE_LIVE_POSTGRES_URL`
+   * names (`liveDeltasFromEnvironment`), closed when the worker stops; without either, readers
+   * follow the durable stream alone.
    */
   liveDeltas?: LiveDeltaChannel;
   /** The tools turns may offer the model, from `defineTool` / `defineClientTool` / `defineAgentTool`. Omit on a Client. */
@@ -166,6 +169,7 @@ export class TurnpikePlugin extends SimplePlugin {
   private readonly mcp?: LazyMcpTools;
   private readonly bundleSourceContent: boolean;
   private readonly ownedStore?: ContentStore;
+  private readonly ownedLiveDeltas?: PostgresLiveDeltas;
 
   constructor(options: TurnpikePluginOptions = {}) {
     const notifications = options.notifications ?? notificationOptionsFromEnvironment();
@@ -175,6 +179,8 @@ export class TurnpikePlugin extends SimplePlugin {
         ? new LazyMcpTools(options.mcpServers, () => ({ logger: Runtime.instance().logger, meter: Runtime.instance().metricMeter }))
         : undefined;
     const contentStore = options.contentStore ?? contentStoreFromEnvironment();
+    const ownedLiveDeltas = options.liveDeltas ? undefined : liveDeltasFromEnvironment();
+    const liveDeltas = options.liveDeltas ?? ownedLiveDeltas;
     const activities = createActivities({
       tools: options.tools ?? [],
       contentStore,
@@ -189,7 +195,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.endpoints !== undefined ? { endpoints: checkedEndpoints(options.endpoints, 'TurnpikePlugin') } : {}),
       ...(options.clouds !== undefined ? { clouds: checkedClouds(options.clouds, 'TurnpikePlugin') } : {}),
       ...(options.remoteMcpServers !== undefined ? { remoteMcpServers: checkedRemoteMcpServers(options.remoteMcpServers, 'TurnpikePlugin') } : {}),
-      ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
+      ...(liveDeltas ? { liveDeltas } : {}),
     });
     super({
       name: 'turnpike',
@@ -199,6 +205,7 @@ export class TurnpikePlugin extends SimplePlugin {
     this.activityNames = Object.keys(activities);
     // A store the plugin opened is the plugin's to close; one it was given is the caller's.
     this.ownedStore = options.contentStore ? undefined : contentStore;
+    this.ownedLiveDeltas = ownedLiveDeltas;
     this.mcp = mcp;
     this.bundleSourceContent = options.bundleSourceContent ?? false;
   }
@@ -218,6 +225,7 @@ export class TurnpikePlugin extends SimplePlugin {
     } finally {
       await this.mcp?.close();
       await this.ownedStore?.close?.();
+      await this.ownedLiveDeltas?.close();
     }
   }
 

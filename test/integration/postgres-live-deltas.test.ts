@@ -1,0 +1,276 @@
+/**
+ * The live channel over PostgreSQL LISTEN/NOTIFY (activities/postgres-live-deltas.ts), against a
+ * private PostgreSQL instance (scripts/postgres.ts): the worker publishes through one
+ * `PostgresLiveDeltas`, the reading client listens through another (its own connections, as an
+ * API process apart from the workers has), and from a worker in its own process configured by
+ * TURNPIKE_LIVE_POSTGRES_URL. A reader sees a step's text while every durable read is held, a
+ * piece of more than 8,000 bytes included; with PostgreSQL stopped mid-turn the turn finishes and
+ * readers get everything from the durable stream; once it is back, or once a cut LISTEN
+ * connection is replaced, turns are live again.
+ */
+import { randomUUID } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client } from '@temporalio/client';
+import pg from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import type { LiveDeltaPiece } from '../../activities/live-deltas.js';
+import { MAX_NOTIFY_PAYLOAD_BYTES } from '../../activities/live-delta-payload.js';
+import { PostgresLiveDeltas } from '../../activities/postgres-live-deltas.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { startPostgres, type Postgres } from '../../scripts/postgres.js';
+import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
+import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
+import { useFakeProviders } from '../support/fake-providers.js';
+import { testTools } from '../support/test-tools.js';
+import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+
+const directory = mkdtempSync(path.join(tmpdir(), 'turnpike-pg-live-'));
+// PostgreSQL runs as the postgres user when we are root: it must reach <directory>/pg.
+chmodSync(directory, 0o755);
+
+async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_768);
+    const free = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  throw new Error('No free port between 20000 and 32767 after 200 tries.');
+}
+
+let port: number;
+let postgres: Postgres;
+let connectionString: string;
+const startDatabase = async () =>
+  (postgres = await startPostgres({ dataDirectory: path.join(directory, 'pg'), port, user: 'turnpike', password: 'live-test', logFile: path.join(directory, 'postgres.log') }));
+
+let fake: Awaited<ReturnType<typeof useFakeProviders>>;
+let turnpike: TurnpikeHarness;
+let published: PostgresLiveDeltas;
+let listened: PostgresLiveDeltas;
+const warnings: string[] = [];
+/** A worker in its own process, on a task queue of its own, with the channel TURNPIKE_LIVE_POSTGRES_URL names. */
+const processQueue = `pg-live-${randomUUID()}`;
+let workerProcess: WorkerProcess | undefined;
+
+beforeAll(async () => {
+  port = await freePort();
+  await startDatabase();
+  connectionString = `postgresql://turnpike:live-test@127.0.0.1:${port}/postgres`;
+  fake = await useFakeProviders();
+  published = new PostgresLiveDeltas({ connectionString, onWarning: (message) => warnings.push(message) });
+  listened = new PostgresLiveDeltas({ connectionString, onWarning: (message) => warnings.push(message) });
+  turnpike = await startTurnpike({ tools: testTools, liveDeltas: published });
+  await listened.ready();
+}, 180_000);
+afterAll(async () => {
+  await workerProcess?.kill();
+  await turnpike?.stop();
+  await published?.close();
+  await listened?.close();
+  await fake?.restore();
+  await postgres?.stop();
+  rmSync(directory, { recursive: true, force: true });
+}, 120_000);
+beforeEach(() => fake.reset());
+
+const words = (count: number, stem: string) => Array.from({ length: count }, (_, index) => `${stem}${index}`).join(' ') + '.';
+const FIRST = words(30, 'a');
+const SECOND = words(40, 'b');
+/** One streamed "word" of about 13,500 bytes: 2-, 3- and 4-byte characters, so one delta of it is over PostgreSQL's limit. */
+const LONG_WORD = 'ж€😀'.repeat(1_500);
+
+/** A two-step turn: text and a tool call, then text; tokens 10 ms apart. */
+async function startTwoStepTurn(second = SECOND, control: { pauseAfterEvents?: number; resume?: Promise<unknown> } = {}, taskQueue = turnpike.taskQueue) {
+  fake.script('openai', [
+    { text: FIRST, toolCalls: [{ name: 'record_action', input: { action: 'live' } }], stream: { eventIntervalMs: 10, ...control } },
+    { text: second, stream: { eventIntervalMs: 10 } },
+  ]);
+  const input = { model: { provider: 'openai' as const, model: 'gpt-4.1-mini', maxTokens: 512 }, messages: [{ role: 'user' as const, content: 'Go.' }] };
+  return turnpike.client.workflow.start('agentTurn', { taskQueue, workflowId: `turn-${randomUUID()}`, args: [input] });
+}
+
+/** What a person sees: each step's text and each tool call's input as written, and every other event in order. */
+function shown(records: readonly TurnEventRecord[]): { texts: Record<number, string>; inputs: Record<string, string>; others: TurnEvent[] } {
+  const texts: Record<number, string> = {};
+  const inputs: Record<string, string> = {};
+  const others: TurnEvent[] = [];
+  for (const { event } of records) {
+    if (event.type === 'text-delta') texts[event.step] = (texts[event.step] ?? '') + event.text;
+    else if (event.type === 'tool-input-delta') inputs[event.toolCallId] = (inputs[event.toolCallId] ?? '') + event.inputTextDelta;
+    else others.push(event);
+  }
+  return { texts, inputs, others };
+}
+
+async function readAll(iterable: AsyncIterable<TurnEventRecord>): Promise<TurnEventRecord[]> {
+  const records: TurnEventRecord[] = [];
+  for await (const record of iterable) records.push(record);
+  return records;
+}
+
+const durableView = async (workflowId: string) => shown(await readAll(new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }).turnEvents(workflowId)));
+
+/**
+ * Reads a two-step turn through the listening channel with every durable read held until both
+ * steps' text (`second` for the second) has been shown; says whether it was shown before any read answered.
+ */
+async function readWithDurableHeld(second: string, taskQueue = turnpike.taskQueue) {
+  let resolveGate!: () => void;
+  const gate = new Promise<void>((resolve) => (resolveGate = resolve));
+  const held = new Client({
+    connection: turnpike.client.connection,
+    namespace: turnpike.client.options.namespace,
+    dataConverter: turnpike.client.options.dataConverter,
+    interceptors: { workflow: [{ query: async (input, next) => (await gate, next(input)) }] },
+  });
+  const client = new TurnpikeClient({ client: held, taskQueue: turnpike.taskQueue, liveDeltas: listened });
+  const handle = await startTwoStepTurn(second, {}, taskQueue);
+  let shownLive = false;
+  let durableBefore = -1;
+  const texts: Record<number, string> = {};
+  const reading = (async () => {
+    const records: TurnEventRecord[] = [];
+    for await (const record of client.turnEvents(handle.workflowId, { live: true })) {
+      records.push(record);
+      if (record.event.type === 'text-delta') texts[record.event.step] = (texts[record.event.step] ?? '') + record.event.text;
+      if (!shownLive && texts[1] === FIRST && texts[2] === second) {
+        shownLive = true;
+        durableBefore = records.filter(({ event }) => !['text-delta', 'tool-input-start', 'tool-input-delta', 'reasoning-delta'].includes(event.type)).length;
+        resolveGate();
+      }
+    }
+    return records;
+  })();
+  await handle.result();
+  resolveGate();
+  const records = await reading;
+  expect(shownLive).toBe(true);
+  expect(durableBefore).toBe(0);
+  const expected = await durableView(handle.workflowId);
+  expect(expected.texts).toEqual({ 1: FIRST, 2: second });
+  // Every event once, in order: the text confirmed by the durable stream is not shown again.
+  expect(shown(records)).toEqual(expected);
+  expect(records.at(-1)!.event.type).toBe('turn-finished');
+}
+
+/** Waits until a piece published by the worker's channel reaches the listening one (both connected again). */
+async function untilLive(): Promise<void> {
+  let arrived = false;
+  const unsubscribe = listened.subscribe('probe', () => (arrived = true));
+  try {
+    for (let attempt = 0; !arrived; attempt++) {
+      if (attempt > 600) throw new Error('The live channel did not come back within 2 minutes');
+      published.publish('probe', { event: { type: 'text-delta', text: 'x', step: 1, attempt: 1 }, start: attempt });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  } finally {
+    unsubscribe();
+  }
+}
+
+describe('the PostgreSQL live channel', () => {
+  it("shows a step's text live from another channel's connection while the durable reads are held", async () => {
+    await readWithDurableHeld(SECOND);
+  });
+
+  it('shows the text live from a worker in its own process', async () => {
+    workerProcess = await startWorkerProcess(
+      {
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+        TURNPIKE_TASK_QUEUE: processQueue,
+        WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+        TURNPIKE_LIVE_POSTGRES_URL: `${connectionString}?channel=turnpike_live`,
+      },
+      'test/support/live-worker-process.ts',
+    );
+    await readWithDurableHeld(SECOND, processQueue);
+  });
+
+  it('carries a piece of more than 8,000 bytes whole and numbered, in parts PostgreSQL takes', async () => {
+    // PostgreSQL's limit, as the payload encoding assumes it.
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    try {
+      await client.query('SELECT pg_notify($1, $2)', ['limit_check', 'x'.repeat(MAX_NOTIFY_PAYLOAD_BYTES)]);
+      await expect(client.query('SELECT pg_notify($1, $2)', ['limit_check', 'x'.repeat(MAX_NOTIFY_PAYLOAD_BYTES + 1)])).rejects.toThrow('payload string too long');
+    } finally {
+      await client.end();
+    }
+
+    // The channel alone: one piece of about 13,500 bytes, from one instance to the other.
+    const parts: LiveDeltaPiece[] = [];
+    const unsubscribe = listened.subscribe('long-piece', (piece) => parts.push(piece));
+    published.publish('long-piece', { event: { type: 'text-delta', text: LONG_WORD, step: 2, attempt: 1 }, start: 7 });
+    published.publish('long-piece', { event: { type: 'text-delta', text: ' end', step: 2, attempt: 1 }, start: 7 + LONG_WORD.length });
+    await expect.poll(() => parts.at(-1)?.event, { timeout: 30_000 }).toMatchObject({ text: ' end' });
+    unsubscribe();
+    expect(parts.length).toBeGreaterThan(2);
+    let start = 7;
+    for (const part of parts) {
+      expect(part.start).toBe(start);
+      start += (part.event as { text: string }).text.length;
+    }
+    expect(parts.map((part) => (part.event as { text: string }).text).join('')).toBe(`${LONG_WORD} end`);
+
+    // And in a turn: the reader shows the whole long word live.
+    await readWithDurableHeld(`Before ${LONG_WORD} after.`);
+  });
+
+  it('falls back to the durable stream when PostgreSQL stops mid-turn, and is live again once it is back', async () => {
+    warnings.length = 0;
+    let resume!: () => void;
+    const resumed = new Promise<void>((resolve) => (resume = resolve));
+    const client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue, liveDeltas: listened });
+    // The first step pauses after 10 events; PostgreSQL stops there, and the step goes on.
+    const handle = await startTwoStepTurn(SECOND, { pauseAfterEvents: 10, resume: resumed });
+    let pieces = 0;
+    const unsubscribe = listened.subscribe(handle.workflowId, () => pieces++);
+    const reading = readAll(client.turnEvents(handle.workflowId, { live: true }));
+    // Pieces were flowing when the database went.
+    await expect.poll(() => pieces, { timeout: 60_000 }).toBeGreaterThanOrEqual(5);
+    unsubscribe();
+    await postgres.stop();
+    resume();
+    const result = await handle.result();
+    expect(result).toMatchObject({ status: 'completed', text: SECOND });
+    const records = await reading;
+    const expected = await durableView(handle.workflowId);
+    expect(expected.texts).toEqual({ 1: FIRST, 2: SECOND });
+    expect(shown(records)).toEqual(expected);
+    // Each side told of the outage once, however many pieces it dropped.
+    expect(warnings.filter((message) => message.includes('cannot publish'))).toHaveLength(1);
+    expect(warnings.filter((message) => message.includes('cannot listen'))).toHaveLength(1);
+
+    await startDatabase();
+    await listened.ready();
+    await untilLive();
+    await readWithDurableHeld(SECOND);
+  });
+
+  it('listens again when its connection is cut (pg_terminate_backend)', async () => {
+    const admin = new pg.Client({ connectionString });
+    await admin.connect();
+    const listening = async () =>
+      (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN "turnpike_live"' AND pid <> pg_backend_pid()`)).rows.map((row) => row.pid);
+    try {
+      const cut = await listening();
+      expect(cut).toHaveLength(1);
+      await admin.query('SELECT pg_terminate_backend($1)', [cut[0]]);
+      // A new LISTEN connection, not the one cut.
+      await expect.poll(async () => (await listening()).filter((pid) => !cut.includes(pid)).length, { timeout: 60_000, interval: 200 }).toBe(1);
+      expect(await listening()).not.toContain(cut[0]);
+    } finally {
+      await admin.end();
+    }
+    await untilLive();
+    await readWithDurableHeld(SECOND);
+  });
+});
