@@ -5,8 +5,10 @@
  * TURNPIKE_API_PORT (default 3000),
  * TURNPIKE_DECISION_SECRET (optional: require signed decision tokens), TURNPIKE_STREAM_SECRET (stream
  * tokens; set one for every instance behind a load balancer), TEMPORAL_UI_URL (links); SLACK_SIGNING_SECRET
- * and SLACK_BOT_TOKEN with TURNPIKE_SLACK_USERS or TURNPIKE_SLACK_USERS_BY_EMAIL (decisions from Slack).
+ * and SLACK_BOT_TOKEN with TURNPIKE_SLACK_USERS or TURNPIKE_SLACK_USERS_BY_EMAIL (decisions from Slack);
+ * TURNPIKE_LIVE_POSTGRES_URL (the workers' live channel: event streams and /api/chat show deltas as the model writes them).
  */
+import { liveDeltasFromEnvironment } from '../activities/postgres-live-deltas.js';
 import { TurnpikeClient } from '../client/turnpike-client.js';
 import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
 import { loginOptionsFromEnvironment } from './login.js';
@@ -21,7 +23,11 @@ async function main(): Promise<void> {
     console.error('Set TURNPIKE_LOGIN_ISSUER, TURNPIKE_LOGIN_CLIENT_ID and TURNPIKE_LOGIN_REDIRECT_URI (sign in with your identity provider), TURNPIKE_OIDC_JWKS_URL, TURNPIKE_OIDC_ISSUER and TURNPIKE_OIDC_AUDIENCE (tokens from your identity provider), or TURNPIKE_API_TOKENS="<token>:<identity>,..." (development), so decisions carry who made them.');
     process.exit(2);
   }
-  const client = await TurnpikeClient.connect();
+  // The workers' live channel, listening from the start; the API serves without it (readers follow
+  // the durable stream) while its database is down, so nothing waits for it here.
+  const liveDeltas = liveDeltasFromEnvironment();
+  void liveDeltas?.ready();
+  const client = await TurnpikeClient.connect(liveDeltas ? { liveDeltas } : {});
   const api = await buildApi({
     client,
     tokens,
@@ -40,6 +46,7 @@ async function main(): Promise<void> {
   const shutdown = async () => {
     await api.close();
     await client.close();
+    await liveDeltas?.close();
   };
   process.once('SIGINT', shutdown);
   process.once('SIGTERM', shutdown);

@@ -93,11 +93,16 @@ export class TurnpikeClient {
    * profiles), with turnpike's data converter over `contentStore` (default: `TURNPIKE_CONTENT_STORE`),
    * on a connection that takes answers as large as Temporal sends (`connectTemporal`).
    */
-  static async connect(options: { taskQueue?: string; contentStore?: ContentStore } = {}): Promise<TurnpikeClient> {
+  static async connect(options: { taskQueue?: string; contentStore?: ContentStore; liveDeltas?: LiveDeltaChannel } = {}): Promise<TurnpikeClient> {
     const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
     const connection = await connectTemporal(connectionOptions as ConnectionOptions);
     const dataConverter = options.contentStore ? createTurnpikeDataConverter({ contentStore: options.contentStore }) : turnpikeDataConverter;
-    return new TurnpikeClient({ client: new Client({ connection, namespace, dataConverter }), taskQueue: options.taskQueue, ...(options.contentStore ? { contentStore: options.contentStore } : {}) });
+    return new TurnpikeClient({
+      client: new Client({ connection, namespace, dataConverter }),
+      taskQueue: options.taskQueue,
+      ...(options.contentStore ? { contentStore: options.contentStore } : {}),
+      ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
+    });
   }
 
   /** The content store this client keeps large parts in and reads stored outputs from. */
