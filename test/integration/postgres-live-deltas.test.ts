@@ -6,13 +6,16 @@
  * TURNPIKE_LIVE_POSTGRES_URL. A reader sees a step's text while every durable read is held, a
  * piece of more than 8,000 bytes included; with PostgreSQL stopped mid-turn the turn finishes and
  * readers get everything from the durable stream; once it is back, or once a cut LISTEN
- * connection is replaced, turns are live again.
+ * connection is replaced, turns are live again; and `npm run api` in its own process, given the
+ * same variable, streams a worker process's deltas live over SSE.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
@@ -24,9 +27,11 @@ import { startPostgres, type Postgres } from '../../scripts/postgres.js';
 import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
 import { useFakeProviders } from '../support/fake-providers.js';
+import { readSseFrom } from '../support/sse-reader.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const directory = mkdtempSync(path.join(tmpdir(), 'turnpike-pg-live-'));
 // PostgreSQL runs as the postgres user when we are root: it must reach <directory>/pg.
 chmodSync(directory, 0o755);
@@ -192,6 +197,54 @@ describe('the PostgreSQL live channel', () => {
       'test/support/live-worker-process.ts',
     );
     await readWithDurableHeld(SECOND, processQueue);
+  });
+
+  it("`npm run api` (api/main.ts) in its own process, given TURNPIKE_LIVE_POSTGRES_URL, streams the worker process's deltas live over SSE", async () => {
+    workerProcess ??= await startWorkerProcess(
+      { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), TURNPIKE_TASK_QUEUE: processQueue, WORKFLOW_BUNDLE: inject('workflowBundlePath'), TURNPIKE_LIVE_POSTGRES_URL: connectionString },
+      'test/support/live-worker-process.ts',
+    );
+    const apiPort = await freePort();
+    const api = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+      cwd: ROOT,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+        TURNPIKE_TASK_QUEUE: processQueue,
+        TURNPIKE_API_PORT: String(apiPort),
+        TURNPIKE_API_TOKENS: 'reader-token:reader',
+        TURNPIKE_ADMINS: 'reader',
+        TURNPIKE_LIVE_POSTGRES_URL: connectionString,
+      },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    api.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const base = `http://127.0.0.1:${apiPort}`;
+      for (let attempt = 0; ; attempt++) {
+        const up = await fetch(`${base}/api/turns/none`, { headers: { authorization: 'Bearer reader-token' } }).then(() => true, () => false);
+        if (up) break;
+        if (attempt > 300 || api.exitCode !== null) throw new Error(`npm run api did not start: ${stderr}`);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const handle = await startTwoStepTurn(SECOND, {}, processQueue);
+      const { status, messages } = await readSseFrom(`${base}/api/turns/${encodeURIComponent(handle.workflowId)}/events`, { authorization: 'Bearer reader-token' }, (message) => message.event === 'end');
+      expect(status).toBe(200);
+      const records = messages.filter((message) => message.event === 'message').map((message) => ({ id: message.id, ...(JSON.parse(message.data) as TurnEventRecord) }));
+      // Deltas came through the channel ahead of the durable stream: their records carry `live`
+      // and their ids say what they showed ahead (an API without the channel sends offsets only).
+      const ahead = records.filter((record) => record.live !== undefined);
+      expect(ahead.length).toBeGreaterThan(0);
+      for (const record of ahead) expect(record.id).toMatch(/^-?\d+\.\d+-\d+-\d+/);
+      // Every event once, in order, as the durable stream holds them.
+      expect(shown(records)).toEqual(await durableView(handle.workflowId));
+    } finally {
+      const exited = new Promise((resolve) => api.once('exit', resolve));
+      api.kill('SIGKILL');
+      await exited;
+    }
   });
 
   it('carries a piece of more than 8,000 bytes whole and numbered, in parts PostgreSQL takes', async () => {
