@@ -10,7 +10,6 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -25,6 +24,7 @@ import { S3ContentStore } from '../../content/s3-content-store.js';
 import { contentStoreFromUrl } from '../../content/store-from-environment.js';
 import { startPostgres, type Postgres } from '../../scripts/postgres.js';
 import { startSeaweedS3, type SeaweedS3 } from '../../scripts/seaweedfs.js';
+import { freeLowPort } from '../support/free-port.js';
 
 /** Small pages, so listing the test's objects takes several. */
 const PAGE_SIZE = 3;
@@ -51,19 +51,6 @@ afterAll(() => rmSync(directory, { recursive: true, force: true }));
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** A free port in 20000–32767, below Linux's ephemeral range, as the cluster test picks them. */
-async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_768);
-    const free = await new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('No free port between 20000 and 32767 after 200 tries.');
-}
 
 async function fileBackend(): Promise<Backend> {
   const root = path.join(directory, 'files');
@@ -78,7 +65,7 @@ async function fileBackend(): Promise<Backend> {
 }
 
 async function postgresBackend(): Promise<Backend> {
-  const postgres: Postgres = await startPostgres({ dataDirectory: path.join(directory, 'pg'), port: await freePort(), user: 'turnpike', password: 'content-test', logFile: path.join(directory, 'postgres.log') });
+  const postgres: Postgres = await startPostgres({ dataDirectory: path.join(directory, 'pg'), port: await freeLowPort(), user: 'turnpike', password: 'content-test', logFile: path.join(directory, 'postgres.log') });
   const connectionString = `postgresql://${postgres.user}:${postgres.password}@${postgres.host}:${postgres.port}/postgres`;
   const store = new PostgresContentStore({ connectionString, table: 'content_conformance', pageSize: PAGE_SIZE });
   const client = new pg.Client({ connectionString });
@@ -100,7 +87,7 @@ async function postgresBackend(): Promise<Backend> {
 }
 
 async function s3Backend(): Promise<Backend> {
-  const seaweed: SeaweedS3 = await startSeaweedS3({ port: await freePort(), dataDirectory: path.join(directory, 'seaweedfs') });
+  const seaweed: SeaweedS3 = await startSeaweedS3({ port: await freeLowPort(), dataDirectory: path.join(directory, 'seaweedfs') });
   // The store takes its credentials from the SDK's default chain, as a deployment would.
   process.env.AWS_ACCESS_KEY_ID = seaweed.credentials.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY = seaweed.credentials.secretAccessKey;

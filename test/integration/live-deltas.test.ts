@@ -10,7 +10,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Client } from '@temporalio/client';
 import { InProcessLiveDeltas, type LiveDeltaChannel, type LiveDeltaPiece } from '../../activities/live-deltas.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
+import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
+import { readAll, shown, words } from '../support/live-view.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -47,7 +48,6 @@ beforeEach(() => {
   channel.published = 0;
 });
 
-const words = (count: number, stem: string) => Array.from({ length: count }, (_, index) => `${stem}${index}`).join(' ') + '.';
 const FIRST = words(30, 'a');
 const SECOND = words(60, 'b');
 
@@ -60,24 +60,7 @@ async function startTwoStepTurn() {
   return turnpike.startTurn({ model: { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 512 }, text: 'Go.' });
 }
 
-/** What a person sees: each step's text and each tool call's input as written, and every other event in order. */
-function shown(records: readonly TurnEventRecord[]): { texts: Record<number, string>; inputs: Record<string, string>; others: TurnEvent[] } {
-  const texts: Record<number, string> = {};
-  const inputs: Record<string, string> = {};
-  const others: TurnEvent[] = [];
-  for (const { event } of records) {
-    if (event.type === 'text-delta') texts[event.step] = (texts[event.step] ?? '') + event.text;
-    else if (event.type === 'tool-input-delta') inputs[event.toolCallId] = (inputs[event.toolCallId] ?? '') + event.inputTextDelta;
-    else others.push(event);
-  }
-  return { texts, inputs, others };
-}
 
-async function readAll(iterable: AsyncIterable<TurnEventRecord>): Promise<TurnEventRecord[]> {
-  const records: TurnEventRecord[] = [];
-  for await (const record of iterable) records.push(record);
-  return records;
-}
 
 describe('live deltas', () => {
   it('shows deltas live, and a reader that reconnects at a live delta sees every event once, in order', async () => {

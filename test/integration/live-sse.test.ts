@@ -14,7 +14,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InProcessLiveDeltas } from '../../activities/live-deltas.js';
 import type { StreamHub } from '../../client/stream-hub.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
+import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
+import { shown, words } from '../support/live-view.js';
 import { serveApi } from '../support/api-server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
@@ -70,7 +71,6 @@ async function serveLive(temporal: Client = turnpike.client): Promise<{ base: st
   return { base: served.base, client };
 }
 
-const words = (count: number, stem: string) => Array.from({ length: count }, (_, index) => `${stem}${index}`).join(' ') + '.';
 const FIRST = words(30, 'a');
 const SECOND = words(60, 'b');
 
@@ -83,18 +83,6 @@ async function startTwoStepTurn() {
   return turnpike.startTurn({ model: MODEL, text: 'Go.', startedBy: 'alice' });
 }
 
-/** What a person sees: each step's text and each tool call's input as written, and every other event in order. */
-function shown(records: ReadonlyArray<{ event: TurnEvent }>) {
-  const texts: Record<number, string> = {};
-  const inputs: Record<string, string> = {};
-  const others: TurnEvent[] = [];
-  for (const { event } of records) {
-    if (event.type === 'text-delta') texts[event.step] = (texts[event.step] ?? '') + event.text;
-    else if (event.type === 'tool-input-delta') inputs[event.toolCallId] = (inputs[event.toolCallId] ?? '') + event.inputTextDelta;
-    else others.push(event);
-  }
-  return { texts, inputs, others };
-}
 
 /** Every event of the finished turn, read the durable way. */
 async function durableRead(turnId: string): Promise<TurnEventRecord[]> {

@@ -12,7 +12,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,9 +23,11 @@ import { MAX_NOTIFY_PAYLOAD_BYTES } from '../../activities/live-delta-payload.js
 import { PostgresLiveDeltas } from '../../activities/postgres-live-deltas.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startPostgres, type Postgres } from '../../scripts/postgres.js';
-import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
+import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
+import { readAll, shown, words } from '../support/live-view.js';
 import { useFakeProviders } from '../support/fake-providers.js';
+import { freeLowPort } from '../support/free-port.js';
 import { readSseFrom } from '../support/sse-reader.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -36,18 +37,6 @@ const directory = mkdtempSync(path.join(tmpdir(), 'turnpike-pg-live-'));
 // PostgreSQL runs as the postgres user when we are root: it must reach <directory>/pg.
 chmodSync(directory, 0o755);
 
-async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_768);
-    const free = await new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error('No free port between 20000 and 32767 after 200 tries.');
-}
 
 let port: number;
 let postgres: Postgres;
@@ -65,7 +54,7 @@ const processQueue = `pg-live-${randomUUID()}`;
 let workerProcess: WorkerProcess | undefined;
 
 beforeAll(async () => {
-  port = await freePort();
+  port = await freeLowPort();
   await startDatabase();
   connectionString = `postgresql://turnpike:live-test@127.0.0.1:${port}/postgres`;
   fake = await useFakeProviders();
@@ -85,7 +74,6 @@ afterAll(async () => {
 }, 120_000);
 beforeEach(() => fake.reset());
 
-const words = (count: number, stem: string) => Array.from({ length: count }, (_, index) => `${stem}${index}`).join(' ') + '.';
 const FIRST = words(30, 'a');
 const SECOND = words(40, 'b');
 /** One streamed "word" of about 13,500 bytes: 2-, 3- and 4-byte characters, so one delta of it is over PostgreSQL's limit. */
@@ -101,24 +89,7 @@ async function startTwoStepTurn(second = SECOND, control: { pauseAfterEvents?: n
   return turnpike.client.workflow.start('agentTurn', { taskQueue, workflowId: `turn-${randomUUID()}`, args: [input] });
 }
 
-/** What a person sees: each step's text and each tool call's input as written, and every other event in order. */
-function shown(records: readonly TurnEventRecord[]): { texts: Record<number, string>; inputs: Record<string, string>; others: TurnEvent[] } {
-  const texts: Record<number, string> = {};
-  const inputs: Record<string, string> = {};
-  const others: TurnEvent[] = [];
-  for (const { event } of records) {
-    if (event.type === 'text-delta') texts[event.step] = (texts[event.step] ?? '') + event.text;
-    else if (event.type === 'tool-input-delta') inputs[event.toolCallId] = (inputs[event.toolCallId] ?? '') + event.inputTextDelta;
-    else others.push(event);
-  }
-  return { texts, inputs, others };
-}
 
-async function readAll(iterable: AsyncIterable<TurnEventRecord>): Promise<TurnEventRecord[]> {
-  const records: TurnEventRecord[] = [];
-  for await (const record of iterable) records.push(record);
-  return records;
-}
 
 const durableView = async (workflowId: string) => shown(await readAll(new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }).turnEvents(workflowId)));
 
@@ -204,7 +175,7 @@ describe('the PostgreSQL live channel', () => {
       { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), TURNPIKE_TASK_QUEUE: processQueue, WORKFLOW_BUNDLE: inject('workflowBundlePath'), TURNPIKE_LIVE_POSTGRES_URL: connectionString },
       'test/support/live-worker-process.ts',
     );
-    const apiPort = await freePort();
+    const apiPort = await freeLowPort();
     const api = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
       cwd: ROOT,
       env: {
