@@ -88,6 +88,9 @@ export function registerTurnCommands(program: Command, context: CliContext): voi
     });
 }
 
+/** How long `watch` waits, once the turn has ended, for its event stream to print the text streamed before the end. */
+const STREAM_CATCH_UP_MS = 10_000;
+
 /**
  * Prints a turn's status changes and newly parked calls until it ends, then its result.
  * The result is awaited (a long poll) alongside the polling of `turnState`, so the end is seen at
@@ -132,8 +135,10 @@ export async function watchTurn(
       }
       await Promise.race([ended, sleep(options.intervalMs, undefined, { ref: false })]);
     }
-    // Text streamed before the end is printed before the result.
-    await Promise.race([streaming, sleep(2_000, undefined, { ref: false })]);
+    // Text streamed before the end is printed before the result: the stream ends at the turn's
+    // `turn-finished`, a poll or two after the result (seconds on a loaded server); the limit only
+    // keeps a stream that cannot be read from holding the result back.
+    await Promise.race([streaming, sleep(STREAM_CATCH_UP_MS, undefined, { ref: false })]);
   } finally {
     stop.abort();
   }

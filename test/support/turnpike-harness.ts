@@ -20,6 +20,7 @@ import { turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { AgentTurnInput, TurnState } from '../../workflows/types/index.js';
 import { noteStarted, saveStarted, snapshotParked } from './history-recorder.js';
+import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
 
 // The tests provoke activity failures and invalid signals on purpose; the worker logs those at
 // WARN with stack traces, which would drown real failures. Errors still show.
@@ -80,7 +81,10 @@ export async function startTurnpike({
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
   const taskQueue = `test-${randomUUID()}`;
-  const connection = await Connection.connect({ address });
+  // The retries of every Connection turnpike opens (connection/query-retry.ts): a query refused for
+  // a full query buffer is asked again within tens of milliseconds, not after 1.4–2 s; gRPC's
+  // default receive limit is kept (tests of large histories read it).
+  const connection = await Connection.connect({ address, interceptors: [turnpikeGrpcRetryInterceptor()] });
   const client = new Client({ connection, namespace, dataConverter: contentStore ? createTurnpikeDataConverter({ contentStore }) : turnpikeDataConverter });
   let nativeConnection: NativeConnection | undefined;
   let worker: Worker | undefined;
