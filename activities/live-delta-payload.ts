@@ -15,12 +15,11 @@
  * so the merge sees consecutive units. A piece that cannot be split small enough (a
  * `tool-input-start` with a huge tool name) is dropped: readers read it from the durable stream.
  */
-import { deltaUnits, type LiveDeltaEvent, type LiveDeltaPiece } from './live-deltas.js';
+import { deltaUnits, LIVE_DELTA_TYPES, type LiveDeltaEvent, type LiveDeltaPiece } from './live-deltas.js';
 
 /** The longest payload PostgreSQL takes, in bytes: it refuses 8,000 or more. */
 export const MAX_NOTIFY_PAYLOAD_BYTES = 7_999;
 
-const DELTA_TYPES = new Set(['text-delta', 'reasoning-delta', 'tool-input-start', 'tool-input-delta']);
 
 /** The field of a delta event that holds its units' text (none for `tool-input-start`). */
 function textField(event: LiveDeltaEvent): 'text' | 'inputTextDelta' | undefined {
@@ -109,7 +108,7 @@ export function decodeLivePiece(payload: string, workflowId: string): LiveDeltaP
   if (typeof piece !== 'object' || piece === null) return undefined;
   const { event, start } = piece as { event?: Record<string, unknown>; start?: unknown };
   if (!isCount(start) || typeof event !== 'object' || event === null) return undefined;
-  if (!DELTA_TYPES.has(event.type as string) || !isCount(event.step) || !isCount(event.attempt)) return undefined;
+  if (!LIVE_DELTA_TYPES.has(event.type as string) || !isCount(event.step) || !isCount(event.attempt)) return undefined;
   const field = textField(event as unknown as LiveDeltaEvent);
   if (field !== undefined && typeof event[field] !== 'string') return undefined;
   if (event.type !== 'text-delta' && event.type !== 'reasoning-delta' && typeof event.toolCallId !== 'string') return undefined;

@@ -15,6 +15,9 @@ import type { TurnEvent } from '../workflows/types/turn-events.js';
 /** A delta event of a model step: what the live channel carries. */
 export type LiveDeltaEvent = Extract<TurnEvent, { type: 'text-delta' | 'reasoning-delta' | 'tool-input-start' | 'tool-input-delta' }>;
 
+/** The event types a live piece carries: the deltas of a streaming step. */
+export const LIVE_DELTA_TYPES: ReadonlySet<string> = new Set<LiveDeltaEvent['type']>(['text-delta', 'reasoning-delta', 'tool-input-start', 'tool-input-delta']);
+
 export interface LiveDeltaPiece {
   event: LiveDeltaEvent;
   /** Units of the same step and attempt before this piece. */

@@ -12,9 +12,8 @@
  * takes longer than the durable stream's next read), nothing is held. Records are told apart by
  * offset: a durable record's is higher than any before it; a live delta repeats the last one's.
  */
+import { LIVE_DELTA_TYPES } from '../activities/live-deltas.js';
 import type { TurnEvent } from '../workflows/types/turn-events.js';
-
-const DELTAS = new Set(['text-delta', 'reasoning-delta', 'tool-input-start', 'tool-input-delta']);
 
 export class LiveStepOrder {
   private lastOffset = -1;
@@ -32,7 +31,7 @@ export class LiveStepOrder {
     const durable = record.offset > this.lastOffset;
     if (durable) this.lastOffset = record.offset;
     const step = 'step' in event && typeof event.step === 'number' ? event.step : undefined;
-    if (!durable && step !== undefined && DELTAS.has(event.type)) {
+    if (!durable && step !== undefined && LIVE_DELTA_TYPES.has(event.type)) {
       if (this.held.length > 0 || (this.step !== undefined && step > this.step && !this.settled())) {
         this.held.push(event);
         return [];
@@ -45,7 +44,7 @@ export class LiveStepOrder {
     // A durable event of a later step, or the turn's end: what was held comes before it.
     if (event.type === 'turn-finished' || (step !== undefined && this.step !== undefined && step > this.step)) out.push(...this.release(true));
     if (step !== undefined) this.enter(step);
-    if (DELTAS.has(event.type) || event.type === 'step-retry') this.streamed = true;
+    if (LIVE_DELTA_TYPES.has(event.type) || event.type === 'step-retry') this.streamed = true;
     if (event.type === 'step-finished' && event.step === this.step) this.toolCalls = event.toolCalls;
     if (event.type === 'tool-call' && event.step === this.step) this.callsSeen++;
     out.push(event, ...this.release(false));

@@ -11,7 +11,7 @@ import { Client } from '@temporalio/client';
 import { InProcessLiveDeltas, type LiveDeltaChannel, type LiveDeltaPiece } from '../../activities/live-deltas.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
-import { readAll, shown, words } from '../support/live-view.js';
+import { nonDeltaCount, readAll, shown, words } from '../support/live-view.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -128,7 +128,7 @@ describe('live deltas', () => {
         if (record.event.type === 'text-delta') texts[record.event.step] = (texts[record.event.step] ?? '') + record.event.text;
         if (closed && texts[1] === FIRST && texts[2] === SECOND) {
           openedByReader = true;
-          durableBeforeOpen = records.filter(({ event }) => !['text-delta', 'tool-input-start', 'tool-input-delta', 'reasoning-delta'].includes(event.type)).length;
+          durableBeforeOpen = nonDeltaCount(records);
           open();
         }
       }

@@ -15,7 +15,7 @@ import { InProcessLiveDeltas } from '../../activities/live-deltas.js';
 import type { StreamHub } from '../../client/stream-hub.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
-import { shown, words } from '../support/live-view.js';
+import { nonDeltaCount, shown, words } from '../support/live-view.js';
 import { serveApi } from '../support/api-server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
@@ -24,7 +24,6 @@ import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness
 
 const AUTH = { authorization: 'Bearer alice-token' };
 const MODEL = { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 512 } as const;
-const DELTAS = ['text-delta', 'tool-input-start', 'tool-input-delta', 'reasoning-delta'];
 
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
@@ -110,7 +109,7 @@ describe('the turn events SSE route, live', () => {
       if (record.event.type === 'text-delta') texts[record.event.step] = (texts[record.event.step] ?? '') + record.event.text;
       if (gate.closed && texts[1] === FIRST && texts[2] === SECOND) {
         openedByReader = true;
-        durableBeforeOpen = records.filter(({ event }) => !DELTAS.includes(event.type)).length;
+        durableBeforeOpen = nonDeltaCount(records);
         gate.open();
       }
       return false;

@@ -25,7 +25,7 @@ import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startPostgres, type Postgres } from '../../scripts/postgres.js';
 import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
-import { readAll, shown, words } from '../support/live-view.js';
+import { nonDeltaCount, readAll, shown, words } from '../support/live-view.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { freeLowPort } from '../support/free-port.js';
 import { readSseFrom } from '../support/sse-reader.js';
@@ -118,7 +118,7 @@ async function readWithDurableHeld(second: string, taskQueue = turnpike.taskQueu
       if (record.event.type === 'text-delta') texts[record.event.step] = (texts[record.event.step] ?? '') + record.event.text;
       if (!shownLive && texts[1] === FIRST && texts[2] === second) {
         shownLive = true;
-        durableBefore = records.filter(({ event }) => !['text-delta', 'tool-input-start', 'tool-input-delta', 'reasoning-delta'].includes(event.type)).length;
+        durableBefore = nonDeltaCount(records);
         resolveGate();
       }
     }

@@ -2,6 +2,7 @@
  * What the live-delta tests compare: the text a person sees of a turn's events, whichever path
  * brought them (live pieces or the durable stream), so a test can say "every event once, in order".
  */
+import { LIVE_DELTA_TYPES } from '../../activities/live-deltas.js';
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
 
 /** `count` numbered words and a full stop: a model's text, one token a word. */
@@ -25,4 +26,9 @@ export async function readAll<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const records: T[] = [];
   for await (const record of iterable) records.push(record);
   return records;
+}
+
+/** How many of `records` are not deltas: the durable stream's events a reader was shown. */
+export function nonDeltaCount(records: ReadonlyArray<{ event: TurnEvent }>): number {
+  return records.filter(({ event }) => !LIVE_DELTA_TYPES.has(event.type)).length;
 }
