@@ -53,19 +53,55 @@ export async function freePort(): Promise<number> {
  * The server binds ports of its own besides `--port` (the HTTP API's, the metrics', its services'),
  * each picked free and bound a moment later. Another process on a busy machine (the test suite
  * starts servers in parallel) can take one in between; then the server exits with "address
- * already in use", and a second start, with fresh ports, succeeds.
+ * already in use", and a second start, with fresh ports, succeeds. When the port lost is one of
+ * its services' gRPC ports, the server logs the bind failure first and then panics with a long
+ * stack trace, so the marker is looked for in all of the output, not in what is kept of it.
  */
 const START_ATTEMPTS = 3;
 
 class PortTakenError extends Error {}
 
-async function waitUntilReady(address: string, namespace: string, child: ChildProcess, output: () => string): Promise<void> {
+/** A lost port, or a panic while the server wires itself up (how a lost service port can also show). */
+const PORT_TAKEN = /address already in use|^panic: /m;
+
+interface ServerOutput {
+  /** The start and the end of what the server printed (a panic's stack trace can run to 30 KB). */
+  text(): string;
+  portTaken: boolean;
+  /** Settles once the process's output streams have closed. */
+  closed: Promise<void>;
+}
+
+function captureOutput(child: ChildProcess): ServerOutput {
+  let head = '';
+  let tail = '';
+  let seam = '';
+  const output: ServerOutput = {
+    portTaken: false,
+    closed: new Promise((resolve) => child.once('close', () => resolve())),
+    text: () => (head.length < 4_000 ? head : `${head}\n[...]\n${tail}`),
+  };
+  const capture = (chunk: Buffer) => {
+    const text = chunk.toString();
+    if (PORT_TAKEN.test(seam + text)) output.portTaken = true;
+    seam = text.slice(-64);
+    if (head.length < 4_000) head += text.slice(0, 4_000 - head.length);
+    tail = (tail + text).slice(-8_000);
+  };
+  child.stdout?.on('data', capture);
+  child.stderr?.on('data', capture);
+  return output;
+}
+
+async function waitUntilReady(address: string, namespace: string, child: ChildProcess, output: ServerOutput): Promise<void> {
   const deadline = Date.now() + 90_000;
   let lastError: unknown;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) {
-      const message = `temporal server start-dev exited with ${child.exitCode}:\n${output()}`;
-      throw /address already in use/.test(message) ? new PortTakenError(message) : new Error(message);
+      // 'exit' can come before the last of the output: read to the end before judging it.
+      await Promise.race([output.closed, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+      const message = `temporal server start-dev exited with ${child.exitCode}:\n${output.text()}`;
+      throw output.portTaken ? new PortTakenError(message) : new Error(message);
     }
     try {
       const connection = await connectTemporal({ address, connectTimeout: 1_000 });
@@ -82,7 +118,7 @@ async function waitUntilReady(address: string, namespace: string, child: ChildPr
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  throw new Error(`Temporal dev server at ${address} was not ready after 90s: ${String(lastError)}\n${output()}`);
+  throw new Error(`Temporal dev server at ${address} was not ready after 90s: ${String(lastError)}\n${output.text()}`);
 }
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
@@ -113,12 +149,7 @@ async function startOnce(options: DevServerOptions): Promise<DevServer> {
     args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
   }
   const child = spawn(cli, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  let captured = '';
-  const capture = (chunk: Buffer) => {
-    captured = (captured + chunk.toString()).slice(-8_000);
-  };
-  child.stdout?.on('data', capture);
-  child.stderr?.on('data', capture);
+  const output = captureOutput(child);
   const address = `127.0.0.1:${port}`;
   // Never leave a server behind: if this process exits without stop(), kill it on the way out.
   const killOnExit = () => child.kill('SIGKILL');
@@ -133,7 +164,7 @@ async function startOnce(options: DevServerOptions): Promise<DevServer> {
     clearTimeout(timer);
   };
   try {
-    await waitUntilReady(address, namespace, child, () => captured);
+    await waitUntilReady(address, namespace, child, output);
   } catch (error) {
     await stop();
     throw error;

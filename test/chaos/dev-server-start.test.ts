@@ -2,9 +2,13 @@
  * Starting the dev server on a busy machine: a port taken between the moment it was picked and
  * the moment the server binds it makes the server exit, and the start tries again with fresh ports.
  */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort, startDevServer } from '../../scripts/dev-server.js';
+import { ensureTemporalCli } from '../../scripts/temporal-cli.js';
 
 describe('starting the dev server', () => {
   it('starts again when a port it binds is taken, and says so; gives up after 3 starts with the reason', async () => {
@@ -28,5 +32,43 @@ describe('starting the dev server', () => {
     } finally {
       await server.stop();
     }
+  });
+});
+
+describe('a server that loses one of its own ports', () => {
+  it('is started again though the bind failure is followed by a stack trace longer than the output kept', async () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'turnpike-dev-server-'));
+    const real = await ensureTemporalCli();
+    const starts = path.join(directory, 'starts');
+    // As the server does when a service's gRPC port is taken: the bind failure is logged, then
+    // a nil listener panics with some 30 KB of stack. Only the first start fails.
+    const cli = path.join(directory, 'temporal');
+    writeFileSync(
+      cli,
+      [
+        '#!/bin/sh',
+        `echo start >> '${starts}'`,
+        `if [ "$(wc -l < '${starts}')" -eq 1 ]; then`,
+        `  echo 'Failed to start gRPC listener: listen tcp 127.0.0.1:7235: bind: address already in use' >&2`,
+        `  echo 'panic: runtime error: invalid memory address or nil pointer dereference' >&2`,
+        `  i=0; while [ $i -lt 400 ]; do echo "go.uber.org/dig.paramList.BuildList(...) frame $i of a long stack trace" >&2; i=$((i+1)); done`,
+        '  exit 2',
+        'fi',
+        `exec '${real}' "$@"`,
+      ].join('\n'),
+    );
+    chmodSync(cli, 0o755);
+    const previous = process.env.TEMPORAL_CLI;
+    process.env.TEMPORAL_CLI = cli;
+    const log: string[] = [];
+    try {
+      const server = await startDevServer({ log: (line) => log.push(line) });
+      await server.stop();
+    } finally {
+      if (previous === undefined) delete process.env.TEMPORAL_CLI;
+      else process.env.TEMPORAL_CLI = previous;
+      rmSync(directory, { recursive: true, force: true });
+    }
+    expect(log.filter((line) => /starting again \(2\/3\)/.test(line))).toHaveLength(1);
   });
 });
