@@ -105,9 +105,14 @@ describe('temporal workflow show / describe --codec-endpoint', () => {
 
   it('`workflow show` reads a parked turn whose history holds an empty (binary/null) activity result', async () => {
     type Show = { events: Array<{ eventType: string; activityTaskCompletedEventAttributes?: { result?: { payloads: Array<Partial<JsonPayload>> } } }> };
-    const { events } = await temporalJson<Show>(['workflow', 'show', '--workflow-id', parked.workflowId]);
-    const results = events.flatMap((event) => event.activityTaskCompletedEventAttributes?.result?.payloads ?? []);
-    const empty = results.filter((payload) => Buffer.from(payload.metadata?.encoding ?? '', 'base64').toString() === 'binary/null');
+    // The turn parks before its nudge's activity completes: read the history until that result is in it.
+    let empty: Array<Partial<JsonPayload>> = [];
+    for (const deadline = Date.now() + 30_000; empty.length === 0 && Date.now() < deadline; ) {
+      const { events } = await temporalJson<Show>(['workflow', 'show', '--workflow-id', parked.workflowId]);
+      const results = events.flatMap((event) => event.activityTaskCompletedEventAttributes?.result?.payloads ?? []);
+      empty = results.filter((payload) => Buffer.from(payload.metadata?.encoding ?? '', 'base64').toString() === 'binary/null');
+      if (empty.length === 0) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
     expect(empty.length).toBeGreaterThan(0);
     expect(empty.every((payload) => !payload.data)).toBe(true);
     const input = await startedInput(parked.workflowId, true);

@@ -7,9 +7,11 @@
 import { Client, Connection } from '@temporalio/client';
 import { buildApi } from '../../api/index.js';
 import { TurnpikeClient } from '../../client/index.js';
+import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 
-const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+// The retries of every Connection turnpike opens (connection/query-retry.ts), as the harness's.
+const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS!, interceptors: [turnpikeGrpcRetryInterceptor()] });
 const client = new TurnpikeClient({ client: new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE ?? 'default', dataConverter: turnpikeDataConverter }), taskQueue: process.env.TURNPIKE_TASK_QUEUE! });
 const api = await buildApi({
   client,

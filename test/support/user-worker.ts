@@ -8,6 +8,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { inject } from 'vitest';
 import { TurnpikeClient } from '../../client/index.js';
+import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
 import { TurnpikePlugin } from '../../worker/index.js';
 import { testTools } from './test-tools.js';
 
@@ -24,7 +25,7 @@ export interface UserWorker {
 export async function startUserWorker(options: { taskQueue: string; workflowsPath: string; activities?: object }): Promise<UserWorker> {
   const address = inject('temporalAddress');
   const namespace = inject('temporalNamespace');
-  const connection = await Connection.connect({ address });
+  const connection = await Connection.connect({ address, interceptors: [turnpikeGrpcRetryInterceptor()] });
   const nativeConnection = await NativeConnection.connect({ address });
   const client = new Client({ connection, namespace, plugins: [new TurnpikePlugin()] });
   const worker = await Worker.create({
