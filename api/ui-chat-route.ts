@@ -64,18 +64,26 @@ export interface UiChatRouteOptions {
   invalid: (reply: FastifyReply, message: string) => FastifyReply;
 }
 
-/** The offset after the last of these approvals' requests in the turn's stream, and the budget requests among them. */
-async function afterRequests(client: TurnpikeClient, turnId: string, approvalIds: Set<string>): Promise<{ after: number; budgets: BudgetRequested[] }> {
+type StreamRecord = { offset: number; event: TurnEvent };
+
+/**
+ * The offset after the last of these approvals' requests in the turn's stream, the budget
+ * requests among them, and the records before that offset (what earlier responses showed).
+ */
+async function afterRequests(client: TurnpikeClient, turnId: string, approvalIds: Set<string>): Promise<{ after: number; budgets: BudgetRequested[]; shown: StreamRecord[] }> {
   let after = 0;
   let fromOffset = 0;
   const budgets: BudgetRequested[] = [];
+  const read: StreamRecord[] = [];
   for (;;) {
     const page = await client.turn(turnId).query(turnEventsQuery, { fromOffset });
-    for (const { offset, event } of page.events) {
+    for (const record of page.events) {
+      const { offset, event } = record;
+      read.push(record);
       if ((event.type === 'approval-requested' || event.type === 'budget-requested') && approvalIds.has(event.approvalId)) after = offset + 1;
       if (event.type === 'budget-requested' && approvalIds.has(event.approvalId)) budgets.push(event);
     }
-    if (page.events.length === 0 || page.nextOffset <= fromOffset) return { after, budgets };
+    if (page.events.length === 0 || page.nextOffset <= fromOffset) return { after, budgets, shown: read.filter((record) => record.offset < after) };
     fromOffset = page.nextOffset;
   }
 }
@@ -115,6 +123,8 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
     const last = messages.at(-1)!;
     let turnId: string;
     let fromOffset = 0;
+    // A continued message: the records its earlier responses showed, before `fromOffset`.
+    let shown: StreamRecord[] = [];
     let messageId: string;
     // Written before the turn's events: the decided states of the budget decisions this request carried.
     const decided: UiMessageChunk[] = [];
@@ -181,6 +191,7 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
           if (decision) decided.push(UiMessageChunkMapper.budgetDecided(event, decision));
         }
         fromOffset = requested.after;
+        shown = requested.shown;
         messageId = last.id;
       }
     } catch (error) {
@@ -203,6 +214,15 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
       // Live: each delta as the model writes it, each unit once (client/live-reader.ts), when the
       // client has a live channel; a new step's deltas wait for the previous step's calls (ui-live-order.ts).
       const order = new LiveStepOrder();
+      // Continued: the step the message's last UI step shows goes on in that UI step, and holds a
+      // later step's live deltas until its remaining calls are read, as if read from its start.
+      let joined: number | undefined;
+      for (const record of shown) {
+        order.showedBefore(record);
+        const step = UiMessageChunkMapper.stepOf(record.event);
+        if (step !== undefined) joined = Math.max(step, joined ?? step);
+      }
+      if (joined !== undefined) mapper.continueStep(joined);
       reading: for await (const record of options.client.turnEvents(turnId, { fromOffset, live: true, signal: abort.signal })) {
         for (const event of order.push(record)) {
           (await mapper.map(event)).forEach(write);

@@ -25,6 +25,15 @@ export class LiveStepOrder {
   private callsSeen = 0;
   private readonly held: TurnEvent[] = [];
 
+  /**
+   * A record before this response's offset, which an earlier response of the same message showed
+   * (a chat continued after an approval): it leaves the state it would have left here, and
+   * nothing to map. So the step the response joins holds a later step's deltas as it would.
+   */
+  showedBefore(record: { offset: number; event: TurnEvent }): void {
+    this.push(record);
+  }
+
   /** The events to map now, in order, for this record read. */
   push(record: { offset: number; event: TurnEvent }): TurnEvent[] {
     const { event } = record;

@@ -114,6 +114,37 @@ export class UiMessageChunkMapper {
     };
   }
 
+  /**
+   * The model step a UI step shows for this event (its deltas, calls and results), or undefined
+   * for an event that joins no step (a step's end, a budget, data parts, the turn's end).
+   */
+  static stepOf(event: TurnEvent): number | undefined {
+    switch (event.type) {
+      case 'text-delta':
+      case 'reasoning-delta':
+      case 'tool-input-start':
+      case 'tool-input-delta':
+      case 'tool-call':
+      case 'provider-tool':
+      case 'approval-requested':
+        return event.step;
+      case 'tool-result':
+        return event.toolName === BUDGET_TOOL_NAME ? undefined : event.step;
+      default:
+        return undefined;
+    }
+  }
+
+  /**
+   * This response continues a message whose last UI step shows model step `step` (a chat
+   * continued after an approval): that step's later events join it, so a call's input finds the
+   * part its streamed input opened there, instead of a new UI step getting a second part.
+   */
+  continueStep(step: number): void {
+    this.inStep = true;
+    this.step = step;
+  }
+
   /** The chunks for one turn event, in order. */
   async map(event: TurnEvent): Promise<UiMessageChunk[]> {
     const chunks: UiMessageChunk[] = [];
