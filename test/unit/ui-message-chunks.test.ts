@@ -107,6 +107,39 @@ describe('UiMessageChunkMapper', () => {
     expect(message.parts[2]).toMatchObject({ toolCallId: 'c1', state: 'output-available', input: { a: 1 }, output: 'sunny' });
   });
 
+  it("continues a message after an approval in the UI step it left open: a parallel call whose input streamed there gets no second part", async () => {
+    const call = (id: string): TurnEvent => ({ type: 'tool-call', step: 1, toolCallId: id, toolName: 't', input: { id } });
+    const result = (id: string): TurnEvent => ({ type: 'tool-result', step: 1, toolCallId: id, toolName: 't', outcome: 'executed', output: `ran ${id}`, isError: false });
+    // The first response: both calls' inputs stream, then the first call parks and the response ends.
+    const shown: TurnEvent[] = [
+      { type: 'text-delta', text: 'Both.', step: 1, attempt: 1 },
+      { type: 'tool-input-start', step: 1, attempt: 1, toolCallId: 'c1', toolName: 't' },
+      { type: 'tool-input-start', step: 1, attempt: 1, toolCallId: 'c2', toolName: 't' },
+      { type: 'step-finished', step: 1, finishReason: 'tool-calls', usage, toolCalls: 2 },
+      call('c1'),
+      { type: 'approval-requested', step: 1, approvalId: 'apr_1', toolCallId: 'c1', toolName: 't', input: { id: 'c1' }, inputHash: 'h', requestedAt: 'x', expiresAt: 'y' },
+    ];
+    const first = new UiMessageChunkMapper();
+    const asked = await messageOf([{ type: 'start', messageId: 'm' }, ...(await mapAll(first, shown)), ...first.end('tool-calls')]);
+    expect(asked.message.parts.map((part) => [part.type, (part as { state?: string }).state])).toEqual([['step-start', undefined], ['text', 'done'], ['tool-t', 'approval-requested'], ['tool-t', 'input-streaming']]);
+    // The continued response, from after the request: the step it joins is the last one the first showed.
+    const after: TurnEvent[] = [call('c2'), result('c2'), result('c1'), { type: 'text-delta', text: 'Done.', step: 2, attempt: 1 }, { type: 'turn-finished', status: 'completed', text: 'Done.', steps: 2, usage }];
+    const joined = Math.max(...shown.flatMap((event) => UiMessageChunkMapper.stepOf(event) ?? []));
+    expect(joined).toBe(1);
+    const next = new UiMessageChunkMapper();
+    next.continueStep(joined);
+    const { message, errors } = await messageOf([{ type: 'start', messageId: 'm' }, ...(await mapAll(next, after))], asked.message);
+    expect(errors).toEqual([]);
+    expect(message.parts.map((part) => [part.type, (part as { toolCallId?: string }).toolCallId, (part as { state?: string }).state])).toEqual([
+      ['step-start', undefined, undefined],
+      ['text', undefined, 'done'],
+      ['tool-t', 'c1', 'output-available'],
+      ['tool-t', 'c2', 'output-available'],
+      ['step-start', undefined, undefined],
+      ['text', undefined, 'done'],
+    ]);
+  });
+
   it('shows a budget approval as one data part, replaced in place by its decision, and never as a tool part', async () => {
     const mapper = new UiMessageChunkMapper();
     const asked = await mapAll(mapper, [
