@@ -11,6 +11,12 @@
  * previous step settled before the new step's first token (the usual case: a model's first token
  * takes longer than the durable stream's next read), nothing is held. Records are told apart by
  * offset: a durable record's is higher than any before it; a live delta repeats the last one's.
+ *
+ * A chat continued after an approval reads from after the request, part-way through a step. It is
+ * first given the records before its offset (`showedBefore`: what the message's earlier responses
+ * showed), so the step it joins counts as streamed, with its `step-finished` and the calls read
+ * before; a later step's deltas then wait for that step's remaining `tool-call`s as above, and
+ * its offsets tell the first live piece (which repeats the last of them) from a durable record.
  */
 import { LIVE_DELTA_TYPES } from '../activities/live-deltas.js';
 import type { TurnEvent } from '../workflows/types/turn-events.js';

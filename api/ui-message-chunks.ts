@@ -77,6 +77,8 @@ export type UiMessageChunk =
 
 /** The name budget approvals show under (workflows/turn/budget-gate.ts); never a tool the model has. */
 const BUDGET_TOOL_NAME = 'turnpike_budget';
+/** The events that join their step's UI step (and a `tool-result`, unless a budget's). */
+const STEP_EVENTS: ReadonlySet<string> = new Set(['text-delta', 'reasoning-delta', 'tool-input-start', 'tool-input-delta', 'tool-call', 'provider-tool', 'approval-requested']);
 
 export interface UiMessageChunkMapperOptions {
   /** The turn asks for a typed answer: stream it as partial objects with this parser. */
@@ -114,25 +116,10 @@ export class UiMessageChunkMapper {
     };
   }
 
-  /**
-   * The model step a UI step shows for this event (its deltas, calls and results), or undefined
-   * for an event that joins no step (a step's end, a budget, data parts, the turn's end).
-   */
+  /** The model step whose UI step this event joins; undefined for one that joins none (a step's end, a budget, data parts, the turn's end). */
   static stepOf(event: TurnEvent): number | undefined {
-    switch (event.type) {
-      case 'text-delta':
-      case 'reasoning-delta':
-      case 'tool-input-start':
-      case 'tool-input-delta':
-      case 'tool-call':
-      case 'provider-tool':
-      case 'approval-requested':
-        return event.step;
-      case 'tool-result':
-        return event.toolName === BUDGET_TOOL_NAME ? undefined : event.step;
-      default:
-        return undefined;
-    }
+    if (event.type === 'tool-result') return event.toolName === BUDGET_TOOL_NAME ? undefined : event.step;
+    return STEP_EVENTS.has(event.type) ? (event as { step: number }).step : undefined;
   }
 
   /**
