@@ -33,7 +33,7 @@ export function registerTurnCommands(program: Command, context: CliContext): voi
     .command('start')
     .description('start a turn: a user message, answered by a model with the workers\' tools')
     .argument('<text...>', 'the user message (the words are joined with spaces)')
-    .option('--model <provider[:model]>', 'openai[:gpt-4.1-mini], anthropic[:claude-sonnet-4-5] or scripted[:demo] (default: as npm start picks)', parseModel)
+    .option('--model <provider[:model]>', 'openai[:gpt-4.1-mini], anthropic[:claude-sonnet-4-6] or scripted[:demo] (default: as npm start picks)', parseModel)
     .option('--id <turnId>', 'the turn\'s workflow id (default turn-<uuid>); an id that is still running returns that turn')
     .option('--system <prompt>', 'system prompt')
     .option('--tools <names>', 'comma-separated tool names offered this turn (default: all)', parseList)
