@@ -8,7 +8,8 @@
  */
 import { WorkflowFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
+import type { UiMessageChunk } from '../../api/ui-message-chunk.js';
+import { UiMessageChunkMapper } from '../../api/ui-message-chunks.js';
 import type { Message } from '../../workflows/types/index.js';
 import type { TurnEventRecord } from '../../workflows/types/turn-events.js';
 import type { Json } from '../fake-provider/server.js';

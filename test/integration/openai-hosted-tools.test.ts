@@ -20,7 +20,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { costOf, DEFAULT_PRICES, priceOf } from '../../activities/prices.js';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
-import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
+import type { UiMessageChunk } from '../../api/ui-message-chunk.js';
+import { UiMessageChunkMapper } from '../../api/ui-message-chunks.js';
 import { noteStarted, saveStarted } from '../support/history-recorder.js';
 import { TurnpikeClient } from '../../client/index.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';

@@ -4,7 +4,8 @@
  */
 import { parsePartialJson, readUIMessageStream, type UIMessage, type UIMessageChunk } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { UiMessageChunkMapper, type UiMessageChunk } from '../../api/ui-message-chunks.js';
+import type { UiMessageChunk } from '../../api/ui-message-chunk.js';
+import { UiMessageChunkMapper } from '../../api/ui-message-chunks.js';
 import { LiveStepOrder } from '../../api/ui-live-order.js';
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import type { BudgetApprovalInput, DecisionRecord } from '../../workflows/types/index.js';
