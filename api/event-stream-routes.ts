@@ -9,9 +9,9 @@
  *   GET  /api/conversations/:id/events?token=…          → text/event-stream, `id:` = cursor
  *
  * Each SSE message is `id: <offset or cursor>` and `data: {"offset"…,"event":{…}}` (JSON on one
- * line). A turn's plain stream is read live (docs/streaming.md) when the client has a live
- * channel: a record shown ahead of the durable stream has `live` and an id that carries it
- * (turn-event-id.ts). `Last-Event-ID` (sent by EventSource when it reconnects), or
+ * line). A turn's stream, plain or nested, is read live (docs/streaming.md) when the client has a
+ * live channel: a record shown ahead of the durable stream has `live` and an id that carries it
+ * (turn-event-id.ts; the nested cursor, client/nested-cursor.ts). `Last-Event-ID` (sent by EventSource when it reconnects), or
  * `?lastEventId=`, resumes after that event: every later event arrives exactly once. A turn's stream ends with an
  * `event: end` message after `turn-finished`; a client closes then rather than reconnecting.
  * The events routes accept `Authorization: Bearer` as well, for clients that can send headers,
@@ -153,7 +153,8 @@ export function registerEventStreamRoutes(app: Api, options: EventStreamRouteOpt
         if (error instanceof TurnpikeNotFoundError) return options.notFound(reply, 'turn', turnId);
         throw error;
       }
-      records = options.client.nestedTurnEvents(turnId, { ...(resume ? { after: resume } : {}), signal: abort.signal });
+      // Live too: the turn's and each child's deltas as the model writes them; the cursor carries what was shown ahead (client/nested-cursor.ts).
+      records = options.client.nestedTurnEvents(turnId, { ...(resume ? { after: resume } : {}), live: true, signal: abort.signal });
     } else {
       let resume: TurnEventResume = { fromOffset: 0 };
       try {

@@ -11,9 +11,15 @@
  * `after` reads the turn's own stream after the cursor's offset and each child the cursor lists
  * after the child's offset: the `agent-started` events of those children are read again by
  * query, one event each, to learn their turn ids. Children the cursor has passed are not read.
+ *
+ * With `live: true` the turn's stream and each child's are read live (client/live-reader.ts; a
+ * child's deltas come on the live channel under its own turn id): a record shown ahead of its
+ * stream's durable offset keeps `live`, and the cursor carries, for the turn and each open child,
+ * what was shown ahead, so a reader resumed after it re-reads and trims those deltas. A stream
+ * resumed with live entries is read live whatever `live` says: only a live read trims them.
  */
-import type { TurnEventRecord } from '../workflows/types/turn-events.js';
-import { encodeNestedCursor, NestedCursorError, parseNestedCursor, type NestedCursor } from './nested-cursor.js';
+import type { LiveAhead, TurnEventRecord } from '../workflows/types/turn-events.js';
+import { encodeNestedCursor, NestedCursorError, parseNestedCursor, type NestedCursor, type OpenChild } from './nested-cursor.js';
 
 /** A turn event, and where it comes from when a child turn published it. */
 export interface NestedTurnEventRecord extends TurnEventRecord {
@@ -25,8 +31,9 @@ export interface NestedTurnEventRecord extends TurnEventRecord {
   path?: string[];
   /**
    * Pass as `after` to resume after this event (the SSE `id`): the plain offset for a turn's own
-   * event while no child is open, else `"<offset>~<child>[:<offset>]…"` (nested-cursor.ts).
-   * Absent only past the cursor's limits (32 open children, 8 deep).
+   * event while no child is open, else `"<offset>~<child>[:<offset>]…"`, each part followed by
+   * `_<step>-<attempt>-<units>…` for what a live read showed ahead (nested-cursor.ts).
+   * Absent only past the cursor's limits (32 open children, 8 deep, 16 live entries a part, 512 characters).
    */
   cursor?: string;
 }
@@ -43,10 +50,10 @@ interface Child {
 /** A cursor read back: where the turn's own stream resumes, and each open child with where its stream does. */
 export interface NestedTurnResume {
   cursor: NestedCursor;
-  children: Array<{ child: Child; fromOffset: number }>;
+  children: Array<{ child: Child; fromOffset: number; liveAhead?: LiveAhead[] }>;
 }
 
-type ReadTurn = (turnId: string, options: { fromOffset?: number; signal?: AbortSignal }) => AsyncGenerator<TurnEventRecord, void, undefined>;
+type ReadTurn = (turnId: string, options: { fromOffset?: number; signal?: AbortSignal; live?: boolean; liveAhead?: LiveAhead[] }) => AsyncGenerator<TurnEventRecord, void, undefined>;
 /** The event at `offset` of a turn's stream by one query, or undefined when it has none there. */
 export type TurnEventAt = (turnId: string, offset: number) => Promise<TurnEventRecord | undefined>;
 
@@ -75,7 +82,7 @@ export async function resolveNestedCursor(eventAt: TurnEventAt, turnId: string, 
     }
     return child;
   };
-  const children = await Promise.all(cursor.open.map(async (open) => ({ child: await childAt(open.path), fromOffset: open.offset !== undefined ? open.offset + 1 : 0 })));
+  const children = await Promise.all(cursor.open.map(async (open) => ({ child: await childAt(open.path), fromOffset: open.offset !== undefined ? open.offset + 1 : 0, ...(open.live ? { liveAhead: open.live } : {}) })));
   return { cursor, children };
 }
 
@@ -84,6 +91,8 @@ export interface NestedReadOptions {
   fromOffset?: number;
   /** Resume after this cursor (a record's `cursor`, or one resolved with `resolveNestedCursor`); overrides `fromOffset`. */
   after?: string | NestedTurnResume;
+  /** Read the turn's and each child's stream live, when the client has a live channel (`TurnpikeClient.turnEvents`). */
+  live?: boolean;
   signal?: AbortSignal;
 }
 
@@ -101,11 +110,12 @@ export async function* readNestedTurnEvents(read: ReadTurn, eventAt: TurnEventAt
     wake = undefined;
   };
   // The stream with `key` (the turn's own: []), from `fromOffset`; each `agent-started` it reads starts a child's.
-  const follow = (key: number[], id: string, fromOffset: number | undefined, from?: Omit<Child, 'key' | 'turnId'>) => {
+  const follow = (key: number[], id: string, fromOffset: number | undefined, from?: Omit<Child, 'key' | 'turnId'>, liveAhead?: LiveAhead[]) => {
     open++;
+    const live = options.live === true || liveAhead !== undefined ? { live: true, ...(liveAhead ? { liveAhead } : {}) } : {};
     void (async () => {
       try {
-        for await (const record of read(id, { ...(fromOffset !== undefined ? { fromOffset } : {}), signal: stop.signal })) {
+        for await (const record of read(id, { ...(fromOffset !== undefined ? { fromOffset } : {}), ...live, signal: stop.signal })) {
           queue.push({ record: from ? { ...record, turnId: id, ...from } : record, key });
           notify();
           const { event } = record;
@@ -122,22 +132,25 @@ export async function* readNestedTurnEvents(read: ReadTurn, eventAt: TurnEventAt
     })();
   };
   // What the consumer has been given: the cursor of the record it was given last.
-  const position = { offset: resume ? resume.cursor.offset : (options.fromOffset ?? 0) - 1 };
-  const openChildren = new Map((resume?.cursor.open ?? []).map((child) => [child.path.join('.'), { ...child }]));
+  // A stream's part: its last durable offset given (a live record's is the one before it) and what was shown ahead of it.
+  const position: { offset: number; live?: LiveAhead[] } = resume ? { offset: resume.cursor.offset, ...(resume.cursor.live ? { live: resume.cursor.live } : {}) } : { offset: (options.fromOffset ?? 0) - 1 };
+  const openChildren = new Map<string, OpenChild>((resume?.cursor.open ?? []).map((child) => [child.path.join('.'), { ...child }]));
   const advance = (record: NestedTurnEventRecord, key: number[]): string | undefined => {
-    if (key.length === 0) position.offset = record.offset;
-    else {
-      const child = openChildren.get(key.join('.'));
-      if (child) child.offset = record.offset;
-      if (record.event.type === 'turn-finished') openChildren.delete(key.join('.'));
+    const part: { offset?: number; live?: LiveAhead[] } | undefined = key.length === 0 ? position : openChildren.get(key.join('.'));
+    if (part) {
+      // A child's live record before its first durable event says -1: the child's part then has no offset yet.
+      if (record.offset >= 0 || key.length === 0) part.offset = record.offset;
+      if (record.live && record.live.length > 0) part.live = record.live;
+      else delete part.live;
     }
+    if (key.length > 0 && record.event.type === 'turn-finished') openChildren.delete(key.join('.'));
     if (record.event.type === 'agent-started') openChildren.set([...key, record.offset].join('.'), { path: [...key, record.offset] });
-    return encodeNestedCursor({ offset: position.offset, open: [...openChildren.values()] });
+    return encodeNestedCursor({ ...position, open: [...openChildren.values()] });
   };
 
-  follow([], turnId, resume ? resume.cursor.offset + 1 : options.fromOffset);
-  for (const { child, fromOffset } of resume?.children ?? []) {
-    follow(child.key, child.turnId, fromOffset, { parentToolCallId: child.parentToolCallId, path: child.path });
+  follow([], turnId, resume ? resume.cursor.offset + 1 : options.fromOffset, undefined, resume?.cursor.live);
+  for (const { child, fromOffset, liveAhead } of resume?.children ?? []) {
+    follow(child.key, child.turnId, fromOffset, { parentToolCallId: child.parentToolCallId, path: child.path }, liveAhead);
   }
   try {
     while (true) {
