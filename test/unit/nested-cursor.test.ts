@@ -27,6 +27,51 @@ describe('the cursor as text', () => {
     expect(encodeNestedCursor({ offset: 1, open: [{ path: [1, 1, 1, 1, 1, 1, 1, 1, 1] }] })).toBeUndefined();
   });
 
+  it('carries, after each part, what a live read showed ahead of its offset', () => {
+    const cursor = {
+      offset: 12,
+      live: [{ step: 2, attempt: 1, units: 143 }],
+      open: [{ path: [5], offset: 7, live: [{ step: 1, attempt: 1, units: 40 }, { step: 1, attempt: 2, units: 3 }] }, { path: [5, 3], live: [{ step: 1, attempt: 1, units: 9 }] }, { path: [9] }],
+    };
+    expect(encodeNestedCursor(cursor)).toBe('12_2-1-143~5:7_1-1-40_1-2-3~5.3_1-1-9~9');
+    expect(parseNestedCursor('12_2-1-143~5:7_1-1-40_1-2-3~5.3_1-1-9~9')).toEqual(cursor);
+    // Before the turn's first durable event its offset is -1, and only then.
+    expect(parseNestedCursor('-1_1-1-5')).toEqual({ offset: -1, live: [{ step: 1, attempt: 1, units: 5 }], open: [] });
+    // A cursor without live entries means what it always did.
+    expect(parseNestedCursor('12~5:7')).toEqual({ offset: 12, open: [{ path: [5], offset: 7 }] });
+    expect(encodeNestedCursor({ offset: 3, live: [], open: [{ path: [1], live: [] }] })).toBe('3~1');
+  });
+
+  it('has no text past its live limits', () => {
+    const live = Array.from({ length: 17 }, (_, step) => ({ step, attempt: 1, units: 1 }));
+    expect(encodeNestedCursor({ offset: 1, live, open: [] })).toBeUndefined();
+    expect(encodeNestedCursor({ offset: 1, open: [{ path: [1], live }] })).toBeUndefined();
+    const long = [{ step: 999_999_999_999_999, attempt: 999_999_999_999_999, units: 999_999_999_999_999 }];
+    expect(encodeNestedCursor({ offset: 1, open: Array.from({ length: 11 }, (_, index) => ({ path: [index], live: long })) })).toBeUndefined();
+  });
+
+  it.each([
+    ['-1_1-1-0', 'below 1'],
+    ['-2_1-1-5', 'expected'],
+    ['3_', 'expected'],
+    ['3_1-1', 'expected'],
+    ['3_1-0-5', 'below 1'],
+    ['3_1-1-5_1-1-6', 'listed twice'],
+    ['3.1-1-5', 'expected'],
+    ['3_1-1-99999999999999999999', 'expected'],
+    [`3${'_1-1-5'.repeat(17)}`, 'more than 16 live entries'],
+    ['3~1_', 'is not'],
+    ['3~1_1-1-5:2', 'is not'],
+    ['3~1:2_1-1-0', 'below 1'],
+    ['3~1:-1_1-1-5', 'is not'],
+    ['3~1_a-1-5', 'is not'],
+    [`3~1${'_1-1-5'.repeat(17)}`, 'more than 16 live entries'],
+    ['3~4_1-1-5', 'started after where the cursor stands'],
+  ])('refuses the live form %j', (text, why) => {
+    expect(() => parseNestedCursor(text)).toThrow(NestedCursorError);
+    expect(() => parseNestedCursor(text)).toThrow(why);
+  });
+
   it.each([
     ['', 'expected'],
     ['abc', 'expected'],
@@ -123,6 +168,34 @@ describe('a reader resumed after a cursor', () => {
     expect(own[0].cursor).toBe('0');
     expect(own[1].cursor).toBe('1~1');
     expect(whole.at(-1)!.cursor).toBe(String(streamsOfATree().get('t')!.length - 1));
+  });
+
+  it('reads each stream live with what its part showed ahead, and gives live records a cursor that carries it', async () => {
+    const streams = streamsOfATree();
+    const { eventAt } = reading(streams);
+    const asked: Array<{ turnId: string; fromOffset?: number; live?: boolean; liveAhead?: unknown }> = [];
+    // A live read of t shows one piece of step 1 ahead of offset 0, then the durable events.
+    const read = async function* (turnId: string, options: { fromOffset?: number; live?: boolean; liveAhead?: Array<{ step: number; attempt: number; units: number }> }): AsyncGenerator<TurnEventRecord, void, undefined> {
+      asked.push({ turnId, ...options });
+      if (turnId === 't' && options.live && options.fromOffset === undefined) yield { offset: -1, event: { type: 'text-delta', step: 1, attempt: 1, text: 'x' }, live: [{ step: 1, attempt: 1, units: 1 }] };
+      const events = streams.get(turnId)!;
+      for (let offset = options.fromOffset ?? 0; offset < events.length; offset++) yield { offset, event: events[offset] };
+    };
+    const whole = await readAll(readNestedTurnEvents(read, eventAt, 't', { live: true }));
+    expect(whole[0]).toMatchObject({ offset: -1, live: [{ step: 1, attempt: 1, units: 1 }], cursor: '-1_1-1-1' });
+    expect(whole[1].cursor).toBe('0');
+    expect(asked.every((each) => each.live === true)).toBe(true);
+
+    asked.length = 0;
+    await readAll(readNestedTurnEvents(read, eventAt, 't', { after: '3_1-1-4~1:1_2-1-7~1.1~3' }));
+    expect(asked.map(({ turnId, fromOffset, live, liveAhead }) => ({ turnId, fromOffset, live, liveAhead }))).toEqual(
+      expect.arrayContaining([
+        { turnId: 't', fromOffset: 4, live: true, liveAhead: [{ step: 1, attempt: 1, units: 4 }] },
+        { turnId: 't/c1', fromOffset: 2, live: true, liveAhead: [{ step: 2, attempt: 1, units: 7 }] },
+        { turnId: 't/c1/g', fromOffset: 0, live: undefined, liveAhead: undefined },
+        { turnId: 't/c2', fromOffset: 0, live: undefined, liveAhead: undefined },
+      ]),
+    );
   });
 
   it('refuses a cursor naming an offset that started no child', async () => {
