@@ -219,7 +219,9 @@ export class TurnpikeClient {
    * `after: last.cursor`: every later event of the turn and of each child arrives exactly once,
    * children that were running included. A malformed cursor, or one that names no child of this
    * turn, throws `NestedCursorError`. `fromOffset` reads the turn's own stream from there and
-   * follows only the children started from there on.
+   * follows only the children started from there on. With `live: true` the turn's and each
+   * child's deltas come as the model writes them (as `turnEvents`'s); the cursor carries what
+   * each stream showed ahead.
    */
   nestedTurnEvents(turnId: string, options: NestedReadOptions = {}): AsyncGenerator<NestedTurnEventRecord, void, undefined> {
     return readNestedTurnEvents((id, read) => this.turnEvents(id, read), (id, offset) => this.turnEventAt(id, offset), turnId, options);
