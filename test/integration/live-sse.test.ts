@@ -20,6 +20,7 @@ import { serveApi } from '../support/api-server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { testTools } from '../support/test-tools.js';
+import { queryGate } from '../support/query-gate.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const AUTH = { authorization: 'Bearer alice-token' };
@@ -40,27 +41,6 @@ afterAll(async () => {
   await fake?.restore();
 });
 beforeEach(() => fake.reset());
-
-/** A gate every query of a client waits at: the durable reads of that client are held until `open()`. */
-function queryGate(): { closed: boolean; open: () => void; client: Client } {
-  let resolve!: () => void;
-  const gate = new Promise<void>((done) => (resolve = done));
-  const client = new Client({
-    connection: turnpike.client.connection,
-    namespace: turnpike.client.options.namespace,
-    dataConverter: turnpike.client.options.dataConverter,
-    interceptors: { workflow: [{ query: async (input, next) => (await gate, next(input)) }] },
-  });
-  const state = {
-    closed: true,
-    client,
-    open: () => {
-      state.closed = false;
-      resolve();
-    },
-  };
-  return state;
-}
 
 /** The HTTP API over a TurnpikeClient holding the worker's live channel (on `temporal`, the harness's client by default). */
 async function serveLive(temporal: Client = turnpike.client): Promise<{ base: string; client: TurnpikeClient }> {
@@ -95,7 +75,7 @@ const eventsPath = (turnId: string) => `/api/turns/${encodeURIComponent(turnId)}
 
 describe('the turn events SSE route, live', () => {
   it("sends a turn's text while every durable read of the API is held, then confirms it without repeating it", async () => {
-    const gate = queryGate();
+    const gate = queryGate(turnpike.client);
     const { base } = await serveLive(gate.client);
     const handle = await startTwoStepTurn();
     const texts: Record<number, string> = {};
@@ -235,7 +215,7 @@ describe('/api/chat, live', () => {
   }
 
   it("streams the step's text while every durable read of the API is held, and the browser gets the model's text exactly once", async () => {
-    const gate = queryGate();
+    const gate = queryGate(turnpike.client);
     const { base } = await serveLive(gate.client);
     fake.script('openai', [{ text: SECOND, stream: { eventIntervalMs: 10 } }]);
     let text = '';
@@ -259,7 +239,7 @@ describe('/api/chat, live', () => {
   });
 
   it("builds the same message from a live two-step turn as the durable order does: a new step's text waits for the previous step's calls", async () => {
-    const gate = queryGate();
+    const gate = queryGate(turnpike.client);
     const { base, client } = await serveLive(gate.client);
     fake.script('openai', [
       { text: FIRST, toolCalls: [{ name: 'record_action', input: { action: 'live-chat' } }], stream: { eventIntervalMs: 10 } },

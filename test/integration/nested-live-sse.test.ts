@@ -18,6 +18,7 @@ import { serveApi } from '../support/api-server.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
 import { testTools } from '../support/test-tools.js';
+import { queryGate } from '../support/query-gate.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const AUTH = { authorization: 'Bearer alice-token' };
@@ -45,27 +46,6 @@ afterAll(async () => {
   await fake?.restore();
 });
 beforeEach(() => fake.reset());
-
-/** A client whose queries of child turns (ids with a `/`) wait until `open()`: every durable read of a child is held. */
-function childQueryGate(): { closed: boolean; open: () => void; client: Client } {
-  let resolve!: () => void;
-  const gate = new Promise<void>((done) => (resolve = done));
-  const client = new Client({
-    connection: turnpike.client.connection,
-    namespace: turnpike.client.options.namespace,
-    dataConverter: turnpike.client.options.dataConverter,
-    interceptors: { workflow: [{ query: async (input, next) => (input.workflowExecution.workflowId.includes('/') && (await gate), next(input)) }] },
-  });
-  const state = {
-    closed: true,
-    client,
-    open: () => {
-      state.closed = false;
-      resolve();
-    },
-  };
-  return state;
-}
 
 async function serveLive(temporal: Client = turnpike.client): Promise<string> {
   const client = new TurnpikeClient({ client: temporal, taskQueue: turnpike.taskQueue, liveDeltas: channel });
@@ -110,7 +90,7 @@ async function durableNestedRead(turnId: string): Promise<NestedTurnEventRecord[
 
 describe('the nested turn events SSE route, live', () => {
   it("sends a child turn's text while every durable read of the child is held, then confirms it without repeating it", async () => {
-    const gate = childQueryGate();
+    const gate = queryGate(turnpike.client, (workflowId) => workflowId.includes('/'));
     const base = await serveLive(gate.client);
     const { handle, childId } = await startParent();
     let childText = '';
