@@ -8,7 +8,7 @@
  * and SLACK_BOT_TOKEN with TURNPIKE_SLACK_USERS or TURNPIKE_SLACK_USERS_BY_EMAIL (decisions from Slack);
  * TURNPIKE_LIVE_POSTGRES_URL (the workers' live channel: event streams and /api/chat show deltas as the model writes them).
  */
-import { liveDeltasFromEnvironment } from '../activities/postgres-live-deltas.js';
+import { liveDeltasFromEnvironment } from '../activities/postgres-live/postgres-live-deltas.js';
 import { TurnpikeClient } from '../client/turnpike-client.js';
 import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
 import { loginOptionsFromEnvironment } from './login.js';

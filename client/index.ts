@@ -18,7 +18,7 @@ export { FileContentStore } from '../content/file-content-store.js';
 export { PostgresContentStore, type PostgresContentStoreOptions } from '../content/postgres-content-store.js';
 export { S3ContentStore, type S3ContentStoreOptions } from '../content/s3-content-store.js';
 export { InProcessLiveDeltas, inProcessLiveDeltas, type LiveDeltaChannel, type LiveDeltaEvent, type LiveDeltaPiece } from '../activities/live-deltas.js';
-export { PostgresLiveDeltas, liveDeltasFromEnvironment, DEFAULT_LIVE_CHANNEL, LIVE_POSTGRES_VARIABLE, type PostgresLiveDeltasOptions, type PostgresConnectionSettings } from '../activities/postgres-live-deltas.js';
+export { PostgresLiveDeltas, liveDeltasFromEnvironment, DEFAULT_LIVE_CHANNEL, LIVE_POSTGRES_VARIABLE, type PostgresLiveDeltasOptions, type PostgresConnectionSettings } from '../activities/postgres-live/postgres-live-deltas.js';
 export { CONTENT_STORE_VARIABLE, contentStoreFromEnvironment, contentStoreFromUrl } from '../content/store-from-environment.js';
 export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type ClaimCheckOptions } from '../content/claim-check-codec.js';
 export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';

@@ -35,7 +35,7 @@ import { checkedEndpoints, type OpenAIEndpoints } from '../activities/providers/
 import { checkedClouds, type CloudSettings } from '../activities/providers/clouds.js';
 import { checkedRemoteMcpServers, type RemoteMcpServers } from '../activities/providers/remote-mcp-servers.js';
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
-import { liveDeltasFromEnvironment, type PostgresLiveDeltas } from '../activities/postgres-live-deltas.js';
+import { liveDeltasFromEnvironment, type PostgresLiveDeltas } from '../activities/postgres-live/postgres-live-deltas.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';

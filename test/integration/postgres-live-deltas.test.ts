@@ -1,5 +1,5 @@
 /**
- * The live channel over PostgreSQL LISTEN/NOTIFY (activities/postgres-live-deltas.ts), against a
+ * The live channel over PostgreSQL LISTEN/NOTIFY (activities/postgres-live/postgres-live-deltas.ts), against a
  * private PostgreSQL instance (scripts/postgres.ts): the worker publishes through one
  * `PostgresLiveDeltas`, the reading client listens through another (its own connections, as an
  * API process apart from the workers has), and from a worker in its own process configured by
@@ -19,8 +19,8 @@ import { Client } from '@temporalio/client';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { LiveDeltaPiece } from '../../activities/live-deltas.js';
-import { MAX_NOTIFY_PAYLOAD_BYTES } from '../../activities/live-delta-payload.js';
-import { PostgresLiveDeltas } from '../../activities/postgres-live-deltas.js';
+import { MAX_NOTIFY_PAYLOAD_BYTES } from '../../activities/postgres-live/live-delta-payload.js';
+import { PostgresLiveDeltas } from '../../activities/postgres-live/postgres-live-deltas.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startPostgres, type Postgres } from '../../scripts/postgres.js';
 import type { TurnEventRecord } from '../../workflows/types/turn-events.js';

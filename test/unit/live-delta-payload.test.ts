@@ -1,10 +1,10 @@
 /**
- * A live piece as a PostgreSQL notification payload (activities/live-delta-payload.ts): pieces
+ * A live piece as a PostgreSQL notification payload (activities/postgres-live/live-delta-payload.ts): pieces
  * under PostgreSQL's limit go whole; longer ones are split by UTF-8 bytes on code point
  * boundaries, their parts numbered so the merge sees consecutive units.
  */
 import { describe, expect, it } from 'vitest';
-import { decodeLivePiece, encodeLivePiece, MAX_NOTIFY_PAYLOAD_BYTES, payloadWorkflowId, splitLivePiece } from '../../activities/live-delta-payload.js';
+import { decodeLivePiece, encodeLivePiece, MAX_NOTIFY_PAYLOAD_BYTES, payloadWorkflowId, splitLivePiece } from '../../activities/postgres-live/live-delta-payload.js';
 import { deltaUnits, type LiveDeltaPiece } from '../../activities/live-deltas.js';
 
 const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff;

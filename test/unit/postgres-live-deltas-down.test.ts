@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { PostgresLiveDeltas } from '../../activities/postgres-live-deltas.js';
+import { PostgresLiveDeltas } from '../../activities/postgres-live/postgres-live-deltas.js';
 
 /** A port that refuses connections: bound, then closed. */
 async function refusingPort(): Promise<number> {

@@ -15,7 +15,7 @@
  * so the merge sees consecutive units. A piece that cannot be split small enough (a
  * `tool-input-start` with a huge tool name) is dropped: readers read it from the durable stream.
  */
-import { deltaUnits, LIVE_DELTA_TYPES, type LiveDeltaEvent, type LiveDeltaPiece } from './live-deltas.js';
+import { deltaUnits, LIVE_DELTA_TYPES, type LiveDeltaEvent, type LiveDeltaPiece } from '../live-deltas.js';
 
 /** The longest payload PostgreSQL takes, in bytes: it refuses 8,000 or more. */
 export const MAX_NOTIFY_PAYLOAD_BYTES = 7_999;

@@ -1,0 +1,91 @@
+/**
+ * The publishing side of the PostgreSQL live channel: every piece becomes one notification
+ * (`SELECT pg_notify($1, payload)`, a few pieces a round trip), or several when it is 8,000 bytes
+ * or more (live-delta-payload.ts), sent in order over one connection of its own, so a reader gets
+ * a step's pieces in the order they were streamed. `publish` only queues: it never waits for the
+ * database and never throws. While the database is unreachable, pieces are dropped (readers read
+ * them from the durable stream), the outage is reported once, and the connection is tried again
+ * after a back-off.
+ */
+import type { Client } from 'pg';
+import { encodeLivePiece } from './live-delta-payload.js';
+import type { LiveDeltaPiece } from '../live-deltas.js';
+import { Outage, type PostgresConnector } from './postgres-connection.js';
+
+/** Pieces sent in one round trip at most. */
+const BATCH = 200;
+
+export class LivePublisher {
+  #closed = false;
+  #queue: string[] = [];
+  #sending = false;
+  #sender?: Client;
+  readonly #outage: Outage;
+
+  constructor(
+    private readonly connector: PostgresConnector,
+    private readonly channel: string,
+    private readonly maxQueued: number,
+    warn: (message: string) => void,
+  ) {
+    this.#outage = new Outage((message) => warn(`cannot publish: ${message}`));
+  }
+
+  /** Queues one piece (or its parts); never waits and never throws. */
+  publish(workflowId: string, piece: LiveDeltaPiece): void {
+    try {
+      if (this.#closed || Date.now() < this.#outage.retryAt) return;
+      const payloads = encodeLivePiece(workflowId, piece);
+      if (this.#queue.length + payloads.length > this.maxQueued) return;
+      this.#queue.push(...payloads);
+      if (!this.#sending) void this.#send();
+    } catch {
+      // Never into the model step: a piece lost is read from the durable stream.
+    }
+  }
+
+  /** Ends the connection; pieces still queued are dropped. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#queue = [];
+    const sender = this.#sender;
+    this.#sender = undefined;
+    await sender?.end().catch(() => {});
+  }
+
+  /** Sends what is queued, in order, a batch per round trip, over the one publishing connection. */
+  async #send(): Promise<void> {
+    this.#sending = true;
+    try {
+      while (this.#queue.length > 0 && !this.#closed) {
+        if (!this.#sender) {
+          const sender = await this.connector.connect();
+          if (this.#closed) {
+            await sender.end().catch(() => {});
+            return;
+          }
+          sender.once('end', () => {
+            if (this.#sender === sender) this.#sender = undefined;
+          });
+          this.#sender = sender;
+        }
+        const batch = this.#queue.splice(0, BATCH);
+        // In array order: the subquery's order is the order pg_notify is called, and so delivered.
+        await this.#sender.query({
+          text: 'SELECT count(pg_notify($1, payload)) FROM (SELECT payload FROM unnest($2::text[]) WITH ORDINALITY AS p(payload, n) ORDER BY n) ordered',
+          values: [this.channel, batch],
+        });
+        this.#outage.recovered();
+      }
+    } catch (error) {
+      // Down, or a refusal: what is queued goes too, so a reader is never shown pieces after a gap.
+      this.#queue = [];
+      this.#outage.failed('sending', error);
+      const sender = this.#sender;
+      this.#sender = undefined;
+      await sender?.end().catch(() => {});
+    } finally {
+      this.#sending = false;
+    }
+  }
+}
