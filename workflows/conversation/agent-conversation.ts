@@ -17,25 +17,22 @@ import {
   turnFinishedSignal,
 } from '../messages/definitions.js';
 import { agentTurn } from '../turn/agent-turn.js';
-import { activeModel, agentsProblem, agentTurnSettings, followHandoff, handoffTurnId, startingAgent } from './conversation-agents.js';
+import { agentsProblem, agentTurnSettings, followHandoff, handoffTurnId, startingAgent } from './conversation-agents.js';
 import { EventStream } from '../stream/event-stream.js';
 import { setSignalHandler, setUpdateHandler } from '../messages/message-handlers.js';
 import type { ConversationEvent } from '../types/turn-events.js';
-import { binaryPartsProblem } from '../turn/binary-parts.js';
 import { budgetProblem } from '../budgets/budget-spend.js';
-import { absorbTurnSpend, budgetForTurn, conversationBudgetState } from '../budgets/conversation-budget.js';
+import { absorbTurnSpend, budgetForTurn } from '../budgets/conversation-budget.js';
 import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } from '../messages/message-schemas.js';
 import { rejection } from '../messages/rejection.js';
-import { outputSpecProblem } from '../agents/typed-output.js';
 import { agentConversationIdKey } from '../context/search-attributes.js';
-import { branchMessages, currentBranch, hasBranch } from './conversation-branches.js';
+import { contentProblem, outputProblem, userMessage } from './conversation-messages.js';
+import { describeConversation, historyPage } from './conversation-views.js';
 import { installSteering, startFork } from './conversation-steering.js';
 import type {
   AgentConversationInput,
   AgentTurnInput,
   ConversationCarryOver,
-  ConversationState,
-  HistoryPage,
   HistoryPageRequest,
   Message,
   ModelSettings,
@@ -44,22 +41,16 @@ import type {
   SendMessageResult,
   TurnFinishedInput,
   TurnOutputSpec,
-  UserContentPart,
 } from '../types/index.js';
 
 /** Replies remembered for idempotent sendMessage; older message ids may start a turn again. */
 const REMEMBERED_MESSAGE_IDS = 1_000;
-const DEFAULT_PAGE = 100;
 /**
  * Events of the conversation's stream handed to the next run at continue-as-new; older ones
  * are dropped, so the carried state stays small. A subscriber further behind resumes at the
  * oldest one kept.
  */
 const CARRIED_STREAM_EVENTS = 200;
-/** The user message a conversation message becomes: its text, then any parts sent with it. */
-function userMessage(message: { text: string; content?: UserContentPart[] }): Message {
-  return { role: 'user', content: message.content ? [{ type: 'text', text: message.text }, ...message.content] : message.text };
-}
 
 export async function agentConversation(input: AgentConversationInput): Promise<never> {
   const conversation = new Conversation(input);
@@ -93,7 +84,7 @@ class Conversation {
         const settings = agentsProblem(this.input);
         if (settings) throw rejection('InvalidRequest', `Invalid conversation settings: ${settings}`);
         const budget = this.input.budget !== undefined ? budgetProblem(this.input.budget, "the conversation's budget") : undefined;
-        const problem = budget ?? this.contentProblem(shape.data as SendMessageInput) ?? this.outputProblem(shape.data as SendMessageInput);
+        const problem = budget ?? contentProblem(this.input, this.state, shape.data as SendMessageInput) ?? outputProblem(this.input, this.state, shape.data as SendMessageInput);
         if (problem) throw rejection('InvalidRequest', `Invalid sendMessage: ${problem}`);
       },
     });
@@ -110,10 +101,10 @@ class Conversation {
       state: this.state,
       startNextTurn: () => this.startNextTurn(),
       remember: (messageId, result) => this.remember(messageId, result),
-      contentProblem: (request) => this.contentProblem(request),
+      contentProblem: (request) => contentProblem(this.input, this.state, request),
     });
-    wf.setHandler(historyQuery, (request?: HistoryPageRequest) => this.page(request));
-    wf.setHandler(conversationStateQuery, () => this.describe());
+    wf.setHandler(historyQuery, (request?: HistoryPageRequest) => historyPage(this.state, request));
+    wf.setHandler(conversationStateQuery, () => describeConversation(this.conversationId, this.input, this.state));
   }
 
   async run(): Promise<never> {
@@ -169,35 +160,6 @@ class Conversation {
     // workflow the caller can query or await at once. Queued turns start from run().
     if (!queued) await this.startNextTurn();
     return result;
-  }
-
-  /**
-   * Why a message's images and documents cannot go to its turn, or undefined: each part as a
-   * turn's parts are checked (for the model the turn will use), then all inline bytes together
-   * with the history's, which the turn receives as well.
-   */
-  private contentProblem(request: SendMessageInput): string | undefined {
-    if (!request.content) return undefined;
-    const provider = request.options?.model?.provider ?? activeModel(this.input, this.state).provider;
-    const own = binaryPartsProblem([{ role: 'user', content: request.content }], provider);
-    if (own) return own.replace(/^messages\[0\]\./, '').replace(/^messages: /, 'content: ');
-    const withHistory = binaryPartsProblem([...this.state.history, userMessage(request)], provider);
-    return withHistory ? `content, with the conversation's history: ${withHistory}` : undefined;
-  }
-
-  /**
-   * Why a message's typed answer (`output`) cannot go to its turn, or undefined (typed-output.ts).
-   * With agents, any of them may answer the message after a handoff, so it must suit each one's provider.
-   */
-  private outputProblem(request: SendMessageInput): string | undefined {
-    if (request.output === undefined) return undefined;
-    const own = outputSpecProblem(request.output, request.options?.model?.provider ?? activeModel(this.input, this.state).provider);
-    if (own) return own;
-    for (const [name, agent] of Object.entries(this.input.agents ?? {})) {
-      const problem = outputSpecProblem(request.output, (agent.model as ModelSettings).provider);
-      if (problem) return `${problem} (for agent "${name}", which a handoff may give this message)`;
-    }
-    return undefined;
   }
 
   private remember(messageId: string, result: SendMessageResult): void {
@@ -283,31 +245,5 @@ class Conversation {
       parentClosePolicy: 'ABANDON',
       cancellationType: 'ABANDON',
     });
-  }
-
-  private page(request: HistoryPageRequest = {}): HistoryPage {
-    const offset = Math.max(0, Math.floor(request.offset ?? 0));
-    const limit = Math.min(1_000, Math.max(1, Math.floor(request.limit ?? DEFAULT_PAGE)));
-    // Another branch's messages: its shared prefix and its own (conversation-branches.ts).
-    const history = request.branch === undefined ? this.state.history : hasBranch(this.state, request.branch) ? branchMessages(this.state, request.branch) : [];
-    const messages: Message[] = history.slice(offset, offset + limit);
-    return { messages, offset, total: history.length };
-  }
-
-  private describe(): ConversationState {
-    const current = this.state.current;
-    return {
-      conversationId: this.conversationId,
-      policy: this.input.policy ?? 'queue',
-      turns: this.state.turnCount,
-      messages: this.state.history.length,
-      ...(current ? { currentTurn: { turnWorkflowId: current.turnWorkflowId, turnNumber: current.turnNumber } } : {}),
-      queued: this.state.queue.map(({ messageId, turnWorkflowId }) => ({ messageId, turnWorkflowId })),
-      failedTurns: [...this.state.failedTurns],
-      runs: this.state.runs,
-      ...(this.state.agent !== undefined ? { agent: this.state.agent } : {}),
-      ...conversationBudgetState(this.input, this.state),
-      ...(this.state.branches ? { branch: currentBranch(this.state) } : {}),
-    };
   }
 }
