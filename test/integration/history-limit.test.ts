@@ -17,15 +17,19 @@ import type { HistoryLimit } from '../../workflows/types/index.js';
 import { noteStarted, saveRuns } from '../support/history-recorder.js';
 import { testTools } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { serveApi, type ServedApi } from '../support/api-server.js';
 
 let harness: TurnpikeHarness;
 let turnpike: TurnpikeClient;
+let served: ServedApi;
 
 beforeAll(async () => {
   harness = await startTurnpike({ tools: testTools });
   turnpike = new TurnpikeClient({ client: harness.client, taskQueue: harness.taskQueue });
+  served = await serveApi(harness);
 });
 afterAll(async () => {
+  await served?.api.close();
   await harness?.stop();
 });
 
@@ -48,6 +52,20 @@ describe('a historyLimit under what a hand-over must carry', () => {
     expect((refusal as TurnpikeRejectedError).type).toBe('InvalidRequest');
     expect((refusal as TurnpikeRejectedError).message).toMatch(message);
     expect((refusal as TurnpikeRejectedError).message).toMatch(/no turn was started/);
+    await expect(harness.client.workflow.getHandle(turnId).describe()).rejects.toThrow(/not found/i);
+  });
+
+  it('is refused by POST /api/turns with a 400 naming the smallest value, and nothing starts', async () => {
+    const turnId = `turn-${randomUUID()}`;
+    const response = await fetch(`${served.base}/api/turns`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ turnId, input: { model, messages: [{ role: 'user', content: lookups(2) }], historyLimit: { bytes: 65_536 } } }),
+    });
+    expect(response.status).toBe(400);
+    const { error } = (await response.json()) as { error: { type: string; message: string } };
+    expect(error.type).toBe('InvalidRequest');
+    expect(error.message).toMatch(/historyLimit\.bytes must be an integer of at least 2097152 \(2 MiB\)/);
     await expect(harness.client.workflow.getHandle(turnId).describe()).rejects.toThrow(/not found/i);
   });
 
