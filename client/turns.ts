@@ -11,7 +11,8 @@ import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import type { AgentTurnInput, AgentTurnResult, CallContext } from '../workflows/types/index.js';
 import type { ContentStore } from '../content/content-store.js';
 import { storeLargeParts } from '../content/stored-content.js';
-import { TurnpikeNotFoundError } from './errors.js';
+import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+import { historyLimitProblem } from '../workflows/turn/turn-hand-over.js';
 import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
 import { toOutputSpec, type OutputOption } from './typed-output.js';
@@ -34,6 +35,9 @@ export interface WorkflowStarter {
 
 /** Starts a turn, idempotent by `turnId` (see `TurnpikeClient.startTurn`). */
 export async function startTurn(starter: WorkflowStarter, input: StartTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
+  // Refused before anything starts: a turn would fail at once with it, or never end.
+  const limitProblem = startProblem(input);
+  if (limitProblem) throw new TurnpikeRejectedError(`Invalid startTurn: ${limitProblem}; no turn was started`, 'InvalidRequest');
   // Images and documents of 128 KiB or more go to the content store; the turn gets references.
   const messages = Array.isArray(input?.messages) ? await storeLargeParts(input.messages, starter.contentStore) : input?.messages;
   // A typed answer's zod schema is sent as its JSON Schema (client/typed-output.ts).
@@ -47,6 +51,13 @@ export async function startTurn(starter: WorkflowStarter, input: StartTurnInput,
     workflowIdConflictPolicy: 'USE_EXISTING',
     ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
   });
+}
+
+/** What is wrong with a turn's `historyLimit` (docs/conversations.md, "Long turns"), or undefined. */
+function startProblem(input: StartTurnInput): string | undefined {
+  const limit: unknown = input?.historyLimit;
+  if (limit !== undefined && (limit === null || typeof limit !== 'object' || Array.isArray(limit))) return 'historyLimit must be an object { events?, bytes? }';
+  return historyLimitProblem(limit)?.problem;
 }
 
 /** Who started a workflow and its conversation, from its description (see `TurnpikeClient.describeStart`). */

@@ -4,7 +4,9 @@
  * tool whose child made two calls has spent three, so its next agent tool call parks a budget
  * approval before a second child starts; a parent that hands over to a new run keeps counting
  * them. The same for a conversation's budget, whose spend keeps the child's calls across
- * continue-as-new.
+ * continue-as-new. Several children of one step share what is left of the parent's budget
+ * (issue #54): together they stay within its token and call limits, a call waiting for its
+ * approval keeps its share, and what a child did not spend goes to the children after it.
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -18,7 +20,7 @@ import type { AgentTurnResult, ConversationState, Message, ModelSettings, ToolCa
 import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
-import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const model: ModelSettings = { provider: 'openai', model: 'gpt-4.1-mini', maxTokens: 512 };
 const researcher = defineAgentTool({
@@ -27,6 +29,14 @@ const researcher = defineAgentTool({
   inputSchema: z.object({ target: z.string() }),
   agent: { model, system: 'You are the researcher.', tools: ['record_action'], maxSteps: 4 },
 });
+const reviewer = defineAgentTool({
+  name: 'reviewer',
+  description: 'Reviews a target, once a person agreed.',
+  inputSchema: z.object({ target: z.string() }),
+  agent: { model, system: 'You are the reviewer.', tools: [] },
+  approval: true,
+  approvers: ['carol'],
+});
 
 let fake: Awaited<ReturnType<typeof useFakeProviders>>;
 let turnpike: TurnpikeHarness;
@@ -34,7 +44,7 @@ let client: TurnpikeClient;
 
 beforeAll(async () => {
   fake = await useFakeProviders();
-  turnpike = await startTurnpike({ tools: [...testTools, researcher] });
+  turnpike = await startTurnpike({ tools: [...testTools, researcher, reviewer] });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
 });
 
@@ -177,5 +187,67 @@ describe("a child's tool calls in a conversation's toolCalls budget", () => {
     expect(state.runs).toBeGreaterThanOrEqual(1);
     expect(state.budget).toMatchObject({ limits: { toolCalls: 6 }, spent: { toolCalls: 4 } });
     expect(fake.requests.flatMap((request) => request.errors)).toEqual([]);
+  });
+});
+
+describe("a step's agent tool calls share what is left of the parent's budget", () => {
+  type Body = { messages: Array<{ role: string; content: unknown }> };
+  const steps = (body: Body) => body.messages.filter((message) => message.role === 'assistant').length;
+  const systemOf = (body: Body) => String(body.messages.find((message) => message.role === 'system')?.content ?? '');
+  const twenty = { inputTokens: 16, outputTokens: 4 };
+
+  it('gives three parallel children a third each, so together they stay within its tokens and calls; the parent then parks', async () => {
+    // The parent's first step (15 tokens) calls the researcher three times. Each child would take
+    // 20 tokens and two lookups a step, for three steps.
+    fake.setDefault('openai', (body: Body) => {
+      if (systemOf(body).includes('researcher')) return steps(body) < 2 ? { ...lookups('inspect', 'inspect backups'), usage: twenty } : { text: 'Fine.', usage: twenty };
+      return steps(body) === 0 ? { toolCalls: ['a', 'b', 'c'].map((target) => ({ id: `call_research_${target}`, name: 'researcher', input: { target } })) } : { text: 'All fine.' };
+    });
+    const parent = await turnpike.startTurn({ model, text: 'Research a, b and c.', tools: ['researcher'], budget: { totalTokens: 75, toolCalls: 9 } });
+
+    // 60 tokens and 6 calls are left after the parent's step and its three calls: a third each.
+    for (const target of ['a', 'b', 'c']) {
+      const child = childOf(parent.workflowId, `call_research_${target}`);
+      const state = await waitForState(child, (turn) => turn.budget !== undefined);
+      expect(state.budget!.limits).toEqual({ totalTokens: 20, toolCalls: 2 });
+      // Its first step spent its 20 tokens: it asks before its second.
+      const [pending] = await waitForPending(child);
+      expect(pending).toMatchObject({ kind: 'budget', input: { exceeded: ['totalTokens'], spent: { inputTokens: 16, outputTokens: 4, toolCalls: 2 } } });
+      await client.approveToolCall(child.workflowId, { approvalId: pending.approvalId!, approved: false, approver: 'carol' });
+    }
+
+    // The children spent 60 tokens and 6 calls, no more: the parent is at its limits, and asks before its next step.
+    const [pending] = await waitForPending(parent);
+    expect(pending).toMatchObject({ kind: 'budget', input: { exceeded: ['totalTokens'], budget: { totalTokens: 75, toolCalls: 9 }, spent: { inputTokens: 58, outputTokens: 17, toolCalls: 9 } } });
+    await client.approveToolCall(parent.workflowId, { approvalId: pending.approvalId!, approved: false, approver: 'carol' });
+    const result = await parent.result();
+    expect(result).toMatchObject({ status: 'budget-exceeded', budget: { totalTokens: 75, toolCalls: 9 }, spend: { inputTokens: 58, outputTokens: 17, toolCalls: 9 } });
+    expectOneResultEach(result.messages);
+    expect(executionsOf(parent.workflowId)).toHaveLength(6);
+    expect(fake.requests.flatMap((request) => request.errors)).toEqual([]);
+  });
+
+  it("holds a share for a call that waits for its approval, and gives it what the child before it did not spend", async () => {
+    fake.setDefault('openai', (body: Body) => {
+      if (systemOf(body).includes('researcher')) return steps(body) === 0 ? lookups('inspect a') : { text: 'a is fine.' };
+      if (systemOf(body).includes('reviewer')) return { text: 'b looks right.' };
+      return steps(body) === 0
+        ? { toolCalls: [{ id: 'call_research_a', name: 'researcher', input: { target: 'a' } }, { id: 'call_review_b', name: 'reviewer', input: { target: 'b' } }] }
+        : { text: 'a is fine; b looks right.' };
+    });
+    const parent = await turnpike.startTurn({ model, text: 'Research a and review b.', tools: ['researcher', 'reviewer'], budget: { toolCalls: 7 } });
+
+    // Five calls are left after the step's two; the reviewer's call may still start a child, so the researcher gets half.
+    const researched = await childResultOf(parent.workflowId, 'call_research_a');
+    expect(researched).toMatchObject({ status: 'completed', budget: { toolCalls: 2 }, spend: { toolCalls: 1 } });
+    const [approval] = await waitForPending(parent);
+    expect(approval).toMatchObject({ toolCallId: 'call_review_b' });
+    await client.approveToolCall(parent.workflowId, { approvalId: approval.approvalId!, approved: true, approver: 'carol' });
+
+    // The researcher spent one of its two: the reviewer gets the four left.
+    expect(await childResultOf(parent.workflowId, 'call_review_b')).toMatchObject({ status: 'completed', budget: { toolCalls: 4 }, spend: { toolCalls: 0 } });
+    const result = await parent.result();
+    expect(result).toMatchObject({ status: 'completed', text: 'a is fine; b looks right.', budget: { toolCalls: 7 }, spend: { toolCalls: 3 } });
+    expectOneResultEach(result.messages);
   });
 });

@@ -14,6 +14,7 @@ import {
   reachedBeforeCalls,
   reachedBeforeModelStep,
   remainingBudget,
+  budgetShare,
   spendOf,
 } from '../../workflows/budgets/budget-spend.js';
 import { addUsage } from '../../workflows/context/usage.js';
@@ -150,6 +151,23 @@ describe('budget arithmetic', () => {
     expect(remainingBudget(limits, addSpend(a, b))).toEqual({ inputTokens: 89, totalTokens: 0, costUsd: 0, wallTime: '850ms', toolCalls: 0 });
     expect(grantedExtension({ totalTokens: 10, wallTime: '1s', costUsd: 0.1 }, { totalTokens: 30, wallTime: '3s', costUsd: 0.3 })).toEqual({ totalTokens: 20, wallTime: '2000ms', costUsd: 0.2 });
     expect(grantedExtension({ costUsd: 0.1 }, {})).toEqual({});
+  });
+
+  it("shares what is left among a step's children: evenly, less what running siblings hold, wall time undivided", () => {
+    const limits = { totalTokens: 75, costUsd: 0.3, wallTime: '10s', toolCalls: 9 };
+    const used = spent({ inputTokens: 10, outputTokens: 5, costUsd: 0.0, wallTimeMs: 1000, toolCalls: 3 });
+    // Three children may start: each gets a third of the 60 tokens, 0.3 USD and 6 calls left.
+    const first = budgetShare(limits, used, [], 3);
+    expect(first).toEqual({ totalTokens: 20, costUsd: 0.1, wallTime: '9000ms', toolCalls: 2 });
+    // The second starts while the first runs: a half of what the first does not hold.
+    const second = budgetShare(limits, used, [first], 2);
+    expect(second).toEqual(first);
+    // The last gets all that is left, what rounding left over included.
+    expect(budgetShare({ toolCalls: 7 }, used, [{ toolCalls: 1 }], 2)).toEqual({ toolCalls: 1 });
+    expect(budgetShare({ toolCalls: 7 }, used, [{ toolCalls: 1 }, { toolCalls: 1 }], 1)).toEqual({ toolCalls: 2 });
+    // Together the shares never pass the budget; a child that went over leaves its siblings nothing.
+    expect(budgetShare({ totalTokens: 10 }, used, [{ totalTokens: 4 }], 1)).toEqual({ totalTokens: 0 });
+    expect(budgetShare({ totalTokens: 100 }, used, [], 1)).toEqual(remainingBudget({ totalTokens: 100 }, used));
   });
 });
 

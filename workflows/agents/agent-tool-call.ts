@@ -5,7 +5,8 @@
  * listings name the parent (`parentTurn`, the `TurnpikeParentTurnId` search attribute). The
  * child's answer is the call's one result: its typed `output` when it has one, else its text;
  * any other ending is an error result naming it. The child's usage is added to the parent's, and
- * a budgeted parent counts its tool calls.
+ * a budgeted parent counts its tool calls; a budgeted parent gives each child a share of what is
+ * left of its budget (child-budgets.ts).
  *
  * Cancelling the parent, or superseding it, cancels the child (its scope below; `cancelAll`):
  * the child settles each of its open calls with a cancelled result and ends `cancelled`, and
@@ -18,10 +19,9 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../../activities/index.js';
-import { remainingBudget } from '../budgets/budget-spend.js';
 import { AGENT_TURN_WORKFLOW } from '../messages/definitions.js';
 import { errorSettlement, type Settlement } from '../calls/tool-results.js';
-import { turnSpend } from '../budgets/turn-budget.js';
+import { closeChildShare, takeChildShare } from './child-budgets.js';
 import type { TurnContext } from '../context/turn-context.js';
 import { addUsage } from '../context/usage.js';
 import type { AgentTurnInput, AgentTurnResult, ChildTurnView, ParentTurn, ToolCallPart, ToolSpec } from '../types/index.js';
@@ -82,7 +82,17 @@ export async function runAgentCall(turn: TurnContext, spec: ToolSpec, call: Tool
     return { ...errorSettlement('error', `Agent tool "${call.toolName}" failed: ${cause}`), input };
   } finally {
     turn.agentCalls.delete(call.toolCallId);
+    // Its spend is counted (above) in place of its share.
+    closeChildShare(turn, call.toolCallId);
   }
+}
+
+/**
+ * Whether a call of this agent tool would start a child as far as the turn's input tells (not
+ * too deep, no cycle): the step's calls that may start one share the parent's budget.
+ */
+export function mayStartChild(turn: TurnContext, spec: ToolSpec, toolName: string): boolean {
+  return spec.kind === 'agent' && spec.agent !== undefined && depthRefusal(turn, toolName, spec.agent.maxDepth) === undefined;
 }
 
 /** What is wrong with a turn's agent tool fields (`maxAgentDepth`, `parentTurn`), or undefined. */
@@ -127,24 +137,10 @@ function childInput(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, promp
     ...(parent.clientToolTimeout !== undefined ? { clientToolTimeout: parent.clientToolTimeout } : {}),
     ...(parent.modelCallOptions !== undefined ? { modelCallOptions: parent.modelCallOptions } : {}),
     ...(parent.maxAgentDepth !== undefined ? { maxAgentDepth: parent.maxAgentDepth } : {}),
-    ...childBudget(turn),
+    ...takeChildShare(turn, call.toolCallId),
     // The parent awaits the child's result; the conversation's turnFinished signal is not for it.
     notifyParent: false,
   };
-}
-
-/**
- * A parent with a budget gives its child what remains of it (its limits as extended, less what
- * it has spent, the calls of the step in progress included: they passed the budget's check
- * before they ran), and its own extension sizes for the child's approvals. The child's spend is
- * added to the parent's when it ends, so the parent checks its budget again before its next step.
- */
-function childBudget(turn: TurnContext): Pick<AgentTurnInput, 'budget' | 'budgetIncrement'> {
-  if (!turn.budgetLimits) return {};
-  const increment = { ...turn.input.budget, ...turn.input.budgetIncrement };
-  const spent = turnSpend(turn);
-  const stepCalls = turn.openStep?.length ?? 0;
-  return { budget: remainingBudget(turn.budgetLimits, { ...spent, toolCalls: spent.toolCalls + stepCalls }), budgetIncrement: increment };
 }
 
 /**

@@ -135,6 +135,30 @@ export function remainingBudget(limits: TurnBudget, spent: TurnSpend): TurnBudge
   return left;
 }
 
+/**
+ * One child's share of what is left of a budget, when `claimants` children of the same step may
+ * still start (this one included) and children already running hold `reserved` (the budgets they
+ * were given): each counted limit (tokens, cost, tool calls) is what is left less the
+ * reservations, divided evenly and rounded down, so the shares together never pass the budget
+ * (what rounding leaves goes to the children that start later). Wall time is not divided:
+ * children running side by side spend it together, so each gets what is left of it.
+ */
+export function budgetShare(limits: TurnBudget, spent: TurnSpend, reserved: readonly TurnBudget[], claimants: number): TurnBudget {
+  const left = remainingBudget(limits, spent);
+  const share: TurnBudget = {};
+  for (const key of BUDGET_LIMITS) {
+    if (key === 'wallTime') {
+      if (left.wallTime !== undefined) share.wallTime = left.wallTime;
+      continue;
+    }
+    const total = left[key];
+    if (total === undefined) continue;
+    const free = Math.max(0, total - reserved.reduce((sum, taken) => sum + (taken[key] ?? 0), 0));
+    share[key] = key === 'costUsd' ? Math.floor((free / claimants) * 1e8) / 1e8 : Math.floor(free / claimants);
+  }
+  return share;
+}
+
 /** What a turn's extensions added: its final limits less the limits it was given. */
 export function grantedExtension(given: TurnBudget, final: TurnBudget): TurnBudget {
   const granted: TurnBudget = {};

@@ -78,6 +78,11 @@ export class TurnContext {
   childToolCalls = 0;
   /** Agent tool calls whose child turn runs (agent-tool-call.ts). */
   readonly agentCalls = new AgentCalls();
+  /**
+   * A budgeted turn's shares of its budget among the step's agent tool calls (agents/child-budgets.ts):
+   * by call id, the budget a running child was given, or null for a call that may still start one.
+   */
+  readonly childShares = new Map<string, TurnBudget | null>();
 
   constructor(readonly input: AgentTurnInput) {
     // A run that a longer turn handed over to goes on where the one before stopped (turn-hand-over.ts).

@@ -30,7 +30,7 @@ import { modelToolsOf, toolSetHash } from './tool-set.js';
 import { textOf, TurnContext } from '../context/turn-context.js';
 import { finish, finishCancelled, finishCutOff } from './turn-endings.js';
 import { budgetResult } from '../budgets/turn-budget.js';
-import { handOverIfDue, MIN_HISTORY_LIMIT_BYTES, MIN_HISTORY_LIMIT_EVENTS } from './turn-hand-over.js';
+import { FORMER_MIN_HISTORY_LIMIT_BYTES, handOverIfDue, HISTORY_LIMIT_FLOOR_PATCH, historyLimitProblem } from './turn-hand-over.js';
 import { installTurnHandlers } from './turn-handlers.js';
 import { outputFields, typedOutputOf, type TypedOutput } from '../agents/typed-output.js';
 import { addUsage } from '../context/usage.js';
@@ -203,11 +203,16 @@ function validateInput(input: AgentTurnInput): void {
   }
   const agentProblem = agentInputProblem(input);
   if (agentProblem) invalidInput(`agentTurn input.${agentProblem}`);
-  const floors = { events: MIN_HISTORY_LIMIT_EVENTS, bytes: MIN_HISTORY_LIMIT_BYTES };
-  for (const key of ['events', 'bytes'] as const) {
-    const value = input.historyLimit?.[key];
-    if (value !== undefined && (!Number.isInteger(value) || value < floors[key])) invalidInput(`agentTurn input.historyLimit.${key} must be an integer of at least ${floors[key]}`);
-  }
+  const limitProblem = historyLimitProblem(input.historyLimit);
+  if (limitProblem && !formerlyTaken(limitProblem)) invalidInput(`agentTurn input.${limitProblem.problem}`);
+}
+
+/**
+ * A byte limit from 100 up to under 2 MiB was taken before the floor was raised: a turn recorded
+ * then replays with it (its run would otherwise fail where it went on). Asked only for such a limit.
+ */
+function formerlyTaken({ key, value }: { key: 'events' | 'bytes'; value: unknown }): boolean {
+  return key === 'bytes' && Number.isInteger(value) && (value as number) >= FORMER_MIN_HISTORY_LIMIT_BYTES && !wf.patched(HISTORY_LIMIT_FLOOR_PATCH);
 }
 
 /**

@@ -7,7 +7,8 @@
  */
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../../activities/index.js';
-import { refuseAgentCall, runAgentCall } from '../agents/agent-tool-call.js';
+import { mayStartChild, refuseAgentCall, runAgentCall } from '../agents/agent-tool-call.js';
+import { closeChildShare, openChildShares } from '../agents/child-budgets.js';
 import type { CallEntry, CallKind } from '../calls/call-ledger.js';
 import { isHandoffCall, settleHandoff } from './handoffs.js';
 import { isProviderApproval } from '../calls/provider-approvals.js';
@@ -29,6 +30,8 @@ export async function settleStep(turn: TurnContext, calls: ToolCallPart[], repea
   const byCall = new Map(
     calls.map((call, index) => [call, turn.specs.has(call.toolName) && !repeated.has(call.toolCallId) && !isHandoffCall(turn, call) ? (dispositions[index] ?? undefined) : undefined]),
   );
+  // A budgeted turn's agent tool calls share what is left of its budget (child-budgets.ts).
+  openChildShares(turn, calls.filter((call) => maySpendBudget(turn, call, byCall.get(call))).map((call) => call.toolCallId));
   await Promise.all(
     calls.map(async (call) => {
       const disposition = byCall.get(call);
@@ -43,6 +46,7 @@ export async function settleStep(turn: TurnContext, calls: ToolCallPart[], repea
         ...(disposition?.kind === 'invalid' ? { invalid: disposition.error } : {}),
       });
       entry.settlement = await settleCall(turn, entry, disposition);
+      closeChildShare(turn, call.toolCallId);
       turn.publisher.publishResult(turn.step, call, entry.settlement);
     }),
   );
@@ -50,6 +54,14 @@ export async function settleStep(turn: TurnContext, calls: ToolCallPart[], repea
   // Call order, whatever order they settled in.
   turn.records.push(...calls.map((call) => turn.ledger.record(call.toolCallId)));
   return calls.map((call) => turn.ledger.resultPart(call.toolCallId));
+}
+
+/** Whether the call may start a child turn, and so waits for a share of the turn's budget. */
+function maySpendBudget(turn: TurnContext, call: ToolCallPart, disposition: ToolCallDisposition | undefined): boolean {
+  const spec = turn.specs.get(call.toolName);
+  if (!spec || !disposition || disposition.kind === 'invalid' || disposition.kind === 'client') return false;
+  if (disposition.kind === 'decided' && !disposition.approved) return false;
+  return mayStartChild(turn, spec, call.toolName);
 }
 
 async function settleCall(turn: TurnContext, entry: CallEntry, disposition: ToolCallDisposition | undefined): Promise<Settlement> {

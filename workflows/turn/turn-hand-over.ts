@@ -26,14 +26,48 @@ export const CARRIED_EVENTS = 2_000;
  */
 const MAX_CARRIED_CHARS = 1_500_000;
 /**
- * The smallest `historyLimit.bytes` a turn takes. Each run's history starts with its input, which
- * carries the turn's state (up to {@link MAX_CARRIED_CHARS} characters and the turn's messages):
- * under a smaller limit that input alone could reach it, and every new run would hand over again
- * before its first step, forever. 2 MiB leaves a run room for its steps whatever it carries.
+ * The smallest `historyLimit.bytes` a turn takes. A hand-over must carry the turn's state (its
+ * input, with the carried calls, records, decisions and stream tail: up to
+ * {@link MAX_CARRIED_CHARS} characters and the turn's messages) into the next run's first event,
+ * and the next run checks its limit before its first step: under a limit its first events alone
+ * could reach, every new run would hand over again at once, forever. The worker keeps a payload
+ * of 128 KiB or more (compressed) in the content store, so a run's first events stay far smaller
+ * than 2 MiB; 2 MiB also holds for a carried input of 1.5 million characters kept inline, and leaves
+ * each run room for its steps.
  */
 export const MIN_HISTORY_LIMIT_BYTES = 2 * 1024 * 1024;
-/** The smallest `historyLimit.events`: a run starts with a few events, and a step adds a handful. */
+/**
+ * The smallest `historyLimit.events`: a new run starts with three events (started, task scheduled,
+ * task started) and the signals that reached it first, and a step adds six or more; 100 leaves a
+ * run room for steps.
+ */
 export const MIN_HISTORY_LIMIT_EVENTS = 100;
+/** The smallest limits, by field. */
+export const MIN_HISTORY_LIMIT = { events: MIN_HISTORY_LIMIT_EVENTS, bytes: MIN_HISTORY_LIMIT_BYTES } as const;
+/**
+ * The workflow patch that refuses a `historyLimit.bytes` from 100 up to under 2 MiB as a turn
+ * starts (docs/versioning.md); a turn recorded before took such a limit, and replays so.
+ */
+export const HISTORY_LIMIT_FLOOR_PATCH = '0.5.0-history-limit-floor';
+/** The smallest `historyLimit.bytes` a turn took before {@link HISTORY_LIMIT_FLOOR_PATCH}. */
+export const FORMER_MIN_HISTORY_LIMIT_BYTES = 100;
+
+/**
+ * What is wrong with a `historyLimit` (`events` and `bytes`, each an integer of at least its
+ * smallest value), naming the smallest value that works; undefined when nothing is.
+ */
+export function historyLimitProblem(limit: unknown): { key: 'events' | 'bytes'; value: unknown; problem: string } | undefined {
+  if (limit === undefined || limit === null || typeof limit !== 'object') return undefined;
+  for (const key of ['events', 'bytes'] as const) {
+    const value = (limit as Record<string, unknown>)[key];
+    if (value === undefined || (Number.isInteger(value) && (value as number) >= MIN_HISTORY_LIMIT[key])) continue;
+    const why = key === 'bytes'
+      ? ' (2 MiB): a new run starts with the state the turn carries, and under a smaller limit it could hand over again before its first step, forever'
+      : ': a new run starts with a few events and each step adds more, and a smaller limit would leave a run little room for its steps';
+    return { key, value, problem: `historyLimit.${key} must be an integer of at least ${MIN_HISTORY_LIMIT[key]}${why}` };
+  }
+  return undefined;
+}
 
 /** Whether the run's history has reached the turn's limit. */
 export function handOverDue(turn: TurnContext): boolean {

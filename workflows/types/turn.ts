@@ -40,7 +40,8 @@ export interface AgentTurnInput {
   /**
    * When the turn hands over to a new run of itself (continue-as-new, at a step boundary, never
    * while a call is parked): once its run's history reaches `events` events or `bytes` bytes.
-   * Default 8,000 events and 8 MB, under Temporal's warnings (10,240 events, 10 MB).
+   * Default 8,000 events and 8 MB, under Temporal's warnings (10,240 events, 10 MB); at least
+   * 100 events and 2 MiB (a smaller limit is refused as the turn starts).
    */
   historyLimit?: HistoryLimit;
   /**
