@@ -67,7 +67,9 @@ function azureClient(clouds: CloudSettings, input: ModelStepInput, options: Prov
       baseURL: `${endpoint.replace(/\/+$/, '')}/openai`,
       deployment,
       ...(settings.apiVersion !== undefined ? { apiVersion: settings.apiVersion } : {}),
-      ...(tokenProvider ? { azureADTokenProvider: tokenProvider } : { apiKey }),
+      // With a token provider, `apiKey: null`: left undefined, the client reads AZURE_OPENAI_API_KEY
+      // (another settings' key, on a worker that has both) and refuses the pair.
+      ...(tokenProvider ? { azureADTokenProvider: tokenProvider, apiKey: null as unknown as undefined } : { apiKey }),
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
       maxRetries: 0,
     }));
