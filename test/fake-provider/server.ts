@@ -417,7 +417,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       impossibleReply(provider, scripted) ??
       ((scripted as ScriptedReply).thinking && !thinkingOn(body) ? 'thinking blocks scripted for a request that did not enable thinking' : undefined) ??
       (provider === 'openai-responses' ? impossibleResponsesReply(body, scripted) : undefined) ??
-      (provider === 'anthropic' ? impossibleHostedReply(body, (scripted as ScriptedReply).hosted, (scripted as ScriptedReply).citations) : undefined) ??
+      (provider === 'anthropic' ? impossibleHostedReply(body, scripted as ScriptedReply) : undefined) ??
       impossibleStructuredReply(provider, body, scripted);
     // Computed replies are only known now: answer a 500 the test will see, not a reply no API sends.
     return impossible ? { status: 500, message: `fake provider: impossible scripted reply: ${impossible}` } : scripted;
@@ -527,7 +527,9 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
     name: call.name,
     input: call.input ?? {},
   }));
-  const text = scripted.noContent ? undefined : (scripted.text ?? (toolUses.length > 0 ? undefined : 'ok'));
+  // A reply cut off right after a server_tool_use has nothing after it.
+  const cutInHostedCall = scripted.hosted?.at(-1)?.unanswered === true;
+  const text = scripted.noContent || cutInHostedCall ? undefined : (scripted.text ?? (toolUses.length > 0 ? undefined : 'ok'));
   const usage = { ...DEFAULT_USAGE, ...scripted.usage };
   const hosted = serverTools.reply(body, scripted.hosted ?? [], scripted.citations === true, nextId);
   const offersServerTools = Array.isArray(body.tools) && body.tools.some((tool: Json) => tool?.type !== undefined && tool.type !== 'custom');
