@@ -260,7 +260,7 @@ describe.each(['openai', 'anthropic'] as const)('%s provider', (provider) => {
     expect(failure.type).toBe('ProviderAuthenticationError');
     expect(failure.message).toBe(
       provider === 'openai'
-        ? 'openai: 401 Unauthorized — Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.'
+        ? 'openai: 401 Unauthorized — Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.'
         : 'anthropic: 401 authentication_error — invalid x-api-key',
     );
   });
