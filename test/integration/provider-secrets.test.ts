@@ -84,7 +84,7 @@ describe.each(['openai', 'openai-responses'] as const)("%s: OpenAI's 401 naming 
 describe('anthropic: a gateway in front of the API repeating the key it refused', () => {
   it("fails the turn with the worker's key redacted from the failure, the history and the log", async () => {
     fake.script('anthropic', [{ status: 401, message: `invalid x-api-key ${TEST_KEYS.anthropic}` }]);
-    const { message, history } = await failedTurn({ provider: 'anthropic', model: 'claude-sonnet-4-5', maxTokens: 512 });
+    const { message, history } = await failedTurn({ provider: 'anthropic', model: 'claude-sonnet-4-6', maxTokens: 512 });
 
     expect(message).toContain('anthropic: 401 authentication_error — invalid x-api-key [redacted]');
     expectRedacted(TEST_KEYS.anthropic, history);
