@@ -485,6 +485,18 @@ describe('callOpenAI', () => {
     expect(JSON.stringify(lastRequest().body)).not.toMatch(/order 1001\.|signature|opaque|summary/);
   });
 
+  it("leaves out an assistant message with nothing Chat Completions carries: another provider's hosted call alone", () => {
+    const history: Message[] = [
+      { role: 'user', content: 'Find the fee.' },
+      { role: 'assistant', content: [{ type: 'provider-tool', provider: 'anthropic', toolCallId: 'srvtoolu_1', toolName: 'web_search', input: { query: 'fee' }, raw: [], isError: true, output: 'the response ended before the tool returned a result' }] },
+      { role: 'user', content: 'Try again.' },
+    ];
+    expect(convertToOpenAIMessages(undefined, history)).toEqual([
+      { role: 'user', content: 'Find the fee.' },
+      { role: 'user', content: 'Try again.' },
+    ]);
+  });
+
   it('reads cached and reasoning tokens from the usage details, and leaves them out when a server sends none', () => {
     expect(convertOpenAIUsage({ prompt_tokens: 100, completion_tokens: 50, total_tokens: 150, prompt_tokens_details: { cached_tokens: 64 }, completion_tokens_details: { reasoning_tokens: 32 } })).toEqual({
       inputTokens: 100,
