@@ -8,6 +8,7 @@ import { endpointCallOptions, type OpenAIEndpoints } from './providers/endpoints
 import type { RemoteMcpServers } from './providers/remote-mcp-servers.js';
 import type { ProviderCallOptions } from './providers/errors.js';
 import { scriptedModelStep } from './providers/scripted.js';
+import { redactedFailure, workerSecrets } from './providers/secret-redaction.js';
 import { PROVIDER_APPROVAL_PROVIDERS, withoutProviderApprovals } from '../workflows/calls/provider-approvals.js';
 import { StepStream } from './step-stream.js';
 import type { LiveDeltaChannel } from './live-deltas.js';
@@ -100,6 +101,9 @@ export async function callModel(input: ModelStepInput, worker: WorkerModels = NO
     // A provider's approval requests go back only to the provider that made them.
     const sent = PROVIDER_APPROVAL_PROVIDERS.includes(input.model.provider) ? input : { ...input, messages: withoutProviderApprovals(input.messages) };
     result = await provider(sent, providerCallOptions(context, stream), worker);
+  } catch (error) {
+    // A provider's error may echo a credential; what is thrown here reaches history and the worker's log.
+    throw redactedFailure(error, workerSecrets(worker));
   } finally {
     // Every delta reaches the turn before the step's result does, so `step-finished` follows
     // them; an instant step's deltas come back here instead and travel with its result.

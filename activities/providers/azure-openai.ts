@@ -16,6 +16,7 @@ import { callOpenAIResponses } from './openai-responses.js';
 import type { RemoteMcpServers } from './remote-mcp-servers.js';
 import { cloudClient, cloudModelId, cloudSettingsFor, type CloudSettings } from './clouds.js';
 import { ProviderErrorType, type ProviderCallOptions } from './errors.js';
+import { rememberIssuedToken } from './secret-redaction.js';
 
 /** The environment variable of the key when the settings name none. */
 export const AZURE_OPENAI_KEY_ENV = 'AZURE_OPENAI_API_KEY';
@@ -67,7 +68,10 @@ function azureClient(clouds: CloudSettings, input: ModelStepInput, options: Prov
       baseURL: `${endpoint.replace(/\/+$/, '')}/openai`,
       deployment,
       ...(settings.apiVersion !== undefined ? { apiVersion: settings.apiVersion } : {}),
-      ...(tokenProvider ? { azureADTokenProvider: tokenProvider } : { apiKey }),
+      // With a token provider, `apiKey: null`: left undefined, the client reads AZURE_OPENAI_API_KEY
+      // (another settings' key, on a worker that has both) and refuses the pair.
+      // Its tokens are remembered, so an error that echoes one is redacted (secret-redaction.ts).
+      ...(tokenProvider ? { azureADTokenProvider: async () => rememberIssuedToken(await tokenProvider()), apiKey: null as unknown as undefined } : { apiKey }),
       ...(options.timeoutMs !== undefined ? { timeout: options.timeoutMs } : {}),
       maxRetries: 0,
     }));

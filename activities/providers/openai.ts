@@ -121,9 +121,13 @@ export function convertToOpenAIMessages(system: string | undefined, messages: Me
       case 'user':
         converted.push({ role: 'user', content: convertUserContent(message.content) });
         break;
-      case 'assistant':
-        converted.push(convertAssistantMessage(message));
+      case 'assistant': {
+        const assistant = convertAssistantMessage(message);
+        // Nothing Chat Completions can carry (another provider's hosted call alone, e.g. a step cut
+        // off after Claude's server_tool_use): left out, as an empty turn tells the model nothing.
+        if (assistant.content !== '' || assistant.tool_calls) converted.push(assistant);
         break;
+      }
       case 'tool':
         // OpenAI wants one `tool` message per result, each naming the call it answers.
         for (const result of message.content) {

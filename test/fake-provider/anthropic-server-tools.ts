@@ -18,11 +18,16 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Json } from './server.js';
 
-/** One server tool call the fake model makes, before its text. */
-export type ScriptedHostedCall =
+/**
+ * One server tool call the fake model makes, before its text. `unanswered`: the reply was cut off
+ * by `max_tokens` right after the call's `server_tool_use`, so its result block never came (only
+ * the last call of a reply with `finishReason: 'max_tokens'` and nothing after it).
+ */
+export type ScriptedHostedCall = (
   | { tool: 'web_search'; query: string; results: Array<{ url: string; title: string }> }
   | { tool: 'web_fetch'; url: string; title: string; text: string }
-  | { tool: 'code_execution'; command: string; stdout: string; stderr?: string; returnCode?: number };
+  | { tool: 'code_execution'; command: string; stdout: string; stderr?: string; returnCode?: number }
+) & { unanswered?: true };
 
 /** The tool type the request must offer for each scripted call, and its name. */
 const SERVER_TOOL_TYPES: Record<string, { name: string; options: string[] }> = {
@@ -102,7 +107,8 @@ export class ServerToolLedger {
         result = { type: 'bash_code_execution_tool_result', tool_use_id: id, content: output };
       }
       this.issued.set(id, { use, result, ...(container && call.tool === 'code_execution' ? { container: container.id } : {}) });
-      blocks.push(use, result);
+      // Cut off before the result: the use alone, which the API refuses when it comes back.
+      blocks.push(...(call.unanswered ? [use] : [use, result]));
     }
     const searched = blocks.find((block) => block.type === 'web_search_tool_result');
     const citations = cite && searched ? searched.content.map((found: Json) => this.citation(found)) : undefined;
@@ -200,10 +206,18 @@ export function validateServerToolBlock(block: Record<string, Json>, at: string,
 }
 
 /** Why scripting these calls for this request is a test's mistake, or undefined. */
-export function impossibleHostedReply(body: Json, calls: ScriptedHostedCall[] | undefined, cite: boolean | undefined): string | undefined {
+export function impossibleHostedReply(
+  body: Json,
+  reply: { hosted?: ScriptedHostedCall[]; citations?: true; text?: string; toolCalls?: unknown[]; finishReason?: string },
+): string | undefined {
+  const calls = reply.hosted ?? [];
   const offered = offeredServerTools(body);
-  const missing = (calls ?? []).find((call) => !offered.has(call.tool));
+  const missing = calls.find((call) => !offered.has(call.tool));
   if (missing) return `a ${missing.tool} call scripted for a request that does not offer the ${missing.tool} server tool`;
-  if (cite && !(calls ?? []).some((call) => call.tool === 'web_search')) return 'citations scripted without a web_search call to cite';
+  if (reply.citations && !calls.some((call) => call.tool === 'web_search' && !call.unanswered)) return 'citations scripted without a web_search call to cite';
+  const unanswered = calls.findIndex((call) => call.unanswered);
+  if (unanswered !== -1 && (unanswered !== calls.length - 1 || reply.finishReason !== 'max_tokens' || reply.text !== undefined || reply.toolCalls?.length)) {
+    return 'an unanswered server tool call is the last block of a reply cut off by max_tokens: script it last, with finishReason max_tokens and no text or tool calls';
+  }
   return undefined;
 }

@@ -22,7 +22,8 @@
  * with `thoughtsTokenCount`, `modelVersion` and `responseId`; a blocked prompt is a chunk with
  * only `promptFeedback` (issue-19758-prompt-block.chunks.txt), a safety stop a candidate with
  * `finishReason` and `safetyRatings` and no content. Errors are `{ error: { code,
- * message, status } }`; a 429 carries a `google.rpc.RetryInfo` detail as in google-429-retry-info.json.
+ * message, status } }`; a 429 carries a `google.rpc.RetryInfo` detail as in google-429-retry-info.json,
+ * and a suspended key's 403 names the key, as the real one does.
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -57,6 +58,11 @@ export interface GeminiError {
   headers?: Record<string, string>;
   /** For a 429: the `RetryInfo` delay, e.g. `'1s'`. */
   retryDelay?: string;
+  /**
+   * For a 403: the request's key has been suspended. The body is the real API's, which names the
+   * key whole in its message, its `ErrorInfo` (`CONSUMER_SUSPENDED`) and its `LocalizedMessage`.
+   */
+  suspendedKey?: true;
 }
 export type GeminiScripted = GeminiReply | GeminiError | { reset: true };
 
@@ -134,6 +140,7 @@ export async function startFakeGemini(apiKey: string): Promise<FakeGemini> {
     if ('status' in scripted) {
       recorded.status = scripted.status;
       reply.headers(scripted.headers ?? {});
+      if (scripted.suspendedKey) return reply.code(403).send(suspendedKeyBody(String(request.headers['x-goog-api-key'])));
       return reply.code(scripted.status).send(errorBody(scripted.status, scripted.message, scripted.retryDelay));
     }
     let chunks: Json[];
@@ -183,6 +190,27 @@ function errorBody(code: number, message = 'fake gemini error', retryDelay?: str
       message,
       status: STATUS_NAMES[code] ?? 'UNKNOWN',
       ...(retryDelay ? { details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay }] } : {}),
+    },
+  };
+}
+
+/** The real 403 for a suspended key: the key in the message and in the details. */
+function suspendedKeyBody(key: string) {
+  const message = `Permission denied: Consumer 'api_key:${key}' has been suspended.`;
+  return {
+    error: {
+      code: 403,
+      message,
+      status: 'PERMISSION_DENIED',
+      details: [
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: 'CONSUMER_SUSPENDED',
+          domain: 'googleapis.com',
+          metadata: { consumer: 'projects/895908428397', service: 'generativelanguage.googleapis.com', containerInfo: `api_key:${key}` },
+        },
+        { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message },
+      ],
     },
   };
 }

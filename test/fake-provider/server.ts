@@ -374,7 +374,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       recorded.status = scripted.status;
       reply.headers(scripted.headers ?? {});
       if (scripted.errorBody !== undefined) return reply.code(scripted.status).send(scripted.errorBody);
-      return sendError(reply, provider, scripted.status, scripted.message, recorded.body);
+      return sendError(reply, provider, scripted.status, scripted.message, recorded.body, header(request.headers, 'authorization'));
     }
     let replyBody: Json;
     const replyScript = resolveStructuredReply(provider, recorded.body, scripted as ScriptedReply);
@@ -417,7 +417,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       impossibleReply(provider, scripted) ??
       ((scripted as ScriptedReply).thinking && !thinkingOn(body) ? 'thinking blocks scripted for a request that did not enable thinking' : undefined) ??
       (provider === 'openai-responses' ? impossibleResponsesReply(body, scripted) : undefined) ??
-      (provider === 'anthropic' ? impossibleHostedReply(body, (scripted as ScriptedReply).hosted, (scripted as ScriptedReply).citations) : undefined) ??
+      (provider === 'anthropic' ? impossibleHostedReply(body, scripted as ScriptedReply) : undefined) ??
       impossibleStructuredReply(provider, body, scripted);
     // Computed replies are only known now: answer a 500 the test will see, not a reply no API sends.
     return impossible ? { status: 500, message: `fake provider: impossible scripted reply: ${impossible}` } : scripted;
@@ -527,7 +527,9 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
     name: call.name,
     input: call.input ?? {},
   }));
-  const text = scripted.noContent ? undefined : (scripted.text ?? (toolUses.length > 0 ? undefined : 'ok'));
+  // A reply cut off right after a server_tool_use has nothing after it.
+  const cutInHostedCall = scripted.hosted?.at(-1)?.unanswered === true;
+  const text = scripted.noContent || cutInHostedCall ? undefined : (scripted.text ?? (toolUses.length > 0 ? undefined : 'ok'));
   const usage = { ...DEFAULT_USAGE, ...scripted.usage };
   const hosted = serverTools.reply(body, scripted.hosted ?? [], scripted.citations === true, nextId);
   const offersServerTools = Array.isArray(body.tools) && body.tools.some((tool: Json) => tool?.type !== undefined && tool.type !== 'custom');
@@ -554,17 +556,18 @@ function anthropicMessage(body: Json, scripted: ScriptedReply, nextId: (prefix: 
   };
 }
 
-function sendError(reply: FastifyReply, provider: FakeProvider, status: number, message: string | undefined, body: Json) {
-  const errorBody = provider === 'anthropic' ? anthropicErrorBody(status, message, body) : openAIErrorBody(status, message, body, message ? openAIStructuredErrorFields(provider, message) : undefined);
+function sendError(reply: FastifyReply, provider: FakeProvider, status: number, message: string | undefined, body: Json, authorization?: string) {
+  const errorBody =
+    provider === 'anthropic' ? anthropicErrorBody(status, message, body) : openAIErrorBody(status, message, body, message ? openAIStructuredErrorFields(provider, message) : undefined, authorization);
   return reply.code(status).send(errorBody);
 }
 
 /** `{ error: { message, type, param, code } }`, as api.openai.com answers. */
-export function openAIErrorBody(status: number, message?: string, body?: Json, fields?: { param: string; code: string | null }) {
+export function openAIErrorBody(status: number, message?: string, body?: Json, fields?: { param: string; code: string | null }, authorization?: string) {
   const model = typeof body?.model === 'string' ? body.model : 'unknown';
   const [type, code, defaultMessage]: [string, string | null, string] =
     status === 400 ? ['invalid_request_error', null, 'Invalid request.']
-    : status === 401 ? ['invalid_request_error', 'invalid_api_key', 'Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.']
+    : status === 401 ? ['invalid_request_error', 'invalid_api_key', `Incorrect API key provided: ${keyAsShown(authorization)}. You can find your API key at https://platform.openai.com/account/api-keys.`]
     : status === 403 ? ['invalid_request_error', 'unsupported_country_region_territory', 'Country, region, or territory not supported']
     : status === 404 ? ['invalid_request_error', 'model_not_found', `The model \`${model}\` does not exist or you do not have access to it.`]
     : status === 429 ? ['requests', 'rate_limit_exceeded', `Rate limit reached for ${model} on requests per min (RPM): Limit 3, Used 3, Requested 1. Please try again in 20s.`]
@@ -572,6 +575,15 @@ export function openAIErrorBody(status: number, message?: string, body?: Json, f
     : status >= 500 ? ['server_error', null, 'The server had an error while processing your request. Sorry about that!']
     : ['invalid_request_error', null, `Request failed with status ${status}.`];
   return { error: { message: message ?? defaultMessage, type, param: fields?.param ?? null, code: fields ? fields.code : code } };
+}
+
+/**
+ * The key as OpenAI's 401 names it: its first 8 and last 4 characters around asterisks, and a key
+ * of 12 characters or fewer whole (`Incorrect API key provided: sk-xxxxxx.`, as users report it).
+ */
+function keyAsShown(authorization: string | undefined): string {
+  const key = authorization?.replace(/^Bearer\s+/i, '') ?? '';
+  return key.length <= 12 ? key : `${key.slice(0, 8)}${'*'.repeat(key.length - 12)}${key.slice(-4)}`;
 }
 
 /** `{ type: 'error', error: { type, message }, request_id }`, as api.anthropic.com answers. */

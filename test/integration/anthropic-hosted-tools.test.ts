@@ -199,6 +199,47 @@ describe('server tool blocks over a hand-over and a conversation', () => {
   });
 });
 
+describe('a step cut off by max_tokens', () => {
+  it('records a server tool cut off before its result as a failed call, keeps the step, and the next turn is valid input', { timeout: 120_000 }, async () => {
+    fake.script('anthropic', [{ hosted: [{ ...search, unanswered: true }], finishReason: 'max_tokens' }, { text: 'The fee is 2%.' }]);
+    const conversationId = `hosted-cut-off-${randomUUID()}`;
+    const first = await turnpike.sendMessage({ conversationId, text: 'Find the card fee.', conversation: { model: model([{ type: 'web_search' }]) } });
+    const result = await turnpike.turnResult(first.turnWorkflowId);
+
+    const issued: Json[] = fake.requests[0]!.reply.content;
+    expect(issued.map((block) => block.type)).toEqual(['server_tool_use']);
+    expect(result).toMatchObject({ status: 'max-tokens', text: '', cutOff: { step: 1, finishReason: 'length', providerFinishReason: 'max_tokens' } });
+    expect(result.usage.webSearchRequests).toBe(1);
+    const failed = { toolCallId: issued[0].id, toolName: 'web_search', input: { query: 'card fee 2026' }, output: 'the response ended before the tool returned a result', isError: true };
+    expect(result.toolCalls).toEqual([{ ...failed, outcome: 'error', executedBy: 'provider' }]);
+    expect(result.messages).toEqual([{ role: 'assistant', content: [{ type: 'provider-tool', provider: 'anthropic', ...failed, raw: [] }] }]);
+    const { events } = await chunksOf(first.turnWorkflowId);
+    expect(events.map((event) => event.type).filter((type) => ['step-finished', 'provider-tool', 'turn-finished'].includes(type))).toEqual(['step-finished', 'provider-tool', 'turn-finished']);
+    expect(events.find((event) => event.type === 'provider-tool')).toEqual({ type: 'provider-tool', step: 1, ...failed });
+
+    // The kept step goes back without its server_tool_use, which the API refuses without its result.
+    const second = await turnpike.sendMessage({ conversationId, text: 'Try again.' });
+    expect(await turnpike.turnResult(second.turnWorkflowId)).toMatchObject({ status: 'completed', text: 'The fee is 2%.' });
+    expect(fake.requests.map((request) => request.errors)).toEqual([[], []]);
+    expect(JSON.stringify(fake.requests[1]!.body.messages)).not.toContain(issued[0].id);
+    await client.workflow.getHandle(conversationId).terminate('test done');
+  });
+
+  it('records and shows a search that completed before the text was cut off', { timeout: 120_000 }, async () => {
+    fake.script('anthropic', [{ hosted: [search], text: 'Two sources say the fee', finishReason: 'max_tokens' }]);
+    const handle = await startTurn({ model: model([{ type: 'web_search' }]), text: 'Find the card fee.' });
+    const result = (await handle.result()) as AgentTurnResult;
+
+    const issued = issuedBy(0);
+    expect(result).toMatchObject({ status: 'max-tokens', text: 'Two sources say the fee', cutOff: { step: 1, finishReason: 'length' } });
+    expect(result.toolCalls).toMatchObject([{ toolCallId: issued.blocks[0].id, toolName: 'web_search', outcome: 'executed', isError: false, executedBy: 'provider' }]);
+    expect(result.usage.webSearchRequests).toBe(1);
+    const { events, chunks } = await chunksOf(handle.workflowId);
+    expect(events.filter((event) => event.type === 'provider-tool')).toMatchObject([{ step: 1, toolCallId: issued.blocks[0].id, toolName: 'web_search', isError: false }]);
+    expect(chunks.filter((chunk) => chunk.type === 'source-url').map((chunk) => (chunk as { url: string }).url)).toEqual(['https://fees.example/2026', 'https://fees.example/faq']);
+  });
+});
+
 describe('a hosted tool offered to a provider without it', () => {
   it.each([
     [{ provider: 'openai', model: 'gpt-4.1-mini', providerTools: [{ type: 'web_search' }] }, 'provider "openai" runs no hosted tools'],

@@ -15,7 +15,7 @@ import type { AssistantMessage, ModelSettings, ProviderToolPart, ReasoningPart }
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import type { CloudFake, CloudRequest } from '../fake-provider/clouds.js';
 import type { FakeProviderServer } from '../fake-provider/server.js';
-import { BEDROCK_ID, cloudCases as cases, ENTRA_TOKEN, fastRetries, REASONING_DEPLOYMENT, startClouds, type CloudsHarness } from '../support/cloud-harness.js';
+import { AZURE_KEY, BEDROCK_ID, cloudCases as cases, ENTRA_TOKEN, fastRetries, REASONING_DEPLOYMENT, startClouds, type CloudsHarness } from '../support/cloud-harness.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -209,6 +209,25 @@ describe('azure-openai-responses: what only the Responses API has', () => {
     const error = await handle.result().catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(WorkflowFailedError);
     expect(String(((error as WorkflowFailedError).cause?.cause as Error | undefined)?.message)).toMatch(/Resource not found/);
+  });
+});
+
+describe('azure: a key-based and an Entra deployment on one worker, AZURE_OPENAI_API_KEY set', () => {
+  it.each([
+    ['azure-openai', 'openai'],
+    ['azure-openai-responses', 'openai-responses'],
+  ] as const)('%s: the key-based turn sends the key, the Entra turn its bearer token alone', async (provider, upstream) => {
+    const before = cloudRequests('azure').length;
+    base.script(upstream, [{ text: 'By key.' }, { text: 'By Entra.' }]);
+    const keyed = await turnpike.startTurn({ model: { provider, endpoint: 'keyed', model: 'gpt-4.1-mini' }, text: 'Hello', modelCallOptions: fastRetries });
+    expect(await keyed.result()).toMatchObject({ status: 'completed', text: 'By key.' });
+    const entra = await turnpike.startTurn({ model: { provider, endpoint: 'entra', model: 'gpt-4.1-mini' }, text: 'Hello', modelCallOptions: fastRetries });
+    expect(await entra.result()).toMatchObject({ status: 'completed', text: 'By Entra.' });
+    const reached = cloudRequests('azure').slice(before);
+    expect(reached.map((request) => [request.status, request.errors, request.headers['api-key'], request.headers.authorization])).toEqual([
+      [200, [], AZURE_KEY, undefined],
+      [200, [], undefined, `Bearer ${ENTRA_TOKEN}`],
+    ]);
   });
 });
 

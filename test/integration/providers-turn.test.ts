@@ -4,11 +4,8 @@
  * the real APIs' rules, provider faults are retried or fail the turn as designed, and no
  * secret ever enters workflow history.
  */
-import { gunzipSync } from 'node:zlib';
 import { ApplicationFailure, WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
-import proto from '@temporalio/proto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { GZIP_ENCODING } from '../../codec/payload-codec.js';
 import { approveToolCallUpdate, submitToolResultUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { agentTurnStatusKey } from '../../workflows/context/search-attributes.js';
@@ -16,11 +13,9 @@ import { INVALID_TURN_INPUT } from '../../workflows/messages/rejection-types.js'
 import type { AgentTurnInput, Message, ModelProvider, ToolMessage } from '../../workflows/types/index.js';
 import type { FakeProvider } from '../fake-provider/server.js';
 import { TEST_KEYS, useFakeProviders } from '../support/fake-providers.js';
+import { historyText } from '../support/history-text.js';
 import { executionsOf, testTools } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
-
-// A CommonJS module: Node's ESM loader sees only its default export.
-const { temporal } = proto;
 
 const SECRETS = TEST_KEYS;
 
@@ -141,22 +136,6 @@ describe.each(['openai', 'anthropic'] as const)('%s', (provider) => {
     expect(requestsOf(provider).flatMap((request) => request.errors)).toEqual([]);
   });
 });
-
-/**
- * Every string and every payload's bytes (decoded as UTF-8) in a history, as one text.
- * Compressed payloads are decompressed first, so a secret cannot hide inside one.
- */
-function historyText(value: unknown): string {
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
-  const payload = value as { metadata?: { encoding?: Uint8Array }; data?: Uint8Array } | null;
-  if (payload?.data && payload.metadata?.encoding && Buffer.from(payload.metadata.encoding).toString() === GZIP_ENCODING) {
-    return historyText(temporal.api.common.v1.Payload.decode(gunzipSync(payload.data)));
-  }
-  if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return value.map(historyText).join('\n');
-  if (value && typeof value === 'object') return Object.values(value).map(historyText).join('\n');
-  return '';
-}
 
 describe('secrets', () => {
   it('never puts a provider key into workflow history', async () => {

@@ -70,6 +70,8 @@ export async function startClouds(): Promise<CloudsHarness> {
     // ADC's project: federation credentials name none (the Vertex settings' projectId is the URL's).
     GOOGLE_CLOUD_PROJECT: 'turnpike-tests',
     TEST_AZURE_KEY: AZURE_KEY,
+    // The client's own default variable, read by the `keyed` settings; the `entra` settings must not send it.
+    AZURE_OPENAI_API_KEY: AZURE_KEY,
     // The first-party providers' settings point nowhere: a cloud turn that fell back to them would fail.
     ANTHROPIC_API_KEY: 'sk-ant-not-for-clouds',
     ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
@@ -84,6 +86,8 @@ export async function startClouds(): Promise<CloudsHarness> {
       azure: {
         prod: { endpoint: cloud.url, apiVersion: AZURE_API_VERSION, apiKeyEnv: 'TEST_AZURE_KEY', deployments: { 'gpt-4.1-mini': DEPLOYMENT, 'o4-mini': REASONING_DEPLOYMENT } },
         entra: { endpoint: cloud.url, apiVersion: AZURE_API_VERSION, tokenProvider: async () => ENTRA_TOKEN, deployments: { 'gpt-4.1-mini': DEPLOYMENT } },
+        // docs/models.md's pair: a key from AZURE_OPENAI_API_KEY beside the Entra settings.
+        keyed: { endpoint: cloud.url, apiVersion: AZURE_API_VERSION, deployments: { 'gpt-4.1-mini': DEPLOYMENT } },
         // Before the Responses API: Chat Completions only.
         old: { endpoint: cloud.url, apiVersion: '2024-10-21', apiKeyEnv: 'TEST_AZURE_KEY', deployments: { 'gpt-4.1-mini': DEPLOYMENT } },
       },

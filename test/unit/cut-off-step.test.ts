@@ -29,6 +29,11 @@ describe('a cut-off step', () => {
     expect(hasContent({ role: 'assistant', content: [] })).toBe(false);
     expect(hasContent({ role: 'assistant', content: [{ type: 'text', text: '  ' }] })).toBe(false);
   });
+
+  it('keeps a reply whose only content is a hosted call, even one cut off before its result', () => {
+    const failed = { type: 'provider-tool' as const, provider: 'anthropic' as const, toolCallId: 'srvtoolu_1', toolName: 'web_search', input: { query: 'fee' }, raw: [], isError: true, output: 'the response ended before the tool returned a result' };
+    expect(hasContent({ role: 'assistant', content: [failed] })).toBe(true);
+  });
 });
 
 describe('the CLI', () => {

@@ -260,7 +260,7 @@ describe.each(['openai', 'anthropic'] as const)('%s provider', (provider) => {
     expect(failure.type).toBe('ProviderAuthenticationError');
     expect(failure.message).toBe(
       provider === 'openai'
-        ? 'openai: 401 Unauthorized — Incorrect API key provided: sk-fake***. You can find your API key at https://platform.openai.com/account/api-keys.'
+        ? 'openai: 401 Unauthorized — Incorrect API key provided: sk-test. You can find your API key at https://platform.openai.com/account/api-keys.'
         : 'anthropic: 401 authentication_error — invalid x-api-key',
     );
   });
@@ -483,6 +483,18 @@ describe('callOpenAI', () => {
     await callOpenAI(stepInput('openai', history), options());
     expect(lastRequest().errors).toEqual([]);
     expect(JSON.stringify(lastRequest().body)).not.toMatch(/order 1001\.|signature|opaque|summary/);
+  });
+
+  it("leaves out an assistant message with nothing Chat Completions carries: another provider's hosted call alone", () => {
+    const history: Message[] = [
+      { role: 'user', content: 'Find the fee.' },
+      { role: 'assistant', content: [{ type: 'provider-tool', provider: 'anthropic', toolCallId: 'srvtoolu_1', toolName: 'web_search', input: { query: 'fee' }, raw: [], isError: true, output: 'the response ended before the tool returned a result' }] },
+      { role: 'user', content: 'Try again.' },
+    ];
+    expect(convertToOpenAIMessages(undefined, history)).toEqual([
+      { role: 'user', content: 'Find the fee.' },
+      { role: 'user', content: 'Try again.' },
+    ]);
   });
 
   it('reads cached and reasoning tokens from the usage details, and leaves them out when a server sends none', () => {

@@ -4,7 +4,8 @@
  * (`content-filter`). Pure helpers for what the turn does with such a step.
  *
  * The turn ends there, with status `max-tokens` or `refused`, and **none of the step's tool calls
- * runs or parks**, complete-looking or not:
+ * runs or parks**, complete-looking or not (hosted calls the provider already ran are recorded and
+ * shown as in any step):
  * - a call the limit cut in half may still parse and even pass its schema (Anthropic returns the
  *   partial `input` object of a `tool_use` block; a string value cut short is still a string), so
  *   "the input validates" does not prove the call is whole;
@@ -44,9 +45,11 @@ export function cutOffSettlement(status: 'max-tokens' | 'refused', call: Pick<To
 /**
  * Whether a reply carries anything for the history. A refusal or content filter may return no
  * content at all; an empty assistant message tells the next turn nothing (and Anthropic refuses
- * empty turns), so it is left out of the history.
+ * empty turns), so it is left out of the history. A hosted tool the provider ran (or began: a
+ * call cut off before its result is a failed `provider-tool` part) is content: it was billed, and
+ * the turn records it like the hosted calls of any other step.
  */
 export function hasContent(message: AssistantMessage): boolean {
   // Reasoning alone is no reply: nothing was said or called, and the turn's text would be empty.
-  return message.content.some((part) => part.type === 'tool-call' || (part.type === 'text' && part.text.trim() !== ''));
+  return message.content.some((part) => part.type === 'tool-call' || part.type === 'provider-tool' || (part.type === 'text' && part.text.trim() !== ''));
 }

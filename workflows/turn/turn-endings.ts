@@ -7,6 +7,7 @@
 import * as wf from '@temporalio/workflow';
 import { cutOffSettlement, hasContent } from './cut-off-step.js';
 import { errorSettlement } from '../calls/tool-results.js';
+import { providerToolEvent, providerToolParts, providerToolRecord } from '../calls/provider-tool-calls.js';
 import { budgetResult } from '../budgets/turn-budget.js';
 import { textOf, type TurnContext } from '../context/turn-context.js';
 import type { AgentTurnResult, AssistantMessage, CutOffStep, ModelStepResult, ToolCallPart } from '../types/index.js';
@@ -39,10 +40,17 @@ export async function finish(turn: TurnContext, status: AgentTurnResult['status'
 /**
  * A cut-off step ends the turn (see `cut-off-step.ts`): its text is kept as the model wrote it,
  * and none of its tool calls runs or parks; each gets a cancelled result, so the history
- * stays valid input for the next turn.
+ * stays valid input for the next turn. Hosted calls the provider ran within the step (one cut off
+ * before its result is a failed one) are recorded and shown as in any step. None of this sends a
+ * command: the records and events are the turn's result and in-memory stream, published in the
+ * same workflow task as the step's `step-finished` (docs/versioning.md).
  */
 export function finishCutOff(turn: TurnContext, status: 'max-tokens' | 'refused', message: AssistantMessage, response: ModelStepResult): Promise<AgentTurnResult> {
   if (hasContent(message)) turn.appended.push(message);
+  for (const part of providerToolParts(message)) {
+    turn.records.push(providerToolRecord(part));
+    turn.publisher.publish(providerToolEvent(part, turn.step));
+  }
   const calls = message.content.filter((part): part is ToolCallPart => part.type === 'tool-call');
   for (const call of calls) {
     const kind = turn.specs.get(call.toolName)?.kind;
