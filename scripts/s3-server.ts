@@ -96,6 +96,8 @@ export async function ensureS3Server(options: { log?: (line: string) => void } =
   const staging = `${target}.partial-${process.pid}`;
   const stagingPython = path.join(staging, 'bin', 'python');
   mkdirSync(path.dirname(target), { recursive: true });
+  // A folder without the marker was never finished (or was tampered with): install afresh.
+  if (existsSync(target) && !existsSync(marker)) rmSync(target, { recursive: true, force: true });
   rmSync(staging, { recursive: true, force: true });
   try {
     const started = Date.now();
