@@ -2,14 +2,11 @@
  * Builds Go programs from the Go module proxy into turnpike's cache, for the parts of a
  * Temporal cluster that `npm run cluster` and the cluster test run without Docker: the
  * Temporal CLI (scripts/temporal-cli.ts), and the Temporal server, its SQL schema tool and the
- * Web UI server (scripts/temporal-server.ts); and SeaweedFS, the S3-compatible server of the
- * content store test (scripts/seaweedfs.ts).
+ * Web UI server (scripts/temporal-server.ts).
  *
  * Only `go install module/cmd@version` and `go mod download` are used: both fetch from the
  * module proxy (GOPROXY), never from a release page, and `go install` at a version refuses a
- * module with a `replace` directive, so what is built is exactly the published module. A module
- * that has one (SeaweedFS, scripts/seaweedfs.ts) is built with {@link goBuildInModule}: `go build`
- * inside the module as `go mod download` fetched it, with its own go.mod, go.sum and replaces.
+ * module with a `replace` directive, so what is built is exactly the published module.
  */
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
@@ -147,46 +144,4 @@ export async function goModuleDirectory(moduleAtVersion: string, what: string): 
     throw new GoBuildError(`turnpike could not download ${what} (go mod download ${moduleAtVersion} exited with ${result.code}):\n  ${result.output.trim().split('\n').slice(-10).join('\n  ')}`);
   }
   return directory;
-}
-
-export interface GoBuildInModuleOptions {
-  /** What is being built, for messages: e.g. "SeaweedFS v0.0.0-...". */
-  what: string;
-  /** `module@version`, downloaded with `go mod download`. */
-  moduleAtVersion: string;
-  /** The package to build, relative to the module root: e.g. `./weed`. */
-  package: string;
-  /** The binary to write. */
-  output: string;
-  minimumGo: string;
-  log: (line: string) => void;
-}
-
-/**
- * Builds a package of a module inside the module's own source (as `go mod download` fetched it
- * from the proxy), honouring its go.mod's `replace` directives, which `go install pkg@version`
- * refuses. `-mod=readonly`: the module's go.sum must already cover every dependency.
- * @throws GoBuildError with the tail of Go's output.
- */
-export async function goBuildInModule(options: GoBuildInModuleOptions): Promise<void> {
-  const go = findGo();
-  if (!go) throw new GoBuildError(`turnpike needs Go ${options.minimumGo} or newer to build ${options.what} and found none: install it (https://go.dev/dl/) or set GO=/path/to/go.`);
-  const directory = await goModuleDirectory(options.moduleAtVersion, `${options.what} sources`);
-  const started = Date.now();
-  const result = await runGo(
-    go,
-    ['build', '-o', options.output, options.package],
-    { ...goEnvironment({}), GOFLAGS: '-mod=readonly' },
-    (seconds) => options.log(`turnpike: still building ${options.what} (${seconds}s)...`),
-    60 * 60_000,
-    directory,
-  );
-  if (result.code !== 0) {
-    const lines = result.output.trim().split('\n');
-    throw new GoBuildError(
-      `turnpike could not build ${options.what} with ${go} (needs Go ${options.minimumGo}+ and the Go module proxy): ${lines.at(-1) ?? `exit ${result.code}`}\n` +
-        `  go build output:\n  ${lines.slice(-15).join('\n  ')}`,
-    );
-  }
-  options.log(`turnpike: built ${options.what} in ${Math.round((Date.now() - started) / 1000)}s`);
 }
