@@ -39,6 +39,7 @@ import { refuseOversized, rejections } from './rejections.js';
 import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput } from './turns.js';
 import { sendMessage } from './conversations.js';
 import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
+import { turnUpdate } from './closed-turn.js';
 import { forkTurn, listForks, readTurnTranscript, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
@@ -235,7 +236,8 @@ export class TurnpikeClient {
   /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
     refuseOversized('approveToolCall', decision);
-    return rejections(this.turn(turnId).executeUpdate(approveToolCallUpdate, { args: [decision] }));
+    const turn = this.turn(turnId);
+    return turnUpdate(turn, { approvalId: decision.approvalId }, turn.executeUpdate(approveToolCallUpdate, { args: [decision] }));
   }
 
   /**
@@ -245,7 +247,8 @@ export class TurnpikeClient {
    */
   async delegateApproval(turnId: string, delegation: DelegateApprovalInput): Promise<DelegateApprovalResult> {
     refuseOversized('delegateApproval', delegation);
-    return rejections(this.turn(turnId).executeUpdate(delegateApprovalUpdate, { args: [delegation] }));
+    const turn = this.turn(turnId);
+    return turnUpdate(turn, { approvalId: delegation.approvalId }, turn.executeUpdate(delegateApprovalUpdate, { args: [delegation] }));
   }
 
   /**
@@ -273,7 +276,8 @@ export class TurnpikeClient {
     _tool?: Tool,
   ): Promise<SubmitToolResultResult> {
     refuseOversized('submitToolResult', result);
-    return rejections(this.turn(turnId).executeUpdate(submitToolResultUpdate, { args: [result] }));
+    const turn = this.turn(turnId);
+    return turnUpdate(turn, { toolCallId: result.toolCallId }, turn.executeUpdate(submitToolResultUpdate, { args: [result] }));
   }
 
   /**
