@@ -233,7 +233,11 @@ export class TurnpikeClient {
     return turnEventAt(this.turn(turnId), offset);
   }
 
-  /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
+  /**
+   * Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as
+   * `TurnpikeRejectedError`; one that reaches the turn as it closes, or after, as the turn's record
+   * of the call says (`ApprovalAlreadyDecided`, ...; client/closed-turn.ts).
+   */
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
     refuseOversized('approveToolCall', decision);
     const turn = this.turn(turnId);
