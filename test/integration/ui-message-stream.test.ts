@@ -123,8 +123,8 @@ describe('AI SDK UI message stream', () => {
     const port = await freePort();
     const env = { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), TURNPIKE_TASK_QUEUE: turnpike.taskQueue, TURNPIKE_API_TOKENS: 'main-token:alice', TURNPIKE_API_PORT: String(port), TURNPIKE_PROVIDER: 'scripted', TURNPIKE_MODEL: model };
     const api = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
     try {
-      let output = '';
       await new Promise<void>((resolve, reject) => {
         api.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
@@ -147,10 +147,12 @@ describe('AI SDK UI message stream', () => {
       expect(last!.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')).toBe('Answered by the environment model.');
       expect((await client.turnResult(`${chatId}/turn-1`)).text).toBe('Answered by the environment model.');
     } finally {
-      const exited = new Promise((resolve) => api.once('exit', resolve));
       // Its graceful shutdown is not what this test is about.
-      api.kill('SIGKILL');
-      await exited;
+      if (api.exitCode === null && api.signalCode === null) {
+        const exited = new Promise((resolve) => api.once('exit', resolve));
+        api.kill('SIGKILL');
+        await exited;
+      }
     }
   });
 });
