@@ -13,7 +13,8 @@
  *
  * The caller comes from the ID token exactly as for bearer JWTs (`callerFromClaims`): identity
  * from `identityClaim`, else `email`, else `sub`; groups from `groupsClaim` (default `groups`),
- * from the provider's userinfo when the ID token leaves them out. The provider's access and ID
+ * from the provider's userinfo when the ID token leaves them out (a userinfo that fails twice
+ * fails the sign-in: nobody is signed in with fewer groups than they have). The provider's access and ID
  * tokens are dropped after the callback: the session holds only the caller.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
@@ -79,6 +80,13 @@ function isLoopback(url: URL): boolean {
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`);
+}
+
+/** The provider's userinfo could not be read: the sign-in is refused rather than missing the claims it holds. */
+class UserinfoFailed extends Error {
+  constructor(cause: unknown) {
+    super(`the identity provider's userinfo could not be read (${cause instanceof Error ? cause.message : String(cause)}); signing in without it would leave out your groups, so sign in again later`, { cause });
+  }
 }
 
 /** A plain page that says why signing in failed, with a way back. */
@@ -205,9 +213,17 @@ async function registerLogin(app: FastifyInstance, login: LoginOptions, sessions
       let claims: Record<string, unknown> = { ...(await verifyIdToken(tokens.id_token!)) };
       const groupsClaim = login.groupsClaim ?? 'groups';
       // Providers often keep email and groups out of the ID token: ask userinfo for what is missing.
+      // Without its answer the caller would be signed in with fewer rights than they have, so a
+      // userinfo that fails (twice) fails the sign-in.
       if ((!(groupsClaim in claims) || (login.identityClaim ? !(login.identityClaim in claims) : !('email' in claims))) && tokens.access_token) {
-        const userinfo = await oidc.fetchUserInfo(config, tokens.access_token, claims.sub as string).catch(() => undefined);
-        if (userinfo) claims = { ...userinfo, ...claims };
+        const accessToken = tokens.access_token;
+        const fetchUserInfo = () => oidc.fetchUserInfo(config, accessToken, claims.sub as string);
+        const userinfo = await fetchUserInfo()
+          .catch(fetchUserInfo)
+          .catch((error: unknown) => {
+            throw new UserinfoFailed(error);
+          });
+        claims = { ...userinfo, ...claims };
       }
       caller = callerFromClaims(claims, login);
     } catch (error) {

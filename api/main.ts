@@ -6,12 +6,14 @@
  * TURNPIKE_DECISION_SECRET (optional: require signed decision tokens), TURNPIKE_STREAM_SECRET (stream
  * tokens; set one for every instance behind a load balancer), TEMPORAL_UI_URL (links); SLACK_SIGNING_SECRET
  * and SLACK_BOT_TOKEN with TURNPIKE_SLACK_USERS or TURNPIKE_SLACK_USERS_BY_EMAIL (decisions from Slack);
- * TURNPIKE_LIVE_POSTGRES_URL (the workers' live channel: event streams and /api/chat show deltas as the model writes them).
+ * TURNPIKE_LIVE_POSTGRES_URL (the workers' live channel: event streams and /api/chat show deltas as the model writes them);
+ * TURNPIKE_PROVIDER and TURNPIKE_MODEL (the model of the conversations /api/chat starts when a request names none).
  */
 import { liveDeltasFromEnvironment } from '../activities/postgres-live/postgres-live-deltas.js';
 import { TurnpikeClient } from '../client/turnpike-client.js';
 import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
 import { loginOptionsFromEnvironment } from './login.js';
+import { chatModelFromEnvironment } from './chat-model-environment.js';
 import { buildApi } from './server.js';
 import { slackInteractionOptionsFromEnvironment } from './slack/slack-environment.js';
 
@@ -19,6 +21,7 @@ async function main(): Promise<void> {
   const tokens = parseTokenMap(process.env.TURNPIKE_API_TOKENS);
   const oidc = oidcOptionsFromEnvironment();
   const login = loginOptionsFromEnvironment();
+  const chatModel = chatModelFromEnvironment();
   if (tokens.size === 0 && !oidc && !login) {
     console.error('Set TURNPIKE_LOGIN_ISSUER, TURNPIKE_LOGIN_CLIENT_ID and TURNPIKE_LOGIN_REDIRECT_URI (sign in with your identity provider), TURNPIKE_OIDC_JWKS_URL, TURNPIKE_OIDC_ISSUER and TURNPIKE_OIDC_AUDIENCE (tokens from your identity provider), or TURNPIKE_API_TOKENS="<token>:<identity>,..." (development), so decisions carry who made them.');
     process.exit(2);
@@ -39,6 +42,7 @@ async function main(): Promise<void> {
     temporalUiUrl: process.env.TEMPORAL_UI_URL,
     namespace: client.client.options.namespace,
     slack: slackInteractionOptionsFromEnvironment(),
+    ...(chatModel ? { chatModel } : {}),
     logger: true,
   });
   const port = Number(process.env.TURNPIKE_API_PORT ?? 3000);

@@ -17,9 +17,11 @@
  *   part's `decided` state, from the turn's decision record (so a budget decided elsewhere in the
  *   meantime shows as it was decided), and continues after the budget request.
  *
- * - `regenerate()` (trigger `regenerate-message`) answers the last user message again, and a
- *   message sent with the id of an earlier one (useChat's edit: `sendMessage({ text, messageId })`)
- *   replaces it; each on a new branch of the conversation, whose turn this request streams.
+ * - `regenerate()` (trigger `regenerate-message`) answers the last user message again, and
+ *   `regenerate({ messageId })` the user message the request ends with, which `messageId` (that
+ *   message, or an answer to it) names (ui-chat-regenerate.ts); a message sent with the id of an
+ *   earlier one (useChat's edit: `sendMessage({ text, messageId })`) replaces it; each on a new
+ *   branch of the conversation, whose turn this request streams.
  *
  * A turn with a typed answer (`output` in the body of the request that starts it) streams it as
  * a `data-output` part too; a continued message that holds one keeps it streaming.
@@ -39,6 +41,7 @@ import { UiMessageChunkMapper } from './ui-message-chunks.js';
 import { LiveStepOrder } from './ui-live-order.js';
 import { loadPartialJsonParser } from './ui-output-part.js';
 import { openEventStream } from './sse.js';
+import { RegenerateRefused, regenerateNamed } from './ui-chat-regenerate.js';
 import type { Caller } from './auth.js';
 
 const partSchema = z.looseObject({ type: z.string() });
@@ -140,7 +143,7 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
       if (steering) {
         const text = last.parts.flatMap((part) => (part.type === 'text' && typeof part.text === 'string' ? [part.text] : [])).join('\n');
         if (trigger !== 'regenerate-message' && text.trim() === '') return options.invalid(reply, 'The edited message has no text');
-        const sent = trigger === 'regenerate-message' ? await options.client.regenerate(conversationId) : await options.client.editMessage(conversationId, { messageId: last.id, text });
+        const sent = trigger === 'regenerate-message' ? await regenerateNamed(options.client, { conversationId, messageId: targetId, messages }) : await options.client.editMessage(conversationId, { messageId: last.id, text });
         turnId = sent.turnWorkflowId;
         messageId = `msg-${sent.branch}`;
       } else if (last.role === 'user') {
@@ -197,6 +200,7 @@ export function registerUiChatRoute(app: FastifyInstance, options: UiChatRouteOp
       }
     } catch (error) {
       if (error instanceof TurnpikeRejectedError) return options.rejected(reply, error);
+      if (error instanceof RegenerateRefused) return options.invalid(reply, error.message);
       throw error;
     }
 

@@ -39,6 +39,7 @@ import { refuseOversized, rejections } from './rejections.js';
 import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput } from './turns.js';
 import { sendMessage } from './conversations.js';
 import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
+import { turnUpdate } from './closed-turn.js';
 import { forkTurn, listForks, readTurnTranscript, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
@@ -232,10 +233,15 @@ export class TurnpikeClient {
     return turnEventAt(this.turn(turnId), offset);
   }
 
-  /** Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as `TurnpikeRejectedError`. */
+  /**
+   * Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as
+   * `TurnpikeRejectedError`; one that reaches the turn as it closes, or after, as the turn's record
+   * of the call says (`ApprovalAlreadyDecided`, ...; client/closed-turn.ts).
+   */
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
     refuseOversized('approveToolCall', decision);
-    return rejections(this.turn(turnId).executeUpdate(approveToolCallUpdate, { args: [decision] }));
+    const turn = this.turn(turnId);
+    return turnUpdate(turn, { approvalId: decision.approvalId }, turn.executeUpdate(approveToolCallUpdate, { args: [decision] }));
   }
 
   /**
@@ -245,7 +251,8 @@ export class TurnpikeClient {
    */
   async delegateApproval(turnId: string, delegation: DelegateApprovalInput): Promise<DelegateApprovalResult> {
     refuseOversized('delegateApproval', delegation);
-    return rejections(this.turn(turnId).executeUpdate(delegateApprovalUpdate, { args: [delegation] }));
+    const turn = this.turn(turnId);
+    return turnUpdate(turn, { approvalId: delegation.approvalId }, turn.executeUpdate(delegateApprovalUpdate, { args: [delegation] }));
   }
 
   /**
@@ -273,7 +280,8 @@ export class TurnpikeClient {
     _tool?: Tool,
   ): Promise<SubmitToolResultResult> {
     refuseOversized('submitToolResult', result);
-    return rejections(this.turn(turnId).executeUpdate(submitToolResultUpdate, { args: [result] }));
+    const turn = this.turn(turnId);
+    return turnUpdate(turn, { toolCallId: result.toolCallId }, turn.executeUpdate(submitToolResultUpdate, { args: [result] }));
   }
 
   /**

@@ -103,6 +103,8 @@ async function main(): Promise<void> {
       ...(process.env.TURNPIKE_SESSION_SECRET ? { sessionSecret: process.env.TURNPIKE_SESSION_SECRET } : {}),
       temporalUiUrl: server?.uiUrl ?? process.env.TEMPORAL_UI_URL,
       namespace,
+      // The dashboard's chats answer on the demo turn's model.
+      chatModel: model,
     });
     const apiPort = Number(process.env.TURNPIKE_API_PORT ?? 3000);
     const dashboard = await api.listen({ host: '127.0.0.1', port: apiPort });

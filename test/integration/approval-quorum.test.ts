@@ -156,9 +156,9 @@ describe('a quorum of two in finance, the requester excluded', () => {
     expect(runsOf(handle.workflowId)).toHaveLength(1);
     expect(result.decisions!.map((decision) => decision.progress!.votes.map((v) => v.approver).sort())).toEqual([['carol', 'dave']]);
 
-    // A finance member who did not vote in time is told the turn ended (409), not that it does not exist.
+    // A finance member who did not vote in time is told the approval was decided (409), not that it does not exist.
     const late = await voteThroughProcess(handle.workflowId, pending.approvalId!, 'frank', { approved: true, inputHash: pending.inputHash }, 1);
-    expect(late).toMatchObject({ status: 409, body: { error: { type: 'TurnAlreadyEnded' } } });
+    expect(late).toMatchObject({ status: 409, body: { error: { type: 'ApprovalAlreadyDecided' } } });
     expect(result.decisions![0].eligible).toEqual({ approverGroups: ['finance'] });
     // Someone who could never decide it still learns nothing of the turn.
     const stranger = await apis[0].inject({

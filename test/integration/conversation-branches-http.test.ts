@@ -44,7 +44,7 @@ async function as(token: string, method: string, path: string, body?: unknown) {
     headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  const answer = (await response.json().catch(() => undefined)) as { current?: string; branches: Array<{ id: string; reason: string }>; messages: unknown[] };
+  const answer = (await response.json().catch(() => undefined)) as { current?: string; branches: Array<{ id: string; reason: string }>; messages: unknown[]; error?: { type: string; message: string } };
   return { status: response.status, body: answer };
 }
 
@@ -82,6 +82,52 @@ describe('branches over HTTP', () => {
     const old = await as('alice-token', 'GET', `/api/conversations/${chatId}/history?branch=main`);
     expect(JSON.stringify(old.body.messages)).toContain('A2 (old)');
     expect((await as('alice-token', 'POST', `/api/conversations/${chatId}/branches/branch-1/current`)).body.current).toBe('branch-1');
+  });
+
+  it("useChat's regenerate({ messageId }) of an earlier answer regenerates that answer, not the last", async () => {
+    const chatId = `chat-${randomUUID()}`;
+    suite.fake.script('openai', [{ text: 'A1' }, { text: 'A2' }, { text: 'A3' }, { text: 'A2 (again)' }, { text: 'A2 (third)' }, { text: 'A1 (again)' }]);
+    const [u1, u2, u3] = [user('Q1'), user('Q2'), user('Q3')];
+    const a1 = await chat(chatId, [u1]);
+    await idle(chatId);
+    const a2 = await chat(chatId, [u1, a1, u2]);
+    await idle(chatId);
+    const a3 = await chat(chatId, [u1, a1, u2, a2, u3]);
+    expect(textOf(a3)).toBe('A3');
+    await idle(chatId);
+    const modelSaw = () => {
+      const body = suite.fake.requests.filter((request) => request.provider === 'openai').at(-1)!.body as { messages: Array<{ role: string; content: unknown }> };
+      return body.messages.filter((message) => message.role !== 'system').map((message) => `${message.role}:${typeof message.content === 'string' ? message.content : JSON.stringify(message.content)}`);
+    };
+
+    // What useChat's regenerate({ messageId: a2.id }) sends: the messages before that answer, and its id.
+    const again = await chat(chatId, [u1, a1, u2], 'regenerate-message', a2.id);
+    expect(textOf(again)).toBe('A2 (again)');
+    await idle(chatId);
+    expect(modelSaw()).toEqual(['user:Q1', 'assistant:A1', 'user:Q2']);
+    const branches = await suite.client.branches(chatId);
+    expect(branches.current).toBe('branch-1');
+    expect(branches.branches.find((branch) => branch.id === 'branch-1')).toMatchObject({ reason: 'regenerate', forkedAt: 3, messages: 4 });
+    expect(JSON.stringify((await suite.client.history(chatId)).messages)).not.toContain('Q3');
+
+    // The regenerated answer, named by the id the response gave it; then the first one, named by its user message.
+    expect(textOf(await chat(chatId, [u1, a1, u2], 'regenerate-message', again.id))).toBe('A2 (third)');
+    await idle(chatId);
+    expect(modelSaw()).toEqual(['user:Q1', 'assistant:A1', 'user:Q2']);
+    expect(textOf(await chat(chatId, [u1], 'regenerate-message', u1.id))).toBe('A1 (again)');
+    await idle(chatId);
+    expect(modelSaw()).toEqual(['user:Q1']);
+    expect((await suite.client.branches(chatId)).branches).toHaveLength(4);
+
+    // A messageId that names nothing of the request, or a message the chat never had, is refused; nothing is steered.
+    const before = suite.fake.requests.length;
+    const unknown = await as('alice-token', 'POST', '/api/chat', { id: chatId, trigger: 'regenerate-message', messageId: 'nope', messages: [u1, a1, u2] });
+    expect(unknown).toMatchObject({ status: 400, body: { error: { type: 'InvalidRequest', message: `messageId "nope" names neither the request's last message (${JSON.stringify(u2.id)}) nor an answer to it` } } });
+    const stranger = user('never sent');
+    const unsent = await as('alice-token', 'POST', '/api/chat', { id: chatId, trigger: 'regenerate-message', messageId: stranger.id, messages: [u1, a1, stranger] });
+    expect(unsent).toMatchObject({ status: 400, body: { error: { type: 'InvalidRequest', message: `Message ${JSON.stringify(stranger.id)} is not a user message of chat ${JSON.stringify(chatId)}` } } });
+    expect((await suite.client.branches(chatId)).branches).toHaveLength(4);
+    expect(suite.fake.requests.length).toBe(before);
   });
 
   it('answers 404 on every new route to a caller who may not read the conversation or the turn', async () => {

@@ -111,7 +111,8 @@ describe('HTTP API', () => {
     expect(result.toolCalls[0].approval).toMatchObject({ approver: 'alice', reason: 'ok by me', automatic: false });
 
     const twice = await call({ method: 'POST', url: `${turnPath(handle.workflowId)}/approvals/${pending.approvalId}`, body: { approved: false } });
-    expect(twice).toMatchObject({ status: 409, body: { error: { type: 'TurnAlreadyEnded' } } });
+    // After the turn ended, as before it: the approval was decided.
+    expect(twice).toMatchObject({ status: 409, body: { error: { type: 'ApprovalAlreadyDecided', message: `Approval ${pending.approvalId} was already decided` } } });
     expect(executionsOf(handle.workflowId)).toHaveLength(1);
   });
 

@@ -3,14 +3,16 @@
  * checks every chunk against the AI SDK's schema, and `readUIMessageStream`, which builds the
  * UIMessage as `useChat` does), over a real socket, against a real dev server.
  */
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from 'ai';
 import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 import { serveApi } from '../support/api-server.js';
+import { freePort } from '../support/sign-in-browser.js';
 import { registerScript } from '../../activities/providers/script.js';
 
 let turnpike: TurnpikeHarness;
@@ -113,6 +115,44 @@ describe('AI SDK UI message stream', () => {
       expect((await client.turnResult(`${chatId}/turn-1`)).text).toBe('Answered by the chat model.');
     } finally {
       await served.api.close();
+    }
+  });
+
+  it('`npm run api` (api/main.ts) starts chats on TURNPIKE_PROVIDER / TURNPIKE_MODEL when the request names no model', async () => {
+    const model = registerScript([{ type: 'text', text: 'Answered by the environment model.' }]);
+    const port = await freePort();
+    const env = { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), TURNPIKE_TASK_QUEUE: turnpike.taskQueue, TURNPIKE_API_TOKENS: 'main-token:alice', TURNPIKE_API_PORT: String(port), TURNPIKE_PROVIDER: 'scripted', TURNPIKE_MODEL: model };
+    const api = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        api.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes('Server listening')) resolve();
+        });
+        api.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+        api.once('exit', (code) => reject(new Error(`api/main.ts exited (${code}): ${output}`)));
+      });
+      const chatId = `chat-${randomUUID()}`;
+      const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Hello' }] };
+      const stream = await new DefaultChatTransport<UIMessage>({ api: `http://127.0.0.1:${port}/api/chat`, headers: { authorization: 'Bearer main-token' } }).sendMessages({
+        trigger: 'submit-message',
+        chatId,
+        messageId: undefined,
+        messages: [user],
+        abortSignal: undefined,
+      });
+      let last: UIMessage | undefined;
+      for await (const message of readUIMessageStream<UIMessage>({ stream, terminateOnError: true })) last = message;
+      expect(last!.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')).toBe('Answered by the environment model.');
+      expect((await client.turnResult(`${chatId}/turn-1`)).text).toBe('Answered by the environment model.');
+    } finally {
+      // Its graceful shutdown is not what this test is about.
+      if (api.exitCode === null && api.signalCode === null) {
+        const exited = new Promise((resolve) => api.once('exit', resolve));
+        api.kill('SIGKILL');
+        await exited;
+      }
     }
   });
 });

@@ -7,7 +7,8 @@
  * Its signing keys are the test's: it publishes them at its `jwks_uri`, and `rotateKeys()` rotates
  * them as a provider does (a new key, published first, signs every ID token from then on; the old
  * one stays published). `forgeIdTokens()` replaces the ID token its token endpoint returns, as an
- * attacker between the API and the provider would.
+ * attacker between the API and the provider would. `failUserinfo(n)` answers the next `n` userinfo
+ * requests with 503, as a provider whose userinfo endpoint is down does.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -35,6 +36,10 @@ export interface OpenIdProvider {
   signWithStrangerKey(payload: JWTPayload, kid: string): Promise<string>;
   /** How many times the JWKS was read. */
   jwksReads(): number;
+  /** Answers the next `times` userinfo requests with 503 (0 stops). */
+  failUserinfo(times: number): void;
+  /** How many userinfo requests the provider received, failed ones included. */
+  userinfoRequests(): number;
   close(): Promise<void>;
 }
 
@@ -65,6 +70,8 @@ export async function startOpenIdProvider({ redirectUris, accounts }: { redirect
   const stranger = await signingKey('stranger');
   let forge: ((idToken: string) => string | Promise<string>) | undefined;
   let jwksReads = 0;
+  let userinfoFailures = 0;
+  let userinfoRequests = 0;
   const configuration: Configuration = {
     clients: [
       {
@@ -110,6 +117,15 @@ export async function startOpenIdProvider({ redirectUris, accounts }: { redirect
       response.writeHead(200, { 'content-type': 'application/jwk-set+json' }).end(JSON.stringify({ keys: published.map((key) => key.publicJwk) }));
       return;
     }
+    // oidc-provider's userinfo endpoint.
+    if (url.pathname === '/me') {
+      userinfoRequests++;
+      if (userinfoFailures > 0) {
+        userinfoFailures--;
+        response.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'temporarily_unavailable' }));
+        return;
+      }
+    }
     callback(request, response);
   });
   return {
@@ -125,6 +141,8 @@ export async function startOpenIdProvider({ redirectUris, accounts }: { redirect
     forgeIdTokens: (replace) => (forge = replace),
     signWithStrangerKey: (payload, kid) => new SignJWT(payload).setProtectedHeader({ alg: 'RS256', kid }).sign(stranger.privateKey),
     jwksReads: () => jwksReads,
+    failUserinfo: (times) => (userinfoFailures = times),
+    userinfoRequests: () => userinfoRequests,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -55,7 +55,10 @@ export async function startTurnpike({
   endpoints,
   clouds,
   liveDeltas,
+  workerOptions,
 }: {
+  /** More options of the Worker (e.g. `sinks`), over the harness's. */
+  workerOptions?: CreateWorkerOptions['workerOptions'];
   /** Where streaming model steps push each delta (see `createWorker`). */
   liveDeltas?: CreateWorkerOptions['liveDeltas'];
   /** Bedrock, Vertex AI and Azure OpenAI settings by name (see `createWorker`). */
@@ -128,6 +131,7 @@ export async function startTurnpike({
         namespace,
         workflowBundle: { codePath: inject('workflowBundlePath') },
         workerOptions: {
+          ...workerOptions,
           ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
           ...(shutdownGraceTime !== undefined ? { shutdownGraceTime } : {}),
         },
