@@ -11,9 +11,14 @@
  * in a workflow task that a worker with an empty cache runs can be recorded after commands that,
  * on replay, it comes before (the SDK hands it to the workflow a step later live than on replay),
  * which fails the turn's replay; readers' polls were by far the most frequent updates.
+ *
+ * With `closedRuns`, a read of a workflow whose latest run has closed is served by it
+ * (closed-runs.ts): each page of a closed run is read once per client, by one replay, instead of
+ * a replay per reader and per 1,000 events.
  */
 import { WorkflowNotFoundError, type Client, type QueryDefinition } from '@temporalio/client';
 import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
+import type { ClosedRuns } from './closed-runs.js';
 
 export interface StreamReadOptions<E> {
   /** The first offset to read (default 0). */
@@ -24,6 +29,10 @@ export interface StreamReadOptions<E> {
   signal?: AbortSignal;
   /** How long to wait for a workflow that does not exist yet (a conversation's next turn). Default 30 s. */
   waitForStartMs?: number;
+  /** Stops before the event at this offset (the reader reads on from a shared feed there). */
+  untilOffset?: number;
+  /** Serves the reads of a closed run once per run (closed-runs.ts). */
+  closedRuns?: ClosedRuns;
 }
 
 /** The wait after a read that returned events: a live stream is followed at this cadence. */
@@ -72,19 +81,28 @@ export async function* readEventStream<E>(
   query: QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>,
   options: StreamReadOptions<E> = {},
 ): AsyncGenerator<{ offset: number; event: E }, void, undefined> {
-  const { isLast = () => false, signal } = options;
+  const { isLast = () => false, signal, closedRuns, untilOffset = Infinity } = options;
   let offset = Math.max(0, Math.floor(options.fromOffset ?? 0));
+  if (offset >= untilOffset) return;
   const waitUntil = Date.now() + (options.waitForStartMs ?? 30_000);
   const handle = client.workflow.getHandle(workflowId);
+  /** Set once the latest run turned out closed: the rest is read from `closedRuns`. */
+  let closedRunId: string | undefined;
   // Not tied to `signal`: a query is short, and the client's abort support adds a listener to the
   // signal for every call that it never removes. An abort is seen when the query returns.
-  const read = (fromOffset: number) => handle.query(query, { fromOffset });
+  const read = async (fromOffset: number): Promise<StreamEventsPage<E>> => {
+    if (!closedRuns) return handle.query(query, { fromOffset });
+    const answer = await closedRuns.latest(workflowId, query, { fromOffset });
+    if (answer.open) return answer.value;
+    closedRunId = answer.runId;
+    return { events: [], nextOffset: fromOffset };
+  };
 
   let interval = ACTIVE_INTERVAL_MS;
   let quietReads = 0;
   let failures = 0;
   for (;;) {
-    if (signal?.aborted) return;
+    if (signal?.aborted || offset >= untilOffset) return;
     let page: StreamEventsPage<E>;
     try {
       page = await read(offset);
@@ -102,13 +120,22 @@ export async function* readEventStream<E>(
       }
       throw error;
     }
+    if (closedRunId !== undefined) {
+      for await (const record of closedRuns!.events(workflowId, closedRunId, query, offset, untilOffset)) {
+        yield record;
+        if (isLast(record.event) || signal?.aborted) return;
+      }
+      return;
+    }
     for (const { offset: at, event } of page.events) {
       if (at < offset) continue;
+      if (at >= untilOffset) return;
       offset = at + 1;
       yield { offset: at, event };
       if (isLast(event)) return;
       if (signal?.aborted) return;
     }
+    if (offset >= untilOffset) return;
     if (page.events.length > 0) {
       interval = ACTIVE_INTERVAL_MS;
       quietReads = 0;
@@ -121,8 +148,13 @@ export async function* readEventStream<E>(
     // Nothing new. A workflow that has ended publishes nothing more: after one last read, stop.
     if (++quietReads % READS_BETWEEN_STATUS_CHECKS === 0 && !(await stillRunning())) {
       const last = await read(offset);
+      if (closedRunId !== undefined) {
+        yield* closedRuns!.events(workflowId, closedRunId, query, offset, untilOffset);
+        return;
+      }
       for (const { offset: at, event } of last.events) {
         if (at < offset) continue;
+        if (at >= untilOffset) return;
         offset = at + 1;
         yield { offset: at, event };
         if (isLast(event)) return;

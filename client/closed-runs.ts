@@ -1,0 +1,179 @@
+/**
+ * Reading a turn (or conversation) whose run has closed, without a replay per read.
+ *
+ * Temporal answers a query of a closed run by giving a worker the run's whole history to replay
+ * (the run is in no worker's cache any more): seconds for a long turn, every time. But a closed
+ * run never changes, so what one replay answered holds for good. Every query of a closed run
+ * through one `TurnpikeClient` is therefore sent once per run (by its `runId`, never the
+ * workflow id alone: the id may be started again) and kept here, and concurrent readers wait for
+ * the same answer instead of sending their own. Its event stream is read by pages bounded by size
+ * (`maxBytes`, at most 1.5 MB, under Temporal's 2 MB payload limit), so one replay reads a whole
+ * stream of a few thousand events; each page is kept, and a reader at any offset the kept pages
+ * cover is served from memory.
+ *
+ * Whether the latest run is open is learnt without a replay: reads go out with
+ * `queryRejectCondition: NOT_OPEN`, which an open run answers as usual and a closed one refuses
+ * at once (no worker is involved); only then is the run described for its id. A turn that handed
+ * over (continue-as-new) holds only the last events of the runs before it: offsets below a run's
+ * `base` are read from the run before it (the `continuedExecutionRunId` of its first history
+ * event), which is closed too.
+ *
+ * Memory is bounded: at most {@link MAX_KEPT_BYTES} of answers (as JSON), the least recently used
+ * dropped first. Each API process keeps its own: a second process reads a closed run with one
+ * replay of its own.
+ */
+import { QueryRejectedError, WorkflowClient, type Client, type QueryDefinition } from '@temporalio/client';
+import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
+
+/** The page size asked of a closed run: Temporal's payload limit is 2 MB, and the codec compresses it further. */
+export const CLOSED_PAGE_BYTES = 1_500_000;
+/** Answers of closed runs kept per client, as JSON characters. */
+const MAX_KEPT_BYTES = 64 * 1024 * 1024;
+
+type StreamQuery<E> = QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>;
+
+interface Kept {
+  value: Promise<unknown>;
+  bytes: number;
+}
+
+/** What a query of a workflow's latest run found: an open run's answer, or the id of the closed run. */
+export type LatestRunAnswer<R> = { open: true; value: R } | { open: false; runId: string };
+
+export class ClosedRuns {
+  private readonly rejecting: WorkflowClient;
+  private readonly kept = new Map<string, Kept>();
+  private keptBytes = 0;
+  /** Queries sent to closed runs, each a replay of the run on a worker (for tests and metrics). */
+  replays = 0;
+
+  constructor(private readonly client: Client) {
+    // The same connection, namespace, converter and interceptors as `client`: only the reject condition differs.
+    this.rejecting = new WorkflowClient({
+      connection: client.connection,
+      namespace: client.options.namespace,
+      dataConverter: client.options.dataConverter,
+      interceptors: client.options.interceptors?.workflow,
+      queryRejectCondition: 'NOT_OPEN',
+    });
+  }
+
+  /** `query` of the latest run if it is open; else the closed run's id (no replay either way). */
+  async latest<R, A extends unknown[]>(workflowId: string, query: QueryDefinition<R, A>, ...args: A): Promise<LatestRunAnswer<R>> {
+    try {
+      return { open: true, value: await this.rejecting.getHandle(workflowId).query(query, ...args) };
+    } catch (error) {
+      if (!(error instanceof QueryRejectedError)) throw error;
+    }
+    return { open: false, runId: (await this.client.workflow.getHandle(workflowId).describe()).runId };
+  }
+
+  /** `query` of the workflow's latest run: as usual while it is open; once per run when it is closed. */
+  async query<R, A extends unknown[]>(workflowId: string, query: QueryDefinition<R, A>, ...args: A): Promise<R> {
+    const answer = await this.latest(workflowId, query, ...args);
+    return answer.open ? answer.value : this.ofRun(workflowId, answer.runId, query, ...args);
+  }
+
+  /** `query` of closed run `runId`, sent once and kept. */
+  ofRun<R, A extends unknown[]>(workflowId: string, runId: string, query: QueryDefinition<R, A>, ...args: A): Promise<R> {
+    return this.once(`${runId}\u0000${query.name}\u0000${JSON.stringify(args)}`, () => {
+      this.replays++;
+      return this.client.workflow.getHandle(workflowId, runId).query(query, ...args);
+    });
+  }
+
+  /**
+   * The events of closed run `runId` from `fromOffset`, in offset order, to the end of its stream
+   * (or to `untilOffset`), the runs before it included for offsets it no longer holds.
+   */
+  async *events<E>(workflowId: string, runId: string, query: StreamQuery<E>, fromOffset: number, untilOffset = Infinity): AsyncGenerator<{ offset: number; event: E }, void, undefined> {
+    let offset = fromOffset;
+    for (;;) {
+      const page = await this.page(workflowId, runId, query, offset);
+      const base = page.base ?? 0;
+      if (offset < base) {
+        // Handed over: the offsets below `base` are in the run before this one.
+        const previous = await this.previousRun(workflowId, runId);
+        if (previous) yield* this.events(workflowId, previous, query, offset, Math.min(base, untilOffset));
+        offset = base;
+        continue;
+      }
+      for (const record of page.events) {
+        if (record.offset < offset) continue;
+        if (record.offset >= untilOffset) return;
+        yield record;
+      }
+      const end = page.end ?? (page.events.length === 0 ? page.nextOffset : Infinity);
+      if (page.nextOffset >= Math.min(end, untilOffset) || page.nextOffset <= offset) return;
+      offset = page.nextOffset;
+    }
+  }
+
+  /** A page of the closed run's stream from `offset`: kept pages are looked up by the offset they start at, and one starting before it that reaches past it. */
+  private async page<E>(workflowId: string, runId: string, query: StreamQuery<E>, offset: number): Promise<StreamEventsPage<E>> {
+    const prefix = `${runId}\u0000${query.name}\u0000page\u0000`;
+    for (const [key, kept] of this.kept) {
+      if (!key.startsWith(prefix)) continue;
+      const from = Number(key.slice(prefix.length));
+      if (from > offset) continue;
+      const page = (await kept.value) as StreamEventsPage<E>;
+      if (page.nextOffset > offset || (from === offset && page.events.length === 0)) return this.touched(key, page);
+    }
+    return this.once(prefix + offset, () => {
+      this.replays++;
+      return this.client.workflow.getHandle(workflowId, runId).query(query, { fromOffset: offset, maxBytes: CLOSED_PAGE_BYTES });
+    });
+  }
+
+  /** The run a hand-over continued into `runId`, from its first history event; undefined for a first run. */
+  private previousRun(workflowId: string, runId: string): Promise<string | undefined> {
+    return this.once(`${runId}\u0000previous`, async () => {
+      const { history } = await this.client.workflowService.getWorkflowExecutionHistory({
+        namespace: this.client.options.namespace,
+        execution: { workflowId, runId },
+        maximumPageSize: 1,
+      });
+      return history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
+    });
+  }
+
+  /** The kept answer for `key`, or `read`'s, kept once it succeeds (a failure is not kept). */
+  private once<R>(key: string, read: () => Promise<R>): Promise<R> {
+    const found = this.kept.get(key);
+    if (found) return this.touched(key, found.value) as Promise<R>;
+    const value = read();
+    const kept: Kept = { value, bytes: 0 };
+    this.kept.set(key, kept);
+    value.then(
+      (answer) => {
+        if (this.kept.get(key) !== kept) return;
+        kept.bytes = key.length + (JSON.stringify(answer)?.length ?? 0);
+        this.keptBytes += kept.bytes;
+        this.trim();
+      },
+      () => {
+        if (this.kept.get(key) === kept) this.kept.delete(key);
+      },
+    );
+    return value;
+  }
+
+  /** Marks `key` as used now (the map keeps insertion order: the least recently used first). */
+  private touched<T>(key: string, value: T): T {
+    const kept = this.kept.get(key);
+    if (kept) {
+      this.kept.delete(key);
+      this.kept.set(key, kept);
+    }
+    return value;
+  }
+
+  private trim(): void {
+    for (const [key, kept] of this.kept) {
+      if (this.keptBytes <= MAX_KEPT_BYTES) return;
+      if (kept.bytes === 0) continue; // still being read
+      this.kept.delete(key);
+      this.keptBytes -= kept.bytes;
+    }
+  }
+}
