@@ -24,11 +24,31 @@
  */
 import { QueryRejectedError, WorkflowClient, type Client, type QueryDefinition } from '@temporalio/client';
 import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
+import { isTransient } from './transient-errors.js';
 
 /** The page size asked of a closed run: Temporal's payload limit is 2 MB, and the codec compresses it further. */
 export const CLOSED_PAGE_BYTES = 1_500_000;
 /** Answers of closed runs kept per client, as JSON characters. */
 const MAX_KEPT_BYTES = 64 * 1024 * 1024;
+/**
+ * A query of a closed run that failed for a reason that passes is sent again this often at most,
+ * after {@link RETRY_WAIT_MS}: on a loaded worker a long run's replay can outlast the server's
+ * query timeout ("query timed out before a worker could process it").
+ */
+const MAX_ATTEMPTS = 5;
+const RETRY_WAIT_MS = 500;
+
+/** `read`, again after a failure a later attempt may not meet. */
+async function retried<R>(read: () => Promise<R>): Promise<R> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (attempt >= MAX_ATTEMPTS || !isTransient(error)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, RETRY_WAIT_MS));
+    }
+  }
+}
 
 type StreamQuery<E> = QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>;
 
@@ -76,10 +96,12 @@ export class ClosedRuns {
 
   /** `query` of closed run `runId`, sent once and kept. */
   ofRun<R, A extends unknown[]>(workflowId: string, runId: string, query: QueryDefinition<R, A>, ...args: A): Promise<R> {
-    return this.once(`${runId}\u0000${query.name}\u0000${JSON.stringify(args)}`, () => {
-      this.replays++;
-      return this.client.workflow.getHandle(workflowId, runId).query(query, ...args);
-    });
+    return this.once(`${runId}\u0000${query.name}\u0000${JSON.stringify(args)}`, () =>
+      retried(() => {
+        this.replays++;
+        return this.client.workflow.getHandle(workflowId, runId).query(query, ...args);
+      }),
+    );
   }
 
   /**
@@ -93,8 +115,7 @@ export class ClosedRuns {
       const base = page.base ?? 0;
       if (offset < base) {
         // Handed over: the offsets below `base` are in the run before this one.
-        const previous = await this.previousRun(workflowId, runId);
-        if (previous) yield* this.events(workflowId, previous, query, offset, Math.min(base, untilOffset));
+        yield* this.before(workflowId, runId, query, offset, Math.min(base, untilOffset));
         offset = base;
         continue;
       }
@@ -109,6 +130,15 @@ export class ClosedRuns {
     }
   }
 
+  /**
+   * The events from `fromOffset` up to `base`, which run `runId` (open or closed) no longer holds:
+   * read from the runs before it, which are closed.
+   */
+  async *before<E>(workflowId: string, runId: string, query: StreamQuery<E>, fromOffset: number, base: number): AsyncGenerator<{ offset: number; event: E }, void, undefined> {
+    const previous = await this.previousRun(workflowId, runId);
+    if (previous) yield* this.events(workflowId, previous, query, fromOffset, base);
+  }
+
   /** A page of the closed run's stream from `offset`: kept pages are looked up by the offset they start at, and one starting before it that reaches past it. */
   private async page<E>(workflowId: string, runId: string, query: StreamQuery<E>, offset: number): Promise<StreamEventsPage<E>> {
     const prefix = `${runId}\u0000${query.name}\u0000page\u0000`;
@@ -119,20 +149,20 @@ export class ClosedRuns {
       const page = (await kept.value) as StreamEventsPage<E>;
       if (page.nextOffset > offset || (from === offset && page.events.length === 0)) return this.touched(key, page);
     }
-    return this.once(prefix + offset, () => {
-      this.replays++;
-      return this.client.workflow.getHandle(workflowId, runId).query(query, { fromOffset: offset, maxBytes: CLOSED_PAGE_BYTES });
-    });
+    return this.once(prefix + offset, () =>
+      retried(() => {
+        this.replays++;
+        return this.client.workflow.getHandle(workflowId, runId).query(query, { fromOffset: offset, maxBytes: CLOSED_PAGE_BYTES });
+      }),
+    );
   }
 
   /** The run a hand-over continued into `runId`, from its first history event; undefined for a first run. */
   private previousRun(workflowId: string, runId: string): Promise<string | undefined> {
     return this.once(`${runId}\u0000previous`, async () => {
-      const { history } = await this.client.workflowService.getWorkflowExecutionHistory({
-        namespace: this.client.options.namespace,
-        execution: { workflowId, runId },
-        maximumPageSize: 1,
-      });
+      const { history } = await retried(() =>
+        this.client.workflowService.getWorkflowExecutionHistory({ namespace: this.client.options.namespace, execution: { workflowId, runId }, maximumPageSize: 1 }),
+      );
       return history?.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId || undefined;
     });
   }

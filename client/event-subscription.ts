@@ -19,6 +19,9 @@
 import { WorkflowNotFoundError, type Client, type QueryDefinition } from '@temporalio/client';
 import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
 import type { ClosedRuns } from './closed-runs.js';
+import { isTransient } from './transient-errors.js';
+
+export { isTransient };
 
 export interface StreamReadOptions<E> {
   /** The first offset to read (default 0). */
@@ -55,24 +58,6 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
     }
     signal?.addEventListener('abort', done, { once: true });
   });
-}
-
-/**
- * A query failure that a later query may not meet: the buffer for queries of a busy workflow was
- * full, no worker answered in time (a loaded worker replaying an evicted turn), the server was
- * briefly unavailable, or the server cancelled the query (`CANCELLED`, "context canceled": the
- * worker it was given to shut down; the reader's own abort is checked before this is asked).
- * The client wraps the gRPC error (`ServiceError`, its `cause`).
- */
-export function isTransient(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
-    if (current instanceof WorkflowNotFoundError) return false;
-    const code = (current as { code?: number }).code;
-    // gRPC CANCELLED (1), RESOURCE_EXHAUSTED (8), DEADLINE_EXCEEDED (4), UNAVAILABLE (14).
-    if (code === 1 || code === 8 || code === 4 || code === 14) return true;
-    if (/query buffer is full|deadline|timed? ?out|unavailable|context canceled/i.test(current instanceof Error ? current.message : String(current))) return true;
-  }
-  return false;
 }
 
 export async function* readEventStream<E>(
@@ -126,6 +111,16 @@ export async function* readEventStream<E>(
         if (isLast(record.event) || signal?.aborted) return;
       }
       return;
+    }
+    if (closedRuns && page.base !== undefined && offset < page.base) {
+      // The run handed over since this reader's last read, past the events it carries: read those from the runs before it.
+      const base = page.base;
+      for await (const record of closedRuns.before(workflowId, (await handle.describe()).runId, query, offset, Math.min(base, untilOffset))) {
+        offset = record.offset + 1;
+        yield record;
+        if (isLast(record.event) || signal?.aborted) return;
+      }
+      offset = Math.max(offset, base);
     }
     for (const { offset: at, event } of page.events) {
       if (at < offset) continue;
