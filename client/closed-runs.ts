@@ -64,8 +64,6 @@ export class ClosedRuns {
   private readonly rejecting: WorkflowClient;
   private readonly kept = new Map<string, Kept>();
   private keptBytes = 0;
-  /** Queries sent to closed runs, each a replay of the run on a worker (for tests and metrics). */
-  replays = 0;
 
   constructor(private readonly client: Client) {
     // The same connection, namespace, converter and interceptors as `client`: only the reject condition differs.
@@ -85,7 +83,11 @@ export class ClosedRuns {
     } catch (error) {
       if (!(error instanceof QueryRejectedError)) throw error;
     }
-    return { open: false, runId: (await this.client.workflow.getHandle(workflowId).describe()).runId };
+    const handle = this.client.workflow.getHandle(workflowId);
+    const { runId, status } = await handle.describe();
+    // Started again since the refusal (a turn id may be reused): that run is open.
+    if (status.name === 'RUNNING') return { open: true, value: await handle.query(query, ...args) };
+    return { open: false, runId };
   }
 
   /** `query` of the workflow's latest run: as usual while it is open; once per run when it is closed. */
@@ -97,10 +99,7 @@ export class ClosedRuns {
   /** `query` of closed run `runId`, sent once and kept. */
   ofRun<R, A extends unknown[]>(workflowId: string, runId: string, query: QueryDefinition<R, A>, ...args: A): Promise<R> {
     return this.once(`${runId}\u0000${query.name}\u0000${JSON.stringify(args)}`, () =>
-      retried(() => {
-        this.replays++;
-        return this.client.workflow.getHandle(workflowId, runId).query(query, ...args);
-      }),
+      retried(() => this.client.workflow.getHandle(workflowId, runId).query(query, ...args)),
     );
   }
 
@@ -116,6 +115,7 @@ export class ClosedRuns {
       if (offset < base) {
         // Handed over: the offsets below `base` are in the run before this one.
         yield* this.before(workflowId, runId, query, offset, Math.min(base, untilOffset));
+        if (base >= untilOffset) return;
         offset = base;
         continue;
       }
@@ -150,10 +150,7 @@ export class ClosedRuns {
       if (page.nextOffset > offset || (from === offset && page.events.length === 0)) return this.touched(key, page);
     }
     return this.once(prefix + offset, () =>
-      retried(() => {
-        this.replays++;
-        return this.client.workflow.getHandle(workflowId, runId).query(query, { fromOffset: offset, maxBytes: CLOSED_PAGE_BYTES });
-      }),
+      retried(() => this.client.workflow.getHandle(workflowId, runId).query(query, { fromOffset: offset, maxBytes: CLOSED_PAGE_BYTES })),
     );
   }
 
