@@ -8,7 +8,8 @@
  * query, not one per 1,000 events from the stream's start; a second reader, concurrent readers
  * and `turnState` of the same closed run cause no new one; and a fresh reader of a turn that
  * handed over (several runs, the last holding only the last events of the runs before it) gets
- * every event from offset 0, once and in order.
+ * every event from offset 0, once and in order; so does a reader that starts from offset 0 while
+ * such a turn is parked in a later run.
  */
 import { Client, QueryRejectedError } from '@temporalio/client';
 import type { FastifyInstance } from 'fastify';
@@ -21,8 +22,8 @@ import { streamOffsetQuery } from '../../workflows/stream/stream-guard.js';
 import type { TurnEvent, TurnEventRecord } from '../../workflows/types/turn-events.js';
 import { serveApi } from '../support/api-server.js';
 import { readSseFrom, type SseMessage } from '../support/sse-reader.js';
-import { testTools } from '../support/test-tools.js';
-import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { testTools, use } from '../support/test-tools.js';
+import { startTurnpike, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 const AUTH = { authorization: 'Bearer alice-token' };
 /** More than 1,000 stream events: from offset 0, the old feed took two pages of 1,000. */
@@ -71,10 +72,14 @@ async function finishedTurn(steps: number, extra: { historyLimit?: { events: num
   const text = Array.from({ length: steps }, (_, step) => `look up order ${1000 + (step % 3)}`).join(' then ');
   const handle = await harness.startTurn({ text, maxSteps: steps + 1, startedBy: 'alice', ...extra });
   expect((await handle.result()).status).toBe('completed');
-  // A query of the ended run replays it; on a loaded machine the server may time it out first.
+  return { turnId: handle.workflowId, end: await endOf(handle) };
+}
+
+/** The offset after the last event of an ended turn. A query of the ended run replays it; on a loaded machine the server may time it out first. */
+async function endOf(handle: { query: (query: typeof streamOffsetQuery) => Promise<number> }): Promise<number> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return { turnId: handle.workflowId, end: await handle.query(streamOffsetQuery) };
+      return await handle.query(streamOffsetQuery);
     } catch (error) {
       if (attempt === 5 || !isTransient(error)) throw error;
     }
@@ -155,5 +160,28 @@ describe('a finished turn that handed over', () => {
     expect(replays).toBeLessThanOrEqual(runs.length);
     expect(await readAll(client, turn.turnId, 10)).toEqual(range(10, turn.end));
     expect(counts.answered('turnEvents')).toBe(replays);
+  });
+});
+
+describe('a running turn that handed over', () => {
+  it('a reader from offset 0, started while it is parked in a later run, gets every event once and in order', { timeout: 900_000 }, async () => {
+    const steps = 500;
+    const parkAt = 450;
+    const text = Array.from({ length: steps }, (_, index) => (index + 1 === parkAt ? use('guarded_action', { target: 'late', count: 1 }) : `look up order ${1000 + (index % 3)}`)).join(' then ');
+    const handle = await harness.startTurn({ text, maxSteps: steps + 1, startedBy: 'alice', historyLimit: { events: 1_000 } });
+    const state = await waitForState(handle, (candidate) => candidate.step === parkAt && candidate.pending.length === 1, 600_000);
+    // Parked in a run that holds only the last events of the runs before it.
+    const page = await handle.query(turnEventsQuery, { fromOffset: 0, limit: 1 });
+    expect(page.events[0]!.offset).toBeGreaterThan(0);
+
+    const client = new TurnpikeClient({ client: harness.client, taskQueue: harness.taskQueue });
+    const records = client.turnEvents(handle.workflowId);
+    // The first event, read while the turn is parked (running), before it is decided.
+    const first = await records.next();
+    const offsets = [(first.value as TurnEventRecord).offset];
+    await client.approveToolCall(handle.workflowId, { approvalId: state.pending[0]!.approvalId!, approved: true, approver: 'alice' });
+    for await (const record of records) offsets.push(record.offset);
+    expect((await handle.result()).status).toBe('completed');
+    expect(offsets).toEqual(range(0, await endOf(handle)));
   });
 });
