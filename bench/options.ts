@@ -3,7 +3,7 @@
  *
  *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
  *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale, streaming, readers,
- *                              long-stream, large-image, ai-sdk-model
+ *                              long-stream, large-image, ai-sdk-model, closed-turn
  *   --reps N                   measured turns per (system, step count) in the latency figure
  *   --parked N                 turns parked at once while resume latency is measured (default 1000)
  *   --resume-sample N          parked turns resumed and timed, one at a time, per system
@@ -24,7 +24,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream', 'large-image', 'ai-sdk-model'] as const;
+export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream', 'large-image', 'ai-sdk-model', 'closed-turn'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /**

@@ -3,6 +3,7 @@ import type { MachineInfo } from './machine-info.js';
 import type { BenchOptions } from './options.js';
 import type { AiSdkModelFigures } from './scenarios/ai-sdk-model.js';
 import type { CapacityFigures } from './scenarios/parked-capacity.js';
+import type { ClosedTurnFigures } from './scenarios/closed-turn.js';
 import type { HistoryFigures } from './scenarios/history.js';
 import type { LargeImageFigures } from './scenarios/large-image.js';
 import type { LongStreamFigures } from './scenarios/long-stream.js';
@@ -28,6 +29,7 @@ export interface Figures {
   'long-stream'?: LongStreamFigures;
   'large-image'?: LargeImageFigures;
   'ai-sdk-model'?: AiSdkModelFigures;
+  'closed-turn'?: ClosedTurnFigures;
 }
 
 /** One line of the report: a figure for every system, and the target it is held to if any. */

@@ -7,6 +7,7 @@ import type { AiSdkModelFigures } from './scenarios/ai-sdk-model.js';
 import type { LargeImageFigures } from './scenarios/large-image.js';
 import type { LongStreamFigures } from './scenarios/long-stream.js';
 import type { ReadersFigures } from './scenarios/readers.js';
+import type { ClosedTurnFigures } from './scenarios/closed-turn.js';
 import type { LatencyPercentiles, StreamingFigures, StreamingHistory } from './scenarios/streaming.js';
 import { bytes, ms, pair, x } from './row-format.js';
 
@@ -132,4 +133,15 @@ export function longStreamRow(long: LongStreamFigures): ReportRow {
     target: 'each ≤ 50%',
     met: Object.values(share).every((value) => value <= 0.5),
   };
+}
+
+/** A finished long turn read by a client that never read it: the first events and its state (medians). */
+export function closedTurnRows(closed: ClosedTurnFigures): ReportRow[] {
+  const at = `finished ${closed.steps}-step turn (${closed.events} events, ${closed.runs} runs), fresh client, p50, n=${closed.resumeFirstEvent.n}`;
+  const row = (figure: string, turnpike: string): ReportRow => ({ figure, turnpike, floor: '—', ratio: '—', target: '—', met: null });
+  return [
+    row(`Events resumed 21 before the end: first / turn-finished (${at})`, `${ms(closed.resumeFirstEvent.median)} / ${ms(closed.resumeLastEvent.median)}`),
+    row(`Events from offset 0: first event (${at})`, ms(closed.fromStartFirstEvent.median)),
+    row(`turnState after the end: first / again on the same client (${at})`, `${ms(closed.turnStateCold.median)} / ${ms(closed.turnStateWarm.median)}`),
+  ];
 }

@@ -35,6 +35,7 @@ import { measureReaders } from './scenarios/readers.js';
 import { measureStreaming } from './scenarios/streaming.js';
 import { measureThroughput } from './scenarios/throughput.js';
 import { measureTurnLatency } from './scenarios/turn-latency.js';
+import { measureClosedTurn } from './scenarios/closed-turn.js';
 import { reportRows } from './targets.js';
 
 const RESULTS_DIRECTORY = fileURLToPath(new URL('./results/', import.meta.url));
@@ -54,6 +55,7 @@ const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
   'long-stream': measureLongStream,
   'large-image': measureLargeImage,
   'ai-sdk-model': measureAiSdkModel,
+  'closed-turn': measureClosedTurn,
 };
 
 async function main(): Promise<void> {

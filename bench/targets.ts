@@ -23,7 +23,7 @@ import type { Figures, ReportRow } from './results.js';
 import type { HistorySide } from './scenarios/history.js';
 import type { ScaleFigures } from './scenarios/scale.js';
 import { bytes, judged, ms, pair, ratioPair, tps, x } from './row-format.js';
-import { aiSdkModelRows, largeImageRows, longStreamRow, readersRows, streamingRows } from './rows-without-floor.js';
+import { aiSdkModelRows, closedTurnRows, largeImageRows, longStreamRow, readersRows, streamingRows } from './rows-without-floor.js';
 
 export const TARGETS = {
   perStepRatio: 1.1,
@@ -294,6 +294,8 @@ export function reportRows(figures: Figures): ReportRow[] {
   if (largeImage) rows.push(...largeImageRows(largeImage));
   const aiSdkModel = figures['ai-sdk-model'];
   if (aiSdkModel) rows.push(...aiSdkModelRows(aiSdkModel, TARGETS.aiSdkModelPerStepRatio));
+  const closedTurn = figures['closed-turn'];
+  if (closedTurn) rows.push(...closedTurnRows(closedTurn));
   return rows;
 }
 

@@ -11,9 +11,17 @@
  * in a workflow task that a worker with an empty cache runs can be recorded after commands that,
  * on replay, it comes before (the SDK hands it to the workflow a step later live than on replay),
  * which fails the turn's replay; readers' polls were by far the most frequent updates.
+ *
+ * With `closedRuns`, a read of a workflow whose latest run has closed is served by it
+ * (closed-runs.ts): each page of a closed run is read once per client, by one replay, instead of
+ * a replay per reader and per 1,000 events.
  */
 import { WorkflowNotFoundError, type Client, type QueryDefinition } from '@temporalio/client';
 import type { StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
+import type { ClosedRuns } from './closed-runs.js';
+import { isTransient } from './transient-errors.js';
+
+export { isTransient };
 
 export interface StreamReadOptions<E> {
   /** The first offset to read (default 0). */
@@ -24,6 +32,10 @@ export interface StreamReadOptions<E> {
   signal?: AbortSignal;
   /** How long to wait for a workflow that does not exist yet (a conversation's next turn). Default 30 s. */
   waitForStartMs?: number;
+  /** Stops before the event at this offset (the reader reads on from a shared feed there). */
+  untilOffset?: number;
+  /** Serves the reads of a closed run once per run (closed-runs.ts). */
+  closedRuns?: ClosedRuns;
 }
 
 /** The wait after a read that returned events: a live stream is followed at this cadence. */
@@ -48,43 +60,34 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/**
- * A query failure that a later query may not meet: the buffer for queries of a busy workflow was
- * full, no worker answered in time (a loaded worker replaying an evicted turn), the server was
- * briefly unavailable, or the server cancelled the query (`CANCELLED`, "context canceled": the
- * worker it was given to shut down; the reader's own abort is checked before this is asked).
- * The client wraps the gRPC error (`ServiceError`, its `cause`).
- */
-export function isTransient(error: unknown): boolean {
-  for (let current = error, depth = 0; current && depth < 5; current = (current as { cause?: unknown }).cause, depth++) {
-    if (current instanceof WorkflowNotFoundError) return false;
-    const code = (current as { code?: number }).code;
-    // gRPC CANCELLED (1), RESOURCE_EXHAUSTED (8), DEADLINE_EXCEEDED (4), UNAVAILABLE (14).
-    if (code === 1 || code === 8 || code === 4 || code === 14) return true;
-    if (/query buffer is full|deadline|timed? ?out|unavailable|context canceled/i.test(current instanceof Error ? current.message : String(current))) return true;
-  }
-  return false;
-}
-
 export async function* readEventStream<E>(
   client: Client,
   workflowId: string,
   query: QueryDefinition<StreamEventsPage<E>, [StreamEventsRequest?]>,
   options: StreamReadOptions<E> = {},
 ): AsyncGenerator<{ offset: number; event: E }, void, undefined> {
-  const { isLast = () => false, signal } = options;
+  const { isLast = () => false, signal, closedRuns, untilOffset = Infinity } = options;
   let offset = Math.max(0, Math.floor(options.fromOffset ?? 0));
+  if (offset >= untilOffset) return;
   const waitUntil = Date.now() + (options.waitForStartMs ?? 30_000);
   const handle = client.workflow.getHandle(workflowId);
+  /** Set once the latest run turned out closed: the rest is read from `closedRuns`. */
+  let closedRunId: string | undefined;
   // Not tied to `signal`: a query is short, and the client's abort support adds a listener to the
   // signal for every call that it never removes. An abort is seen when the query returns.
-  const read = (fromOffset: number) => handle.query(query, { fromOffset });
+  const read = async (fromOffset: number): Promise<StreamEventsPage<E>> => {
+    if (!closedRuns) return handle.query(query, { fromOffset });
+    const answer = await closedRuns.latest(workflowId, query, { fromOffset });
+    if (answer.open) return answer.value;
+    closedRunId = answer.runId;
+    return { events: [], nextOffset: fromOffset };
+  };
 
   let interval = ACTIVE_INTERVAL_MS;
   let quietReads = 0;
   let failures = 0;
   for (;;) {
-    if (signal?.aborted) return;
+    if (signal?.aborted || offset >= untilOffset) return;
     let page: StreamEventsPage<E>;
     try {
       page = await read(offset);
@@ -102,13 +105,32 @@ export async function* readEventStream<E>(
       }
       throw error;
     }
+    if (closedRunId !== undefined) {
+      for await (const record of closedRuns!.events(workflowId, closedRunId, query, offset, untilOffset)) {
+        yield record;
+        if (isLast(record.event) || signal?.aborted) return;
+      }
+      return;
+    }
+    if (closedRuns && page.base !== undefined && offset < page.base) {
+      // The run handed over since this reader's last read, past the events it carries: read those from the runs before it.
+      const base = page.base;
+      for await (const record of closedRuns.before(workflowId, (await handle.describe()).runId, query, offset, Math.min(base, untilOffset))) {
+        offset = record.offset + 1;
+        yield record;
+        if (isLast(record.event) || signal?.aborted) return;
+      }
+      offset = Math.max(offset, base);
+    }
     for (const { offset: at, event } of page.events) {
       if (at < offset) continue;
+      if (at >= untilOffset) return;
       offset = at + 1;
       yield { offset: at, event };
       if (isLast(event)) return;
       if (signal?.aborted) return;
     }
+    if (offset >= untilOffset) return;
     if (page.events.length > 0) {
       interval = ACTIVE_INTERVAL_MS;
       quietReads = 0;
@@ -121,8 +143,13 @@ export async function* readEventStream<E>(
     // Nothing new. A workflow that has ended publishes nothing more: after one last read, stop.
     if (++quietReads % READS_BETWEEN_STATUS_CHECKS === 0 && !(await stillRunning())) {
       const last = await read(offset);
+      if (closedRunId !== undefined) {
+        yield* closedRuns!.events(workflowId, closedRunId, query, offset, untilOffset);
+        return;
+      }
       for (const { offset: at, event } of last.events) {
         if (at < offset) continue;
+        if (at >= untilOffset) return;
         offset = at + 1;
         yield { offset: at, event };
         if (isLast(event)) return;

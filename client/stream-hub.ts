@@ -5,9 +5,15 @@
  * queries the workflow (event-subscription.ts). A hundred SSE connections to one turn cost the
  * turn the queries of one reader.
  *
- * A feed reads from offset 0 and keeps what it read while anybody follows it, so a reader joining
- * late or resuming from an offset is served from memory; past {@link MAX_KEPT_EVENTS} it drops its
- * oldest events, and a reader that needs one of those reads on its own. A feed ends with its
+ * A feed reads from the offset of the reader that started it (a reader resuming near the end of
+ * a long turn costs the queries of the events after it, not of the whole stream) and keeps what
+ * it read while anybody follows it, so a reader joining late or resuming from a later offset is
+ * served from memory. A reader from an earlier offset reads the events before the feed's on its
+ * own, then follows the feed; so does one behind the events the feed dropped (it keeps
+ * {@link MAX_KEPT_EVENTS}). A live reader needs the feed from the stream's start (its merge
+ * places each durable delta in its step-attempt), so a live feed starts at 0, unless the
+ * turn has closed and the reader showed nothing ahead: no piece can come then, and it is read as
+ * a durable reader. A closed run's pages are read once per client (closed-runs.ts). A feed ends with its
  * stream (the turn's `turn-finished`, the workflow's end) or with the first error, which every
  * reader of it receives; it stops querying {@link LINGER_MS} after its last reader leaves.
  */
@@ -15,6 +21,7 @@ import type { Client, QueryDefinition } from '@temporalio/client';
 import type { LiveAhead, StreamEventsPage, StreamEventsRequest } from '../workflows/types/turn-events.js';
 import { readEventStream, type StreamReadOptions } from './event-subscription.js';
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
+import type { ClosedRuns } from './closed-runs.js';
 import { LivePieces } from './live-merge.js';
 import { readMerged } from './live-reader.js';
 
@@ -30,7 +37,7 @@ type FeedReader<E> = (signal: AbortSignal) => AsyncGenerator<StreamRecord<E>, vo
 class Feed<E> {
   readonly events: Array<StreamRecord<E>> = [];
   /** Events before this offset were dropped (or never kept). */
-  keptFrom = 0;
+  keptFrom: number;
   ended = false;
   error: unknown;
   readers = 0;
@@ -44,10 +51,13 @@ class Feed<E> {
   private unsubscribe?: () => void;
 
   constructor(
+    /** The offset the feed reads from. */
+    readonly from: number,
     read: FeedReader<E>,
     private readonly onClosed: () => void,
     channel?: { live: LiveDeltaChannel; workflowId: string },
   ) {
+    this.keptFrom = from;
     if (channel) {
       const live = (this.live = new LivePieces());
       this.unsubscribe = channel.live.subscribe(channel.workflowId, (piece) => {
@@ -133,18 +143,23 @@ export class StreamHub {
   constructor(
     private readonly client: Client,
     private readonly liveDeltas?: LiveDeltaChannel,
+    private readonly closedRuns?: ClosedRuns,
   ) {}
 
   /**
    * A turn's events merged with the live pieces of the hub's live channel (live-reader.ts); read
-   * as {@link read} does without a channel.
+   * as {@link read} does without a channel, or when the turn has closed and the reader showed
+   * nothing ahead of its offset.
    */
   async *readLive<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E> & { liveAhead?: LiveAhead[] } = {}): AsyncGenerator<StreamRecord<E> & { live?: LiveAhead[] }, void, undefined> {
     if (!this.liveDeltas) return yield* this.read(workflowId, query, options);
-    const feed = this.feed(workflowId, query, options);
+    const from = Math.max(0, Math.floor(options.fromOffset ?? 0));
+    const existing = this.feeds.get(this.keyOf(workflowId, query));
+    if (from > 0 && !options.liveAhead?.length && !(existing?.from === 0) && (await this.closed(workflowId))) return yield* this.read(workflowId, query, options);
+    const feed = this.feed(workflowId, query, options, 0, true);
     feed.join();
     try {
-      yield* readMerged(this.client, workflowId, query, feed, options);
+      yield* readMerged(this.client, workflowId, query, feed, { ...options, closedRuns: this.closedRuns });
     } finally {
       feed.leave();
     }
@@ -154,15 +169,21 @@ export class StreamHub {
   async *read<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E> = {}): AsyncGenerator<StreamRecord<E>, void, undefined> {
     const { isLast = () => false, signal } = options;
     let offset = Math.max(0, Math.floor(options.fromOffset ?? 0));
-    const feed = this.feed(workflowId, query, options);
+    const feed = this.feed(workflowId, query, options, offset);
     feed.join();
     try {
       for (;;) {
         if (signal?.aborted) return;
         if (offset < feed.keptFrom) {
-          // Dropped from memory: this reader reads on its own.
-          yield* readEventStream(this.client, workflowId, query, { ...options, fromOffset: offset });
-          return;
+          // Before the feed's first event (or dropped from memory): this reader reads those on its own.
+          const until = feed.keptFrom;
+          for await (const record of readEventStream(this.client, workflowId, query, { ...options, fromOffset: offset, untilOffset: until, closedRuns: this.closedRuns })) {
+            offset = record.offset + 1;
+            yield record;
+            if (isLast(record.event) || signal?.aborted) return;
+          }
+          offset = Math.max(offset, until);
+          continue;
         }
         for (let index = feed.indexOf(offset); index < feed.events.length; index++) {
           const record = feed.events[index] as StreamRecord<E>;
@@ -186,14 +207,30 @@ export class StreamHub {
     return this.feeds.size;
   }
 
-  private feed<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E>): Feed<E> {
+  /** Whether the workflow's latest run has closed (a description: no replay). */
+  private async closed(workflowId: string): Promise<boolean> {
+    try {
+      return (await this.client.workflow.getHandle(workflowId).describe()).status.name !== 'RUNNING';
+    } catch {
+      return false; // the feed meets the error, and tells its readers
+    }
+  }
+
+  private keyOf(workflowId: string, query: Query<unknown>): string {
+    return `${query.name}\u0000${workflowId}`;
+  }
+
+  /** The stream's feed, started at `from` when there is none; a `live` reader's is from 0: a feed from a later offset is then replaced. */
+  private feed<E>(workflowId: string, query: Query<E>, options: StreamReadOptions<E>, from: number, live = false): Feed<E> {
     // One feed per stream, live readers or not: pieces cost the turn no query.
-    const key = `${query.name}\u0000${workflowId}`;
+    const key = this.keyOf(workflowId, query as Query<unknown>);
     let feed = this.feeds.get(key) as Feed<E> | undefined;
-    // A feed that failed is not reused: the next reader starts a fresh one.
-    if (!feed || (feed.ended && feed.error !== undefined)) {
+    // A feed that failed is not reused: the next reader starts a fresh one. Nor is one from a
+    // later offset by a live reader; it goes on for its readers, and new ones join the new feed.
+    if (!feed || (feed.ended && feed.error !== undefined) || (live && feed.from > 0)) {
       const created: Feed<E> = new Feed<E>(
-        (signal) => readEventStream(this.client, workflowId, query, { isLast: options.isLast, waitForStartMs: options.waitForStartMs, signal }),
+        from,
+        (signal) => readEventStream(this.client, workflowId, query, { isLast: options.isLast, waitForStartMs: options.waitForStartMs, signal, fromOffset: from, closedRuns: this.closedRuns }),
         () => {
           if (this.feeds.get(key) === created) this.feeds.delete(key);
         },

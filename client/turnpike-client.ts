@@ -19,6 +19,7 @@ import type { LiveAhead, TurnEventRecord } from '../workflows/types/turn-events.
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
 import { StreamHub } from './stream-hub.js';
+import { ClosedRuns } from './closed-runs.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import type { BranchTurnResult, ConversationBranches, EditMessageInput, RegenerateInput, Message } from '../workflows/types/index.js';
 import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, DelegateApprovalInput, DelegateApprovalResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
@@ -80,12 +81,15 @@ export class TurnpikeClient {
   readonly taskQueue: string;
   /** The readers of event streams through this client share one feed per stream (stream-hub.ts). */
   private readonly streams: StreamHub;
+  /** The answers of closed runs, each read once (closed-runs.ts). */
+  private readonly closedRuns: ClosedRuns;
   private givenStore?: ContentStore;
 
   constructor(options: TurnpikeClientOptions) {
     this.client = options.client;
     this.taskQueue = options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
-    this.streams = new StreamHub(this.client, options.liveDeltas);
+    this.closedRuns = new ClosedRuns(this.client);
+    this.streams = new StreamHub(this.client, options.liveDeltas, this.closedRuns);
     this.givenStore = options.contentStore;
   }
 
@@ -154,8 +158,12 @@ export class TurnpikeClient {
     return this.client.workflow.getHandle<typeof agentTurn>(turnId);
   }
 
+  /**
+   * The turn's state. A turn that has ended is read once per run and kept (its state is final):
+   * a query of a closed run replays the run on a worker, seconds for a long turn.
+   */
   async turnState(turnId: string): Promise<TurnState> {
-    return rejections(this.turn(turnId).query(turnStateQuery));
+    return rejections(this.closedRuns.query(turnId, turnStateQuery));
   }
 
   /** What an approver needs to decide a parked call (`callContext` query); not found for a call the turn did not make. */

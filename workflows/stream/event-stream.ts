@@ -36,6 +36,11 @@ export const POLL_WAIT = '30 seconds';
 /** A publisher's sequence is remembered this long past its last batch (its retries end well before). */
 const PUBLISHER_TTL_MS = 15 * 60 * 1000;
 const MAX_PAGE = 1_000;
+/** A page bounded by size (`maxBytes`) holds at most this many events and payload bytes: Temporal's payload limit is 2 MB. */
+const MAX_SIZED_PAGE = 100_000;
+const MAX_PAGE_BYTES = 1_500_000;
+/** What a record adds to a page beside its event's payload (`{"offset":…,"event":…}`). */
+const RECORD_OVERHEAD_BYTES = 32;
 /** A poll answer carries about this much at most (always at least one item). */
 const MAX_POLL_RESPONSE_CHARS = 1_000_000;
 
@@ -96,17 +101,30 @@ export class EventStream<E> {
     };
   }
 
+  /**
+   * The events from `fromOffset`: at most `limit` (1,000), or, with `maxBytes`, while their
+   * payloads fit in it (a closed run's reader takes as much as one replay can give). Answers
+   * nothing but reads: a query adds no history, so its shape may change without a patch.
+   */
   private page(request: StreamEventsRequest = {}): StreamEventsPage<E> {
     const from = Math.max(this.base, Math.floor(Number(request?.fromOffset ?? 0)) || 0);
-    const limit = Math.min(MAX_PAGE, Math.max(1, Math.floor(Number(request?.limit ?? MAX_PAGE)) || MAX_PAGE));
+    const sized = request?.maxBytes !== undefined;
+    const maxCount = sized ? MAX_SIZED_PAGE : MAX_PAGE;
+    const limit = Math.min(maxCount, Math.max(1, Math.floor(Number(request?.limit ?? maxCount)) || maxCount));
+    const maxBytes = sized ? Math.min(MAX_PAGE_BYTES, Math.max(1, Math.floor(Number(request.maxBytes)) || MAX_PAGE_BYTES)) : Infinity;
     const events: StreamEventsPage<E>['events'] = [];
+    let bytes = 0;
     let index = from - this.base;
     for (; index < this.log.length && events.length < limit; index++) {
       const item = this.log[index]!;
       if (item.topic !== TURN_EVENTS_TOPIC) continue;
+      // The payload's bytes, from its base64 length: an upper bound of the event's JSON.
+      const size = Math.ceil((item.data.length * 3) / 4) + RECORD_OVERHEAD_BYTES;
+      if (events.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
       events.push({ offset: this.base + index, event: wf.defaultPayloadConverter.fromPayload<E>(decodePayloadWire(item.data)) });
     }
-    return { events, nextOffset: this.base + Math.max(index, from - this.base) };
+    return { events, nextOffset: this.base + Math.max(index, from - this.base), base: this.base, end: this.end };
   }
 
   /** A batch from a publisher: logged and dropped whole when invalid, skipped when its sequence was seen. */

@@ -149,8 +149,14 @@ export type ConversationEvent =
 /** Request of the `turnEvents` query: the events from an offset (default 0). */
 export interface StreamEventsRequest {
   fromOffset?: number;
-  /** At most this many (default and maximum 1,000). */
+  /** At most this many (default and maximum 1,000; with `maxBytes`, maximum 100,000). */
   limit?: number;
+  /**
+   * A page bounded by size instead of by count: events while their payloads take at most this
+   * many bytes (at most 1,500,000, under Temporal's 2 MB payload limit; always at least one
+   * event). For reading a closed run, where each query replays the run on a worker.
+   */
+  maxBytes?: number;
 }
 
 /** Answer of the `turnEvents` query. */
@@ -158,4 +164,8 @@ export interface StreamEventsPage<E> {
   events: Array<{ offset: number; event: E }>;
   /** The offset to ask for next. */
   nextOffset: number;
+  /** The first offset this run holds (a run a hand-over started holds the last events of the runs before it, not all). */
+  base?: number;
+  /** The stream's end: the offset its next event will get. `nextOffset` equal to it means this page read to the end. */
+  end?: number;
 }
