@@ -28,6 +28,7 @@ import { describeShapeError, sendMessageInputSchema, turnFinishedInputSchema } f
 import { rejection } from '../messages/rejection.js';
 import { outputSpecProblem } from '../agents/typed-output.js';
 import { agentConversationIdKey } from '../context/search-attributes.js';
+import { childPlacement } from '../context/tenant-placement.js';
 import { branchMessages, currentBranch, hasBranch } from './conversation-branches.js';
 import { installSteering, startFork } from './conversation-steering.js';
 import type {
@@ -279,6 +280,8 @@ class Conversation {
     await wf.startChild(agentTurn, {
       workflowId: turnWorkflowId,
       args: [turnInput],
+      // The conversation's tenant and priority (context/tenant-placement.ts).
+      ...childPlacement(),
       // The turn outlives a continue-as-new of the conversation and reports back by signal.
       parentClosePolicy: 'ABANDON',
       cancellationType: 'ABANDON',
