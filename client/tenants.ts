@@ -66,6 +66,19 @@ export function weightsProblem(weights: Readonly<Record<string, number>>): strin
   return undefined;
 }
 
+/** `TURNPIKE_TENANT_WEIGHTS="acme:2,globex:0.5"` → fairness weights by tenant, checked. */
+export function parseTenantWeights(value: string | undefined): Record<string, number> {
+  const weights: Record<string, number> = {};
+  for (const entry of (value ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    const separator = entry.lastIndexOf(':');
+    if (separator <= 0) throw new Error(`TURNPIKE_TENANT_WEIGHTS entries look like tenant:weight (got "${entry}")`);
+    weights[entry.slice(0, separator)] = Number(entry.slice(separator + 1));
+  }
+  const problem = weightsProblem(weights);
+  if (problem) throw new Error(`TURNPIKE_TENANT_WEIGHTS: ${problem}`);
+  return weights;
+}
+
 /**
  * The start options for a placement, checked: refused as `InvalidRequest` (naming `what`, the
  * call) before anything starts. Nothing is added for an empty placement.
