@@ -21,5 +21,6 @@ RECORD_HISTORIES="$name" npx vitest run --project integration \
   test/integration/ai-sdk-turn.test.ts test/integration/openai-endpoints.test.ts \
   test/integration/openai-hosted-tools.test.ts test/integration/conversation-branches.test.ts test/integration/turn-fork.test.ts \
   test/integration/approval-quorum.test.ts test/integration/approval-escalation.test.ts \
-  test/integration/slack-messages.test.ts test/integration/slack-interactions.test.ts test/integration/turn-fork-reference.test.ts
+  test/integration/slack-messages.test.ts test/integration/slack-interactions.test.ts test/integration/turn-fork-reference.test.ts \
+  test/integration/tenants.test.ts
 echo "recorded $(ls "$target" | wc -l) histories in $target"

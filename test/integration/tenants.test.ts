@@ -16,10 +16,10 @@ import { defineAgentTool } from '../../activities/agent-tools.js';
 import { parseTenantMap, parseTokenMap } from '../../api/auth.js';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
 import { turnpikeTenantKey } from '../../workflows/context/search-attributes.js';
-import { noteStarted } from '../support/history-recorder.js';
+import { noteStarted, saveRuns } from '../support/history-recorder.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { useTurnpikeApiWithFakes } from '../support/api-server.js';
-import { waitForState } from '../support/turnpike-harness.js';
+import { waitForPending } from '../support/turnpike-harness.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 const { EventType } = temporal.api.enums.v1;
@@ -128,6 +128,7 @@ describe('a turn started for a tenant', () => {
     expect((await handle.result()).status).toBe('completed');
     const runs = await runsOf(turnId);
     expect(runs.length).toBeGreaterThan(1);
+    await saveRuns(handle, runs);
     for (const runId of runs) {
       expect(await tenantOf(turnId, runId)).toBe('globex');
       const events = await historyOf(turnId, runId);
@@ -152,6 +153,7 @@ describe('a turn started for a tenant', () => {
     const child = initiated[0]!.startChildWorkflowExecutionInitiatedEventAttributes!;
     expect(plain(child.priority)).toEqual(expected);
     expect(Object.keys(child.searchAttributes?.indexedFields ?? {})).toContain('TurnpikeTenant');
+    noteStarted(suite.turnpike.client.workflow.getHandle(child.workflowId!));
     expect(await tenantOf(child.workflowId!)).toBe('acme');
     const childEvents = await historyOf(child.workflowId!);
     expect(startedPriority(childEvents)).toEqual(expected);
@@ -182,7 +184,7 @@ describe('listings by tenant', () => {
   async function parkedTurn(client: TurnpikeClient, tenant: string): Promise<WorkflowHandle> {
     const handle = await client.startTurn({ model: scripted, messages: [{ role: 'user', content: use('guarded_action', { target: `for-${tenant}`, count: 1 }) }] }, { turnId: `tenant-parked-${tenant}-${randomUUID()}`, tenant });
     noteStarted(handle);
-    await waitForState(handle, (state) => state.pending.length === 1);
+    await waitForPending(handle);
     return handle;
   }
 
