@@ -3,7 +3,7 @@
  * caller to a tenant (api/tenant-binding.ts), without a server.
  */
 import { describe, expect, it } from 'vitest';
-import { parseTenantMap } from '../../api/auth.js';
+import { parseTenantMap, type Caller } from '../../api/auth.js';
 import { requestPlacement, sameTenant, tenantBinder } from '../../api/tenant-binding.js';
 import { parseTenantWeights, placementProblem, startPlacement, tenantClause } from '../../client/tenants.js';
 import { TurnpikeRejectedError } from '../../client/errors.js';
@@ -45,8 +45,8 @@ describe("an HTTP API caller's tenant", () => {
 
   it('comes from the claim, else from the table', () => {
     expect(bind({ identity: 'alice', groups: [] })).toEqual({ identity: 'alice', groups: [], tenant: 'acme' });
-    expect(bind({ identity: 'alice', groups: [], tenant: 'from-claim' })?.tenant).toBe('from-claim');
-    expect(bind({ identity: 'carol', groups: [] })?.tenant).toBeUndefined();
+    expect(bind<Caller>({ identity: 'alice', groups: [], tenant: 'from-claim' }).tenant).toBe('from-claim');
+    expect(bind<Caller>({ identity: 'carol', groups: [] }).tenant).toBeUndefined();
     expect(bind(undefined)).toBeUndefined();
     expect(() => parseTenantMap('alice')).toThrow(/identity:tenant/);
   });
