@@ -41,8 +41,8 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
   const api = typed.withTypeProvider<ZodTypeProvider>();
 
   api.post('/api/approvals/stream-token', async (request) => {
-    const { identity, groups } = request.caller!;
-    const issued = await options.tokens.issue({ scope: 'approvals', target: TARGET, identity, groups });
+    const { identity, groups, tenant } = request.caller!;
+    const issued = await options.tokens.issue({ scope: 'approvals', target: TARGET, identity, groups, ...(tenant !== undefined ? { tenant } : {}) });
     return { ...issued, url: `/api/approvals/events?token=${issued.token}` };
   });
 
@@ -52,7 +52,7 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
       ? await options.authenticate(request.headers.authorization)
       : request.query.token
         ? await options.tokens.verifyCaller(request.query.token, 'approvals', TARGET)
-        : signedIn && { identity: signedIn.identity, groups: signedIn.groups };
+        : signedIn && { identity: signedIn.identity, groups: signedIn.groups, ...(signedIn.tenant !== undefined ? { tenant: signedIn.tenant } : {}) };
     if (!caller) return options.unauthorized(reply);
 
     const response = openEventStream(reply);

@@ -12,6 +12,12 @@ import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 export interface Caller {
   identity: string;
   groups: readonly string[];
+  /**
+   * The tenant the caller is bound to (a claim the operator names, or the identity's entry in
+   * `TURNPIKE_API_TENANTS`): what it starts runs for this tenant, and it sees only this tenant's
+   * turns. Undefined for a caller bound to none (docs/http-api.md, "Tenants").
+   */
+  tenant?: string;
 }
 
 /** Resolves an `Authorization` header to a caller, or undefined (401). Never throws for a bad token. */
@@ -28,6 +34,8 @@ export interface OidcOptions {
   identityClaim?: string;
   /** Claim holding the caller's groups (a list, or a space-separated string). Default `groups`. */
   groupsClaim?: string;
+  /** Claim holding the caller's tenant (docs/http-api.md, "Tenants"); none by default. */
+  tenantClaim?: string;
   /** Accepted signature algorithms. Default RS256, PS256, ES256, EdDSA — never `none`. */
   algorithms?: string[];
   /** Leeway for `exp`/`nbf`, in seconds. Default 30. */
@@ -50,6 +58,7 @@ export function oidcOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env)
     audience: audience.split(',').map((part) => part.trim()).filter(Boolean),
     ...(env.TURNPIKE_OIDC_IDENTITY_CLAIM ? { identityClaim: env.TURNPIKE_OIDC_IDENTITY_CLAIM } : {}),
     ...(env.TURNPIKE_OIDC_GROUPS_CLAIM ? { groupsClaim: env.TURNPIKE_OIDC_GROUPS_CLAIM } : {}),
+    ...(env.TURNPIKE_OIDC_TENANT_CLAIM ? { tenantClaim: env.TURNPIKE_OIDC_TENANT_CLAIM } : {}),
   };
 }
 
@@ -66,12 +75,14 @@ function claimList(payload: JWTPayload, claim: string): string[] {
 
 /**
  * The caller a verified token's claims name: identity from `identityClaim`, else `email`, else
- * `sub`; groups from `groupsClaim` (default `groups`). Shared by bearer JWTs and the sign-in flow.
+ * `sub`; groups from `groupsClaim` (default `groups`); the tenant from `tenantClaim` when the
+ * operator names one. Shared by bearer JWTs and the sign-in flow.
  */
-export function callerFromClaims(payload: JWTPayload, options: { identityClaim?: string; groupsClaim?: string } = {}): Caller | undefined {
+export function callerFromClaims(payload: JWTPayload, options: { identityClaim?: string; groupsClaim?: string; tenantClaim?: string } = {}): Caller | undefined {
   const identity = options.identityClaim ? claimText(payload, options.identityClaim) : (claimText(payload, 'email') ?? claimText(payload, 'sub'));
   if (!identity) return undefined;
-  return { identity, groups: claimList(payload, options.groupsClaim ?? 'groups') };
+  const tenant = options.tenantClaim ? claimText(payload, options.tenantClaim) : undefined;
+  return { identity, groups: claimList(payload, options.groupsClaim ?? 'groups'), ...(tenant ? { tenant } : {}) };
 }
 
 /** Verifies JWT bearer tokens against the identity provider's keys (fetched and cached by jose). */
@@ -131,6 +142,17 @@ export function parseTokenMap(value: string | undefined): Map<string, string> {
     tokens.set(entry.slice(0, separator), entry.slice(separator + 1));
   }
   return tokens;
+}
+
+/** `TURNPIKE_API_TENANTS="alice:acme,bob:globex"` → identity → the tenant it is bound to. */
+export function parseTenantMap(value: string | undefined): Map<string, string> {
+  const tenants = new Map<string, string>();
+  for (const entry of (value ?? '').split(',').map((part) => part.trim()).filter(Boolean)) {
+    const separator = entry.lastIndexOf(':');
+    if (separator <= 0 || separator === entry.length - 1) throw new Error(`TURNPIKE_API_TENANTS entries look like identity:tenant (got "${entry}")`);
+    tenants.set(entry.slice(0, separator), entry.slice(separator + 1));
+  }
+  return tenants;
 }
 
 /** The identity behind `Authorization: Bearer <token>`, or undefined. */

@@ -1,7 +1,8 @@
 /** The conversation routes of the HTTP API: send a message (the first one starts the conversation), and read its history. */
 import { z } from 'zod';
 import type { AgentDefinition, TurnBudget, UserContentPart } from '../workflows/types/index.js';
-import { answer, conversationNotFound } from './replies.js';
+import { answer, conversationNotFound, sendError } from './replies.js';
+import { requestPlacement } from './tenant-binding.js';
 import { sendMessageBody } from './request-schemas.js';
 import { caller, zodRoutes, type ApiApp, type RouteContext } from './route-context.js';
 
@@ -13,7 +14,10 @@ export function registerConversationRoutes(app: ApiApp, { client, access }: Rout
     { schema: { params: z.object({ conversationId: z.string().min(1).max(200) }), body: sendMessageBody } },
     async (request, reply) => {
       const { conversationId } = request.params;
-      const { model, system, content, agents, agent, budget, ...message } = request.body;
+      const { model, system, content, agents, agent, budget, tenant, priority, ...message } = request.body;
+      // The tenant is the caller's own (a body's only from an admin): refused before anything starts.
+      const placement = requestPlacement(request.caller!, access.isAdmin(request.caller!), { ...(tenant !== undefined ? { tenant } : {}), ...(priority !== undefined ? { priority } : {}) });
+      if (typeof placement === 'string') return sendError(reply, 'InvalidRequest', placement);
       const conversation = {
         ...(model || !agents ? { model: model ?? { provider: 'scripted' as const, model: 'demo' } } : {}),
         ...(system ? { system } : {}),
@@ -25,7 +29,7 @@ export function registerConversationRoutes(app: ApiApp, { client, access }: Rout
       const parts = content ? { content: content as unknown as UserContentPart[] } : {};
       // A first message creates the conversation, with the caller as its starter; later ones come from its readers.
       if ((await access.mayReadConversation(request.caller!, conversationId)) === false) return conversationNotFound(reply, conversationId);
-      return answer(reply, () => client.sendMessage({ conversationId, conversation, ...message, ...parts, startedBy: caller(request) }), 202);
+      return answer(reply, () => client.sendMessage({ conversationId, conversation, ...message, ...parts, startedBy: caller(request), ...placement }), 202);
     },
   );
 

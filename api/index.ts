@@ -6,7 +6,7 @@
  *   await api.listen({ port: 3000 });
  */
 export { buildApi, type ApiOptions } from './server.js';
-export { anyOf, callerFromClaims, oidcAuthenticator, oidcOptionsFromEnvironment, parseTokenMap, staticTokenAuthenticator, type Authenticator, type Caller, type OidcOptions } from './auth.js';
+export { anyOf, callerFromClaims, oidcAuthenticator, oidcOptionsFromEnvironment, parseTenantMap, parseTokenMap, staticTokenAuthenticator, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 export { loginOptionsFromEnvironment, type LoginOptions } from './login.js';
 export { DEFAULT_SESSION_MAX_AGE_SECONDS } from './session.js';
 export { buildCodecServer, type CodecServerOptions } from './codec-server.js';

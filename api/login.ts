@@ -38,6 +38,8 @@ export interface LoginOptions {
   identityClaim?: string;
   /** Claim holding the caller's groups. Default `groups`. */
   groupsClaim?: string;
+  /** Claim holding the caller's tenant (docs/http-api.md, "Tenants"); none by default. */
+  tenantClaim?: string;
   /** How long a sign-in lasts, in seconds. Default 8 hours. */
   sessionMaxAge?: number;
   /**
@@ -55,7 +57,7 @@ const DEFAULT_SCOPES = ['openid', 'email', 'profile'];
 /**
  * `TURNPIKE_LOGIN_ISSUER`, `TURNPIKE_LOGIN_CLIENT_ID`, `TURNPIKE_LOGIN_REDIRECT_URI`, optional
  * `TURNPIKE_LOGIN_CLIENT_SECRET`, `TURNPIKE_LOGIN_SCOPES` (space-separated), and the claims of
- * `TURNPIKE_OIDC_IDENTITY_CLAIM` / `TURNPIKE_OIDC_GROUPS_CLAIM`; undefined when none is set.
+ * `TURNPIKE_OIDC_IDENTITY_CLAIM` / `TURNPIKE_OIDC_GROUPS_CLAIM` / `TURNPIKE_OIDC_TENANT_CLAIM`; undefined when none is set.
  */
 export function loginOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): LoginOptions | undefined {
   const { TURNPIKE_LOGIN_ISSUER: issuer, TURNPIKE_LOGIN_CLIENT_ID: clientId, TURNPIKE_LOGIN_REDIRECT_URI: redirectUri } = env;
@@ -71,6 +73,7 @@ export function loginOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env
     ...(env.TURNPIKE_LOGIN_SCOPES ? { scopes: env.TURNPIKE_LOGIN_SCOPES.split(/\s+/).filter(Boolean) } : {}),
     ...(env.TURNPIKE_OIDC_IDENTITY_CLAIM ? { identityClaim: env.TURNPIKE_OIDC_IDENTITY_CLAIM } : {}),
     ...(env.TURNPIKE_OIDC_GROUPS_CLAIM ? { groupsClaim: env.TURNPIKE_OIDC_GROUPS_CLAIM } : {}),
+    ...(env.TURNPIKE_OIDC_TENANT_CLAIM ? { tenantClaim: env.TURNPIKE_OIDC_TENANT_CLAIM } : {}),
   };
 }
 

@@ -8,10 +8,13 @@
  * and SLACK_BOT_TOKEN with TURNPIKE_SLACK_USERS or TURNPIKE_SLACK_USERS_BY_EMAIL (decisions from Slack);
  * TURNPIKE_LIVE_POSTGRES_URL (the workers' live channel: event streams and /api/chat show deltas as the model writes them);
  * TURNPIKE_PROVIDER and TURNPIKE_MODEL (the model of the conversations /api/chat starts when a request names none).
+ * TURNPIKE_API_TENANTS="identity:tenant,..." and TURNPIKE_OIDC_TENANT_CLAIM (the tenant a caller is bound to),
+ * TURNPIKE_TENANT_WEIGHTS="tenant:weight,..." (fairness weights; docs/production.md, "Tenants and capacity").
  */
 import { liveDeltasFromEnvironment } from '../activities/postgres-live/postgres-live-deltas.js';
 import { TurnpikeClient } from '../client/turnpike-client.js';
-import { oidcOptionsFromEnvironment, parseTokenMap } from './auth.js';
+import { oidcOptionsFromEnvironment, parseTenantMap, parseTokenMap } from './auth.js';
+import { parseTenantWeights } from '../client/tenants.js';
 import { loginOptionsFromEnvironment } from './login.js';
 import { chatModelFromEnvironment } from './chat-model-environment.js';
 import { buildApi } from './server.js';
@@ -30,10 +33,12 @@ async function main(): Promise<void> {
   // the durable stream) while its database is down, so nothing waits for it here.
   const liveDeltas = liveDeltasFromEnvironment();
   void liveDeltas?.ready();
-  const client = await TurnpikeClient.connect(liveDeltas ? { liveDeltas } : {});
+  const tenantWeights = parseTenantWeights(process.env.TURNPIKE_TENANT_WEIGHTS);
+  const client = await TurnpikeClient.connect({ ...(liveDeltas ? { liveDeltas } : {}), tenantWeights });
   const api = await buildApi({
     client,
     tokens,
+    tenants: parseTenantMap(process.env.TURNPIKE_API_TENANTS),
     ...(oidc ? { oidc } : {}),
     ...(login ? { login } : {}),
     ...(process.env.TURNPIKE_SESSION_SECRET ? { sessionSecret: process.env.TURNPIKE_SESSION_SECRET } : {}),

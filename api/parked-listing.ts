@@ -9,6 +9,7 @@ import type { ParkedCall, TurnpikeClient } from '../client/turnpike-client.js';
 import { mayDecide } from '../workflows/calls/call-checks.js';
 import { signDecision, type Caller } from './auth.js';
 import type { ReadAccess } from './read-access.js';
+import { sameTenant } from './tenant-binding.js';
 import type { decisionsQuery } from './request-schemas.js';
 
 const LISTING_TTL_MS = 500;
@@ -58,8 +59,10 @@ export class ParkedListing {
     // Each approver sees what they may decide (the turn checks again when they do); client-tool
     // calls and MCP questions are listed to those who may read their turn (api/read-access.ts).
     const starters = this.listedStarters.get(all) ?? new Map<string, string | undefined>();
+    // A caller bound to a tenant sees that tenant's calls only, even those it could decide.
+    const admin = this.access.isAdmin(who);
     const mine = all.filter((call) =>
-      decidable(call) ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : this.access.mayReadListed(who, call, starters),
+      sameTenant(who, admin, call.tenant) && (decidable(call) ? mayDecide(call, { approver: identity, approverGroups: who.groups }) : this.access.mayReadListed(who, call, starters)),
     );
     const counts: Record<string, number> = {};
     for (const call of mine) if (decidable(call)) counts[call.toolName] = (counts[call.toolName] ?? 0) + 1;
@@ -72,9 +75,11 @@ export class ParkedListing {
 
   /** Decisions on turns the caller may read, each turn checked once; `next` pages on from the last one read. */
   async readableDecisions(who: Caller, query: Omit<z.infer<typeof decisionsQuery>, 'format'>) {
-    const all = await this.client.listDecisions(query);
+    // A caller bound to a tenant reads that tenant's decisions only (api/tenant-binding.ts).
+    const admin = this.access.isAdmin(who);
+    const all = await this.client.listDecisions(!admin && who.tenant !== undefined ? { ...query, tenant: who.tenant } : query);
     const next = all.length > 0 ? { next: { until: all.at(-1)!.decidedAt } } : {};
-    if (this.access.isAdmin(who)) return { decisions: all, ...next };
+    if (admin) return { decisions: all, ...next };
     const turns = [...new Set(all.map((decision) => decision.turnWorkflowId))];
     const readable = new Set<string>();
     for (let at = 0; at < turns.length; at += 32) {

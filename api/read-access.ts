@@ -16,6 +16,7 @@
  * existence is not confirmed. Operators keep full access through Temporal itself (CLI, Web UI,
  * codec server), which Temporal's own namespace access control protects.
  */
+import { sameTenant } from './tenant-binding.js';
 import type { StartRecord, TurnpikeClient } from '../client/turnpike-client.js';
 import { mayDecide } from '../workflows/calls/call-checks.js';
 import type { Caller } from './auth.js';
@@ -55,6 +56,8 @@ export class ReadAccess {
   async mayReadTurn(caller: Caller, turnId: string, start?: StartRecord): Promise<boolean> {
     const record = start ?? (await this.client.describeStart(turnId));
     if (!record) return false;
+    // A caller bound to a tenant reads that tenant's turns only (api/tenant-binding.ts).
+    if (!sameTenant(caller, this.isAdmin(caller), record.tenant)) return false;
     if (this.isAdmin(caller) || record.startedBy === caller.identity) return true;
     if (record.conversationId && (await this.startedConversation(caller, record.conversationId))) return true;
     return this.decides(caller, turnId);
@@ -79,6 +82,7 @@ export class ReadAccess {
   async mayReadConversation(caller: Caller, conversationId: string): Promise<boolean | 'absent'> {
     const record = await this.client.describeStart(conversationId);
     if (!record) return 'absent';
+    if (!sameTenant(caller, this.isAdmin(caller), record.tenant)) return false;
     if (this.isAdmin(caller) || record.startedBy === caller.identity) return true;
     const turnId = await this.client.conversationState(conversationId).then(
       (state) => state.currentTurn?.turnWorkflowId,
@@ -92,7 +96,8 @@ export class ReadAccess {
    * its conversation's starter): no request per call. An approval the caller may decide is
    * readable by that alone.
    */
-  mayReadListed(caller: Caller, call: { startedBy?: string; conversationId?: string }, conversationStarters: ReadonlyMap<string, string | undefined>): boolean {
+  mayReadListed(caller: Caller, call: { startedBy?: string; conversationId?: string; tenant?: string }, conversationStarters: ReadonlyMap<string, string | undefined>): boolean {
+    if (!sameTenant(caller, this.isAdmin(caller), call.tenant)) return false;
     if (this.isAdmin(caller) || call.startedBy === caller.identity) return true;
     return call.conversationId !== undefined && conversationStarters.get(call.conversationId) === caller.identity;
   }

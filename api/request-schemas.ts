@@ -3,6 +3,7 @@
  * body, parameter or query string is a 400 naming the field. The turn and the conversation check
  * what they alone can (a schema, a budget, agents), and refuse it with their own message.
  */
+import { TURN_PRIORITIES, type TurnPriority } from '../client/tenants.js';
 import { z } from 'zod';
 import { MODEL_PROVIDERS } from '../workflows/messages/model-providers.js';
 
@@ -17,8 +18,15 @@ export const outputSchema = z.strictObject({
   maxRetries: z.number().int().min(0).max(10).optional(),
 });
 
+/** A start's tenant (only an admin's body may name one: api/tenant-binding.ts) and priority (client/tenants.ts). */
+const placementFields = {
+  tenant: z.string().min(1).max(200).optional(),
+  priority: z.enum(Object.keys(TURN_PRIORITIES) as [TurnPriority, ...TurnPriority[]], { error: (issue) => `unknown priority ${JSON.stringify(issue.input)}; use one of ${Object.keys(TURN_PRIORITIES).join(', ')}` }).optional(),
+};
+
 export const startTurnBody = z.object({
   turnId: z.string().min(1).max(200),
+  ...placementFields,
   input: z.looseObject({
     model: modelSchema,
     messages: z.array(messageSchema).min(1),
@@ -52,6 +60,7 @@ export const toolResultBody = z.strictObject({ output: z.unknown(), isError: z.b
 
 export const sendMessageBody = z.strictObject({
   text: z.string().min(1).max(32_000),
+  ...placementFields,
   /** Images, documents and further text after `text`; the conversation checks them (see `SendMessageInput.content`). */
   content: z.array(z.looseObject({ type: z.enum(['text', 'image', 'document']) })).min(1).max(100).optional(),
   messageId: z.string().min(1).max(200).optional(),

@@ -29,6 +29,7 @@ import { anyOf, oidcAuthenticator, staticTokenAuthenticator, type Authenticator,
 import { conversationNotFound, sendError, turnNotFound } from './replies.js';
 import { ParkedListing } from './parked-listing.js';
 import { caller, type RouteContext } from './route-context.js';
+import { tenantBinder } from './tenant-binding.js';
 import { registerDashboardFiles } from './dashboard-files.js';
 import { registerTurnRoutes } from './turn-routes.js';
 import { registerDecisionRoutes } from './decision-routes.js';
@@ -59,6 +60,12 @@ export interface ApiOptions {
   sessionSecret?: string;
   /** Any other way to authenticate; tried after `tokens` and `oidc`. */
   authenticate?: Authenticator;
+  /**
+   * Identity → the tenant it is bound to (`TURNPIKE_API_TENANTS`), for callers whose token or
+   * sign-in names none by a claim (`tenantClaim`). A bound caller's turns run for its tenant and
+   * it sees only that tenant's; see docs/http-api.md, "Tenants".
+   */
+  tenants?: ReadonlyMap<string, string>;
   /** Parked turns a listing reads at most. Default 5,000. */
   listingLimit?: number;
   /**
@@ -117,7 +124,9 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.authenticate ? [options.authenticate] : []),
   ];
   if (authenticators.length === 0 && !options.login) throw new Error('buildApi needs tokens, oidc, login or authenticate: decisions must carry who made them');
-  const authenticate = anyOf(...authenticators);
+  // A caller's tenant: its claim's, else the operator's table's (api/tenant-binding.ts).
+  const bind = tenantBinder(options.tenants);
+  const authenticate: Authenticator = async (authorization) => bind(await anyOf(...authenticators)(authorization));
   const sessions = await registerSessions(app, { ...(options.sessionSecret ? { secret: options.sessionSecret } : {}), ...(options.login?.sessionMaxAge ? { maxAgeSeconds: options.login.sessionMaxAge } : {}) });
   await registerSessionRoutes(app, { sessions, authenticate, ...(options.login ? { login: options.login } : {}) });
 
@@ -137,7 +146,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     const signedIn = sessions.caller(request);
     if (!signedIn) return sendError(reply, 'Unauthorized', 'Sign in, or send Authorization: Bearer <token> with a token this server accepts');
     if (!sessions.csrfOk(request)) return sendError(reply, 'InvalidCsrfToken', 'A signed-in request that changes something needs the x-csrf-token header of this session (GET /api/me)');
-    request.caller = { identity: signedIn.identity, groups: signedIn.groups };
+    request.caller = bind({ identity: signedIn.identity, groups: signedIn.groups, ...(signedIn.tenant !== undefined ? { tenant: signedIn.tenant } : {}) });
   });
 
   registerDashboardFiles(app);
@@ -153,7 +162,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     // A signed-in page also learns its CSRF token and when the session ends; a bearer caller needs neither.
     const signedIn = request.headers.authorization ? undefined : sessions.caller(request);
     const session = signedIn ? { csrfToken: sessions.csrfToken(request), expiresAt: new Date(signedIn.expiresAt).toISOString() } : {};
-    return { identity: caller(request), groups: request.caller!.groups, ...session };
+    const tenant = request.caller!.tenant;
+    return { identity: caller(request), groups: request.caller!.groups, ...(tenant !== undefined ? { tenant } : {}), ...session };
   });
 
   const routes: RouteContext = { client: options.client, access, listing, ...(options.decisionSecret ? { decisionSecret: options.decisionSecret } : {}) };
@@ -169,7 +179,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     client: options.client,
     authenticate,
     tokens: streamTokens,
-    signedIn: (request) => sessions.caller(request),
+    signedIn: (request) => bind(sessions.caller(request)),
     mayRead: async (who, scope, target) => (scope === 'turn' ? access.mayReadTurn(who, target) : (await access.mayReadConversation(who, target)) === true),
     notFound: (reply, scope, target) => (scope === 'turn' ? turnNotFound(reply, target) : conversationNotFound(reply, target)),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token for it (POST …/stream-token) or Authorization: Bearer <token>'),
@@ -179,7 +189,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     feed,
     authenticate,
     tokens: streamTokens,
-    signedIn: (request) => sessions.caller(request),
+    signedIn: (request) => bind(sessions.caller(request)),
     view: (calls, who) => listing.viewFor(calls, who),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token (POST /api/approvals/stream-token) or Authorization: Bearer <token>'),
   });

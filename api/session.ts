@@ -107,7 +107,7 @@ export async function registerSessions(app: FastifyInstance, options: SessionOpt
       const csrfToken = randomBytes(32).toString('base64url');
       cookieOptions(request);
       request.session.set('login', undefined);
-      request.session.set('caller', { identity: caller.identity, groups: [...caller.groups], expiresAt });
+      request.session.set('caller', { identity: caller.identity, groups: [...caller.groups], ...(caller.tenant !== undefined ? { tenant: caller.tenant } : {}), expiresAt });
       request.session.set('csrf', csrfToken);
       return { csrfToken, expiresAt };
     },

@@ -25,6 +25,8 @@ export interface StreamTokenClaims {
   identity: string;
   /** The caller's groups, for a stream that filters by them (the approvals listing). */
   groups?: readonly string[];
+  /** The caller's tenant, for a stream that filters by it (the approvals listing). */
+  tenant?: string;
 }
 
 export class StreamTokens {
@@ -38,7 +40,7 @@ export class StreamTokens {
 
   async issue(claims: StreamTokenClaims, now = Date.now()): Promise<{ token: string; expiresAt: string }> {
     const expires = Math.floor(now / 1000) + STREAM_TOKEN_TTL_SECONDS;
-    const token = await new SignJWT({ scope: claims.scope, target: claims.target, ...(claims.groups && claims.groups.length > 0 ? { groups: [...claims.groups] } : {}) })
+    const token = await new SignJWT({ scope: claims.scope, target: claims.target, ...(claims.groups && claims.groups.length > 0 ? { groups: [...claims.groups] } : {}), ...(claims.tenant !== undefined ? { tenant: claims.tenant } : {}) })
       .setProtectedHeader({ alg: 'HS256' })
       .setSubject(claims.identity)
       .setIssuer(ISSUER)
@@ -55,12 +57,12 @@ export class StreamTokens {
   }
 
   /** The caller and their groups, when `token` is valid for exactly this stream; undefined otherwise (never throws). */
-  async verifyCaller(token: string, scope: StreamScope, target: string): Promise<{ identity: string; groups: string[] } | undefined> {
+  async verifyCaller(token: string, scope: StreamScope, target: string): Promise<{ identity: string; groups: string[]; tenant?: string } | undefined> {
     try {
       const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], audience: AUDIENCE, issuer: ISSUER, requiredClaims: ['exp', 'sub'] });
       if (payload.scope !== scope || payload.target !== target || !payload.sub) return undefined;
       const groups = Array.isArray(payload.groups) ? payload.groups.filter((group): group is string => typeof group === 'string') : [];
-      return { identity: payload.sub, groups };
+      return { identity: payload.sub, groups, ...(typeof payload.tenant === 'string' ? { tenant: payload.tenant } : {}) };
     } catch {
       return undefined;
     }

@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { isTurnEnded } from '../workflows/types/turn-statuses.js';
 import type { AgentTurnInput } from '../workflows/types/index.js';
-import { answer, turnNotFound } from './replies.js';
+import { answer, sendError, turnNotFound } from './replies.js';
+import { requestPlacement } from './tenant-binding.js';
 import { startTurnBody, turnParams } from './request-schemas.js';
 import { caller, zodRoutes, type ApiApp, type RouteContext } from './route-context.js';
 
@@ -10,11 +11,14 @@ export function registerTurnRoutes(app: ApiApp, { client, access }: RouteContext
   const api = zodRoutes(app);
 
   api.post('/api/turns', { schema: { body: startTurnBody } }, async (request, reply) => {
-    const { turnId, input } = request.body;
+    const { turnId, input, tenant, priority } = request.body;
+    // The tenant is the caller's own (a body's only from an admin): refused before anything starts.
+    const placement = requestPlacement(request.caller!, access.isAdmin(request.caller!), { ...(tenant !== undefined ? { tenant } : {}), ...(priority !== undefined ? { priority } : {}) });
+    if (typeof placement === 'string') return sendError(reply, 'InvalidRequest', placement);
     // Starting an id that exists returns that turn: only to one who may read it.
     const existing = await client.describeStart(turnId);
     if (existing && !(await access.mayReadTurn(request.caller!, turnId, existing))) return turnNotFound(reply, turnId);
-    return answer(reply, async () => ({ turnId: (await client.startTurn(input as AgentTurnInput, { turnId, startedBy: caller(request) })).workflowId }), 201);
+    return answer(reply, async () => ({ turnId: (await client.startTurn(input as AgentTurnInput, { turnId, startedBy: caller(request), ...placement })).workflowId }), 201);
   });
 
   api.get('/api/turns/:turnId', { schema: { params: turnParams } }, async (request, reply) => {

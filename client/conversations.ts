@@ -15,9 +15,10 @@ import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
 import type { WorkflowStarter } from './turns.js';
 import { toOutputSpec, type OutputOption } from './typed-output.js';
+import { refuseWithoutTenantAttribute, startPlacement, type TenantPlacement } from './tenants.js';
 
 /** Where a message goes and who sends it, beside the message itself (`TurnpikeClient.sendMessage` says what each is). */
-interface Addressed {
+interface Addressed extends TenantPlacement {
   conversationId: string;
   conversation?: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
   startedBy?: string;
@@ -34,7 +35,9 @@ function noConversationSettings(conversationId: string): TurnpikeRejectedError {
 
 /** Sends a user message, starting the conversation with its first (see `TurnpikeClient.sendMessage`). */
 export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMessageInput, 'output'> & Addressed): Promise<SendMessageResult> {
-  const { conversationId, conversation, startedBy, output, ...rest } = request;
+  const { conversationId, conversation, startedBy, output, tenant, priority, ...rest } = request;
+  // The tenant and priority the conversation is created with (a running one keeps its own).
+  const placement = startPlacement('sendMessage', { ...(tenant !== undefined ? { tenant } : {}), ...(priority !== undefined ? { priority } : {}) }, starter.tenantWeights);
   // Settings the conversation could not run are refused before anything starts.
   const settingsProblem = conversation === undefined ? undefined : agentsProblem(conversation);
   if (settingsProblem) throw new TurnpikeRejectedError(`Invalid conversation settings: ${settingsProblem}`, 'InvalidRequest');
@@ -59,6 +62,7 @@ export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMe
     args: [{ ...conversation, conversationId }],
     workflowIdConflictPolicy: 'USE_EXISTING',
     ...(startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {}),
+    ...placement,
   });
   return rejections(
     starter.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
@@ -66,5 +70,5 @@ export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMe
       ...updateId,
       startWorkflowOperation: start,
     }),
-  );
+  ).catch(refuseWithoutTenantAttribute('sendMessage'));
 }

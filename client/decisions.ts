@@ -22,6 +22,8 @@ export interface DecisionQuery {
   until?: string;
   /** Default 100, at most 1,000. */
   limit?: number;
+  /** Only the decisions on turns of this tenant (`TurnpikeTenant`). */
+  tenant?: string;
 }
 
 const OUTCOMES: Partial<Record<ToolCallRecord['outcome'], DecisionRecord['outcome']>> = {

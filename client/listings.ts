@@ -8,7 +8,8 @@
 import type { Client } from '@temporalio/client';
 import { AGENT_TURN_WORKFLOW } from '../workflows/messages/definitions.js';
 import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/context/pending-memo.js';
-import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from '../workflows/context/search-attributes.js';
+import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
+import { tenantClause } from './tenants.js';
 import type { AgentTurnResult, DecisionRecord, PendingToolCall, TurnState } from '../workflows/types/index.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 
@@ -21,6 +22,8 @@ export interface ParkedCall extends PendingToolCall {
   parentToolCallId?: string;
   /** Who started the turn, when it was started with `startedBy` (the HTTP API records its caller). */
   startedBy?: string;
+  /** The tenant the turn runs for (`TurnpikeTenant`), when it has one. */
+  tenant?: string;
 }
 
 /**
@@ -38,17 +41,18 @@ export interface TurnReader {
 }
 
 /** Where a call parked, beyond its turn: the conversation, who started it, its parent turn. */
-type CallPlace = Pick<ParkedCall, 'conversationId' | 'startedBy' | 'parentTurnId' | 'parentToolCallId'>;
+type CallPlace = Pick<ParkedCall, 'conversationId' | 'startedBy' | 'parentTurnId' | 'parentToolCallId' | 'tenant'>;
 
 /** Queries a listing runs at once. */
 const LISTING_CONCURRENCY = 32;
 
 /**
- * Every parked call on the reader's task queue (or matching `query`), from visibility alone
- * where it can: see `TurnpikeClient.listParkedCalls`.
+ * Every parked call on the reader's task queue (or matching `query`), of one tenant's turns with
+ * `tenant`, from visibility alone where it can: see `TurnpikeClient.listParkedCalls`.
  */
-export async function listParkedCalls(reader: TurnReader, options: { query?: string; limit?: number } = {}): Promise<ParkedCall[]> {
-  const query = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${reader.taskQueue}"`;
+export async function listParkedCalls(reader: TurnReader, options: { query?: string; limit?: number; tenant?: string } = {}): Promise<ParkedCall[]> {
+  const base = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${reader.taskQueue}"`;
+  const query = options.tenant === undefined ? base : `(${base})${tenantClause(options.tenant)}`;
   const turns: Array<{ id: string; place: CallPlace; calls?: ParkedCall[] }> = [];
   for await (const execution of reader.client.workflow.list({ query, pageSize: 1_000 })) {
     const status = execution.typedSearchAttributes.get(agentTurnStatusKey);
@@ -58,8 +62,10 @@ export async function listParkedCalls(reader: TurnReader, options: { query?: str
     const conversationId = execution.typedSearchAttributes.get(agentConversationIdKey);
     const parentTurnId = execution.typedSearchAttributes.get(turnpikeParentTurnIdKey);
     const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
+    const tenant = execution.typedSearchAttributes.get(turnpikeTenantKey);
     const place: CallPlace = {
       ...(conversationId ? { conversationId } : {}),
+      ...(tenant ? { tenant } : {}),
       ...(typeof startedBy === 'string' ? { startedBy } : {}),
       ...(parentTurnId ? parentOf(execution.workflowId, parentTurnId) : {}),
     };
@@ -108,7 +114,7 @@ export async function parkedInTurnTree(reader: TurnReader, turnWorkflowId: strin
 export async function listDecisions(reader: TurnReader, query: DecisionQuery = {}): Promise<TurnDecision[]> {
   // Turns still running, and turns that ended since `since`: a turn started earlier may decide later.
   const closedSince = query.since ? ` AND (ExecutionStatus="Running" OR CloseTime >= "${new Date(query.since).toISOString()}")` : '';
-  const visibility = `WorkflowType="${AGENT_TURN_WORKFLOW}" AND TaskQueue="${reader.taskQueue}"${closedSince}`;
+  const visibility = `WorkflowType="${AGENT_TURN_WORKFLOW}" AND TaskQueue="${reader.taskQueue}"${closedSince}${tenantClause(query.tenant)}`;
   const turns: Array<{ id: string; running: boolean; decisions?: DecisionRecord[] }> = [];
   for await (const execution of reader.client.workflow.list({ query: visibility, pageSize: 1_000 })) {
     const running = execution.status.name === 'RUNNING';

@@ -14,8 +14,8 @@
  * started with (`listForks`).
  */
 import type { Client } from '@temporalio/client';
-import type { Payload } from '@temporalio/common';
-import { turnpikeForkOfKey } from '../workflows/context/search-attributes.js';
+import type { Payload, Priority } from '@temporalio/common';
+import { turnpikeForkOfKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
 import { toolCallIdsIn } from '../workflows/calls/tool-call-ids.js';
 import { readTranscript } from '../workflows/context/fork-transcript.js';
 import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../workflows/context/transcript-hash.js';
@@ -26,6 +26,7 @@ import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
 import type { WorkflowStarter } from './turns.js';
+import { errorChainText, refuseWithoutTenantAttribute, startPlacement, type TurnPriority } from './tenants.js';
 
 /** The memo key of a forked turn: `{ turnId, atStep }` of the turn it was forked from. */
 export const FORK_OF_MEMO_KEY = 'turnpike.forkOf';
@@ -36,6 +37,8 @@ export interface ForkTurnOptions {
   model?: ModelSettings;
   system?: string;
   tools?: string[];
+  /** The fork's priority; default the original's. Its tenant is always the original's. */
+  priority?: TurnPriority;
   /** The new turn's id; default `<turnId>/fork-<atStep>-<n>`, n counting forks started by this process. */
   turnId?: string;
   startedBy?: string;
@@ -93,7 +96,10 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
   if (!Number.isInteger(options.atStep) || options.atStep < 1) throw new TurnpikeRejectedError(`Invalid forkTurn: atStep must be a whole number of at least 1, not ${options.atStep}`, 'InvalidRequest');
   const input = await originalInput(starter, turnId);
   // The run that answers now is the one the fork reads its prefix from.
-  const { runId } = await rejections(starter.client.workflow.getHandle(turnId).describe());
+  const described = await rejections(starter.client.workflow.getHandle(turnId).describe());
+  const { runId } = described;
+  // The fork runs for the original's tenant, at the original's priority unless told otherwise.
+  const placement = forkPlacement(starter, described, options);
   // A fork of a fork: its own steps count from the end of its prefix.
   const given = (input.forkOf?.prefixLength ?? 0) + input.messages.length;
   const messages = transcriptThroughStep(await readTurnTranscript(starter.client, turnId, runId), given, options.atStep);
@@ -126,24 +132,25 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
     args: [forkInput],
     workflowIdConflictPolicy: 'USE_EXISTING',
     memo: { [FORK_OF_MEMO_KEY]: forkOf, ...(options.startedBy !== undefined ? { [STARTED_BY_MEMO_KEY]: options.startedBy } : {}) },
-    typedSearchAttributes: [{ key: turnpikeForkOfKey, value: turnId }],
+    ...placement,
+    typedSearchAttributes: [{ key: turnpikeForkOfKey, value: turnId }, ...(placement.typedSearchAttributes ?? [])],
   }).catch((error: unknown) => {
     // The SDK says "Failed to start Workflow"; the server's reason (no mapping for TurnpikeForkOf) is in its cause.
     if (/TurnpikeForkOf/.test(errorChainText(error))) {
       throw new TurnpikeRejectedError(`Invalid forkTurn: the namespace has no search attribute TurnpikeForkOf; register it with \`temporal operator search-attribute create --name TurnpikeForkOf --type Keyword\` (docs/operators.md)`, 'InvalidRequest');
     }
     throw error;
-  });
+  }).catch(refuseWithoutTenantAttribute('forkTurn'));
   return { turnId: forkId, forkOf, messages: messages.length };
 }
 
-/** The messages (and gRPC details) of an error and its causes. */
-function errorChainText(error: unknown): string {
-  const parts: string[] = [];
-  for (let cause = error as { message?: unknown; details?: unknown; cause?: unknown } | undefined, depth = 0; cause && depth < 5; cause = cause.cause as typeof cause, depth++) {
-    parts.push(String(cause.message ?? ''), String(cause.details ?? ''));
-  }
-  return parts.join('\n');
+/** A fork's tenant (the original's) and priority (the one asked for, else the original's), checked. */
+function forkPlacement(starter: WorkflowStarter, original: { typedSearchAttributes: { get(key: typeof turnpikeTenantKey): string | undefined }; priority?: Priority }, options: ForkTurnOptions) {
+  const tenant = original.typedSearchAttributes.get(turnpikeTenantKey);
+  const given = startPlacement('forkTurn', { ...(tenant ? { tenant } : {}), ...(options.priority !== undefined ? { priority: options.priority } : {}) }, starter.tenantWeights);
+  const priorityKey = options.priority === undefined ? original.priority?.priorityKey : undefined;
+  if (!priorityKey) return given;
+  return { ...given, priority: { ...given.priority, priorityKey } };
 }
 
 /** A fork of a turn, as the original's listing shows it. */

@@ -37,7 +37,8 @@ import { isStoredOutput, readStoredOutput } from '../content/stored-content.js';
 import type { z } from 'zod';
 import { readOutputStream, typedOutput, type OutputOption, type OutputStreamItem } from './typed-output.js';
 import { refuseOversized, rejections } from './rejections.js';
-import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput } from './turns.js';
+import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput, type StartTurnOptions } from './turns.js';
+import { weightsProblem, type TurnPriority } from './tenants.js';
 import { sendMessage } from './conversations.js';
 import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
 import { turnUpdate } from './closed-turn.js';
@@ -47,7 +48,7 @@ export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
 export { STARTED_BY_MEMO_KEY, type ParkedCall };
 
-export type { StartRecord, StartTurnInput };
+export type { StartRecord, StartTurnInput, StartTurnOptions };
 
 export interface TurnpikeClientOptions {
   /**
@@ -74,11 +75,19 @@ export interface TurnpikeClientOptions {
    * channel, or when it brings nothing, readers follow the durable stream (docs/streaming.md).
    */
   liveDeltas?: LiveDeltaChannel;
+  /**
+   * Fairness weights by tenant: a tenant's turns (and their activities and child turns) get this
+   * share of a task queue's dispatch against another tenant's 1 (the default), when the queue's
+   * fairness is on (docs/production.md, "Tenants and capacity"). From 0.001 to 1,000.
+   */
+  tenantWeights?: Readonly<Record<string, number>>;
 }
 
 export class TurnpikeClient {
   readonly client: Client;
   readonly taskQueue: string;
+  /** Fairness weights by tenant (`TurnpikeClientOptions.tenantWeights`). */
+  readonly tenantWeights: Readonly<Record<string, number>>;
   /** The readers of event streams through this client share one feed per stream (stream-hub.ts). */
   private readonly streams: StreamHub;
   /** The answers of closed runs, each read once (closed-runs.ts). */
@@ -91,6 +100,10 @@ export class TurnpikeClient {
     this.closedRuns = new ClosedRuns(this.client);
     this.streams = new StreamHub(this.client, options.liveDeltas, this.closedRuns);
     this.givenStore = options.contentStore;
+    const weights = options.tenantWeights ?? {};
+    const problem = weightsProblem(weights);
+    if (problem) throw new TypeError(`Invalid tenantWeights: ${problem}`);
+    this.tenantWeights = { ...weights };
   }
 
   /**
@@ -98,7 +111,7 @@ export class TurnpikeClient {
    * profiles), with turnpike's data converter over `contentStore` (default: `TURNPIKE_CONTENT_STORE`),
    * on a connection that takes answers as large as Temporal sends (`connectTemporal`).
    */
-  static async connect(options: { taskQueue?: string; contentStore?: ContentStore; liveDeltas?: LiveDeltaChannel } = {}): Promise<TurnpikeClient> {
+  static async connect(options: { taskQueue?: string; contentStore?: ContentStore; liveDeltas?: LiveDeltaChannel; tenantWeights?: Readonly<Record<string, number>> } = {}): Promise<TurnpikeClient> {
     const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
     const connection = await connectTemporal(connectionOptions as ConnectionOptions);
     const dataConverter = options.contentStore ? createTurnpikeDataConverter({ contentStore: options.contentStore }) : turnpikeDataConverter;
@@ -107,6 +120,7 @@ export class TurnpikeClient {
       taskQueue: options.taskQueue,
       ...(options.contentStore ? { contentStore: options.contentStore } : {}),
       ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
+      ...(options.tenantWeights ? { tenantWeights: options.tenantWeights } : {}),
     });
   }
 
@@ -139,9 +153,10 @@ export class TurnpikeClient {
 
   /**
    * Starts a turn. Idempotent by `turnId`: starting the same id again returns the running
-   * turn instead of a second one.
+   * turn instead of a second one. `tenant` and `priority` place its tasks (client/tenants.ts);
+   * an unknown priority or a tenant over 64 bytes is refused (`InvalidRequest`) and nothing starts.
    */
-  async startTurn(input: StartTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
+  async startTurn(input: StartTurnInput, options: StartTurnOptions): Promise<WorkflowHandle<typeof agentTurn>> {
     return startTurn(this, input, options);
   }
 
@@ -311,7 +326,7 @@ export class TurnpikeClient {
    * Turns that parked before memos existed, and calls whose input is too large for the memo,
    * are read with a `turnState` query.
    */
-  async listParkedCalls(options: { query?: string; limit?: number } = {}): Promise<ParkedCall[]> {
+  async listParkedCalls(options: { query?: string; limit?: number; tenant?: string } = {}): Promise<ParkedCall[]> {
     return listParkedCalls(this, options);
   }
 
@@ -336,6 +351,10 @@ export class TurnpikeClient {
       conversation?: Omit<AgentConversationInput, 'carried' | 'conversationId'>;
       /** Recorded as the conversation's starter when this message creates it (see `describeStart`). */
       startedBy?: string;
+      /** The tenant the conversation runs for, when this message creates it; its turns carry it on. */
+      tenant?: string;
+      /** The conversation's priority (`interactive`, `normal`, `batch`), when this message creates it. */
+      priority?: TurnPriority;
     },
   ): Promise<SendMessageResult> {
     return sendMessage(this, request);

@@ -5,7 +5,7 @@
  */
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { AGENT_TURN_WORKFLOW, callContextQuery, turnEventsQuery } from '../workflows/messages/definitions.js';
-import { agentConversationIdKey } from '../workflows/context/search-attributes.js';
+import { agentConversationIdKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
 import type { agentTurn } from '../workflows/registered-workflows.js';
 import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import type { AgentTurnInput, AgentTurnResult, CallContext } from '../workflows/types/index.js';
@@ -16,11 +16,14 @@ import { historyLimitProblem } from '../workflows/turn/turn-hand-over.js';
 import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
 import { toOutputSpec, type OutputOption } from './typed-output.js';
+import { refuseWithoutTenantAttribute, startPlacement, type TenantPlacement } from './tenants.js';
 
 /** Who started a turn or a conversation, and the conversation a turn belongs to (`describeStart`). */
 export interface StartRecord {
   startedBy?: string;
   conversationId?: string;
+  /** The tenant it runs for (`TurnpikeTenant`), when started with one. */
+  tenant?: string;
 }
 
 /** What `startTurn` takes: a turn's input, with a typed answer's schema as zod or JSON Schema. */
@@ -31,13 +34,23 @@ export interface WorkflowStarter {
   readonly client: Client;
   readonly taskQueue: string;
   readonly contentStore: ContentStore;
+  /** Fairness weights by tenant (`TurnpikeClientOptions.tenantWeights`). */
+  readonly tenantWeights?: Readonly<Record<string, number>>;
+}
+
+/** Who starts a turn, for whom and how urgently, beside its id (`TurnpikeClient.startTurn`). */
+export interface StartTurnOptions extends TenantPlacement {
+  turnId: string;
+  startedBy?: string;
 }
 
 /** Starts a turn, idempotent by `turnId` (see `TurnpikeClient.startTurn`). */
-export async function startTurn(starter: WorkflowStarter, input: StartTurnInput, options: { turnId: string; startedBy?: string }): Promise<WorkflowHandle<typeof agentTurn>> {
+export async function startTurn(starter: WorkflowStarter, input: StartTurnInput, options: StartTurnOptions): Promise<WorkflowHandle<typeof agentTurn>> {
   // Refused before anything starts: a turn would fail at once with it, or never end.
   const limitProblem = startProblem(input);
   if (limitProblem) throw new TurnpikeRejectedError(`Invalid startTurn: ${limitProblem}; no turn was started`, 'InvalidRequest');
+  // Checked before anything is stored or started.
+  const placement = startPlacement('startTurn', options, starter.tenantWeights);
   // Images and documents of 128 KiB or more go to the content store; the turn gets references.
   const messages = Array.isArray(input?.messages) ? await storeLargeParts(input.messages, starter.contentStore) : input?.messages;
   // A typed answer's zod schema is sent as its JSON Schema (client/typed-output.ts).
@@ -50,7 +63,8 @@ export async function startTurn(starter: WorkflowStarter, input: StartTurnInput,
     args: [turnInput],
     workflowIdConflictPolicy: 'USE_EXISTING',
     ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
-  });
+    ...placement,
+  }).catch(refuseWithoutTenantAttribute('startTurn'));
 }
 
 /** What is wrong with a turn's `historyLimit` (docs/conversations.md, "Long turns"), or undefined. */
@@ -71,7 +85,8 @@ export async function describeStart(client: Client, workflowId: string): Promise
   }
   const startedBy = description.memo?.[STARTED_BY_MEMO_KEY];
   const conversationId = description.typedSearchAttributes.get(agentConversationIdKey);
-  return { ...(typeof startedBy === 'string' ? { startedBy } : {}), ...(conversationId ? { conversationId } : {}) };
+  const tenant = description.typedSearchAttributes.get(turnpikeTenantKey);
+  return { ...(typeof startedBy === 'string' ? { startedBy } : {}), ...(conversationId ? { conversationId } : {}), ...(tenant ? { tenant } : {}) };
 }
 
 /** A parked call's context; not found for a call the turn did not make. */

@@ -13,7 +13,7 @@ export { agentConversation } from './conversation/agent-conversation.js';
 export { agentTurn } from './turn/agent-turn.js';
 export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './turn/child-turn.js';
 export * from './messages/definitions.js';
-export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, SEARCH_ATTRIBUTE_TYPES } from './context/search-attributes.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, turnpikeTenantKey, SEARCH_ATTRIBUTE_TYPES } from './context/search-attributes.js';
 export type * from './types/index.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './messages/rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './types/turn-statuses.js';

@@ -24,6 +24,7 @@ import { errorSettlement, type Settlement } from '../calls/tool-results.js';
 import { closeChildShare, takeChildShare } from './child-budgets.js';
 import type { TurnContext } from '../context/turn-context.js';
 import { addUsage } from '../context/usage.js';
+import { activityPlacement, childPlacement } from '../context/tenant-placement.js';
 import type { AgentTurnInput, AgentTurnResult, ChildTurnView, ParentTurn, ToolCallPart, ToolSpec } from '../types/index.js';
 
 /** The workflow patch of agent tools (docs/versioning.md). */
@@ -63,6 +64,8 @@ export async function runAgentCall(turn: TurnContext, spec: ToolSpec, call: Tool
         args: [childInput(turn, spec, call, prompt)],
         // Who started the parent reads the child too (the HTTP API's reading rights rest on this memo).
         ...startedByMemo(),
+        // The parent's tenant and priority (context/tenant-placement.ts).
+        ...childPlacement(),
         parentClosePolicy: 'REQUEST_CANCEL',
         cancellationType: wf.ChildWorkflowCancellationType.WAIT_CANCELLATION_COMPLETED,
       });
@@ -178,5 +181,5 @@ const STARTED_BY_MEMO_KEY = 'turnpikeStartedBy';
 
 /** The prompt function runs on the worker: a short activity, never retried (a prompt that throws will throw again). */
 function promptActivity() {
-  return wf.proxyActivities<TurnpikeActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['AgentToolPromptFailed'] } }).agentToolPrompt;
+  return wf.proxyActivities<TurnpikeActivities>({ startToCloseTimeout: '30s', retry: { maximumAttempts: 3, nonRetryableErrorTypes: ['AgentToolPromptFailed'] }, ...activityPlacement() }).agentToolPrompt;
 }

@@ -12,14 +12,21 @@
 import * as wf from '@temporalio/workflow';
 import type { TurnpikeActivities } from '../../activities/index.js';
 import type { ApprovalNotification, DecisionRecord, PendingToolCall, SlackMessageRef } from '../types/index.js';
+import { activityPlacement } from './tenant-placement.js';
 
 export const SLACK_MESSAGES_PATCH = '0.4.0-slack-messages';
 
-/** A receiver that is down is retried with backoff for about a quarter of an hour. */
-const { notifyApprovers } = wf.proxyActivities<TurnpikeActivities>({
-  startToCloseTimeout: '30s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 20, nonRetryableErrorTypes: ['WebhookRejected'] },
-});
+/**
+ * A receiver that is down is retried with backoff for about a quarter of an hour. Queued as the
+ * turn is (its priority, context/tenant-placement.ts), so made per call, inside the workflow.
+ */
+function notifyApprovers(notification: ApprovalNotification): ReturnType<TurnpikeActivities['notifyApprovers']> {
+  return wf.proxyActivities<TurnpikeActivities>({
+    startToCloseTimeout: '30s',
+    retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 20, nonRetryableErrorTypes: ['WebhookRejected'] },
+    ...activityPlacement(),
+  }).notifyApprovers(notification);
+}
 
 export class ApprovalNudges {
   /** Set when the worker sends nudges; read once, with the turn's tools. */

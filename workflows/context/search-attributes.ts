@@ -12,6 +12,11 @@ export const agentConversationIdKey = defineSearchAttributeKey('AgentConversatio
 export const turnpikeParentTurnIdKey = defineSearchAttributeKey('TurnpikeParentTurnId', SearchAttributeType.KEYWORD);
 /** Set by `forkTurn` when it starts a fork: the workflow id of the turn it was forked from. */
 export const turnpikeForkOfKey = defineSearchAttributeKey('TurnpikeForkOf', SearchAttributeType.KEYWORD);
+/**
+ * The tenant a turn or a conversation runs for, set by the client that starts it and passed on to
+ * its child turns, hand-overs and forks; also the fairness key of its tasks (client/tenants.ts).
+ */
+export const turnpikeTenantKey = defineSearchAttributeKey('TurnpikeTenant', SearchAttributeType.KEYWORD);
 
 /** Names and types as `temporal operator search-attribute create` and `start-dev` spell them. */
 export const SEARCH_ATTRIBUTE_TYPES = {
@@ -20,4 +25,5 @@ export const SEARCH_ATTRIBUTE_TYPES = {
   AgentConversationId: 'Keyword',
   TurnpikeParentTurnId: 'Keyword',
   TurnpikeForkOf: 'Keyword',
+  TurnpikeTenant: 'Keyword',
 } as const;

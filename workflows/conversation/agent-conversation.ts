@@ -28,6 +28,7 @@ import { rejection } from '../messages/rejection.js';
 import { agentConversationIdKey } from '../context/search-attributes.js';
 import { contentProblem, outputProblem, userMessage } from './conversation-messages.js';
 import { describeConversation, historyPage } from './conversation-views.js';
+import { childPlacement } from '../context/tenant-placement.js';
 import { installSteering, startFork } from './conversation-steering.js';
 import type {
   AgentConversationInput,
@@ -241,6 +242,8 @@ class Conversation {
     await wf.startChild(agentTurn, {
       workflowId: turnWorkflowId,
       args: [turnInput],
+      // The conversation's tenant and priority (context/tenant-placement.ts).
+      ...childPlacement(),
       // The turn outlives a continue-as-new of the conversation and reports back by signal.
       parentClosePolicy: 'ABANDON',
       cancellationType: 'ABANDON',

@@ -34,6 +34,7 @@ import { FORMER_MIN_HISTORY_LIMIT_BYTES, handOverIfDue, HISTORY_LIMIT_FLOOR_PATC
 import { installTurnHandlers } from './turn-handlers.js';
 import { outputFields, typedOutputOf, type TypedOutput } from '../agents/typed-output.js';
 import { addUsage } from '../context/usage.js';
+import { activityPlacement } from '../context/tenant-placement.js';
 import type {
   ActivityCallOptions,
   AgentTurnInput,
@@ -225,6 +226,7 @@ function modelActivity(options: ActivityCallOptions | undefined) {
     startToCloseTimeout: options?.startToCloseTimeout ?? '5m',
     heartbeatTimeout: options?.heartbeatTimeout ?? '30s',
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', ...toRetryPolicy(options, 10) },
+    ...activityPlacement(),
   }).callModel;
 }
 

@@ -22,6 +22,7 @@
  */
 import * as wf from '@temporalio/workflow';
 import { agentTurn } from './agent-turn.js';
+import { childPlacement } from '../context/tenant-placement.js';
 import type { AgentTurnInput, AgentTurnResult } from '../types/index.js';
 
 /** Child workflow options for a turn; `workflowId` defaults to `<parent id>/turn-<uuid>`. */
@@ -31,6 +32,8 @@ function childOptions(input: AgentTurnInput, options: AgentTurnChildOptions): Ag
   return {
     // wf.uuid4() is seeded from the workflow's history: the same id on every replay.
     workflowId: `${wf.workflowInfo().workflowId}/turn-${wf.uuid4()}`,
+    // The parent's tenant and priority, when it has them (context/tenant-placement.ts).
+    ...childPlacement(),
     ...options,
     // The parent awaits the child's result; the conversation's turnFinished signal is not for it.
     args: [{ ...input, notifyParent: false }],

@@ -18,6 +18,7 @@ import { recordDecision } from '../context/park-telemetry.js';
 import { awaitApproval, awaitClientResult, supersededSettlement } from './parking.js';
 import { deniedMessage, errorSettlement, type Settlement } from '../calls/tool-results.js';
 import type { TurnContext } from '../context/turn-context.js';
+import { activityPlacement } from '../context/tenant-placement.js';
 import type { ActivityCallOptions, ApprovalRecord, ToolCallDisposition, ToolCallPart, ToolResultPart, ToolSpec } from '../types/index.js';
 
 /**
@@ -152,6 +153,7 @@ function toolActivity(spec: ToolSpec) {
     startToCloseTimeout: options?.startToCloseTimeout ?? '60s',
     ...(options?.heartbeatTimeout ? { heartbeatTimeout: options.heartbeatTimeout } : {}),
     retry: toRetryPolicy(options, 3),
+    ...activityPlacement(),
   }).executeTool;
 }
 
