@@ -13,24 +13,21 @@
  * conversations (conversations.ts), listings across turns (listings.ts, decisions.ts), and
  * streams (stream-hub.ts, nested-turn-events.ts, conversation-events.ts, typed-output.ts).
  */
-import { Client, type ConnectionOptions, type WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { DEFAULT_TASK_QUEUE, approveToolCallUpdate, conversationStateQuery, delegateApprovalUpdate, historyQuery, submitToolResultUpdate, turnEventsQuery, turnStateQuery } from '../workflows/messages/definitions.js';
 import type { LiveAhead, TurnEventRecord } from '../workflows/types/turn-events.js';
 import { readConversationEvents, type ConversationStreamEvent } from './conversation-events.js';
-import type { LiveDeltaChannel } from '../activities/live-deltas.js';
 import { StreamHub } from './stream-hub.js';
 import { ClosedRuns } from './closed-runs.js';
 import type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 import type { BranchTurnResult, ConversationBranches, EditMessageInput, RegenerateInput, Message } from '../workflows/types/index.js';
 import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, ApproveToolCallResult, DelegateApprovalInput, DelegateApprovalResult, TurnBudget, CallContext, ConversationState, HistoryPage, HistoryPageRequest, SendMessageInput, SendMessageResult, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
-import { connectionOptionsFromEnvironment } from '../worker/environment.js';
-import { connectTemporal } from '../connection/temporal-connection.js';
+import { clientOptionsFromEnvironment, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './client-options.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
 import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall } from './listings.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { readNestedTurnEvents, type NestedReadOptions, type NestedTurnEventRecord } from './nested-turn-events.js';
-import { createTurnpikeDataConverter, turnpikeDataConverter } from '../content/data-converter.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
 import { isStoredOutput, readStoredOutput } from '../content/stored-content.js';
@@ -48,40 +45,7 @@ export { TurnpikeNotFoundError, TurnpikeRejectedError };
 
 export { STARTED_BY_MEMO_KEY, type ParkedCall };
 
-export type { StartRecord, StartTurnInput, StartTurnOptions };
-
-export interface TurnpikeClientOptions {
-  /**
-   * The Temporal client. Open its Connection with `connectTemporal` (or give `Connection.connect`
-   * `temporalConnectionOptions(options)`): with gRPC's default of
-   * 4 MiB, reading a history whose page holds a few large payloads fails with RESOURCE_EXHAUSTED
-   * (connection/temporal-connection.ts), and with the SDK's default retries a reader's query that
-   * meets another one while the turn has a workflow task in flight waits 1.4–2 s
-   * (connection/query-retry.ts).
-   */
-  client: Client;
-  /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
-  taskQueue?: string;
-  /**
-   * Where images and documents of 128 KiB or more are kept when a turn or message is sent, and
-   * where stored tool outputs are read from: the workers' store. Default: the one
-   * `TURNPIKE_CONTENT_STORE` names (docs/content-store.md), opened on first use.
-   */
-  contentStore?: ContentStore;
-  /**
-   * The live channel the workers push each streamed delta to (`TurnpikePluginOptions.liveDeltas`;
-   * `inProcessLiveDeltas` when they run in this process). `turnEvents(id, { live: true })` then
-   * shows deltas as the model writes them instead of at the durable stream's pace; without a
-   * channel, or when it brings nothing, readers follow the durable stream (docs/streaming.md).
-   */
-  liveDeltas?: LiveDeltaChannel;
-  /**
-   * Fairness weights by tenant: a tenant's turns (and their activities and child turns) get this
-   * share of a task queue's dispatch against another tenant's 1 (the default), when the queue's
-   * fairness is on (docs/production.md, "Tenants and capacity"). From 0.001 to 1,000.
-   */
-  tenantWeights?: Readonly<Record<string, number>>;
-}
+export type { StartRecord, StartTurnInput, StartTurnOptions, TurnpikeClientOptions, TurnpikeConnectOptions };
 
 export class TurnpikeClient {
   readonly client: Client;
@@ -111,17 +75,8 @@ export class TurnpikeClient {
    * profiles), with turnpike's data converter over `contentStore` (default: `TURNPIKE_CONTENT_STORE`),
    * on a connection that takes answers as large as Temporal sends (`connectTemporal`).
    */
-  static async connect(options: { taskQueue?: string; contentStore?: ContentStore; liveDeltas?: LiveDeltaChannel; tenantWeights?: Readonly<Record<string, number>> } = {}): Promise<TurnpikeClient> {
-    const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
-    const connection = await connectTemporal(connectionOptions as ConnectionOptions);
-    const dataConverter = options.contentStore ? createTurnpikeDataConverter({ contentStore: options.contentStore }) : turnpikeDataConverter;
-    return new TurnpikeClient({
-      client: new Client({ connection, namespace, dataConverter }),
-      taskQueue: options.taskQueue,
-      ...(options.contentStore ? { contentStore: options.contentStore } : {}),
-      ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
-      ...(options.tenantWeights ? { tenantWeights: options.tenantWeights } : {}),
-    });
+  static async connect(options: TurnpikeConnectOptions = {}): Promise<TurnpikeClient> {
+    return new TurnpikeClient(await clientOptionsFromEnvironment(options));
   }
 
   /** The content store this client keeps large parts in and reads stored outputs from. */
