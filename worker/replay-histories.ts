@@ -116,7 +116,9 @@ export function readSavedHistory(file: string): unknown {
 /** A file of a saved replay set that is not a history: the message names the file and what is wrong. */
 export class ReplaySetError extends Error {
   constructor(
+    /** The file, as the set's folder was given. */
     readonly file: string,
+    /** What is wrong with it: not JSON (and where), or not a history (and why). */
     readonly problem: string,
   ) {
     super(`${file} is not a history to replay: ${problem}`);
