@@ -18,22 +18,23 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Duration } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { Client } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker, type WorkerOptions } from '@temporalio/worker';
 import { TurnpikeClient, type StartTurnInput } from '../client/turnpike-client.js';
 import { FileContentStore } from '../content/file-content-store.js';
 import { createTurnpikeDataConverter } from '../content/data-converter.js';
 import type { ContentStore } from '../content/content-store.js';
-import { bundleWorkflows } from '../worker/create-worker.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from '../worker/plugin.js';
 import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
-import { isTurnEnded } from '../workflows/types/turn-statuses.js';
 import type { AgentTurnResult, ApproveToolCallResult, Message, ModelSettings, PendingToolCall, SubmitToolResultResult, TurnState } from '../workflows/types/index.js';
 import { forgetScript, scriptRequests } from '../activities/providers/script.js';
 import type { Tool } from '../activities/tools.js';
 import { isScript, type Script } from './script.js';
 import { ensureTestServer } from './test-server.js';
 import { startTestServerProcess, type TestServerProcess } from './test-server-process.js';
+import { awaitTurnResult, waitForParked } from './turn-clock.js';
+import { cachedWorkflowBundle } from './workflow-bundle-cache.js';
 
 export interface TestEnvironmentOptions extends Omit<TurnpikePluginOptions, 'tools' | 'contentStore'> {
   /** The tools turns may offer, as the application's worker has them. */
@@ -60,7 +61,11 @@ export interface TestTurn {
   readonly turnId: string;
   /** The script it runs on, when it runs on one. */
   readonly script?: Script;
-  /** Waits for the turn's result, skipping time while it waits (a parked call left undecided expires). */
+  /**
+   * Waits for the turn's result. While the turn (or a child turn of it) has a call parked, the
+   * server's clock moves to that call's expiry, so an undecided call expires at once; it moves no
+   * further, so calls parked in other turns with a later expiry stay parked.
+   */
   result(): Promise<AgentTurnResult>;
   /** The turn's state now (`turnState`). */
   state(): Promise<TurnState>;
@@ -83,8 +88,6 @@ export type TestTurnInput = Omit<StartTurnInput, 'model' | 'messages'> & {
   turnId?: string;
 };
 
-const POLL_MS = 20;
-
 const INDEXED_VALUE_TYPES = {
   Keyword: proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   KeywordList: proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
@@ -100,6 +103,8 @@ export class TestEnvironment {
     readonly temporal: TestWorkflowEnvironment,
     /** A `TurnpikeClient` on the test server. */
     readonly turnpike: TurnpikeClient,
+    /** A TurnpikeClient whose waits do not run the server's clock (see turn-clock.ts). */
+    private readonly still: TurnpikeClient,
     private readonly worker: Worker,
     private readonly running: Promise<void>,
     private readonly ownedStore: string | undefined,
@@ -112,6 +117,9 @@ export class TestEnvironment {
     const ownedStore = contentStore ? undefined : mkdtempSync(path.join(tmpdir(), 'turnpike-test-content-'));
     const store = contentStore ?? new FileContentStore(ownedStore!);
     const plugin = new TurnpikePlugin({ ...pluginOptions, tools, contentStore: store });
+    // Bundled (or read from the cache) while the server starts.
+    const bundling = bundleFor(workflowsPath, workerOptions);
+    bundling?.catch(() => undefined);
     const serverProcess = await startTestServerProcess(executable, startupTimeoutMs !== undefined ? { startupTimeoutMs } : {});
     let server: TestWorkflowEnvironment;
     try {
@@ -140,13 +148,15 @@ export class TestEnvironment {
         connection: server.nativeConnection,
         namespace: server.namespace ?? 'default',
         taskQueue,
-        ...(workflowsPath ? { workflowsPath } : workerOptions?.workflowBundle ? {} : { workflowBundle: await bundleWorkflows() }),
+        ...(bundling ? { workflowBundle: await bundling } : workflowsPath ? { workflowsPath } : {}),
         ...workerOptions,
         plugins: [plugin, ...(workerOptions?.plugins ?? [])],
       });
       const running = worker.run();
       const turnpike = new TurnpikeClient({ client: server.client, taskQueue, contentStore: store });
-      return new TestEnvironment(server, turnpike, worker, running, ownedStore, serverProcess);
+      const plain = new Client({ connection: server.connection, namespace: server.namespace ?? 'default', dataConverter: createTurnpikeDataConverter({ contentStore: store }) });
+      const still = new TurnpikeClient({ client: plain, taskQueue, contentStore: store });
+      return new TestEnvironment(server, turnpike, still, worker, running, ownedStore, serverProcess);
     } catch (error) {
       await server.teardown();
       await serverProcess.stop();
@@ -167,7 +177,7 @@ export class TestEnvironment {
     return {
       turnId,
       ...(script ? { script } : {}),
-      result: () => turnpike.turn(turnId).result(),
+      result: () => awaitTurnResult(this.temporal, this.still, turnId),
       state: () => turnpike.turnState(turnId),
       requests: () => (script ? scriptRequests(script.model.model) : []),
     };
@@ -175,25 +185,17 @@ export class TestEnvironment {
 
   /**
    * The turn's next parked call (an approval, a client tool, a budget, an elicitation) that no
-   * earlier `nextParked` of this turn returned, as soon as the turn parks it. Fails when the turn
-   * ends first, or after `timeoutMs` of wall time (default 60 s).
+   * earlier `nextParked` of this turn returned, as soon as the turn parks it: also for a turn not
+   * started yet, such as the child turn of your own workflow (`'<workflow id>/agent'`). Fails when
+   * the turn ends first, or after `timeoutMs` of wall time (default 60 s).
    */
   async nextParked(turn: TestTurn | string, options: { kind?: PendingToolCall['kind']; timeoutMs?: number } = {}): Promise<TestParkedCall> {
     const turnId = typeof turn === 'string' ? turn : turn.turnId;
     const seen = this.seen.get(turnId) ?? new Set<string>();
     this.seen.set(turnId, seen);
-    const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-    for (;;) {
-      const state = await this.turnpike.turnState(turnId);
-      const call = state.pending.find((pending) => !seen.has(parkedKey(pending)) && (!options.kind || pending.kind === options.kind));
-      if (call) {
-        seen.add(parkedKey(call));
-        return { ...call, turnId };
-      }
-      if (isTurnEnded(state.status)) throw new Error(`nextParked: turn ${turnId} ended (${state.status}) with no call parked`);
-      if (Date.now() > deadline) throw new Error(`nextParked: turn ${turnId} parked no call in ${options.timeoutMs ?? 60_000} ms (status ${state.status}, step ${state.step})`);
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-    }
+    const call = await waitForParked(this.still, turnId, (pending) => !seen.has(parkedKey(pending)) && (!options.kind || pending.kind === options.kind), options.timeoutMs ?? 60_000);
+    seen.add(parkedKey(call));
+    return { ...call, turnId };
   }
 
   /** Approves a parked call, as `approver` (default `test-approver`), optionally with an edited `input`. */
@@ -245,6 +247,24 @@ export class TestEnvironment {
 
 function parkedKey(call: PendingToolCall): string {
   return `${call.kind}:${call.approvalId ?? ''}:${call.toolCallId}:${call.elicitationId ?? ''}`;
+}
+
+/**
+ * The bundle the worker runs: a prebuilt one given in `workerOptions.workflowBundle` as is (none
+ * made here); else the cached bundle of `workflowsPath` or turnpike's workflows
+ * (workflow-bundle-cache.ts), unless worker options change what goes into a bundle, in which
+ * case the worker bundles `workflowsPath` itself, as before.
+ */
+function bundleFor(workflowsPath: string | undefined, workerOptions: TestEnvironmentOptions['workerOptions']): Promise<{ code: string }> | undefined {
+  if (workerOptions?.workflowBundle) return undefined;
+  const shapesBundle =
+    workerOptions?.bundlerOptions !== undefined ||
+    (workerOptions?.interceptors?.workflowModules?.length ?? 0) > 0 ||
+    workerOptions?.dataConverter?.payloadConverterPath !== undefined ||
+    workerOptions?.dataConverter?.failureConverterPath !== undefined ||
+    (workerOptions?.plugins ?? []).some((plugin) => 'configureBundler' in plugin && plugin.configureBundler !== undefined);
+  if (shapesBundle && workflowsPath) return undefined;
+  return cachedWorkflowBundle(workflowsPath);
 }
 
 /** Starts the time-skipping server and a turnpike worker on it (see `TestEnvironment`). */

@@ -41,4 +41,4 @@ export type {
 } from '../activities/mcp/mcp-servers.js';
 export { MCP_IDEMPOTENCY_KEY_META, DEFAULT_MCP_LIST_TIMEOUT_MS, DEFAULT_MCP_RECONNECT } from '../activities/mcp/mcp-servers.js';
 export type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
-export { failedEventId, replayFailureReason, replayHistories, REPLAY_WORKFLOW_IDS_FILE, type ReplayedHistory, type ReplayHistoriesOptions, type ReplayReport } from './replay-histories.js';
+export { failedEventId, replayFailureReason, replayHistories, REPLAY_WORKFLOW_IDS_FILE, ReplaySetError, type ReplayedHistory, type ReplayHistoriesOptions, type ReplayReport } from './replay-histories.js';

@@ -13,9 +13,9 @@ import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils.js';
 import { bundleWorkflowCode, Worker, type ReplayWorkerOptions } from '@temporalio/worker';
 import { bundleWorkflows } from './create-worker.js';
+import { historyFromJSON, historyToJSON } from './history-json.js';
 import { TurnpikePlugin } from './plugin.js';
 import { quietBundlerLogger } from './quiet-bundler-logger.js';
 
@@ -94,7 +94,35 @@ function* savedHistories(folder: string): Generator<FetchedHistory> {
     // A set without ids replays under its file names.
   }
   for (const file of readdirSync(folder).filter((name) => name.endsWith('.json')).sort()) {
-    yield { workflowId: ids.get(file) ?? file.replace(/\.json$/, ''), history: JSON.parse(readFileSync(path.join(folder, file), 'utf8')) as unknown };
+    yield { workflowId: ids.get(file) ?? file.replace(/\.json$/, ''), history: readSavedHistory(path.join(folder, file)) };
+  }
+}
+
+/** One file of a saved set as a history; a file that is not one fails naming it and saying why. */
+export function readSavedHistory(file: string): unknown {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new ReplaySetError(file, `it is not JSON (${error instanceof Error ? error.message : String(error)})`);
+  }
+  try {
+    return historyFromJSON(json);
+  } catch (error) {
+    throw new ReplaySetError(file, error instanceof Error ? error.message : String(error));
+  }
+}
+
+/** A file of a saved replay set that is not a history: the message names the file and what is wrong. */
+export class ReplaySetError extends Error {
+  constructor(
+    /** The file, as the set's folder was given. */
+    readonly file: string,
+    /** What is wrong with it: not JSON (and where), or not a history (and why). */
+    readonly problem: string,
+  ) {
+    super(`${file} is not a history to replay: ${problem}`);
+    this.name = 'ReplaySetError';
   }
 }
 

@@ -8,6 +8,9 @@
  *   turnpike replay --query '...' --save replay/prod     # keep them as a replay set
  *   turnpike replay --from replay/prod                   # offline, from a saved set
  */
+import { inspect } from 'node:util';
+import { IllegalStateError } from '@temporalio/common';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Command } from 'commander';
 import { parseDuration, parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -29,6 +32,25 @@ function describe(result: ReplayedHistory): string {
   return `${result.workflowId}${result.runId ? ` (run ${result.runId})` : ''}`;
 }
 
+/**
+ * The replay worker's logs on stderr, warnings and errors only, never on stdout: by default the
+ * SDK prints Core's warnings (a failing workflow task for each history that does not replay) to
+ * stdout, in colour, and its own INFO lines to stderr. The report is what goes to stdout. A process
+ * that installed its own Runtime (one that embeds the CLI) keeps it: a Runtime is installed once.
+ */
+function installReplayRuntime(context: CliContext): void {
+  try {
+    Runtime.install({
+      logger: new DefaultLogger('WARN', ({ level, message, meta }) =>
+        context.note(`${level} ${message}${meta ? ` ${inspect(meta, { colors: false, breakLength: Infinity, depth: 4 })}` : ''}`),
+      ),
+      telemetryOptions: { logging: { filter: { core: 'WARN', other: 'ERROR' }, forward: {} } },
+    });
+  } catch (error) {
+    if (!(error instanceof IllegalStateError)) throw error;
+  }
+}
+
 export function registerReplayCommand(program: Command, context: CliContext): void {
   program
     .command('replay')
@@ -40,6 +62,7 @@ export function registerReplayCommand(program: Command, context: CliContext): vo
     .option('--from <dir>', 'replay a saved set instead of fetching (offline)')
     .option('--workflows <file>', "your workflows module, as your worker bundles it (default: turnpike's own)")
     .action(async (options: ReplayOptions) => {
+      installReplayRuntime(context);
       const turnpike = options.from ? undefined : await context.client();
       const dataConverter = turnpike ? createTurnpikeDataConverter({ contentStore: turnpike.contentStore }) : createTurnpikeDataConverter();
       const report = await replayHistories({

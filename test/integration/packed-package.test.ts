@@ -19,7 +19,7 @@
  * openai, no @anthropic-ai/sdk; test/support/packed-gemini-app.ts): it type-checks with library
  * checks on, and its worker runs a Gemini turn through an approval against the Gemini fake.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -80,9 +80,10 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
     expect(checked.split('\n').filter((line) => line.includes('node_modules/turnpike/'))).toEqual([]);
   });
 
+  const taskQueue = `order-desk-${randomUUID()}`;
+
   it('runs a turn started by the app\'s own workflow: parked, approved through turnpike/client, completed', async () => {
     await app.run('npx', ['tsc', '-p', '.']);
-    const taskQueue = `order-desk-${randomUUID()}`;
     const result = (await app.runScript({ ORDER_DESK_TASK_QUEUE: taskQueue })) as Record<string, unknown> & { turnId: string };
     expect(result.parked).toEqual({ toolName: 'issue_refund', input: { orderId: '1001', amount: 250 }, reason: 'refunds above $100 need a lead' });
     expect(result.listedByApi).toBe(1);
@@ -99,6 +100,57 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
       TURNPIKE_TASK_QUEUE: taskQueue,
     });
     expect(JSON.parse(shown.stdout)).toMatchObject({ turnId: result.turnId, execution: 'COMPLETED', result: { status: 'completed' } });
+  });
+
+  it("replays the app's histories with `turnpike replay`: --save keeps a set, --from replays it, reports alone on stdout, a bad file named", async () => {
+    // The layout that mixed two copies of protobufjs: grpc's 7 on top, the Temporal packages' own 8 nested.
+    const topLevel = JSON.parse(readFileSync(path.join(app.folder, 'node_modules', 'protobufjs', 'package.json'), 'utf8')) as { version: string };
+    expect(topLevel.version).toMatch(/^7\./);
+    const temporal = { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), NO_COLOR: '1' };
+    const replay = (args: string[]) => app.outcome('npx', ['turnpike', 'replay', '--workflows', 'dist/workflows.js', ...args], 240_000, temporal);
+    const saved = path.join(app.folder, 'replay', 'prod');
+
+    const fetched = await replay(['--query', `TaskQueue="${taskQueue}"`, '--save', saved]);
+    expect(fetched, fetched.stderr).toMatchObject({ code: 0 });
+    const lines = fetched.stdout.trim().split('\n');
+    expect(lines.slice(0, -1).sort()).toEqual([expect.stringMatching(/^ok {4}order-1001-refund-\d+ \(run /), expect.stringMatching(/^ok {4}order-1001-refund-\d+\/agent \(run /)]);
+    expect(lines.at(-1)).toBe(`2 histories checked, 0 did not replay; saved to ${saved}`);
+    // The replay worker's INFO lines are nowhere; only warnings could reach stderr.
+    expect(`${fetched.stdout}${fetched.stderr}`).not.toContain('[INFO]');
+    expect(readdirSync(saved).sort()).toEqual([expect.stringMatching(/^0001-order-1001-refund-\d+(_agent)?\.json$/), expect.stringMatching(/^0002-order-1001-refund-\d+(_agent)?\.json$/), 'workflow-ids.tsv']);
+
+    const offline = await replay(['--from', saved]);
+    expect(offline, offline.stderr).toMatchObject({ code: 0 });
+    expect(offline.stdout.trim().split('\n').at(-1)).toBe('2 histories checked, 0 did not replay');
+
+    // The order's workflow changed so that it no longer replays: --json is still JSON, and nothing else.
+    writeFileSync(
+      path.join(app.folder, 'dist', 'workflows-changed.js'),
+      `export { agentTurn, agentConversation } from 'turnpike/workflows';\nimport { sleep } from '@temporalio/workflow';\nexport async function refundOrder() { await sleep(1000); }\n`,
+    );
+    const changed = await app.outcome('npx', ['turnpike', 'replay', '--workflows', 'dist/workflows-changed.js', '--from', saved, '--json'], 240_000, temporal);
+    expect(changed.code, changed.stderr).toBe(1);
+    const report = JSON.parse(changed.stdout) as { checked: unknown[]; failures: Array<{ workflowId: string; eventId?: number; reason: string }> };
+    expect(report.checked).toHaveLength(2);
+    expect(report.failures).toEqual([expect.objectContaining({ workflowId: expect.stringMatching(/^order-1001-refund-\d+$/), reason: expect.stringContaining('Nondeterminism') })]);
+    const plain = await app.outcome('npx', ['turnpike', 'replay', '--workflows', 'dist/workflows-changed.js', '--from', saved], 240_000, temporal);
+    expect(plain.code).toBe(1);
+    expect(plain.stdout.trim().split('\n').filter((line) => !/^(ok|FAIL) {2,4}\S/.test(line) && !/^2 histories checked, 1 did not replay$/.test(line))).toEqual([]);
+    expect(plain.stdout).not.toContain('\u001b[');
+    expect(plain.stdout).not.toMatch(/WARN|INFO/);
+
+    // A file of the set that is not a history is named, with what is wrong with it.
+    const bad = path.join(app.folder, 'replay', 'bad');
+    cpSync(saved, bad, { recursive: true });
+    writeFileSync(path.join(bad, '0003-corrupt.json'), '{"events": [{"eventId": "1",}]}');
+    const corrupt = await replay(['--from', bad]);
+    expect(corrupt.code).toBe(1);
+    expect(corrupt.stderr).toContain(`turnpike: error: ${path.join(bad, '0003-corrupt.json')} is not a history to replay: it is not JSON (Expected double-quoted property name`);
+    rmSync(path.join(bad, '0003-corrupt.json'));
+    writeFileSync(path.join(bad, '0003-not-a-history.json'), JSON.stringify({ workflowId: 'order-1', status: 'completed' }));
+    const notHistory = await replay(['--from', bad]);
+    expect(notHistory.code).toBe(1);
+    expect(notHistory.stderr).toContain(`turnpike: error: ${path.join(bad, '0003-not-a-history.json')} is not a history to replay: it has no "events" array`);
   });
 });
 

@@ -61,8 +61,8 @@ export class PackedApp {
   }
 
   /** `command args` in the app, however it ends: its exit code (0 when it succeeded) and output. */
-  async outcome(command: string, args: string[], timeout = 240_000): Promise<{ code: number; stdout: string; stderr: string }> {
-    return run(command, args, { cwd: this.folder, env: cleanEnvironment({}, this.leaveOut), maxBuffer: 64 * 1024 * 1024, timeout }).then(
+  async outcome(command: string, args: string[], timeout = 240_000, extra: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+    return run(command, args, { cwd: this.folder, env: cleanEnvironment(extra, this.leaveOut), maxBuffer: 64 * 1024 * 1024, timeout }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (error: { code?: unknown; stdout?: string; stderr?: string }) => ({ code: typeof error.code === 'number' ? error.code : -1, stdout: error.stdout ?? '', stderr: error.stderr ?? '' }),
     );

@@ -11,13 +11,16 @@ import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { call, createTestEnvironment, expectTurn, script, text, type TestEnvironment } from 'turnpike/testing';
 import { orderDeskTools, refundsMade } from '../src/tools.js';
+import { ORDER_DESK_WORKFLOWS } from './workflows-path.js';
 
 const carrierLog = path.join(mkdtempSync(path.join(tmpdir(), 'order-desk-carrier-')), 'cancelled.txt');
 let env: TestEnvironment;
 
 before(async () => {
+  const started = performance.now();
   env = await createTestEnvironment({
     tools: orderDeskTools,
+    workflowsPath: ORDER_DESK_WORKFLOWS,
     mcpServers: {
       carrier: {
         command: process.execPath,
@@ -27,6 +30,7 @@ before(async () => {
       },
     },
   });
+  console.log(`environment-ms ${Math.round(performance.now() - started)}`);
 });
 
 after(async () => {
