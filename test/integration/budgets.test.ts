@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { WorkflowFailedError } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import { turnStateQuery } from '../../workflows/messages/definitions.js';
@@ -157,7 +158,7 @@ describe('budgets across a hand-over', () => {
     }
     const result = await handle.result();
     expect(result).toMatchObject({ status: 'completed', spend: { toolCalls: 10 }, budget: { toolCalls: 12, wallTime: '1h' } });
-    // Wall time runs from the turn's first run, not the current one's.
+    // Wall time runs from the turn's first run, not the current one's: it only grows.
     expect([...wallTimes, result.spend!.wallTimeMs]).toEqual([...wallTimes, result.spend!.wallTimeMs].sort((a, b) => a - b));
     expect(result.decisions!.map((decision) => [decision.toolCallId, decision.approver])).toEqual([
       ['budget-1', 'ann'],
@@ -168,6 +169,16 @@ describe('budgets across a hand-over', () => {
     const runs = [];
     for await (const execution of turnpike.client.workflow.list({ query: `WorkflowId = "${handle.workflowId}"` })) runs.push(execution);
     expect(runs.length).toBeGreaterThan(1);
+
+    // Exactly: a workflow reads the clock as its workflow task's start, so each wall time the
+    // turn reported is the time from its first run's start to one of its workflow tasks, in
+    // whichever run it was measured (the last one for the result): whatever ran between the runs
+    // and however late a run's first task started.
+    const histories = await Promise.all(runs.map(async (run) => (await turnpike.client.workflow.getHandle(handle.workflowId, run.runId).fetchHistory()).events ?? []));
+    const eventMs = (event: (typeof histories)[number][number]) => tsToMs(event.eventTime);
+    const firstRunStart = Math.min(...histories.map((events) => eventMs(events[0])));
+    const taskStarts = new Set(histories.flat().filter((event) => event.workflowTaskStartedEventAttributes).map((event) => eventMs(event) - firstRunStart));
+    for (const wallTimeMs of [...wallTimes, result.spend!.wallTimeMs]) expect(taskStarts).toContain(wallTimeMs);
   });
 });
 

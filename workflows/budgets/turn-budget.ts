@@ -8,11 +8,22 @@ import type { TurnContext } from '../context/turn-context.js';
 import type { TurnBudget, TurnSpend } from '../types/index.js';
 
 /**
- * What the turn has spent; its wall time runs from the start of its first run (hand-overs
- * included), its tool calls are its own and those of its agent tools' child turns that ended.
+ * When the turn started, in ms since the epoch: the start of its first run. Temporal's
+ * `workflowInfo().startTime` is the start of the current run (a continued run starts anew), so a
+ * hand-over carries the first run's start on (`TurnCarryOver.startedAtMs`). A run handed over to
+ * before that was carried counts from its own start, as it did when it ran.
+ */
+export function turnStartedAtMs(turn: TurnContext): number {
+  return turn.input.carried?.startedAtMs ?? wf.workflowInfo().startTime.getTime();
+}
+
+/**
+ * What the turn has spent; its wall time runs from the start of its first run (hand-overs and
+ * the time between runs included), its tool calls are its own and those of its agent tools'
+ * child turns that ended.
  */
 export function turnSpend(turn: TurnContext): TurnSpend {
-  return spendOf(turn.usage, turn.step, turn.records.length + turn.childToolCalls, Date.now() - wf.workflowInfo().startTime.getTime());
+  return spendOf(turn.usage, turn.step, turn.records.length + turn.childToolCalls, Date.now() - turnStartedAtMs(turn));
 }
 
 /** The result's `spend` and `budget` (final limits), when the turn has a budget. */

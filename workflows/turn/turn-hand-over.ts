@@ -4,7 +4,8 @@
  * boundary, once the run's history has reached the turn's `historyLimit` (8,000 events or 8 MB
  * by default). No call is parked at a step boundary, so no decision waits across a hand-over.
  *
- * The next run carries on with everything (`TurnCarryOver`): the step count, the messages the
+ * The next run carries on with everything (`TurnCarryOver`): when the turn started (its wall
+ * clock runs on; Temporal's start time is the run's), the step count, the messages the
  * turn appended, its tool calls (so a late decision is refused as before), its records,
  * decisions and usage, its tools, and its event stream, whose offsets go on where they were
  * (the last {@link CARRIED_EVENTS} events are kept for readers a little behind). The turn's id,
@@ -13,6 +14,7 @@
  * Behind `patched(TURN_HAND_OVER_PATCH)`: a turn recorded before it never handed over.
  */
 import * as wf from '@temporalio/workflow';
+import { turnStartedAtMs } from '../budgets/turn-budget.js';
 import type { TurnContext } from '../context/turn-context.js';
 import type { AgentTurnInput, TurnCarryOver } from '../types/index.js';
 
@@ -80,6 +82,7 @@ export function handOverDue(turn: TurnContext): boolean {
 function carryOver(turn: TurnContext, lastText: string): TurnCarryOver | undefined {
   const carried: TurnCarryOver = {
     handOvers: (turn.input.carried?.handOvers ?? 0) + 1,
+    startedAtMs: turnStartedAtMs(turn),
     step: turn.step,
     lastText,
     usage: turn.usage,

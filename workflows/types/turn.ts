@@ -102,6 +102,12 @@ export interface HistoryLimit {
 export interface TurnCarryOver {
   /** Hand-overs so far, this one included. */
   handOvers: number;
+  /**
+   * When the turn's first run started, in ms since the epoch: its wall time counts from here in
+   * every run. Absent in a run handed over to by a turnpike that did not carry it (that run
+   * counts from its own start).
+   */
+  startedAtMs?: number;
   step: number;
   lastText: string;
   usage: Usage;
