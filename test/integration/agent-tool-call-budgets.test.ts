@@ -242,6 +242,11 @@ describe("a step's agent tool calls share what is left of the parent's budget", 
     expect(researched).toMatchObject({ status: 'completed', budget: { toolCalls: 2 }, spend: { toolCalls: 1 } });
     const [approval] = await waitForPending(parent);
     expect(approval).toMatchObject({ toolCallId: 'call_review_b' });
+    // The parent gives the researcher's share back as it takes the child's result (its tool-result
+    // event); a decision that reached it before would find the share still held.
+    for await (const { event } of client.turnEvents(parent.workflowId)) {
+      if (event.type === 'tool-result' && event.toolCallId === 'call_research_a') break;
+    }
     await client.approveToolCall(parent.workflowId, { approvalId: approval.approvalId!, approved: true, approver: 'carol' });
 
     // The researcher spent one of its two: the reviewer gets the four left.
