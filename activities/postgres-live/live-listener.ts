@@ -5,16 +5,15 @@
  * it reconnects with a back-off and listens again; what was published meanwhile is read from the
  * durable stream.
  */
-import type { Client } from 'pg';
 import { decodeLivePiece, payloadWorkflowId } from './live-delta-payload.js';
 import type { LiveDeltaPiece } from '../live-deltas.js';
-import { Outage, type PostgresConnector } from './postgres-connection.js';
+import { Outage, type PostgresClient, type PostgresConnector } from './postgres-connection.js';
 
 export class LiveListener {
   #closed = false;
   readonly #listeners = new Map<string, Set<(piece: LiveDeltaPiece) => void>>();
   #listening?: Promise<void>;
-  #listener?: Client;
+  #listener?: PostgresClient;
   #listened?: () => void;
   #wake?: () => void;
   readonly #outage: Outage;
@@ -73,7 +72,7 @@ export class LiveListener {
   /** Keeps one `LISTEN` connection until `close`, reconnecting with a back-off. */
   async #listen(): Promise<void> {
     while (!this.#closed) {
-      let client: Client | undefined;
+      let client: PostgresClient | undefined;
       try {
         client = await this.connector.connect();
         const ended = new Promise<void>((resolve) => {

@@ -7,10 +7,9 @@
  * them from the durable stream), the outage is reported once, and the connection is tried again
  * after a back-off.
  */
-import type { Client } from 'pg';
 import { encodeLivePiece } from './live-delta-payload.js';
 import type { LiveDeltaPiece } from '../live-deltas.js';
-import { Outage, type PostgresConnector } from './postgres-connection.js';
+import { Outage, type PostgresClient, type PostgresConnector } from './postgres-connection.js';
 
 /** Pieces sent in one round trip at most. */
 const BATCH = 200;
@@ -19,7 +18,7 @@ export class LivePublisher {
   #closed = false;
   #queue: string[] = [];
   #sending = false;
-  #sender?: Client;
+  #sender?: PostgresClient;
   readonly #outage: Outage;
 
   constructor(

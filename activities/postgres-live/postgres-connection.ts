@@ -5,7 +5,7 @@
  * `pg` (node-postgres) is an optional peer of turnpike, loaded on first use.
  */
 import type { ConnectionOptions } from 'node:tls';
-import type { Client, ClientConfig } from 'pg';
+import type { ClientConfig } from 'pg';
 import { importOptional } from '../../peers/optional-packages.js';
 
 /** Where PostgreSQL is, when not given as a connection string. */
@@ -23,6 +23,17 @@ export interface PostgresConnectionSettings {
 }
 
 type Pg = typeof import('pg');
+
+/**
+ * What the channel uses of a node-postgres `Client`, declared here so that turnpike's published
+ * types do not need `pg` (an optional peer) installed.
+ */
+export interface PostgresClient {
+  query(query: string | { text: string; values: unknown[] }): Promise<unknown>;
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown;
+  once(event: 'end' | 'error', listener: () => void): unknown;
+  end(): Promise<void>;
+}
 
 const FIRST_RETRY_MS = 250;
 const LAST_RETRY_MS = 30_000;
@@ -63,7 +74,7 @@ export class PostgresConnector {
   }
 
   /** A connected client; one the server drops later ends (`end`) instead of crashing the process. */
-  connect(): Promise<Client> {
+  connect(): Promise<PostgresClient> {
     this.#pg ??= importOptional('The PostgreSQL live channel', ['pg'], () => import('pg')).catch((error: unknown) => {
       this.#pg = undefined;
       throw error;
