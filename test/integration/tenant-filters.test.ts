@@ -3,7 +3,8 @@
  * and the audit trail (`GET /api/decisions`, JSON and JSON lines) of one tenant's turns, for an
  * admin and for a caller bound to no tenant. A caller bound to a tenant may name its own; naming
  * another is refused with 400 (the same for a tenant that exists or not), and so is a value no
- * turn could carry.
+ * turn could carry. Another tenant's decided call is not there for a bound caller who could have
+ * decided it (404, not 409).
  */
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
@@ -65,8 +66,10 @@ describe('listings of one tenant through the HTTP API', () => {
     expect(await approvals('?tenant=initech', 'bob-token')).toEqual([]);
     expect(await approvals('?tenant=acme', 'alice-token')).toEqual([acme.workflowId]);
 
+    const calls = new Map<string, { approvalId?: string; inputHash?: string }>();
     for (const handle of [acme, globex]) {
       const [pending] = await waitForPending(handle);
+      calls.set(handle.workflowId, pending);
       const decided = await fetch(`${suite.base}/api/turns/${encodeURIComponent(handle.workflowId)}/approvals/${pending.approvalId}`, {
         method: 'POST',
         headers: { authorization: 'Bearer bob-token', 'content-type': 'application/json' },
@@ -75,6 +78,14 @@ describe('listings of one tenant through the HTTP API', () => {
       expect(decided.status).toBe(200);
       await handle.result();
     }
+
+    // alice may decide guarded_action, but globex's decided call is not there for her: 404, not 409.
+    const late = await fetch(`${suite.base}/api/turns/${encodeURIComponent(globex.workflowId)}/approvals/${calls.get(globex.workflowId)!.approvalId}`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer alice-token', 'content-type': 'application/json' },
+      body: JSON.stringify({ approved: false, reason: 'too late', inputHash: calls.get(globex.workflowId)!.inputHash }),
+    });
+    expect(late.status).toBe(404);
 
     const decisions = async (query: string, token: string) => {
       const { status, text } = await get(`/api/decisions${query}`, token);
