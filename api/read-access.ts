@@ -69,7 +69,11 @@ export class ReadAccess {
    * so that a late approver is told it was decided (409) rather than that nothing is there (404).
    */
   async mayDecideApproval(caller: Caller, turnId: string, approvalId: string): Promise<boolean> {
-    if (await this.mayReadTurn(caller, turnId)) return true;
+    const start = await this.client.describeStart(turnId);
+    if (!start) return false;
+    if (await this.mayReadTurn(caller, turnId, start)) return true;
+    // Another tenant's turn is not there for a caller bound to a tenant, settled calls included.
+    if (!sameTenant(caller, this.isAdmin(caller), start.tenant)) return false;
     const state = await this.client.turnState(turnId).catch(() => undefined);
     const settled = state?.decisions?.find((decision) => decision.approvalId === approvalId);
     return settled?.eligible !== undefined && mayDecide(settled.eligible, { approver: caller.identity, approverGroups: caller.groups });

@@ -3,7 +3,7 @@
  * body, parameter or query string is a 400 naming the field. The turn and the conversation check
  * what they alone can (a schema, a budget, agents), and refuse it with their own message.
  */
-import { TURN_PRIORITIES, type TurnPriority } from '../client/tenants.js';
+import { placementProblem, TURN_PRIORITIES, type TurnPriority } from '../client/tenants.js';
 import { z } from 'zod';
 import { MODEL_PROVIDERS } from '../workflows/messages/model-providers.js';
 
@@ -89,7 +89,20 @@ export const sendMessageBody = z.strictObject({
 
 export const turnParams = z.object({ turnId: z.string().min(1) });
 
+/** A listing's `?tenant=`: a tenant a turn could carry (at most 64 bytes), checked as the client checks a start's. */
+const tenantFilter = z
+  .string()
+  .min(1)
+  .max(200)
+  .superRefine((tenant, context) => {
+    const problem = placementProblem({ tenant });
+    if (problem) context.addIssue({ code: 'custom', message: problem });
+  })
+  .optional();
+
 export const decisionsQuery = z.object({
+  /** Only decisions on turns of this tenant; a caller bound to a tenant may name only its own. */
+  tenant: tenantFilter,
   tool: z.string().min(1).optional(),
   approver: z.string().min(1).optional(),
   since: z.iso.datetime().optional(),
@@ -98,6 +111,8 @@ export const decisionsQuery = z.object({
   format: z.enum(['json', 'jsonl']).optional(),
 });
 export const listingQuery = z.object({
+  /** Only calls of turns of this tenant; a caller bound to a tenant may name only its own. */
+  tenant: tenantFilter,
   tool: z.string().min(1).optional(),
   conversation: z.string().min(1).optional(),
   /** Only calls waiting at least this long. */

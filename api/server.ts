@@ -172,7 +172,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerApprovalRoutes(app, routes);
   registerConversationRoutes(app, routes);
   registerBranchRoutes(app, routes);
-  if (options.slack) await registerSlackInteractions(app, routes, options.slack);
+  if (options.slack) await registerSlackInteractions(app, routes, options.slack, bind);
 
   const streamTokens = new StreamTokens(options.streamSecret);
   registerEventStreamRoutes(app, {

@@ -33,6 +33,16 @@ export function requestPlacement(caller: Caller, admin: boolean, body: { tenant?
   return { ...(tenant !== undefined ? { tenant } : {}), ...(priority !== undefined ? { priority } : {}) };
 }
 
+/**
+ * Why a listing's `?tenant=` is refused, or undefined: a caller bound to a tenant may name only
+ * its own (it sees no other), anyone else any tenant. The refusal is a 400 that says nothing of
+ * the tenant named, the same whether it exists or not; a 404 would suggest a resource was looked up.
+ */
+export function tenantFilterProblem(caller: Caller, admin: boolean, tenant: string | undefined): string | undefined {
+  if (tenant === undefined || sameTenant(caller, admin, tenant)) return undefined;
+  return `tenant ${JSON.stringify(tenant)} may not be listed: this caller is bound to tenant ${JSON.stringify(caller.tenant)} and sees only its turns`;
+}
+
 /** Whether a tenant-bound caller may see a turn of `tenant`: an unbound caller or an admin sees every tenant's. */
 export function sameTenant(caller: Caller, admin: boolean, tenant: string | undefined): boolean {
   return admin || caller.tenant === undefined || caller.tenant === tenant;

@@ -3,6 +3,7 @@
  * is a usage error (exit code 2) reported by commander, before anything reaches Temporal.
  */
 import { InvalidArgumentError } from 'commander';
+import { placementProblem, TURN_PRIORITIES, type TurnPriority } from '../client/tenants.js';
 import { modelFromEnvironment } from './default-model.js';
 import type { ModelSettings } from '../workflows/types/index.js';
 
@@ -61,3 +62,20 @@ export function parseDuration(value: string): number {
   if (!match || ms === 0) throw new InvalidArgumentError('expected a duration above 0 as a number and a unit (s, m, h, d, w), e.g. 7d, 12h, 30m');
   return ms;
 }
+
+/** `--tenant`: a tenant a turn can carry, checked as the client checks a start's (at most 64 bytes). */
+export function parseTenant(value: string): string {
+  const problem = placementProblem({ tenant: value });
+  if (problem) throw new InvalidArgumentError(problem);
+  return value;
+}
+
+/** `--priority`: interactive, normal or batch. */
+export function parsePriority(value: string): TurnPriority {
+  const problem = placementProblem({ priority: value as TurnPriority });
+  if (problem) throw new InvalidArgumentError(problem);
+  return value as TurnPriority;
+}
+
+/** The help of `--priority`. */
+export const PRIORITY_HELP = `how urgent its tasks are: ${Object.keys(TURN_PRIORITIES).join(', ')} (default: normal)`;

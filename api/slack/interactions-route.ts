@@ -7,7 +7,9 @@
  *   (api/send-decision.ts): as the Slack user's turnpike identity (slack-users.ts), on the input
  *   hash the button carries. Slack is answered 200 at once; a refused decision (not allowed,
  *   already decided, turn ended, input changed, already voted) is told to the clicker alone, as
- *   an ephemeral message through the interaction's `response_url`, and changes nothing.
+ *   an ephemeral message through the interaction's `response_url`, and changes nothing. A
+ *   Slack user whose identity is bound to a tenant decides only that tenant's calls: another
+ *   tenant's is refused as one they may not decide, as the decision route answers 404.
  * - Deny with reason opens a modal (`views.open`, with the interaction's `trigger_id`); its
  *   submission (`view_submission`) denies with the typed reason. A refusal is shown in the modal
  *   (`response_action: errors`) when the turn answers inside Slack's three seconds.
@@ -20,6 +22,7 @@ import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../../client/error
 import { decodeApprovalRef, SLACK_ACTIONS, SLACK_DENY_REASON_VIEW, type SlackApprovalRef } from '../../activities/slack/approval-actions.js';
 import type { Caller } from '../auth.js';
 import { sendError } from '../replies.js';
+import type { tenantBinder } from '../tenant-binding.js';
 import type { RouteContext } from '../route-context.js';
 import { sendDecision, type PersonsDecision } from '../send-decision.js';
 import { SlackSignatureVerifier } from './signature.js';
@@ -56,10 +59,15 @@ interface Interaction {
   view?: { callback_id?: string; private_metadata?: string; state?: { values?: Record<string, Record<string, { value?: string | null }>> } };
 }
 
-export async function registerSlackInteractions(app: FastifyInstance, routes: RouteContext, options: SlackInteractionOptions): Promise<void> {
+/**
+ * `bind` gives a Slack user's identity the tenant `ApiOptions.tenants` binds it to, as every
+ * other caller of the API is given it (api/tenant-binding.ts).
+ */
+export async function registerSlackInteractions(app: FastifyInstance, routes: RouteContext, options: SlackInteractionOptions, bind: ReturnType<typeof tenantBinder>): Promise<void> {
   const verifier = new SlackSignatureVerifier(options.signingSecret);
   const slack = await openSlack(options.botToken, options.apiUrl);
-  const users = new SlackUsers(options.users, async () => slack);
+  const mapped = new SlackUsers(options.users, async () => slack);
+  const users = { caller: async (userId: string) => bind(await mapped.caller(userId)) };
   const working = new Set<Promise<void>>();
   const log = app.log;
 

@@ -1,7 +1,8 @@
 /**
  * Slack for `npm run api`: `SLACK_SIGNING_SECRET` and `SLACK_BOT_TOKEN` turn it on; who each
- * Slack user is comes from `TURNPIKE_SLACK_USERS` (JSON, Slack user id → `{ subject, groups }`) or
- * `TURNPIKE_SLACK_USERS_BY_EMAIL` (JSON, email → `{ subject, groups }`, through `users.info`);
+ * Slack user is comes from `TURNPIKE_SLACK_USERS` (JSON, Slack user id → `{ subject, groups,
+ * tenant }`) or `TURNPIKE_SLACK_USERS_BY_EMAIL` (JSON, email → `{ subject, groups, tenant }`,
+ * through `users.info`); `groups` and `tenant` are optional;
  * `SLACK_API_URL` points at another Web API (tests, proxies).
  */
 import type { SlackInteractionOptions } from './interactions-route.js';
@@ -30,7 +31,12 @@ function table(env: NodeJS.ProcessEnv, name: string): Record<string, SlackIdenti
   }
   const valid =
     typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) &&
-    Object.values(parsed).every((entry: { subject?: unknown; groups?: unknown }) => typeof entry?.subject === 'string' && (entry.groups === undefined || (Array.isArray(entry.groups) && entry.groups.every((group) => typeof group === 'string'))));
-  if (!valid) throw new Error(`${name} maps each key to {"subject": "<identity>", "groups": ["<group>", ...]}`);
+    Object.values(parsed).every(
+      (entry: { subject?: unknown; groups?: unknown; tenant?: unknown }) =>
+        typeof entry?.subject === 'string' &&
+        (entry.groups === undefined || (Array.isArray(entry.groups) && entry.groups.every((group) => typeof group === 'string'))) &&
+        (entry.tenant === undefined || (typeof entry.tenant === 'string' && entry.tenant.length > 0)),
+    );
+  if (!valid) throw new Error(`${name} maps each key to {"subject": "<identity>", "groups": ["<group>", ...], "tenant": "<tenant>"} (groups and tenant optional)`);
   return parsed as Record<string, SlackIdentity>;
 }

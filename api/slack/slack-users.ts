@@ -4,6 +4,9 @@
  * user's `profile.email` from `users.info` (bot scopes `users:read` and `users:read.email`),
  * then a table or a function from email to identity. A user the mapping does not name is nobody:
  * their clicks are refused. `users.info` answers are kept for a few minutes.
+ *
+ * An identity bound to a tenant (its `tenant`, else its entry in `TURNPIKE_API_TENANTS`, as the
+ * HTTP API binds a caller: api/tenant-binding.ts) decides only that tenant's calls.
  */
 import type { Caller } from '../auth.js';
 
@@ -13,6 +16,11 @@ export interface SlackIdentity {
   subject: string;
   /** The groups the tool's `approverGroups` are matched against. */
   groups?: readonly string[];
+  /**
+   * The tenant the identity is bound to: it decides only that tenant's calls. When omitted, the
+   * identity's entry in `ApiOptions.tenants` (`TURNPIKE_API_TENANTS`) binds it, if it has one.
+   */
+  tenant?: string;
 }
 
 /** From a Slack user's email (from `users.info`) to an identity, or undefined for nobody. */
@@ -46,7 +54,8 @@ export class SlackUsers {
   async caller(userId: string): Promise<Caller | undefined> {
     const identity = 'byEmail' in this.mapping && isEmailMapping(this.mapping.byEmail) ? await this.byEmail(userId, this.mapping.byEmail) : ownEntry(this.mapping as Record<string, SlackIdentity>, userId);
     if (!identity || typeof identity.subject !== 'string' || identity.subject.length === 0) return undefined;
-    return { identity: identity.subject, groups: [...(identity.groups ?? [])] };
+    const tenant = typeof identity.tenant === 'string' && identity.tenant.length > 0 ? identity.tenant : undefined;
+    return { identity: identity.subject, groups: [...(identity.groups ?? [])], ...(tenant !== undefined ? { tenant } : {}) };
   }
 
   private async byEmail(userId: string, mapping: SlackEmailMapping): Promise<SlackIdentity | undefined> {

@@ -4,7 +4,8 @@
  */
 import { Option, type Command } from 'commander';
 import type { ModelSettings, ParkedMessagePolicy } from '../../workflows/types/index.js';
-import { defaultModel, parseCount, parseModel, parsePositive } from '../arguments.js';
+import type { TurnPriority } from '../../client/tenants.js';
+import { defaultModel, parseCount, parseModel, parsePositive, parsePriority, parseTenant, PRIORITY_HELP } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { historyText } from '../format.js';
 import { INTERVAL_OPTION, watchTurn } from './turns.js';
@@ -14,6 +15,8 @@ interface SendOptions {
   system?: string;
   policy?: ParkedMessagePolicy;
   messageId?: string;
+  tenant?: string;
+  priority?: TurnPriority;
   wait?: boolean;
   interval: number;
 }
@@ -28,6 +31,8 @@ export function registerConversationCommands(program: Command, context: CliConte
     .option('--system <prompt>', 'the conversation\'s system prompt, when this message creates it')
     .addOption(new Option('--policy <policy>', 'when a turn is still running or parked: queue this message behind it, or supersede it').choices(['queue', 'supersede']))
     .option('--message-id <id>', 'your id for this message: sending it again starts no second turn')
+    .option('--tenant <tenant>', 'the tenant the conversation runs for, when this message creates it; its turns carry it on', parseTenant)
+    .option('--priority <priority>', `when this message creates the conversation, ${PRIORITY_HELP}`, parsePriority)
     .option('--wait', 'then watch this message\'s turn until it ends, as `turnpike watch` does')
     .option(...INTERVAL_OPTION)
     .action(async (conversationId: string, words: string[], options: SendOptions) => {
@@ -38,6 +43,8 @@ export function registerConversationCommands(program: Command, context: CliConte
         conversation: { model: options.model ?? defaultModel(), ...(options.system !== undefined ? { system: options.system } : {}) },
         ...(options.policy ? { policy: options.policy } : {}),
         ...(options.messageId ? { messageId: options.messageId } : {}),
+        ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
+        ...(options.priority !== undefined ? { priority: options.priority } : {}),
       });
       const { colors } = context;
       const line = () =>

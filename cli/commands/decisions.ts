@@ -2,7 +2,7 @@
  * `decisions`: the audit trail of approval decisions (a person's or a policy's), newest first.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import { parsePositive } from '../arguments.js';
+import { parsePositive, parseTenant } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { decisionsTable } from '../format.js';
 
@@ -12,6 +12,7 @@ interface DecisionsOptions {
   since?: string;
   until?: string;
   limit?: number;
+  tenant?: string;
   jsonl?: boolean;
 }
 
@@ -30,6 +31,7 @@ export function registerDecisionsCommand(program: Command, context: CliContext):
     .option('--since <time>', 'decided at or after this time (ISO 8601)', isoTime)
     .option('--until <time>', 'decided before this time (ISO 8601; the next page)', isoTime)
     .option('--limit <n>', 'at most this many (default 100, at most 1000)', parsePositive)
+    .option('--tenant <tenant>', 'only the decisions on turns of this tenant', parseTenant)
     .option('--jsonl', 'one JSON object per line, for export')
     .action(async (options: DecisionsOptions) => {
       const turnpike = await context.client();

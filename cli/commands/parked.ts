@@ -1,9 +1,9 @@
 /**
  * `pending`, `approve`, `deny` and `submit`: find parked tool calls and resolve them.
  */
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { ApproveToolCallInput } from '../../workflows/types/index.js';
-import { parseJson, parsePositive } from '../arguments.js';
+import { parseJson, parsePositive, parseTenant } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { parkedCallsTable, resolveHint } from '../format.js';
 import { approverList } from '../approval-progress.js';
@@ -23,12 +23,13 @@ export function registerParkedCommands(program: Command, context: CliContext): v
     .option('--query <query>', 'a Temporal visibility query for the turns to look at (default: parked turns on the task queue)')
     .option('--conversation <conversationId>', 'only the parked calls of this conversation\'s running turn')
     .option('--limit <n>', 'look at this many turns at most (default 500)', parsePositive)
+    .addOption(new Option('--tenant <tenant>', 'only the parked calls of turns of this tenant').argParser(parseTenant).conflicts('conversation'))
     .addHelpText('after', '\nThe listing comes from Temporal visibility, which may lag a turn that parked a moment ago.')
-    .action(async (options: { query?: string; conversation?: string; limit?: number }) => {
+    .action(async (options: { query?: string; conversation?: string; limit?: number; tenant?: string }) => {
       const turnpike = await context.client();
       const calls = options.conversation
         ? await turnpike.conversationPending(options.conversation)
-        : await turnpike.listParkedCalls({ query: options.query, limit: options.limit });
+        : await turnpike.listParkedCalls({ query: options.query, limit: options.limit, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}) });
       const { colors } = context;
       context.print(calls, () =>
         calls.length === 0

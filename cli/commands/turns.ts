@@ -8,7 +8,8 @@ import type { Command } from 'commander';
 import { TurnpikeNotFoundError, type TurnpikeClient } from '../../client/turnpike-client.js';
 import { AGENT_TURN_WORKFLOW } from '../../workflows/messages/definitions.js';
 import type { AgentTurnInput, AgentTurnResult, JsonSchema, ModelSettings, PendingToolCall, TurnState } from '../../workflows/types/index.js';
-import { defaultModel, parseJson, parseList, parseModel, parsePositive } from '../arguments.js';
+import type { TurnPriority } from '../../client/tenants.js';
+import { defaultModel, parseJson, parseList, parseModel, parsePositive, parsePriority, parseTenant, PRIORITY_HELP } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { compactJson, decisionId, expiresIn, parkedCallsTable, resolveHint, status, turnResultText, type Colors } from '../format.js';
 
@@ -21,6 +22,8 @@ interface StartOptions {
   approvalTimeout?: string;
   clientToolTimeout?: string;
   outputSchema?: JsonSchema;
+  tenant?: string;
+  priority?: TurnPriority;
   wait?: boolean;
   interval: number;
 }
@@ -41,6 +44,8 @@ export function registerTurnCommands(program: Command, context: CliContext): voi
     .option('--approval-timeout <duration>', 'how long an approval may wait, e.g. 30m, 24h (default 24h); expiry is a denial')
     .option('--client-tool-timeout <duration>', 'how long a client tool may wait for its result (default 24h)')
     .option('--output-schema <json>', 'a typed final answer: the JSON Schema (of an object) the answer must match, e.g. "$(cat schema.json)"', parseJson)
+    .option('--tenant <tenant>', 'the tenant it runs for: the TurnpikeTenant search attribute and the fairness key of its tasks', parseTenant)
+    .option('--priority <priority>', PRIORITY_HELP, parsePriority)
     .option('--wait', 'then watch the turn until it ends, as `turnpike watch` does')
     .option(...INTERVAL_OPTION)
     .action(async (words: string[], options: StartOptions) => {
@@ -57,10 +62,12 @@ export function registerTurnCommands(program: Command, context: CliContext): voi
         // The turn checks the schema when it starts, and fails naming the field.
         ...(options.outputSchema !== undefined ? { output: { schema: options.outputSchema } } : {}),
       };
-      await turnpike.startTurn(input, { turnId });
-      const started = { turnId, taskQueue: turnpike.taskQueue, model: input.model };
+      const placement = { ...(options.tenant !== undefined ? { tenant: options.tenant } : {}), ...(options.priority !== undefined ? { priority: options.priority } : {}) };
+      await turnpike.startTurn(input, { turnId, ...placement });
+      const started = { turnId, taskQueue: turnpike.taskQueue, model: input.model, ...placement };
       const { colors } = context;
-      const line = () => `Started ${colors.bold(turnId)} (${input.model.provider}:${input.model.model}) on task queue ${turnpike.taskQueue}`;
+      const forTenant = options.tenant !== undefined ? ` for tenant ${options.tenant}` : '';
+      const line = () => `Started ${colors.bold(turnId)} (${input.model.provider}:${input.model.model}) on task queue ${turnpike.taskQueue}${forTenant}`;
       if (!options.wait) {
         context.print(started, () => `${line()}\n${colors.dim(`  turnpike watch ${turnId}`)}`);
         return;

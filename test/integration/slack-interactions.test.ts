@@ -10,18 +10,18 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeApprovalRef, SLACK_ACTIONS, SLACK_DENY_REASON_VIEW, type SlackApprovalRef } from '../../activities/slack/approval-actions.js';
+import { SLACK_ACTIONS, SLACK_DENY_REASON_VIEW, type SlackApprovalRef } from '../../activities/slack/approval-actions.js';
 import { buildApi, type Caller } from '../../api/index.js';
-import { slackSignature } from '../../api/slack/signature.js';
 import { TurnpikeClient } from '../../client/index.js';
 import type { TurnState } from '../../workflows/types/index.js';
 import { startFakeSlack, type FakeSlack } from '../fake-provider/slack.js';
 import { financeRefundTool } from '../support/refund-tool.js';
+import { buttonClick as click, postInteraction, reasonSubmission as submission, signed, SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET, toldThrough as told, type Signed } from '../support/slack-interactions.js';
 import { use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-const SIGNING_SECRET = 'slack-signing-secret-for-tests';
-const BOT_TOKEN = 'xoxb-turnpike-test';
+const SIGNING_SECRET = SLACK_SIGNING_SECRET;
+const BOT_TOKEN = SLACK_BOT_TOKEN;
 
 const { tool: refund, runsOf } = financeRefundTool();
 
@@ -81,59 +81,10 @@ afterAll(async () => {
   await turnpike?.stop();
 });
 
-let clicks = 0;
-
-/** A `block_actions` interaction as Slack sends it for a button of an approval message. */
-function buttonClick(userId: string, actionId: string, ref: SlackApprovalRef) {
-  return {
-    type: 'block_actions',
-    user: { id: userId, username: userId.toLowerCase(), team_id: 'T0001' },
-    api_app_id: 'A0TURNPIKE',
-    team: { id: 'T0001', domain: 'example' },
-    container: { type: 'message', message_ts: '1700000000.000001', channel_id: 'C0FINANCE', is_ephemeral: false },
-    channel: { id: 'C0FINANCE', name: 'finance-approvals' },
-    trigger_id: slack.issueTrigger(),
-    response_url: slack.issueResponseUrl(),
-    actions: [{ type: 'button', action_id: actionId, block_id: 'decide', value: encodeApprovalRef(ref), action_ts: `${Date.now() / 1000}${++clicks}` }],
-  };
-}
-
-/** The `view_submission` of the Deny-with-reason modal. */
-function reasonSubmission(userId: string, privateMetadata: string, reason: string) {
-  const { callbackId, blockId, actionId } = SLACK_DENY_REASON_VIEW;
-  return {
-    type: 'view_submission',
-    user: { id: userId, team_id: 'T0001' },
-    api_app_id: 'A0TURNPIKE',
-    trigger_id: slack.issueTrigger(),
-    view: { id: `V0${++clicks}`, type: 'modal', callback_id: callbackId, private_metadata: privateMetadata, state: { values: { [blockId]: { [actionId]: { type: 'plain_text_input', value: reason } } } } },
-  };
-}
-
-interface Signed {
-  body: string;
-  headers: Record<string, string>;
-}
-
-/** Form-encoded and signed as Slack signs it; `secret` and `timestamp` to forge. */
-function signed(payload: unknown, { secret = SIGNING_SECRET, timestamp = Math.floor(Date.now() / 1000) } = {}): Signed {
-  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
-  const ts = String(timestamp);
-  return { body, headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': ts, 'x-slack-signature': slackSignature(secret, ts, body) } };
-}
-
-async function post(request: Signed, server = api) {
-  const response = await server.inject({ method: 'POST', url: '/api/slack/interactions', headers: request.headers, payload: request.body });
-  return { status: response.statusCode, body: response.body };
-}
-
-/** What the clicker was told through the interaction's response URL, once it was told. */
-async function toldThrough(responseUrl: string): Promise<string> {
-  await expect.poll(() => slack.responses.filter((response) => response.url === responseUrl).length, { timeout: 30_000 }).toBe(1);
-  const { body } = slack.responses.find((response) => response.url === responseUrl)!;
-  expect(body).toMatchObject({ response_type: 'ephemeral', replace_original: false });
-  return body.text;
-}
+const buttonClick = (userId: string, actionId: string, ref: SlackApprovalRef) => click(slack, userId, actionId, ref);
+const reasonSubmission = (userId: string, privateMetadata: string, reason: string) => submission(slack, userId, privateMetadata, reason);
+const post = (request: Signed, server = api) => postInteraction(server, request);
+const toldThrough = (responseUrl: string) => told(slack, responseUrl);
 
 async function parkRefund(amount: number) {
   const handle = await turnpike.startTurn({ text: use('refund_order', { order: 'A-1001', amount }), startedBy: 'rita' });

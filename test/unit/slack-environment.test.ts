@@ -19,13 +19,15 @@ describe('slackInteractionOptionsFromEnvironment', () => {
       apiUrl: 'http://127.0.0.1:1/api/',
     });
     expect(slackInteractionOptionsFromEnvironment({ ...secrets, TURNPIKE_SLACK_USERS_BY_EMAIL: '{"a@example.com":{"subject":"alice"}}' })?.users).toEqual({ byEmail: { 'a@example.com': { subject: 'alice' } } });
+    expect(slackInteractionOptionsFromEnvironment({ ...secrets, TURNPIKE_SLACK_USERS: '{"U2":{"subject":"gus","tenant":"globex"}}' })?.users).toEqual({ U2: { subject: 'gus', tenant: 'globex' } });
     expect(() => slackInteractionOptionsFromEnvironment(secrets)).toThrow(/TURNPIKE_SLACK_USERS/);
     expect(() => slackInteractionOptionsFromEnvironment({ ...secrets, TURNPIKE_SLACK_USERS: '{}', TURNPIKE_SLACK_USERS_BY_EMAIL: '{}' })).toThrow(/not both/);
   });
 
-  it('refuses a table that is not JSON or names no subject', () => {
+  it('refuses a table that is not JSON, names no subject, or a tenant that is not a name', () => {
     expect(() => slackInteractionOptionsFromEnvironment({ ...secrets, TURNPIKE_SLACK_USERS: 'U1:alice' })).toThrow(/is JSON/);
     expect(() => slackInteractionOptionsFromEnvironment({ ...secrets, TURNPIKE_SLACK_USERS: '{"U1":{"groups":["finance"]}}' })).toThrow(/subject/);
     expect(() => slackInteractionOptionsFromEnvironment({ ...secrets, TURNPIKE_SLACK_USERS: '{"U1":{"subject":"alice","groups":"finance"}}' })).toThrow(/subject/);
+    expect(() => slackInteractionOptionsFromEnvironment({ ...secrets, TURNPIKE_SLACK_USERS: '{"U1":{"subject":"alice","tenant":7}}' })).toThrow(/"tenant": "<tenant>"/);
   });
 });
