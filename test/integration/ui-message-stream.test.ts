@@ -100,18 +100,8 @@ describe('AI SDK UI message stream', () => {
     const model = registerScript([{ type: 'text', text: 'Answered by the chat model.' }]);
     const served = await serveApi(turnpike, { chatModel: { provider: 'scripted', model } });
     try {
-      const chatId = `chat-${randomUUID()}`;
-      const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Hello' }] };
-      const stream = await new DefaultChatTransport<UIMessage>({ api: `${served.base}/api/chat`, headers: { authorization: 'Bearer alice-token' } }).sendMessages({
-        trigger: 'submit-message',
-        chatId,
-        messageId: undefined,
-        messages: [user],
-        abortSignal: undefined,
-      });
-      let last: UIMessage | undefined;
-      for await (const message of readUIMessageStream<UIMessage>({ stream, terminateOnError: true })) last = message;
-      expect(last!.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')).toBe('Answered by the chat model.');
+      const { chatId, text } = await chatHello(served.base, 'alice-token');
+      expect(text).toBe('Answered by the chat model.');
       expect((await client.turnResult(`${chatId}/turn-1`)).text).toBe('Answered by the chat model.');
     } finally {
       await served.api.close();
@@ -133,18 +123,8 @@ describe('AI SDK UI message stream', () => {
         api.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
         api.once('exit', (code) => reject(new Error(`api/main.ts exited (${code}): ${output}`)));
       });
-      const chatId = `chat-${randomUUID()}`;
-      const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Hello' }] };
-      const stream = await new DefaultChatTransport<UIMessage>({ api: `http://127.0.0.1:${port}/api/chat`, headers: { authorization: 'Bearer main-token' } }).sendMessages({
-        trigger: 'submit-message',
-        chatId,
-        messageId: undefined,
-        messages: [user],
-        abortSignal: undefined,
-      });
-      let last: UIMessage | undefined;
-      for await (const message of readUIMessageStream<UIMessage>({ stream, terminateOnError: true })) last = message;
-      expect(last!.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('')).toBe('Answered by the environment model.');
+      const { chatId, text } = await chatHello(`http://127.0.0.1:${port}`, 'main-token');
+      expect(text).toBe('Answered by the environment model.');
       expect((await client.turnResult(`${chatId}/turn-1`)).text).toBe('Answered by the environment model.');
     } finally {
       // Its graceful shutdown is not what this test is about.
@@ -156,3 +136,19 @@ describe('AI SDK UI message stream', () => {
     }
   });
 });
+
+/** A new chat's first message, "Hello", through useChat's transport: the chat's id and the answer's text. */
+async function chatHello(base: string, token: string): Promise<{ chatId: string; text: string }> {
+  const chatId = `chat-${randomUUID()}`;
+  const user: UIMessage = { id: `u-${randomUUID()}`, role: 'user', parts: [{ type: 'text', text: 'Hello' }] };
+  const stream = await new DefaultChatTransport<UIMessage>({ api: `${base}/api/chat`, headers: { authorization: `Bearer ${token}` } }).sendMessages({
+    trigger: 'submit-message',
+    chatId,
+    messageId: undefined,
+    messages: [user],
+    abortSignal: undefined,
+  });
+  let last: UIMessage | undefined;
+  for await (const message of readUIMessageStream<UIMessage>({ stream, terminateOnError: true })) last = message;
+  return { chatId, text: last!.parts.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('') };
+}
