@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../../cli/main.js';
 import type { TurnDecision } from '../../client/decisions.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
+import { cliRunner } from '../support/cli-runner.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -20,17 +20,7 @@ beforeAll(async () => {
 });
 afterAll(async () => turnpike?.stop());
 
-async function cli(...argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const run = { stdout: '', stderr: '' };
-  const code = await runCli(argv, { client, stdout: { write: (chunk: string) => (run.stdout += chunk), isTTY: false }, stderr: { write: (chunk: string) => (run.stderr += chunk) } });
-  return { code, ...run };
-}
-
-async function cliJson<T>(...argv: string[]): Promise<T> {
-  const run = await cli(...argv, '--json');
-  expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout) as T;
-}
+const { cli, cliJson } = cliRunner(() => client);
 
 /** Polls `read` until `done` holds: visibility lags a moment. */
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {

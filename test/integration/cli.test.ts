@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { runCli } from '../../cli/main.js';
 import { TurnpikeClient, type ParkedCall } from '../../client/turnpike-client.js';
 import type { ApproveToolCallResult, HistoryPage, PendingToolCall } from '../../workflows/types/index.js';
+import { cliRunner } from '../support/cli-runner.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -26,36 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => turnpike?.stop());
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Starts the CLI on `argv`, its stdout a terminal when `tty` is set; `output()` shows what it has
- * printed so far, `done` resolves when it exits.
- */
-function launch(argv: string[], tty = false): { output: () => Run; done: Promise<Run> } {
-  const run: Run = { code: -1, stdout: '', stderr: '' };
-  const done = runCli(argv, {
-    client,
-    stdout: { write: (chunk: string) => (run.stdout += chunk), isTTY: tty },
-    stderr: { write: (chunk: string) => (run.stderr += chunk) },
-  }).then((code) => ({ ...run, code }));
-  return { output: () => run, done };
-}
-
-async function cli(...argv: string[]): Promise<Run> {
-  return launch(argv).done;
-}
-
-/** Runs a command with `--json`, expects success, and parses its stdout. */
-async function cliJson<T>(...argv: string[]): Promise<T> {
-  const run = await cli(...argv, '--json');
-  expect(run.code, run.stderr).toBe(0);
-  return JSON.parse(run.stdout) as T;
-}
+const { launch, cli, cliJson } = cliRunner(() => client);
 
 /** Polls `read` until `done` holds: for visibility and conversation history, which lag a moment. */
 async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
