@@ -44,8 +44,15 @@ const ACTIVE_INTERVAL_MS = 100;
 const IDLE_INTERVAL_MS = 500;
 /** Quiet reads between two looks at whether the workflow still runs. */
 const READS_BETWEEN_STATUS_CHECKS = 10;
-/** A query that failed for a reason that passes (the server's query buffer was full, a timeout): retried this often at most. */
-const MAX_TRANSIENT_FAILURES = 20;
+/**
+ * A query that failed for a reason that passes (the server's query buffer was full, a timeout) is
+ * retried, waiting longer each time up to {@link MAX_RETRY_WAIT_MS}, until the failures have gone
+ * on this long: a workflow task taken by a worker that then died or restarted stays in flight
+ * until its timeout, and the queries that meet it meanwhile are refused ("consistent query buffer
+ * is full"), for longer than a count of quick retries lasts on a loaded machine.
+ */
+const TRANSIENT_PATIENCE_MS = 120_000;
+const MAX_RETRY_WAIT_MS = 4_000;
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -85,13 +92,16 @@ export async function* readEventStream<E>(
 
   let interval = ACTIVE_INTERVAL_MS;
   let quietReads = 0;
-  let failures = 0;
+  /** When the current run of transient failures began, if one is under way. */
+  let failingSince: number | undefined;
+  let retryWait = IDLE_INTERVAL_MS;
   for (;;) {
     if (signal?.aborted || offset >= untilOffset) return;
     let page: StreamEventsPage<E>;
     try {
       page = await read(offset);
-      failures = 0;
+      failingSince = undefined;
+      retryWait = IDLE_INTERVAL_MS;
     } catch (error) {
       if (signal?.aborted) return;
       // Not started yet (a conversation's next turn): wait for it, within reason.
@@ -99,8 +109,9 @@ export async function* readEventStream<E>(
         await sleep(IDLE_INTERVAL_MS, signal);
         continue;
       }
-      if (isTransient(error) && ++failures <= MAX_TRANSIENT_FAILURES) {
-        await sleep(IDLE_INTERVAL_MS, signal);
+      if (isTransient(error) && Date.now() - (failingSince ??= Date.now()) < TRANSIENT_PATIENCE_MS) {
+        await sleep(retryWait, signal);
+        retryWait = Math.min(MAX_RETRY_WAIT_MS, retryWait * 2);
         continue;
       }
       throw error;

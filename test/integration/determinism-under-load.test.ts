@@ -98,6 +98,8 @@ function makeNoise(turnpike: TurnpikeClient, handle: WorkflowHandle, done: Abort
       });
     }, SIGNAL_EVERY_MS),
   ]).then(() => undefined);
+  // Awaited once the turn has ended; a reader that fails before then fails the test there, not as an unhandled rejection.
+  finished.catch(() => undefined);
   return { noise, finished };
 }
 
