@@ -47,11 +47,14 @@ const READS_BETWEEN_STATUS_CHECKS = 10;
 /**
  * A query that failed for a reason that passes (the server's query buffer was full, a timeout) is
  * retried, waiting longer each time up to {@link MAX_RETRY_WAIT_MS}, until the failures have gone
- * on this long: a workflow task taken by a worker that then died or restarted stays in flight
- * until its timeout, and the queries that meet it meanwhile are refused ("consistent query buffer
- * is full"), for longer than a count of quick retries lasts on a loaded machine.
+ * on this long. Each failure already stands for about 6 s of the connection's own quick retries
+ * (connection/query-retry.ts). A turn with a workflow task in flight almost all the time (a
+ * signal every few hundred milliseconds, a loaded worker) answers one buffered query per task,
+ * and two readers of it (two API processes, a reader and a dashboard's queries) can lose that
+ * race for minutes; a task held by a worker that died stays in flight until its timeout. A reader
+ * of a live turn waits that out rather than failing the stream; its caller's abort ends it at once.
  */
-const TRANSIENT_PATIENCE_MS = 120_000;
+const TRANSIENT_PATIENCE_MS = 600_000;
 const MAX_RETRY_WAIT_MS = 4_000;
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
