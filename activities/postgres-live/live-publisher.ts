@@ -1,8 +1,8 @@
 /**
- * The publishing side of the PostgreSQL live channel: every piece becomes one notification
- * (`SELECT pg_notify($1, payload)`, a few pieces a round trip), or several when it is 8,000 bytes
- * or more (live-delta-payload.ts), sent in order over one connection of its own, so a reader gets
- * a step's pieces in the order they were streamed. `publish` only queues: it never waits for the
+ * The publishing side of the PostgreSQL live channel: every piece becomes one notification on
+ * its turn's channel (turn-channels.ts; `pg_notify(channel, payload)`, a few pieces a round
+ * trip), or several when it is 8,000 bytes or more (live-delta-payload.ts), sent in order over
+ * one connection of its own, so a reader gets a step's pieces in the order they were streamed. `publish` only queues: it never waits for the
  * database and never throws. While the database is unreachable, pieces are dropped (readers read
  * them from the durable stream), the outage is reported once, and the connection is tried again
  * after a back-off.
@@ -10,13 +10,15 @@
 import { encodeLivePiece } from './live-delta-payload.js';
 import type { LiveDeltaPiece } from '../live-deltas.js';
 import { Outage, type PostgresClient, type PostgresConnector } from './postgres-connection.js';
+import { turnChannel } from './turn-channels.js';
 
 /** Pieces sent in one round trip at most. */
 const BATCH = 200;
 
 export class LivePublisher {
   #closed = false;
-  #queue: string[] = [];
+  /** Notifications waiting to be sent, in order: each one's channel and payload. */
+  #queue: Array<{ channel: string; payload: string }> = [];
   #sending = false;
   #sender?: PostgresClient;
   readonly #outage: Outage;
@@ -36,7 +38,8 @@ export class LivePublisher {
       if (this.#closed || Date.now() < this.#outage.retryAt) return;
       const payloads = encodeLivePiece(workflowId, piece);
       if (this.#queue.length + payloads.length > this.maxQueued) return;
-      this.#queue.push(...payloads);
+      const channel = turnChannel(this.channel, workflowId);
+      for (const payload of payloads) this.#queue.push({ channel, payload });
       if (!this.#sending) void this.#send();
     } catch {
       // Never into the model step: a piece lost is read from the durable stream.
@@ -58,7 +61,7 @@ export class LivePublisher {
     try {
       while (this.#queue.length > 0 && !this.#closed) {
         if (!this.#sender) {
-          const sender = await this.connector.connect();
+          const sender = await this.connector.connect('turnpike live publisher');
           if (this.#closed) {
             await sender.end().catch(() => {});
             return;
@@ -71,8 +74,8 @@ export class LivePublisher {
         const batch = this.#queue.splice(0, BATCH);
         // In array order: the subquery's order is the order pg_notify is called, and so delivered.
         await this.#sender.query({
-          text: 'SELECT count(pg_notify($1, payload)) FROM (SELECT payload FROM unnest($2::text[]) WITH ORDINALITY AS p(payload, n) ORDER BY n) ordered',
-          values: [this.channel, batch],
+          text: 'SELECT count(pg_notify(channel, payload)) FROM (SELECT channel, payload FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS p(channel, payload, n) ORDER BY n) ordered',
+          values: [batch.map((item) => item.channel), batch.map((item) => item.payload)],
         });
         this.#outage.recovered();
       }

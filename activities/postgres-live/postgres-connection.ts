@@ -73,8 +73,11 @@ export class PostgresConnector {
     this.#config = { ...connection, ...(connectionString ? { connectionString } : {}), keepAlive: true, connectionTimeoutMillis: 10_000, query_timeout: 10_000 };
   }
 
-  /** A connected client; one the server drops later ends (`end`) instead of crashing the process. */
-  connect(): Promise<PostgresClient> {
+  /**
+   * A connected client; one the server drops later ends (`end`) instead of crashing the process.
+   * `applicationName` names it in `pg_stat_activity` (which side of the channel it is).
+   */
+  connect(applicationName?: string): Promise<PostgresClient> {
     this.#pg ??= importOptional('The PostgreSQL live channel', ['pg'], () => import('pg')).catch((error: unknown) => {
       this.#pg = undefined;
       throw error;
@@ -82,7 +85,7 @@ export class PostgresConnector {
     return this.#pg.then(async (pg) => {
       // A CommonJS module: Node's ESM loader gives its exports as the default export.
       const { Client: ClientClass } = (pg as unknown as { default?: Pg }).default ?? pg;
-      const client = new ClientClass(this.#config);
+      const client = new ClientClass({ ...this.#config, ...(applicationName ? { application_name: applicationName } : {}) });
       client.on('error', () => {});
       try {
         await client.connect();

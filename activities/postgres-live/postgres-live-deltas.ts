@@ -5,20 +5,21 @@
  * same database and channel.
  *
  * Its two sides each keep a connection of their own: publishing (live-publisher.ts: pieces queued
- * and sent in order, never waiting, dropped while the database is down) and listening
- * (live-listener.ts: one `LISTEN` connection, handing each notification to the readers of its
- * turn). Either side reports an outage once and tries again after a back-off; readers read what
+ * and sent in order on each turn's own channel, never waiting, dropped while the database is
+ * down) and listening (live-listener.ts: one `LISTEN` connection, on the channels of the turns
+ * read in this process only, handing each notification to the readers of its turn). Either side reports an outage once and tries again after a back-off; readers read what
  * was lost from the durable stream.
  *
  * `pg` (node-postgres) is an optional peer of turnpike, loaded on first use.
  */
 import { redactConnectionString } from '../../content/postgres-content-store.js';
 import type { LiveDeltaChannel, LiveDeltaPiece } from '../live-deltas.js';
-import { LiveListener } from './live-listener.js';
+import { LiveListener, type LiveReceived } from './live-listener.js';
 import { LivePublisher } from './live-publisher.js';
 import { PostgresConnector, type PostgresConnectionSettings } from './postgres-connection.js';
 
 export type { PostgresConnectionSettings } from './postgres-connection.js';
+export type { LiveReceived } from './live-listener.js';
 
 /** The notification channel pieces go on unless told otherwise. */
 export const DEFAULT_LIVE_CHANNEL = 'turnpike_live';
@@ -43,7 +44,7 @@ export interface PostgresLiveDeltasOptions {
 
 /** A live channel over PostgreSQL `LISTEN/NOTIFY`, for readers in other processes than the workers (see the file's comment). */
 export class PostgresLiveDeltas implements LiveDeltaChannel {
-  /** The notification channel. */
+  /** The configured channel: each turn's pieces go on a channel named from it and the turn (turn-channels.ts). */
   readonly channel: string;
   /** Where it is, without the password: `postgresql://user@db:5432/app (channel turnpike_live)`. */
   readonly description: string;
@@ -74,18 +75,27 @@ export class PostgresLiveDeltas implements LiveDeltaChannel {
     this.#publisher.publish(workflowId, piece);
   }
 
-  /** Calls `listener` with each piece this process's `LISTEN` connection receives for `workflowId`; returns the unsubscribe. */
+  /**
+   * Calls `listener` with each piece this process's `LISTEN` connection receives for `workflowId`
+   * (listening on its channel from the first subscriber to the last); returns the unsubscribe.
+   */
   subscribe(workflowId: string, listener: (piece: LiveDeltaPiece) => void): () => void {
     return this.#listener.subscribe(workflowId, listener);
   }
 
   /**
    * Starts listening if nothing has yet; resolves once the `LISTEN` connection is up (now, or
-   * when the database is back). Subscribing does this too; an API process may call it at start so
-   * its first reader misses no piece.
+   * when the database is back) and listens on the channel of every turn subscribed so far.
+   * Subscribing does this too; an API process may call it at start, so that its first reader
+   * does not wait for the connection.
    */
   ready(): Promise<void> {
     return this.#listener.ready();
+  }
+
+  /** What this process's `LISTEN` connection has received: notifications and their characters, of every turn. */
+  get received(): LiveReceived {
+    return this.#listener.received;
   }
 
   /** Workflows with a subscriber now (for tests). */

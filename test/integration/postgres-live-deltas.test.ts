@@ -80,13 +80,13 @@ const SECOND = words(40, 'b');
 const LONG_WORD = 'ж€😀'.repeat(1_500);
 
 /** A two-step turn: text and a tool call, then text; tokens 10 ms apart. */
-async function startTwoStepTurn(second = SECOND, control: { pauseAfterEvents?: number; resume?: Promise<unknown> } = {}, taskQueue = turnpike.taskQueue) {
+async function startTwoStepTurn(second = SECOND, control: { pauseAfterEvents?: number; resume?: Promise<unknown> } = {}, taskQueue = turnpike.taskQueue, workflowId = `turn-${randomUUID()}`) {
   fake.script('openai', [
     { text: FIRST, toolCalls: [{ name: 'record_action', input: { action: 'live' } }], stream: { eventIntervalMs: 10, ...control } },
     { text: second, stream: { eventIntervalMs: 10 } },
   ]);
   const input = { model: { provider: 'openai' as const, model: 'gpt-4.1-mini', maxTokens: 512 }, messages: [{ role: 'user' as const, content: 'Go.' }] };
-  return turnpike.client.workflow.start('agentTurn', { taskQueue, workflowId: `turn-${randomUUID()}`, args: [input] });
+  return turnpike.client.workflow.start('agentTurn', { taskQueue, workflowId, args: [input] });
 }
 
 
@@ -107,7 +107,12 @@ async function readWithDurableHeld(second: string, taskQueue = turnpike.taskQueu
     interceptors: { workflow: [{ query: async (input, next) => (await gate, next(input)) }] },
   });
   const client = new TurnpikeClient({ client: held, taskQueue: turnpike.taskQueue, liveDeltas: listened });
-  const handle = await startTwoStepTurn(second, {}, taskQueue);
+  // Listening on the turn's channel before it starts, so that its first pieces are heard too (a
+  // reader who comes later reads what came before its LISTEN from the durable stream).
+  const workflowId = `turn-${randomUUID()}`;
+  const listening = listened.subscribe(workflowId, () => {});
+  await listened.ready();
+  const handle = await startTwoStepTurn(second, {}, taskQueue, workflowId);
   let shownLive = false;
   let durableBefore = -1;
   const texts: Record<number, string> = {};
@@ -127,6 +132,7 @@ async function readWithDurableHeld(second: string, taskQueue = turnpike.taskQueu
   await handle.result();
   resolveGate();
   const records = await reading;
+  listening();
   expect(shownLive).toBe(true);
   expect(durableBefore).toBe(0);
   const expected = await durableView(handle.workflowId);
@@ -232,6 +238,7 @@ describe('the PostgreSQL live channel', () => {
     // The channel alone: one piece of about 13,500 bytes, from one instance to the other.
     const parts: LiveDeltaPiece[] = [];
     const unsubscribe = listened.subscribe('long-piece', (piece) => parts.push(piece));
+    await listened.ready();
     published.publish('long-piece', { event: { type: 'text-delta', text: LONG_WORD, step: 2, attempt: 1 }, start: 7 });
     published.publish('long-piece', { event: { type: 'text-delta', text: ' end', step: 2, attempt: 1 }, start: 7 + LONG_WORD.length });
     await expect.poll(() => parts.at(-1)?.event, { timeout: 30_000 }).toMatchObject({ text: ' end' });
@@ -279,14 +286,56 @@ describe('the PostgreSQL live channel', () => {
     await readWithDurableHeld(SECOND);
   });
 
+  it('a process receives only the turns its readers read: LISTEN from the first reader of a turn, UNLISTEN after the last', async () => {
+    const [first, second] = [randomUUID(), randomUUID()].map((id) => `turn-${id}`) as [string, string];
+    const processes = [new PostgresLiveDeltas({ connectionString }), new PostgresLiveDeltas({ connectionString })] as const;
+    const [one, two] = processes;
+    const heard = { one: [] as string[], two: [] as string[] };
+    const piece = (text: string): LiveDeltaPiece => ({ event: { type: 'text-delta', text, step: 1, attempt: 1 }, start: 0 });
+    try {
+      // The first process reads the first turn, the second the second.
+      one.subscribe(first, (got) => heard.one.push((got.event as { text: string }).text));
+      const twoReadsSecond = two.subscribe(second, (got) => heard.two.push((got.event as { text: string }).text));
+      await Promise.all([one.ready(), two.ready()]);
+      for (const text of ['a1', 'a2', 'a3']) published.publish(first, piece(text));
+      published.publish(second, piece('b1'));
+      await expect.poll(() => heard.one.length + heard.two.length, { timeout: 30_000 }).toBe(4);
+      expect(heard).toEqual({ one: ['a1', 'a2', 'a3'], two: ['b1'] });
+      // Nothing of the turn nobody there reads reached a process's connection.
+      expect(one.received.notifications).toBe(3);
+      expect(two.received.notifications).toBe(1);
+
+      // A reader of the first turn in the second process: from now on it hears that turn too.
+      const twoReadsFirst = two.subscribe(first, (got) => heard.two.push((got.event as { text: string }).text));
+      await two.ready();
+      published.publish(first, piece('a4'));
+      await expect.poll(() => heard.two, { timeout: 30_000 }).toEqual(['b1', 'a4']);
+      expect(two.received.notifications).toBe(2);
+
+      // Its last reader of the first turn left: UNLISTEN. A piece of each turn, the first turn's
+      // first: when the second's arrives, the first's would have come before it.
+      twoReadsFirst();
+      await two.ready();
+      published.publish(first, piece('a5'));
+      published.publish(second, piece('b2'));
+      await expect.poll(() => heard.two, { timeout: 30_000 }).toEqual(['b1', 'a4', 'b2']);
+      expect(two.received.notifications).toBe(3);
+      await expect.poll(() => heard.one, { timeout: 30_000 }).toEqual(['a1', 'a2', 'a3', 'a4', 'a5']);
+      twoReadsSecond();
+    } finally {
+      await Promise.all(processes.map((process) => process.close()));
+    }
+  });
+
   it('listens again when its connection is cut (pg_terminate_backend)', async () => {
     const admin = new pg.Client({ connectionString });
     await admin.connect();
     const listening = async () =>
-      (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE query = 'LISTEN "turnpike_live"' AND pid <> pg_backend_pid()`)).rows.map((row) => row.pid);
+      (await admin.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = 'turnpike live listener'`)).rows.map((row) => row.pid);
     try {
+      // The listening instance's connection, once those of instances closed before it have gone.
+      await expect.poll(listening, { timeout: 30_000, interval: 200 }).toHaveLength(1);
       const cut = await listening();
-      expect(cut).toHaveLength(1);
       await admin.query('SELECT pg_terminate_backend($1)', [cut[0]]);
       // A new LISTEN connection, not the one cut.
       await expect.poll(async () => (await listening()).filter((pid) => !cut.includes(pid)).length, { timeout: 60_000, interval: 200 }).toBe(1);
