@@ -202,6 +202,23 @@ describe('MCP tools with Tasks', () => {
     expect(typed.structuredContent).toEqual({ total: 3 });
   });
 
+  it('answers a call without a task whose turn outlasts the bound with an error naming the task, which goes on and stays readable', async () => {
+    const bounded = await serveApi(turnpike, { ...apiOptions, mcp: { ...apiOptions.mcp, plainCallTimeoutMs: 500 } });
+    try {
+      const alice = await connect('alice-token', bounded);
+      // The tool is held until after the answer: the turn cannot have ended by then.
+      const answer = (await alice.callTool({ name: 'desk', arguments: { prompt: use('held_action', { key: 'bounded' }) } })) as CallToolResult;
+      expect(answer.isError).toBe(true);
+      const taskId = /read it as task (\S+) /.exec(textOf(answer))?.[1];
+      expect(taskId).toMatch(/^mcp-desk-/);
+      expect((await alice.experimental.tasks.getTask(taskId!)).status).toBe('working');
+      release('bounded');
+      expect(textOf(await resultOf(alice, taskId!))).toContain('bounded');
+    } finally {
+      await bounded.api.close();
+    }
+  });
+
   it('lists the caller\'s own tasks', async () => {
     const alice = await connect('alice-token');
     const bob = await connect('bob-token');
