@@ -12,6 +12,7 @@ export interface McpAgent {
   /** The tool's description. */
   description: string;
   model: ModelSettings;
+  /** The system prompt of each call's turn. */
   system?: string;
   /** Registered tool names each call's turn is offered (default: all). */
   tools?: string[];
@@ -23,6 +24,7 @@ export interface McpAgent {
   output?: OutputOption;
 }
 
+/** Named agents served as MCP tools with Tasks at `/api/mcp` (docs/protocols.md). */
 export interface McpOptions {
   /** Agent name → its settings; the name is the tool's name (1 to 64 letters, digits, `-` and `_`). */
   agents: Record<string, McpAgent>;
@@ -38,7 +40,9 @@ export interface McpOptions {
 
 /** Where the endpoint lives: under `/api/`, so the API's authentication guards it. */
 export const MCP_PATH = '/api/mcp';
+/** How long a call without a task waits for its turn by default (`McpOptions.plainCallTimeoutMs`). */
 export const DEFAULT_PLAIN_CALL_TIMEOUT_MS = 50_000;
+/** The `pollInterval` tasks suggest by default (`McpOptions.pollIntervalMs`). */
 export const DEFAULT_TASK_POLL_INTERVAL_MS = 2_000;
 const AGENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
