@@ -42,7 +42,7 @@ const apiOptions = {
   tokens: parseTokenMap('alice-token:alice,bob-token:bob'),
   mcp: {
     agents: {
-      desk: { description: 'Acts on orders; some actions wait for a person', model: { provider: 'scripted' as const, model: 'demo' }, tools: ['record_action', 'guarded_action', 'held_action'] },
+      desk: { description: 'Acts on orders; some actions wait for a person', model: { provider: 'scripted' as const, model: 'demo' }, tools: ['record_action', 'guarded_action', 'held_action', 'pick_colour'] },
       reporter: { description: 'Answers with a typed report', model: { provider: 'scripted' as const, model: 'demo' }, tools: [], output: { schema: z.object({ total: z.number() }) } },
     },
     pollIntervalMs: 200,
@@ -145,6 +145,18 @@ describe('MCP tools with Tasks', () => {
     expect(done.statusMessage).toBeUndefined();
   });
 
+  it('shows a client tool waiting for the user as input_required with the call in its message; its result sent through turnpike completes the task', async () => {
+    const alice = await connect('alice-token');
+    const task = await startTask(alice, 'desk', use('pick_colour', { options: ['red', 'blue'] }));
+    const parked = await readUntil(alice, task.taskId, (read) => read.statusMessage !== undefined);
+    expect(parked.status).toBe('input_required');
+    const pending = (await served.client.turnState(task.taskId)).pending[0]!;
+    expect(parked.statusMessage).toContain(`pick_colour (call ${pending.toolCallId}) waits for the client's result`);
+    await served.client.submitToolResult(task.taskId, { toolCallId: pending.toolCallId, output: { colour: 'blue' } });
+    expect(textOf(await resultOf(alice, task.taskId))).toContain('blue');
+    expect((await alice.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
+  });
+
   it('fetches the result from a new API instance after the one that created the task closed', async () => {
     const first = await serveApi(turnpike, apiOptions);
     const before = await connect('alice-token', first);
@@ -191,6 +203,11 @@ describe('MCP tools with Tasks', () => {
     expect((await refusal(bob.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema))).code).toBe(ErrorCode.InvalidParams);
     expect((await refusal(bob.experimental.tasks.cancelTask(task.taskId))).code).toBe(ErrorCode.InvalidParams);
     expect(textOf(await resultOf(alice, task.taskId))).toContain('alice-only');
+    // An unknown tool and a call without a prompt are refused by the protocol's error too.
+    expect((await refusal(alice.callTool({ name: 'nobody', arguments: { prompt: 'hello' } }))).code).toBe(ErrorCode.InvalidParams);
+    const noPrompt = (await alice.experimental.tasks.callToolStream({ name: 'desk', arguments: {} }).next()).value;
+    expect(noPrompt?.type).toBe('error');
+    expect((noPrompt as { error: McpError }).error.code).toBe(ErrorCode.InvalidParams);
   });
 
   it('answers a call without a task with the turn\'s text, and a typed answer as structured content', async () => {
