@@ -44,8 +44,13 @@ async function serve(routes: RouteContext, options: McpOptions, request: Fastify
     void transport.close();
     void server.close();
   });
-  await server.connect(transport);
-  await transport.handleRequest(request.raw, reply.raw, request.body);
+  try {
+    await server.connect(transport);
+    await transport.handleRequest(request.raw, reply.raw, request.body);
+  } catch (error) {
+    request.log.error(error);
+    if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: ErrorCode.InternalError, message: 'turnpike could not complete the request' }, id: null }));
+  }
 }
 
 function mcpServer(routes: RouteContext, options: McpOptions, caller: Caller): Server {
