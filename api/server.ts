@@ -29,7 +29,7 @@ import { anyOf, oidcAuthenticator, staticTokenAuthenticator, type Authenticator,
 import { conversationNotFound, sendError, turnNotFound } from './replies.js';
 import { ParkedListing } from './parked-listing.js';
 import { caller, type RouteContext } from './route-context.js';
-import { tenantBinder } from './tenant-binding.js';
+import { tenantBinder, tenantFilterProblem } from './tenant-binding.js';
 import { registerDashboardFiles } from './dashboard-files.js';
 import { registerTurnRoutes } from './turn-routes.js';
 import { registerDecisionRoutes } from './decision-routes.js';
@@ -191,6 +191,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     tokens: streamTokens,
     signedIn: (request) => bind(sessions.caller(request)),
     view: (calls, who) => listing.viewFor(calls, who),
+    tenantProblem: (who, tenant) => tenantFilterProblem(who, access.isAdmin(who), tenant),
+    invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token (POST /api/approvals/stream-token) or Authorization: Bearer <token>'),
   });
   registerUiChatRoute(app, {
