@@ -15,27 +15,34 @@ import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness
 
 let turnpike: TurnpikeHarness;
 let served: ServedApi;
+let other: ServedApi;
 let alice: Client;
 let bob: Client;
+/** alice through a second API process over the same turns: it keeps no task of its own. */
+let aliceElsewhere: Client;
 
 /** An A2A client of the `desk` agent, found by its Agent Card, sending `token` on every call. */
-async function clientWith(token: string): Promise<Client> {
+async function clientWith(token: string, api = served): Promise<Client> {
   const authorized: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` } });
   const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: authorized })] });
-  return factory.createFromUrl(`${served.base}/api/a2a/desk/`);
+  return factory.createFromUrl(`${api.base}/api/a2a/desk/`);
 }
 
 beforeAll(async () => {
   turnpike = await startTurnpike({ tools: testTools });
-  served = await serveApi(turnpike, {
+  const options = {
     tokens: parseTokenMap('alice-token:alice,bob-token:bob'),
-    a2a: { agents: { desk: { description: 'Answers and acts on orders', model: { provider: 'scripted', model: 'demo' }, tools: ['record_action', 'guarded_action'] } } },
-  });
+    a2a: { agents: { desk: { description: 'Answers and acts on orders', model: { provider: 'scripted' as const, model: 'demo' }, tools: ['record_action', 'guarded_action'] } } },
+  };
+  served = await serveApi(turnpike, options);
+  other = await serveApi(turnpike, options);
   alice = await clientWith('alice-token');
   bob = await clientWith('bob-token');
+  aliceElsewhere = await clientWith('alice-token', other);
 });
 afterAll(async () => {
   await served?.api.close();
+  await other?.api.close();
   await turnpike?.stop();
 });
 
@@ -98,14 +105,15 @@ describe('A2A server', () => {
     expect((await served.client.turnResult(task.id)).status).toBe('completed');
   });
 
-  it('shows a parked approval as input-required naming what waits, and a follow-up message approves it', async () => {
+  it('shows a parked approval as input-required naming what waits, and a follow-up message to another API process approves it', async () => {
     const task = await parkedTask();
+    expect((await aliceElsewhere.getTask({ tenant: '', id: task.id })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     const status = task.status!.message!;
     const words = status.parts.find((part) => part.content?.$case === 'text')!.content!.value as string;
     expect(words).toContain('guarded_action waits for approval by alice or bob');
     const approvalId = approvalIdOf(task);
     expect(executionsOf(task.id)).toHaveLength(0);
-    const done = await sendTask(alice, message([data({ approvalId, approved: true, reason: 'looks right' })], task.id));
+    const done = await sendTask(aliceElsewhere, message([data({ approvalId, approved: true, reason: 'looks right' })], task.id));
     expect(done.id).toBe(task.id);
     expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(answerText(done)).toContain('"guarded":"a2a-desk"');
@@ -162,6 +170,10 @@ describe('A2A server', () => {
     const late = await refusal(send(alice, message([data({ approvalId: 'x', approved: true })], done.id)));
     expect(late.name).toBe('UnsupportedOperationError');
     expect((await refusal(alice.cancelTask({ tenant: '', id: done.id, metadata: undefined }))).name).toBe('TaskNotCancelableError');
+    // A caller the API does not know is refused before anything is read or started.
+    const stranger = await clientWith('unknown-token');
+    await expect(send(stranger, message([text(use('record_action', { action: 'a2a-stranger' }))]))).rejects.toThrow(/401/);
+    await expect(stranger.getTask({ tenant: '', id: done.id })).rejects.toThrow(/401/);
     // bob did not start it and decides nothing in it: to him it is not there.
     expect((await refusal(bob.getTask({ tenant: '', id: done.id }))).name).toBe('TaskNotFoundError');
     expect(executionsOf(done.id)).toHaveLength(1);
