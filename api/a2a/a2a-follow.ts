@@ -1,22 +1,25 @@
 /**
  * Following a task as its turn runs, from the turn's event stream (`TurnpikeClient.turnEvents`,
  * which any API process can read): a streaming call's updates, and the wait of a blocking
- * `SendMessage` until the task is terminal or waits for input. Each event that can change the
- * task (a step, a tool call, a parked call, a decision, a result, the end) reads the task again;
- * deltas do not. Reading ends with the turn's `turn-finished` event or when the caller goes.
+ * `SendMessage` until the task is terminal or waits for input. Each event that can change what
+ * the task shows (a call parked, an approval's progress, a call's result, the end) reads the task
+ * again; the others (deltas, steps, tool calls) do not, so a reader costs the turn a query per
+ * call rather than per event. An MCP server's question publishes no event of its own: `GetTask`
+ * shows it at once, a stream or a blocking send at the next event.
+ * Reading ends with the turn's `turn-finished` event or when the caller goes.
  */
 import type { StreamResponse, Task } from '@a2a-js/sdk';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
 import { isSettled, isTerminal, readTask } from './a2a-task-view.js';
 
-const DELTAS: ReadonlySet<TurnEvent['type']> = new Set(['text-delta', 'reasoning-delta', 'tool-input-start', 'tool-input-delta', 'step-retry']);
+const CHANGES: ReadonlySet<TurnEvent['type']> = new Set(['approval-requested', 'budget-requested', 'client-tool-requested', 'approval-progress', 'tool-result']);
 
 /** The task after each event that may have changed it; the last is read after the turn ended. */
 async function* taskChanges(client: TurnpikeClient, taskId: string, signal?: AbortSignal): AsyncGenerator<Task, void, undefined> {
   for await (const record of client.turnEvents(taskId, { ...(signal ? { signal } : {}) })) {
-    if (DELTAS.has(record.event.type)) continue;
     if (record.event.type === 'turn-finished') break;
+    if (!CHANGES.has(record.event.type)) continue;
     yield await readTask(client, taskId);
   }
   if (signal?.aborted) return;
