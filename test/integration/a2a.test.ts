@@ -32,7 +32,7 @@ beforeAll(async () => {
   turnpike = await startTurnpike({ tools: testTools });
   const options = {
     tokens: parseTokenMap('alice-token:alice,bob-token:bob'),
-    a2a: { agents: { desk: { description: 'Answers and acts on orders', model: { provider: 'scripted' as const, model: 'demo' }, tools: ['record_action', 'guarded_action'] } } },
+    a2a: { agents: { desk: { description: 'Answers and acts on orders', model: { provider: 'scripted' as const, model: 'demo' }, tools: ['record_action', 'guarded_action', 'finance_transfer'] } } },
   };
   served = await serveApi(turnpike, options);
   other = await serveApi(turnpike, options);
@@ -184,6 +184,15 @@ describe('A2A server', () => {
     expect((await refusal(send(alice, message([data({ approvalId: approvalIdOf(parked), approved: 'yes' })], parked.id)))).name).toBe('RequestMalformedError');
     expect((await alice.getTask({ tenant: '', id: parked.id })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
     await alice.cancelTask({ tenant: '', id: parked.id, metadata: undefined });
+    // A decision the turn refuses (alice is not among finance's approvers) is refused with the turn's reason.
+    const transfer = await sendTask(alice, message([text(use('finance_transfer', { account: 'a2a-acct', amount: 10 }))]));
+    expect(transfer.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const notAllowed = await refusal(send(alice, message([data({ approvalId: approvalIdOf(transfer), approved: true })], transfer.id)));
+    expect(notAllowed.name).toBe('UnsupportedOperationError');
+    expect(notAllowed.message).toContain('ApproverNotAllowed');
+    expect((await alice.getTask({ tenant: '', id: transfer.id })).status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(executionsOf(transfer.id)).toHaveLength(0);
+    await alice.cancelTask({ tenant: '', id: transfer.id, metadata: undefined });
   });
 
   it('starts no second turn for a retried send with the same messageId', async () => {
