@@ -37,6 +37,8 @@ import { registerApprovalRoutes } from './approval-routes.js';
 import { registerConversationRoutes } from './conversation-routes.js';
 import { registerBranchRoutes } from './branch-routes.js';
 import { registerSlackInteractions, SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/interactions-route.js';
+import { A2A_BASE_PATH, checkA2aOptions, type A2aOptions } from './a2a/a2a-agents.js';
+import { importOptional } from '../peers/optional-packages.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -95,6 +97,12 @@ export interface ApiOptions {
    * Slack user (docs/http-api.md, *Slack*). Needs `@slack/web-api`.
    */
   slack?: SlackInteractionOptions;
+  /**
+   * Named agents served over A2A (docs/protocols.md): each agent's Agent Card at
+   * `/api/a2a/<name>/.well-known/agent-card.json` and JSON-RPC at `/api/a2a/<name>`, where an A2A
+   * task is a turn. Needs `@a2a-js/sdk`.
+   */
+  a2a?: A2aOptions;
 }
 
 /**
@@ -123,6 +131,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.oidc ? [oidcAuthenticator(options.oidc)] : []),
     ...(options.authenticate ? [options.authenticate] : []),
   ];
+  if (options.a2a) checkA2aOptions(options.a2a);
   if (authenticators.length === 0 && !options.login) throw new Error('buildApi needs tokens, oidc, login or authenticate: decisions must carry who made them');
   // A caller's tenant: its claim's, else the operator's table's (api/tenant-binding.ts).
   const bind = tenantBinder(options.tenants);
@@ -135,6 +144,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
     // Slack's interactions are signed by Slack (api/slack/signature.ts), not by a caller.
     if (request.url.split('?')[0] === SLACK_INTERACTIONS_PATH) return;
+    // An A2A Agent Card is public, as discovery is; its JSON-RPC route needs a caller.
+    if (request.url.startsWith(`${A2A_BASE_PATH}/`) && request.url.split('?')[0]!.endsWith('/.well-known/agent-card.json')) return;
     // Event streams check a bearer token or their own stream token (EventSource sends no headers).
     if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url) || /^\/api\/approvals\/events(\?|$)/.test(request.url)) return;
     if (request.headers.authorization) {
@@ -173,6 +184,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerConversationRoutes(app, routes);
   registerBranchRoutes(app, routes);
   if (options.slack) await registerSlackInteractions(app, routes, options.slack, bind);
+  if (options.a2a) {
+    const { registerA2aRoutes } = await importOptional('Serving agents over A2A (buildApi `a2a`)', ['@a2a-js/sdk'], () => import('./a2a/a2a-routes.js'));
+    registerA2aRoutes(app, routes, options.a2a);
+  }
 
   const streamTokens = new StreamTokens(options.streamSecret);
   registerEventStreamRoutes(app, {
