@@ -41,6 +41,13 @@ export interface TurnpikeClientOptions {
    * fairness is on (docs/production.md, "Tenants and capacity"). From 0.001 to 1,000.
    */
   tenantWeights?: Readonly<Record<string, number>>;
+  /**
+   * The task queue of the model calls of the turns and conversations this client starts (each
+   * turn's `modelTaskQueue`, which its child turns, hand-overs and forks keep): the queue of the
+   * workers' `modelCapacity`, whose rate limit holds across the fleet (docs/production.md,
+   * "Model capacity shared by the fleet"). Default: none, each model call runs on the turn's queue.
+   */
+  modelTaskQueue?: string;
 }
 
 /** What `TurnpikeClient.connect` takes: the options but the Temporal client, which it opens from the environment. */
@@ -62,5 +69,6 @@ export async function clientOptionsFromEnvironment(options: TurnpikeConnectOptio
     ...(options.contentStore ? { contentStore: options.contentStore } : {}),
     ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
     ...(options.tenantWeights ? { tenantWeights: options.tenantWeights } : {}),
+    ...(options.modelTaskQueue !== undefined ? { modelTaskQueue: options.modelTaskQueue } : {}),
   };
 }
