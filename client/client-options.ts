@@ -45,7 +45,8 @@ export interface TurnpikeClientOptions {
    * The task queue of the model calls of the turns and conversations this client starts (each
    * turn's `modelTaskQueue`, which its child turns, hand-overs and forks keep): the queue of the
    * workers' `modelCapacity`, whose rate limit holds across the fleet (docs/production.md,
-   * "Model capacity shared by the fleet"). Default: none, each model call runs on the turn's queue.
+   * "Model capacity shared by the fleet"). Default: none (`TurnpikeClient.connect`:
+   * `TURNPIKE_MODEL_TASK_QUEUE`), each model call runs on the turn's queue.
    */
   modelTaskQueue?: string;
 }
@@ -61,6 +62,7 @@ export type TurnpikeConnectOptions = Omit<TurnpikeClientOptions, 'client'>;
  */
 export async function clientOptionsFromEnvironment(options: TurnpikeConnectOptions = {}): Promise<TurnpikeClientOptions> {
   const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
+  const modelTaskQueue = options.modelTaskQueue ?? (process.env.TURNPIKE_MODEL_TASK_QUEUE || undefined);
   const connection = await connectTemporal(connectionOptions as ConnectionOptions);
   const dataConverter = options.contentStore ? createTurnpikeDataConverter({ contentStore: options.contentStore }) : turnpikeDataConverter;
   return {
@@ -69,6 +71,7 @@ export async function clientOptionsFromEnvironment(options: TurnpikeConnectOptio
     ...(options.contentStore ? { contentStore: options.contentStore } : {}),
     ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
     ...(options.tenantWeights ? { tenantWeights: options.tenantWeights } : {}),
-    ...(options.modelTaskQueue !== undefined ? { modelTaskQueue: options.modelTaskQueue } : {}),
+    // The workers' model queue (`TURNPIKE_MODEL_TASK_QUEUE`, as `runWorker` reads it).
+    ...(modelTaskQueue !== undefined ? { modelTaskQueue } : {}),
   };
 }

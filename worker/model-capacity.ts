@@ -51,6 +51,31 @@ export function checkedModelCapacity(options: ModelCapacityOptions, turnTaskQueu
 }
 
 /**
+ * `modelCapacity` from the environment, for `runWorker`: `TURNPIKE_MODEL_TASK_QUEUE` (the queue;
+ * the same variable tells `TurnpikeClient.connect` and `npm run api` to schedule model calls
+ * there), `TURNPIKE_MODEL_REQUESTS_PER_SECOND` and `TURNPIKE_MODEL_MAX_CONCURRENT_CALLS`.
+ * Undefined when none is set; a value that is not a number is refused with the variable's name.
+ */
+export function modelCapacityFromEnvironment(environment: NodeJS.ProcessEnv = process.env): ModelCapacityOptions | undefined {
+  const number = (name: string): number | undefined => {
+    const value = environment[name];
+    if (value === undefined || value === '') return undefined;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new TypeError(`${name} must be a number above 0 (got "${value}")`);
+    return parsed;
+  };
+  const taskQueue = environment.TURNPIKE_MODEL_TASK_QUEUE || undefined;
+  const requestsPerSecond = number('TURNPIKE_MODEL_REQUESTS_PER_SECOND');
+  const maxConcurrentCalls = number('TURNPIKE_MODEL_MAX_CONCURRENT_CALLS');
+  if (taskQueue === undefined && requestsPerSecond === undefined && maxConcurrentCalls === undefined) return undefined;
+  return {
+    ...(taskQueue !== undefined ? { taskQueue } : {}),
+    ...(requestsPerSecond !== undefined ? { requestsPerSecond } : {}),
+    ...(maxConcurrentCalls !== undefined ? { maxConcurrentCalls } : {}),
+  };
+}
+
+/**
  * Runs the model Worker while the turn's Worker runs: both start together, a shutdown of either
  * (SIGTERM, `worker.shutdown()`, a fatal error) shuts down the other, and `run()` of the turn's
  * Worker resolves once both have stopped (rejecting with the first failure).

@@ -21,7 +21,7 @@ import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
 import { defineAgentTool } from '../../activities/agent-tools.js';
 import { z } from 'zod';
 import { createWorker } from '../../worker/create-worker.js';
-import type { ModelCapacityOptions } from '../../worker/model-capacity.js';
+import { modelCapacityFromEnvironment, type ModelCapacityOptions } from '../../worker/model-capacity.js';
 import { requestRateLimit } from '../fake-provider/rate-limit.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted, saveStarted } from '../support/history-recorder.js';
@@ -235,5 +235,12 @@ describe('bad model capacity settings', () => {
   it('an empty model queue is refused by TurnpikeClient', async () => {
     expect(() => new TurnpikeClient({ client, taskQueue: 'capacity-bad-input', modelTaskQueue: '' })).toThrow(/Invalid modelTaskQueue: a task queue name must be a non-empty string/);
     expect(() => new TurnpikeClient({ client, taskQueue: 'capacity-bad-input', modelTaskQueue: '  ' })).toThrow(/Invalid modelTaskQueue/);
+  });
+
+  it('runWorker reads them from the environment, and refuses a variable that is not a number above 0', () => {
+    expect(modelCapacityFromEnvironment({})).toBeUndefined();
+    expect(modelCapacityFromEnvironment({ TURNPIKE_MODEL_TASK_QUEUE: 'models', TURNPIKE_MODEL_REQUESTS_PER_SECOND: '2.5', TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: '8' })).toEqual({ taskQueue: 'models', requestsPerSecond: 2.5, maxConcurrentCalls: 8 });
+    expect(() => modelCapacityFromEnvironment({ TURNPIKE_MODEL_REQUESTS_PER_SECOND: 'fast' })).toThrow('TURNPIKE_MODEL_REQUESTS_PER_SECOND must be a number above 0 (got "fast")');
+    expect(() => modelCapacityFromEnvironment({ TURNPIKE_MODEL_REQUESTS_PER_SECOND: '0' })).toThrow(/TURNPIKE_MODEL_REQUESTS_PER_SECOND must be a number above 0/);
   });
 });
