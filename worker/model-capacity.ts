@@ -86,11 +86,19 @@ export class ModelCapacityRunner implements WorkerPlugin {
   constructor(readonly modelWorker: Worker) {}
 
   async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
-    const stop = (which: Worker) => {
+    const ended = new Set<Worker>();
+    // A Worker still starting is shut down once it runs (unless its run has ended meanwhile).
+    const stop = async (which: Worker) => {
+      while (which.getState() === 'INITIALIZED' && !ended.has(which)) await new Promise((resolve) => setTimeout(resolve, 10));
       if (which.getState() === 'RUNNING') which.shutdown();
     };
-    const model = this.modelWorker.run().finally(() => stop(worker));
-    const turns = next(worker).finally(() => stop(this.modelWorker));
+    const runs = (which: Worker, run: Promise<void>, other: Worker) =>
+      run.finally(async () => {
+        ended.add(which);
+        await stop(other);
+      });
+    const turns = runs(worker, next(worker), this.modelWorker);
+    const model = runs(this.modelWorker, this.modelWorker.run(), worker);
     const [turnsEnded, modelEnded] = await Promise.allSettled([turns, model]);
     if (turnsEnded.status === 'rejected') throw turnsEnded.reason;
     if (modelEnded.status === 'rejected') throw modelEnded.reason;

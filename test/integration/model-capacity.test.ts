@@ -21,7 +21,7 @@ import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
 import { defineAgentTool } from '../../activities/agent-tools.js';
 import { z } from 'zod';
 import { createWorker } from '../../worker/create-worker.js';
-import { modelCapacityFromEnvironment, type ModelCapacityOptions } from '../../worker/model-capacity.js';
+import { ModelCapacityRunner, modelCapacityFromEnvironment, type ModelCapacityOptions } from '../../worker/model-capacity.js';
 import { requestRateLimit } from '../fake-provider/rate-limit.js';
 import { useFakeProviders } from '../support/fake-providers.js';
 import { noteStarted, saveStarted } from '../support/history-recorder.js';
@@ -163,7 +163,7 @@ async function runsOf(workflowId: string): Promise<string[]> {
 }
 
 describe('the model queue of a turn', () => {
-  it('is kept by its child turns, the runs of its hand-overs and its forks; a turn without one calls on its own queue', async () => {
+  it('is kept by its child turns, a conversation\'s turns, the runs of its hand-overs and its forks; a turn without one calls on its own queue', async () => {
     const taskQueue = `test-${randomUUID()}`;
     const modelQueue = `${taskQueue}-models`;
     const turnpike = new TurnpikeClient({ client, taskQueue, modelTaskQueue: modelQueue });
@@ -183,6 +183,15 @@ describe('the model queue of a turn', () => {
         expect(steps.length).toBeGreaterThan(0);
         expect(new Set(steps.map((step) => step.taskQueue?.name))).toEqual(new Set([modelQueue]));
       }
+
+      // A conversation's turn.
+      const conversationId = `capacity-conversation-${randomUUID()}`;
+      const sent = await turnpike.sendMessage({ conversationId, conversation: { model: scripted }, text: 'look up order 1001' });
+      noteStarted(turnpike.conversation(conversationId));
+      noteStarted(turnpike.turn(sent.turnWorkflowId));
+      expect((await turnpike.turnResult(sent.turnWorkflowId, { waitForStart: true, pollIntervalMs: 50 })).status).toBe('completed');
+      expect(new Set(scheduledModelSteps(await historyOf(sent.turnWorkflowId)).map((step) => step.taskQueue?.name))).toEqual(new Set([modelQueue]));
+      await turnpike.conversation(conversationId).terminate('test over');
 
       // A turn that hands over to new runs.
       const longId = `capacity-long-${randomUUID()}`;
@@ -216,6 +225,37 @@ describe('the model queue of a turn', () => {
     }
   }, 180_000);
 });
+
+describe('the two Workers of a process', () => {
+  it('stop together: the model Worker shut down stops the turns\' Worker, whose run() then resolves', async () => {
+    const native = await NativeConnection.connect({ address: inject('temporalAddress') });
+    try {
+      const worker = await createWorker({
+        tools: testTools,
+        taskQueue: `test-${randomUUID()}`,
+        connection: native,
+        namespace: inject('temporalNamespace'),
+        workflowBundle: { codePath: inject('workflowBundlePath') },
+        modelCapacity: { requestsPerSecond: 5 },
+      });
+      const running = worker.run();
+      const runner = worker.options.plugins?.find((plugin): plugin is ModelCapacityRunner => plugin instanceof ModelCapacityRunner);
+      expect(runner?.modelWorker.options.taskQueue).toBe(`${worker.options.taskQueue}-models`);
+      await until(() => runner!.modelWorker.getState() === 'RUNNING');
+      runner!.modelWorker.shutdown();
+      await running;
+      expect(worker.getState()).toBe('STOPPED');
+      expect(runner!.modelWorker.getState()).toBe('STOPPED');
+    } finally {
+      await native.close();
+    }
+  }, 60_000);
+});
+
+/** Waits until `done` holds (checked every 50 ms). */
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 50));
+}
 
 describe('bad model capacity settings', () => {
   const common = { tools: testTools, taskQueue: 'capacity-bad-input', workflowBundle: { code: '' } };
