@@ -5,7 +5,8 @@
  * configured (Temporal's task-queue rate limit, held by the server across every worker) the
  * provider sees no 429 and every turn completes with one admitted call; the same run without the
  * rate meets 429s. The model step's `ActivityTaskScheduled` shows its queue and the tenant's
- * priority; the queue is kept by a fork and a hand-over; bad settings are refused at construction.
+ * priority; the queue is kept by child turns, a conversation's turns, hand-overs and forks; a
+ * process's two Workers stop together; bad settings are refused at construction.
  *
  * The turns are started before the workers, so the model calls meet a backlog at once rather than
  * the pace at which this machine starts workflows: no timing is asserted, only counts.
