@@ -1,6 +1,6 @@
 /**
- * Model capacity shared by the fleet, on the dev server: three Workers, each also polling the
- * model task queue (`createWorker({ modelCapacity })`), serve many turns at once against a fake
+ * Model capacity shared by the fleet, on the dev server: three worker processes, each also polling
+ * the model task queue (`runWorker` with `TURNPIKE_MODEL_*`), serve many turns at once against a fake
  * provider that enforces a request rate with real 429s and `retry-after`. With the queue's rate
  * configured (Temporal's task-queue rate limit, held by the server across every worker) the
  * provider sees no 429 and every turn completes with one admitted call; the same run without the
@@ -25,6 +25,7 @@ import { createWorker } from '../../worker/create-worker.js';
 import { ModelCapacityRunner, modelCapacityFromEnvironment, type ModelCapacityOptions } from '../../worker/model-capacity.js';
 import { requestRateLimit } from '../fake-provider/rate-limit.js';
 import { useFakeProviders } from '../support/fake-providers.js';
+import { startWorkerProcess } from '../chaos/chaos-support.js';
 import { noteStarted, saveStarted } from '../support/history-recorder.js';
 import { testTools, use } from '../support/test-tools.js';
 
@@ -89,8 +90,30 @@ async function startFleet(taskQueue: string, modelCapacity: ModelCapacityOptions
   };
 }
 
-/** `TURNS` turns of two tenants started at once, then the fleet; resolves with their results once all ended. */
-async function burst(modelCapacity: ModelCapacityOptions) {
+/**
+ * Three worker processes (`runWorker`, test/support/capacity-worker-process.ts) on the turns'
+ * queue, each polling the model queue as its `TURNPIKE_MODEL_*` variables say.
+ */
+async function startWorkerProcesses(taskQueue: string, modelQueue: string, requestsPerSecond: number | undefined): Promise<() => Promise<void>> {
+  const env = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    TURNPIKE_TASK_QUEUE: taskQueue,
+    WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+    TURNPIKE_MODEL_TASK_QUEUE: modelQueue,
+    TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: '4',
+    ...(requestsPerSecond !== undefined ? { TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(requestsPerSecond) } : {}),
+  };
+  const processes = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/capacity-worker-process.ts')));
+  return async () => {
+    // SIGTERM: each process shuts down both its Workers and prints "stopped".
+    const ended = await Promise.all(processes.map((worker) => worker.terminate()));
+    for (const { output } of ended) expect(output).toContain('stopped');
+  };
+}
+
+/** `TURNS` turns of two tenants started at once, then the worker processes; resolves with their results once all ended. */
+async function burst(requestsPerSecond: number | undefined) {
   const taskQueue = `test-${randomUUID()}`;
   const modelQueue = `${taskQueue}-models`;
   const limit = requestRateLimit(PROVIDER_LIMIT);
@@ -105,7 +128,7 @@ async function burst(modelCapacity: ModelCapacityOptions) {
     noteStarted(handle);
     handles.push(handle);
   }
-  const stop = await startFleet(taskQueue, modelCapacity);
+  const stop = await startWorkerProcesses(taskQueue, modelQueue, requestsPerSecond);
   try {
     const results = await Promise.all(handles.map((handle) => handle.result()));
     return { results, handles, limit, modelQueue, turnpike };
@@ -125,9 +148,9 @@ function scheduledModelSteps(events: HistoryEvent[]) {
     .filter((attributes) => attributes.activityType?.name === 'callModel');
 }
 
-describe('model calls on a rate-limited task queue shared by three workers', () => {
+describe('model calls on a rate-limited task queue shared by three worker processes', () => {
   it('meet no 429 with the rate configured, and every turn completes with one admitted call', async () => {
-    const { results, handles, limit, modelQueue } = await burst({ requestsPerSecond: QUEUE_RATE, maxConcurrentCalls: 4 });
+    const { results, handles, limit, modelQueue } = await burst(QUEUE_RATE);
     expect(results.map((result) => result.status)).toEqual(handles.map(() => 'completed'));
     expect(limit.rejected).toBe(0);
     expect(limit.admitted.length).toBe(TURNS);
@@ -146,7 +169,7 @@ describe('model calls on a rate-limited task queue shared by three workers', () 
   }, 180_000);
 
   it('meet 429s without the rate (the control): every worker calls as fast as it can', async () => {
-    const { results, handles, limit } = await burst({});
+    const { results, handles, limit } = await burst(undefined);
     expect(results.map((result) => result.status)).toEqual(handles.map(() => 'completed'));
     expect(limit.rejected).toBeGreaterThan(0);
     expect(limit.admitted.length).toBe(TURNS);
