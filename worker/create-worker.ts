@@ -60,7 +60,8 @@ export interface CreateWorkerOptions {
   /**
    * Also polls a task queue of model calls, with a rate that holds across every worker
    * (worker/model-capacity.ts): for turns whose client sets `modelTaskQueue` to the same name.
-   * The returned Worker's `run()` runs both and ends when both have stopped.
+   * The returned Worker's `run()` runs both and ends when both have stopped. The model Worker has
+   * turnpike's plugin (the same options) and none of `workerOptions` (interceptors, other plugins).
    */
   modelCapacity?: ModelCapacityOptions;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
