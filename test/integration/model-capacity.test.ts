@@ -13,7 +13,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
@@ -68,25 +68,22 @@ const research = defineAgentTool({
   agent: { model: { provider: 'scripted', model: 'demo' }, tools: ['record_action'] },
 });
 
-/** Workers on the turns' queue, each also polling the model queue with `modelCapacity`. */
-async function startFleet(taskQueue: string, modelCapacity: ModelCapacityOptions, workers = WORKERS) {
-  const fleet: { worker: Worker; native: NativeConnection; running: Promise<void> }[] = [];
-  for (let index = 0; index < workers; index++) {
-    const native = await NativeConnection.connect({ address: inject('temporalAddress') });
-    const worker = await createWorker({
-      tools: [...testTools, research],
-      taskQueue,
-      connection: native,
-      namespace: inject('temporalNamespace'),
-      workflowBundle: { codePath: inject('workflowBundlePath') },
-      modelCapacity,
-    });
-    fleet.push({ worker, native, running: worker.run() });
-  }
-  return async function stop() {
-    for (const { worker } of fleet) if (worker.getState() === 'RUNNING') worker.shutdown();
-    await Promise.all(fleet.map(({ running }) => running));
-    await Promise.all(fleet.map(({ native }) => native.close()));
+/** A Worker in this process on the turns' queue, also polling the model queue with `modelCapacity`. */
+async function startInProcess(taskQueue: string, modelCapacity: ModelCapacityOptions): Promise<() => Promise<void>> {
+  const native = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const worker = await createWorker({
+    tools: [...testTools, research],
+    taskQueue,
+    connection: native,
+    namespace: inject('temporalNamespace'),
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    modelCapacity,
+  });
+  const running = worker.run();
+  return async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    await native.close();
   };
 }
 
@@ -191,7 +188,7 @@ describe('the model queue of a turn', () => {
     const taskQueue = `test-${randomUUID()}`;
     const modelQueue = `${taskQueue}-models`;
     const turnpike = new TurnpikeClient({ client, taskQueue, modelTaskQueue: modelQueue });
-    const stop = await startFleet(taskQueue, { requestsPerSecond: 50 }, 1);
+    const stop = await startInProcess(taskQueue, { requestsPerSecond: 50 });
     try {
       const scripted = { provider: 'scripted', model: 'demo' } as const;
       // A child turn of an agent tool.
