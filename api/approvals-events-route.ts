@@ -2,20 +2,21 @@
  * The approvals listing as Server-Sent Events, for the dashboard (see approvals-feed.ts):
  *
  *   POST /api/approvals/stream-token      → { token, expiresAt, url }
- *   GET  /api/approvals/events?token=…    → text/event-stream
+ *   GET  /api/approvals/events?token=…[&tenant=…]   → text/event-stream
  *
  * Each message is `data: {"approver"…,"counts"…,"calls":[…]}` — the same body as
- * `GET /api/approvals` for this caller — sent when the stream opens and whenever it changes.
+ * `GET /api/approvals` for this caller (and `?tenant=`, refused as the listing refuses it) — sent
+ * when the stream opens and whenever it changes.
  * A listing that fails is sent as `event: listing-error` with `{ message }`; the stream stays open
  * and the next listing that works is sent as usual. `Authorization: Bearer` works too, and so does
  * the sign-in cookie (api/session.ts): such a stream ends when the session does.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
 import type { ParkedCall } from '../client/turnpike-client.js';
 import type { ApprovalsFeed } from './approvals-feed.js';
 import type { Authenticator, Caller } from './auth.js';
+import { approvalsEventsQuery } from './request-schemas.js';
 import type { StreamTokens } from './stream-token.js';
 import { openEventStream } from './sse.js';
 
@@ -33,7 +34,10 @@ export interface ApprovalsEventsRouteOptions {
   signedIn?: (request: FastifyRequest) => (Caller & { expiresAt: number }) | undefined;
   /** The listing body `GET /api/approvals` answers this caller with. */
   view: (calls: readonly ParkedCall[], caller: Caller) => unknown;
+  /** Why `caller` may not name `tenant` in `?tenant=` (api/tenant-binding.ts), or undefined. */
+  tenantProblem: (caller: Caller, tenant: string | undefined) => string | undefined;
   unauthorized: (reply: FastifyReply) => FastifyReply;
+  invalid: (reply: FastifyReply, message: string) => FastifyReply;
 }
 
 export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsRouteOptions): void {
@@ -46,7 +50,7 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
     return { ...issued, url: `/api/approvals/events?token=${issued.token}` };
   });
 
-  api.get('/api/approvals/events', { schema: { querystring: z.object({ token: z.string().max(4_000).optional() }) } }, async (request, reply) => {
+  api.get('/api/approvals/events', { schema: { querystring: approvalsEventsQuery } }, async (request, reply) => {
     const signedIn = request.headers.authorization || request.query.token ? undefined : options.signedIn?.(request);
     const caller: Caller | undefined = request.headers.authorization
       ? await options.authenticate(request.headers.authorization)
@@ -54,6 +58,9 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
         ? await options.tokens.verifyCaller(request.query.token, 'approvals', TARGET)
         : signedIn && { identity: signedIn.identity, groups: signedIn.groups, ...(signedIn.tenant !== undefined ? { tenant: signedIn.tenant } : {}) };
     if (!caller) return options.unauthorized(reply);
+    const { tenant } = request.query;
+    const problem = options.tenantProblem(caller, tenant);
+    if (problem) return options.invalid(reply, problem);
 
     const response = openEventStream(reply);
     response.write('retry: 2000\n\n');
@@ -64,7 +71,7 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
         last = undefined;
         return;
       }
-      const body = JSON.stringify(options.view(calls, caller));
+      const body = JSON.stringify(options.view(tenant === undefined ? calls : calls.filter((call) => call.tenant === tenant), caller));
       if (body === last) return;
       last = body;
       response.write(`data: ${body}\n\n`);

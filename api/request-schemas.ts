@@ -110,6 +110,12 @@ export const decisionsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   format: z.enum(['json', 'jsonl']).optional(),
 });
+/** The dashboards' live listing: its stream token, and the same `?tenant=` as the listing's. */
+export const approvalsEventsQuery = z.object({
+  token: z.string().max(4_000).optional(),
+  /** Only calls of turns of this tenant; a caller bound to a tenant may name only its own. */
+  tenant: tenantFilter,
+});
 export const listingQuery = z.object({
   /** Only calls of turns of this tenant; a caller bound to a tenant may name only its own. */
   tenant: tenantFilter,

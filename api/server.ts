@@ -29,16 +29,17 @@ import { anyOf, oidcAuthenticator, staticTokenAuthenticator, type Authenticator,
 import { conversationNotFound, sendError, turnNotFound } from './replies.js';
 import { ParkedListing } from './parked-listing.js';
 import { caller, type RouteContext } from './route-context.js';
-import { tenantBinder } from './tenant-binding.js';
+import { tenantBinder, tenantFilterProblem } from './tenant-binding.js';
 import { registerDashboardFiles } from './dashboard-files.js';
 import { checkMcpOptions, type McpOptions } from './mcp/mcp-agents.js';
-import { importOptional as importPeer } from '../peers/optional-packages.js';
 import { registerTurnRoutes } from './turn-routes.js';
 import { registerDecisionRoutes } from './decision-routes.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerConversationRoutes } from './conversation-routes.js';
 import { registerBranchRoutes } from './branch-routes.js';
 import { registerSlackInteractions, SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/interactions-route.js';
+import { A2A_BASE_PATH, checkA2aOptions, type A2aOptions } from './a2a/a2a-agents.js';
+import { importOptional } from '../peers/optional-packages.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -102,6 +103,12 @@ export interface ApiOptions {
    * Slack user (docs/http-api.md, *Slack*). Needs `@slack/web-api`.
    */
   slack?: SlackInteractionOptions;
+  /**
+   * Named agents served over A2A (docs/protocols.md): each agent's Agent Card at
+   * `/api/a2a/<name>/.well-known/agent-card.json` and JSON-RPC at `/api/a2a/<name>`, where an A2A
+   * task is a turn. Needs `@a2a-js/sdk`.
+   */
+  a2a?: A2aOptions;
 }
 
 /**
@@ -130,6 +137,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     ...(options.oidc ? [oidcAuthenticator(options.oidc)] : []),
     ...(options.authenticate ? [options.authenticate] : []),
   ];
+  if (options.a2a) checkA2aOptions(options.a2a);
   if (authenticators.length === 0 && !options.login) throw new Error('buildApi needs tokens, oidc, login or authenticate: decisions must carry who made them');
   // A caller's tenant: its claim's, else the operator's table's (api/tenant-binding.ts).
   const bind = tenantBinder(options.tenants);
@@ -142,6 +150,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     if (!request.url.startsWith('/api/') || request.url.startsWith('/api/config')) return;
     // Slack's interactions are signed by Slack (api/slack/signature.ts), not by a caller.
     if (request.url.split('?')[0] === SLACK_INTERACTIONS_PATH) return;
+    // An A2A Agent Card is public, as discovery is; its JSON-RPC route needs a caller.
+    if (request.url.startsWith(`${A2A_BASE_PATH}/`) && request.url.split('?')[0]!.endsWith('/.well-known/agent-card.json')) return;
     // Event streams check a bearer token or their own stream token (EventSource sends no headers).
     if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url) || /^\/api\/approvals\/events(\?|$)/.test(request.url)) return;
     if (request.headers.authorization) {
@@ -180,6 +190,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerConversationRoutes(app, routes);
   registerBranchRoutes(app, routes);
   if (options.slack) await registerSlackInteractions(app, routes, options.slack, bind);
+  if (options.a2a) {
+    const { registerA2aRoutes } = await importOptional('Serving agents over A2A (buildApi `a2a`)', ['@a2a-js/sdk'], () => import('./a2a/a2a-routes.js'));
+    registerA2aRoutes(app, routes, options.a2a);
+  }
 
   const streamTokens = new StreamTokens(options.streamSecret);
   registerEventStreamRoutes(app, {
@@ -198,6 +212,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     tokens: streamTokens,
     signedIn: (request) => bind(sessions.caller(request)),
     view: (calls, who) => listing.viewFor(calls, who),
+    tenantProblem: (who, tenant) => tenantFilterProblem(who, access.isAdmin(who), tenant),
+    invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token (POST /api/approvals/stream-token) or Authorization: Bearer <token>'),
   });
   registerUiChatRoute(app, {
@@ -211,7 +227,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   if (options.mcp) {
     checkMcpOptions(options.mcp);
-    const { registerMcpRoute } = await importPeer('Serving agents as MCP tools (buildApi `mcp`)', ['@modelcontextprotocol/sdk'], () => import('./mcp/mcp-route.js'));
+    const { registerMcpRoute } = await importOptional('Serving agents as MCP tools (buildApi `mcp`)', ['@modelcontextprotocol/sdk'], () => import('./mcp/mcp-route.js'));
     registerMcpRoute(app, routes, options.mcp);
   }
 

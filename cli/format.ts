@@ -150,20 +150,23 @@ export function answerTemplate(schema: JsonSchema | undefined): string {
 }
 
 /**
- * Parked calls as a table, with a turn column when they carry their turn's id (`ParkedCall`), and
+ * Parked calls as a table, with a turn column when they carry their turn's id (`ParkedCall`), a
+ * tenant column when a turn runs for one, and
  * a question column when an MCP server asks one: the question is what the person must answer.
  */
-export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId?: string; parentTurnId?: string }>, colors: Colors, now: number): string {
+export function parkedCallsTable(calls: Array<PendingToolCall & { turnWorkflowId?: string; parentTurnId?: string; tenant?: string }>, colors: Colors, now: number): string {
   const withTurn = calls.some((call) => call.turnWorkflowId !== undefined);
+  const withTenant = calls.some((call) => call.tenant !== undefined);
   // A sub-agent's calls name the turn whose agent tool call started theirs.
   const withParent = calls.some((call) => call.parentTurnId !== undefined);
   const withQuestion = calls.some((call) => call.kind === 'elicitation');
   const withProgress = calls.some((call) => call.progress !== undefined);
   return table(
     colors,
-    [...(withTurn ? ['turn'] : []), ...(withParent ? ['parent turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', ...(withQuestion ? ['question'] : []), ...(withProgress ? ['votes'] : []), 'age', 'expires in'],
+    [...(withTurn ? ['turn'] : []), ...(withTenant ? ['tenant'] : []), ...(withParent ? ['parent turn'] : []), 'approvalId / toolCallId', 'kind', 'tool', 'input', ...(withQuestion ? ['question'] : []), ...(withProgress ? ['votes'] : []), 'age', 'expires in'],
     calls.map((call) => [
       ...(withTurn ? [call.turnWorkflowId ?? ''] : []),
+      ...(withTenant ? [call.tenant ?? ''] : []),
       ...(withParent ? [call.parentTurnId ?? ''] : []),
       decisionId(call),
       call.kind,

@@ -41,6 +41,14 @@ export interface TurnpikeClientOptions {
    * fairness is on (docs/production.md, "Tenants and capacity"). From 0.001 to 1,000.
    */
   tenantWeights?: Readonly<Record<string, number>>;
+  /**
+   * The task queue of the model calls of the turns and conversations this client starts (each
+   * turn's `modelTaskQueue`, which its child turns, hand-overs and forks keep): the queue of the
+   * workers' `modelCapacity`, whose rate limit holds across the fleet (docs/production.md,
+   * "Model capacity shared by the fleet"). Default: none (`TurnpikeClient.connect`:
+   * `TURNPIKE_MODEL_TASK_QUEUE`), each model call runs on the turn's queue.
+   */
+  modelTaskQueue?: string;
 }
 
 /** What `TurnpikeClient.connect` takes: the options but the Temporal client, which it opens from the environment. */
@@ -54,6 +62,7 @@ export type TurnpikeConnectOptions = Omit<TurnpikeClientOptions, 'client'>;
  */
 export async function clientOptionsFromEnvironment(options: TurnpikeConnectOptions = {}): Promise<TurnpikeClientOptions> {
   const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
+  const modelTaskQueue = options.modelTaskQueue ?? (process.env.TURNPIKE_MODEL_TASK_QUEUE || undefined);
   const connection = await connectTemporal(connectionOptions as ConnectionOptions);
   const dataConverter = options.contentStore ? createTurnpikeDataConverter({ contentStore: options.contentStore }) : turnpikeDataConverter;
   return {
@@ -62,5 +71,7 @@ export async function clientOptionsFromEnvironment(options: TurnpikeConnectOptio
     ...(options.contentStore ? { contentStore: options.contentStore } : {}),
     ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
     ...(options.tenantWeights ? { tenantWeights: options.tenantWeights } : {}),
+    // The workers' model queue (`TURNPIKE_MODEL_TASK_QUEUE`, as `runWorker` reads it).
+    ...(modelTaskQueue !== undefined ? { modelTaskQueue } : {}),
   };
 }

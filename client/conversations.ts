@@ -13,7 +13,7 @@ import { storeLargeContent } from '../content/stored-content.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
-import type { WorkflowStarter } from './turns.js';
+import { withModelTaskQueue, type WorkflowStarter } from './turns.js';
 import { toOutputSpec, type OutputOption } from './typed-output.js';
 import { refuseWithoutTenantAttribute, startPlacement, type TenantPlacement } from './tenants.js';
 
@@ -59,7 +59,7 @@ export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMe
   const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
     workflowId: conversationId,
     taskQueue: starter.taskQueue,
-    args: [{ ...conversation, conversationId }],
+    args: [withModelTaskQueue({ ...conversation, conversationId }, starter.modelTaskQueue)],
     workflowIdConflictPolicy: 'USE_EXISTING',
     ...(startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {}),
     ...placement,

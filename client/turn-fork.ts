@@ -25,7 +25,7 @@ import type { AgentTurnInput, ForkReference, Message, ModelSettings } from '../w
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
-import type { WorkflowStarter } from './turns.js';
+import { withModelTaskQueue, type WorkflowStarter } from './turns.js';
 import { errorChainText, refuseWithoutTenantAttribute, startPlacement, type TurnPriority } from './tenants.js';
 
 /** The memo key of a forked turn: `{ turnId, atStep }` of the turn it was forked from. */
@@ -117,7 +117,8 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
   // Cut, so a long user message is not copied into the fork after all.
   if (lastUser) reference.userMessage = (typeof lastUser.content === 'string' ? lastUser.content : lastUser.content.map((part) => (part.type === 'text' ? part.text : '')).join('')).slice(0, FORK_USER_MESSAGE_CHARS);
   const forkInput: AgentTurnInput = {
-    ...settings,
+    // The original's model queue, or else this client's.
+    ...withModelTaskQueue(settings, starter.modelTaskQueue),
     messages: [],
     forkOf: reference,
     ...(options.model ? { model: options.model } : {}),

@@ -52,6 +52,8 @@ export class TurnpikeClient {
   readonly taskQueue: string;
   /** Fairness weights by tenant (`TurnpikeClientOptions.tenantWeights`). */
   readonly tenantWeights: Readonly<Record<string, number>>;
+  /** The task queue of its turns' model calls (`TurnpikeClientOptions.modelTaskQueue`). */
+  readonly modelTaskQueue?: string;
   /** The readers of event streams through this client share one feed per stream (stream-hub.ts). */
   private readonly streams: StreamHub;
   /** The answers of closed runs, each read once (closed-runs.ts). */
@@ -68,6 +70,12 @@ export class TurnpikeClient {
     const problem = weightsProblem(weights);
     if (problem) throw new TypeError(`Invalid tenantWeights: ${problem}`);
     this.tenantWeights = { ...weights };
+    if (options.modelTaskQueue !== undefined) {
+      if (typeof options.modelTaskQueue !== 'string' || options.modelTaskQueue.trim() === '') {
+        throw new TypeError(`Invalid modelTaskQueue: a task queue name must be a non-empty string (got ${JSON.stringify(options.modelTaskQueue)})`);
+      }
+      this.modelTaskQueue = options.modelTaskQueue;
+    }
   }
 
   /**

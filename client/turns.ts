@@ -36,6 +36,8 @@ export interface WorkflowStarter {
   readonly contentStore: ContentStore;
   /** Fairness weights by tenant (`TurnpikeClientOptions.tenantWeights`). */
   readonly tenantWeights?: Readonly<Record<string, number>>;
+  /** The task queue of its turns' model calls (`TurnpikeClientOptions.modelTaskQueue`). */
+  readonly modelTaskQueue?: string;
 }
 
 /** Who starts a turn, for whom and how urgently, beside its id (`TurnpikeClient.startTurn`). */
@@ -56,7 +58,9 @@ export async function startTurn(starter: WorkflowStarter, input: StartTurnInput,
   // A typed answer's zod schema is sent as its JSON Schema (client/typed-output.ts).
   const given = input?.output;
   const output = given && typeof given === 'object' ? toOutputSpec(given) : given;
-  const turnInput = (messages === input?.messages && given === undefined ? input : { ...input, messages, ...(output !== undefined ? { output } : {}) }) as AgentTurnInput;
+  const built = (messages === input?.messages && given === undefined ? input : { ...input, messages, ...(output !== undefined ? { output } : {}) }) as AgentTurnInput;
+  // The client's model queue, unless the input names its own; without one the input is as given.
+  const turnInput = withModelTaskQueue(built, starter.modelTaskQueue);
   return starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
     taskQueue: starter.taskQueue,
     workflowId: options.turnId,
@@ -116,4 +120,9 @@ export async function turnEventAt(turn: WorkflowHandle<typeof agentTurn>, offset
   const page = await rejections(turn.query(turnEventsQuery, { fromOffset: offset, limit: 1 }));
   const [record] = page.events;
   return record?.offset === offset ? record : undefined;
+}
+
+/** The input with the client's model task queue, unless it has one (or the client has none). */
+export function withModelTaskQueue<T extends { modelTaskQueue?: string }>(input: T, modelTaskQueue: string | undefined): T {
+  return modelTaskQueue === undefined || input?.modelTaskQueue !== undefined ? input : { ...input, modelTaskQueue };
 }

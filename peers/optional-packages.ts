@@ -29,6 +29,7 @@ export const OPTIONAL_PEERS = {
   '@anthropic-ai/vertex-sdk': '^1.1.3',
   '@slack/web-api': '^8.2.0',
   '@temporalio/testing': '^1.24.0',
+  '@a2a-js/sdk': '^1.3.0',
 } as const;
 
 export type OptionalPeer = keyof typeof OPTIONAL_PEERS;

@@ -10,6 +10,7 @@ import type { Tool } from '../activities/tools.js';
 import { DEFAULT_TASK_QUEUE } from '../workflows/messages/definitions.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
+import { checkedModelCapacity, ModelCapacityRunner, type ModelCapacityOptions } from './model-capacity.js';
 import { quietBundlerLogger } from './quiet-bundler-logger.js';
 
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -56,6 +57,13 @@ export interface CreateWorkerOptions {
   remoteMcpServers?: TurnpikePluginOptions['remoteMcpServers'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
+  /**
+   * Also polls a task queue of model calls, with a rate that holds across every worker
+   * (worker/model-capacity.ts): for turns whose client sets `modelTaskQueue` to the same name.
+   * The returned Worker's `run()` runs both and ends when both have stopped. The model Worker has
+   * turnpike's plugin (the same options) and none of `workerOptions` (interceptors, other plugins).
+   */
+  modelCapacity?: ModelCapacityOptions;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
   connection?: NativeConnection;
   namespace?: string;
@@ -76,6 +84,9 @@ export async function bundleWorkflows(): Promise<{ code: string }> {
  * registers turnpike's two workflows. To add turnpike to a worker of your own, use the plugin.
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  const taskQueue = options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
+  // Checked before any connection is opened.
+  const capacity = options.modelCapacity !== undefined ? checkedModelCapacity(options.modelCapacity, taskQueue) : undefined;
   let connection = options.connection;
   let namespace = options.namespace;
   if (!connection) {
@@ -83,33 +94,49 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     connection = await NativeConnection.connect(fromEnvironment.connectionOptions);
     namespace ??= fromEnvironment.namespace;
   }
+  const pluginOptions = turnpikePluginOptions(options);
+  const shutdownGraceTime = process.env.TURNPIKE_SHUTDOWN_GRACE_TIME ?? DEFAULT_SHUTDOWN_GRACE_TIME;
+  // An activity-only Worker on the model queue, with turnpike's activities and data converter.
+  const modelWorker = capacity
+    ? await Worker.create({
+        connection,
+        namespace: namespace ?? 'default',
+        taskQueue: capacity.taskQueue,
+        shutdownGraceTime,
+        ...(capacity.requestsPerSecond !== undefined ? { maxTaskQueueActivitiesPerSecond: capacity.requestsPerSecond } : {}),
+        ...(capacity.maxConcurrentCalls !== undefined ? { maxConcurrentActivityTaskExecutions: capacity.maxConcurrentCalls } : {}),
+        plugins: [new TurnpikePlugin(pluginOptions)],
+      })
+    : undefined;
   return Worker.create({
     connection,
     namespace: namespace ?? 'default',
-    taskQueue: options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE,
+    taskQueue,
     workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
     maxCachedWorkflows: Number(process.env.TURNPIKE_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
     // On SIGTERM (a deploy, a scale-down) a tool or model call already running gets this long to
     // finish before it is cancelled and retried elsewhere: a refund half-done is worse than a slow stop.
-    shutdownGraceTime: process.env.TURNPIKE_SHUTDOWN_GRACE_TIME ?? DEFAULT_SHUTDOWN_GRACE_TIME,
+    shutdownGraceTime,
     ...options.workerOptions,
-    plugins: [
-      new TurnpikePlugin({
-        tools: options.tools,
-        ...(options.notifications ? { notifications: options.notifications } : {}),
-        ...(options.slack ? { slack: options.slack } : {}),
-        ...(options.contentStore ? { contentStore: options.contentStore } : {}),
-        ...(options.prices ? { prices: options.prices } : {}),
-        ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
-        ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
-        ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
-        ...(options.models ? { models: options.models } : {}),
-        ...(options.endpoints ? { endpoints: options.endpoints } : {}),
-        ...(options.clouds ? { clouds: options.clouds } : {}),
-        ...(options.remoteMcpServers ? { remoteMcpServers: options.remoteMcpServers } : {}),
-        ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
-      }),
-      ...(options.workerOptions?.plugins ?? []),
-    ],
+    plugins: [new TurnpikePlugin(pluginOptions), ...(modelWorker ? [new ModelCapacityRunner(modelWorker)] : []), ...(options.workerOptions?.plugins ?? [])],
   });
+}
+
+/** The plugin's options out of the worker's. */
+function turnpikePluginOptions(options: CreateWorkerOptions): TurnpikePluginOptions {
+  return {
+    tools: options.tools,
+    ...(options.notifications ? { notifications: options.notifications } : {}),
+    ...(options.slack ? { slack: options.slack } : {}),
+    ...(options.contentStore ? { contentStore: options.contentStore } : {}),
+    ...(options.prices ? { prices: options.prices } : {}),
+    ...(options.transcriptCache ? { transcriptCache: options.transcriptCache } : {}),
+    ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+    ...(options.maxAgentDepth !== undefined ? { maxAgentDepth: options.maxAgentDepth } : {}),
+    ...(options.models ? { models: options.models } : {}),
+    ...(options.endpoints ? { endpoints: options.endpoints } : {}),
+    ...(options.clouds ? { clouds: options.clouds } : {}),
+    ...(options.remoteMcpServers ? { remoteMcpServers: options.remoteMcpServers } : {}),
+    ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
+  };
 }

@@ -13,6 +13,7 @@ import { NativeConnection, Runtime, type RuntimeOptions, type Worker } from '@te
 import { createWorker, type CreateWorkerOptions } from './create-worker.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin } from './plugin.js';
+import { modelCapacityFromEnvironment } from './model-capacity.js';
 
 export interface RunWorkerOptions extends Omit<CreateWorkerOptions, 'connection' | 'namespace'> {
   /**
@@ -73,6 +74,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const { metricsAddress = process.env.TURNPIKE_METRICS_ADDRESS || undefined, runtimeOptions, onReady, ...rest } = options;
   const healthPort = options.healthPort ?? numberFromEnvironment('TURNPIKE_HEALTH_PORT');
   const healthHost = options.healthHost ?? process.env.TURNPIKE_HEALTH_HOST ?? '127.0.0.1';
+  // Model calls on a rate-limited queue of their own (worker/model-capacity.ts), when configured.
+  const modelCapacity = options.modelCapacity ?? modelCapacityFromEnvironment();
   if (metricsAddress || runtimeOptions) {
     // Temporal Core serves the metrics; custom ones (activities' and workflows' metricMeter) go
     // through the same exporter, so one scrape sees the SDK's and turnpike's figures.
@@ -86,7 +89,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   let health: http.Server | undefined;
   try {
     const { healthPort: _port, healthHost: _host, ...workerOptions } = rest;
-    const worker = await createWorker({ ...workerOptions, connection, namespace });
+    const worker = await createWorker({ ...workerOptions, ...(modelCapacity ? { modelCapacity } : {}), connection, namespace });
     // The SDK's shutdown signals (SIGINT, SIGTERM, ...) stop polling, let in-flight activities
     // finish within shutdownGraceTime, and then resolve run().
     const running = worker.run();

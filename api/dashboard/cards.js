@@ -20,6 +20,7 @@ export function fillCard(card, call) {
   };
   add('turn', workflowLink(call.turnWorkflowId) ?? call.turnWorkflowId);
   if (call.conversationId) add('conversation', call.conversationId);
+  if (call.tenant) add('tenant', call.tenant);
   // A sub-agent's call: the turn whose agent tool call started this turn.
   if (call.parentTurnId) add('sub-agent of', workflowLink(call.parentTurnId) ?? call.parentTurnId);
   add('requested', `${duration(Date.now() - Date.parse(call.requestedAt))} ago`);

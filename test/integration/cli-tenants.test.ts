@@ -57,6 +57,10 @@ describe('turnpike CLI with tenants', () => {
     expect(ours(acmeParked)).toEqual([acme]);
     expect(acmeParked.find((call) => call.turnWorkflowId === acme)?.tenant).toBe('acme');
     expect(ours(await cliJson<ParkedCall[]>('pending', '--tenant', 'globex'))).toEqual([globex]);
+    // The table has a tenant column: the row of acme's turn says acme.
+    const table = (await cli('pending', '--tenant', 'acme')).stdout.split('\n');
+    expect(table.find((line) => line.includes('approvalId'))).toMatch(/│ turn\s+│ tenant\s+│ approvalId/);
+    expect(table.find((line) => line.includes(acme))).toMatch(new RegExp(`│ ${acme}\\s+│ acme\\s+│ apr_`));
     expect(ours(await cliJson<ParkedCall[]>('pending', '--tenant', 'initech'))).toEqual([]);
 
     for (const [index, turnId] of [acme, globex].entries()) {

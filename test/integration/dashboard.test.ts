@@ -8,6 +8,7 @@
  *
  * UPDATE_SCREENSHOTS=1 also writes docs/dashboard-queue.png.
  */
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
@@ -191,9 +192,9 @@ describe('approval dashboard in Chromium', () => {
     await handle.cancel();
   });
 
-  it('lists approvals and client-tool calls across turns', async () => {
+  it('lists approvals and client-tool calls across turns, each with its turn and tenant', async () => {
     const turns = [
-      await turnpike.startTurn({ text: use('guarded_action', { target: 'db-primary', count: 2 }) }),
+      await turnpikeClient.startTurn({ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: use('guarded_action', { target: 'db-primary', count: 2 }) }] }, { turnId: `dashboard-tenant-${randomUUID()}`, tenant: 'acme' }),
       await turnpike.startTurn({ text: 'refund $420 on order 1001' }),
       await turnpike.startTurn({ startedBy: 'alice', text: use('pick_colour', { options: ['red', 'green', 'blue'] }) }),
     ];
@@ -203,6 +204,9 @@ describe('approval dashboard in Chromium', () => {
     await page.locator('#client-calls .card').first().waitFor();
     await expect(page.locator('#approval-count').textContent()).resolves.toBe('2');
     await expect(page.locator('#approvals .card[data-tool="issue_refund"] .policy-reason').textContent()).resolves.toContain('refunds above $100 need a person');
+    // The turn started for a tenant says so; the others have no tenant to show.
+    await expect(page.locator('#approvals .card[data-tool="guarded_action"] .meta').textContent()).resolves.toContain('tenant acme');
+    await expect(page.locator('#approvals .card[data-tool="issue_refund"] .meta').textContent()).resolves.not.toContain('tenant');
     if (process.env.UPDATE_SCREENSHOTS === '1') {
       mkdirSync('docs', { recursive: true });
       await page.screenshot({ path: 'docs/dashboard-queue.png', fullPage: true });

@@ -1,6 +1,6 @@
 /**
- * `?tenant=` on the HTTP API's listings, on the dev server: the parked calls (`GET /api/approvals`)
- * and the audit trail (`GET /api/decisions`, JSON and JSON lines) of one tenant's turns, for an
+ * `?tenant=` on the HTTP API's listings, on the dev server: the parked calls (`GET /api/approvals`
+ * and the dashboards' live `GET /api/approvals/events`) and the audit trail (`GET /api/decisions`, JSON and JSON lines) of one tenant's turns, for an
  * admin and for a caller bound to no tenant. A caller bound to a tenant may name its own; naming
  * another is refused with 400 (the same for a tenant that exists or not), and so is a value no
  * turn could carry. Another tenant's decided call is not there for a bound caller who could have
@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { parseTenantMap, parseTokenMap } from '../../api/auth.js';
 import { useTurnpikeApiWithFakes } from '../support/api-server.js';
 import { noteStarted } from '../support/history-recorder.js';
+import { readSseFrom } from '../support/sse-reader.js';
 import { testTools, use } from '../support/test-tools.js';
 import { waitForPending } from '../support/turnpike-harness.js';
 
@@ -65,6 +66,15 @@ describe('listings of one tenant through the HTTP API', () => {
     expect(await approvals('?tenant=acme&tool=guarded_action', 'bob-token')).toEqual([acme.workflowId]);
     expect(await approvals('?tenant=initech', 'bob-token')).toEqual([]);
     expect(await approvals('?tenant=acme', 'alice-token')).toEqual([acme.workflowId]);
+    // The dashboards' live listing takes the same filter.
+    const live = async (query: string, token: string) => {
+      const { status, messages } = await readSseFrom(`${suite.base}/api/approvals/events${query}`, { authorization: `Bearer ${token}` }, (message) => message.event === 'message');
+      expect(status).toBe(200);
+      return ours((JSON.parse(messages.at(-1)!.data) as { calls: Array<{ turnWorkflowId: string }> }).calls);
+    };
+    expect(await live('', 'bob-token')).toEqual([...ids].sort());
+    expect(await live('?tenant=globex', 'bob-token')).toEqual([globex.workflowId]);
+    expect(await live('?tenant=acme', 'alice-token')).toEqual([acme.workflowId]);
 
     const calls = new Map<string, { approvalId?: string; inputHash?: string }>();
     for (const handle of [acme, globex]) {
@@ -106,6 +116,8 @@ describe('listings of one tenant through the HTTP API', () => {
       { path: '/api/decisions?tenant=globex', token: 'alice-token', message: /tenant "globex" may not be listed: this caller is bound to tenant "acme"/ },
       { path: '/api/decisions?tenant=initech&format=jsonl', token: 'alice-token', message: /tenant "initech" may not be listed/ },
       { path: '/api/approvals?tenant=globex', token: 'alice-token', message: /tenant "globex" may not be listed/ },
+      { path: '/api/approvals/events?tenant=globex', token: 'alice-token', message: /tenant "globex" may not be listed/ },
+      { path: `/api/approvals/events?tenant=${'x'.repeat(65)}`, token: 'ops-token', message: /tenant is 65 bytes long/ },
       { path: `/api/decisions?tenant=${'x'.repeat(65)}`, token: 'ops-token', message: /tenant is 65 bytes long; Temporal's fairness keys take at most 64 bytes/ },
       { path: '/api/approvals?tenant=', token: 'ops-token', message: /tenant/ },
     ];

@@ -139,6 +139,7 @@ function childInput(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, promp
     ...(parent.approvalTimeout !== undefined ? { approvalTimeout: parent.approvalTimeout } : {}),
     ...(parent.clientToolTimeout !== undefined ? { clientToolTimeout: parent.clientToolTimeout } : {}),
     ...(parent.modelCallOptions !== undefined ? { modelCallOptions: parent.modelCallOptions } : {}),
+    ...(parent.modelTaskQueue !== undefined ? { modelTaskQueue: parent.modelTaskQueue } : {}),
     ...(parent.maxAgentDepth !== undefined ? { maxAgentDepth: parent.maxAgentDepth } : {}),
     ...takeChildShare(turn, call.toolCallId),
     // The parent awaits the child's result; the conversation's turnFinished signal is not for it.

@@ -233,6 +233,7 @@ class Conversation {
       ...(options.approvalTimeout !== undefined ? { approvalTimeout: options.approvalTimeout } : {}),
       ...(options.clientToolTimeout !== undefined ? { clientToolTimeout: options.clientToolTimeout } : {}),
       ...(options.modelCallOptions !== undefined ? { modelCallOptions: options.modelCallOptions } : {}),
+      ...(this.input.modelTaskQueue !== undefined ? { modelTaskQueue: this.input.modelTaskQueue } : {}),
       ...(options.handoffs !== undefined ? { handoffs: options.handoffs } : {}),
       ...(options.handoffsRefused !== undefined ? { handoffsRefused: options.handoffsRefused } : {}),
       ...(output !== undefined ? { output } : {}),

@@ -75,7 +75,7 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
   validateInput(turn.input);
   const typed = typedOutputOf(turn);
   turn.publisher.publishSearchAttributes();
-  const callModel = modelActivity(turn.input.modelCallOptions);
+  const callModel = modelActivity(turn.input.modelCallOptions, turn.input.modelTaskQueue);
   const maxSteps = turn.input.maxSteps ?? DEFAULT_MAX_STEPS;
 
   let lastText = turn.input.carried?.lastText ?? '';
@@ -196,6 +196,9 @@ function validateInput(input: AgentTurnInput): void {
   if (input.maxSteps !== undefined && (!Number.isInteger(input.maxSteps) || input.maxSteps < 1)) {
     invalidInput('agentTurn input.maxSteps must be a positive integer');
   }
+  if (input.modelTaskQueue !== undefined && (typeof input.modelTaskQueue !== 'string' || input.modelTaskQueue.trim() === '')) {
+    invalidInput('agentTurn input.modelTaskQueue must be a non-empty task queue name');
+  }
   const handoffsProblem = handoffTargetsProblem(input.handoffs);
   if (handoffsProblem) invalidInput(`agentTurn input.${handoffsProblem}`);
   for (const field of ['budget', 'budgetIncrement'] as const) {
@@ -219,10 +222,14 @@ function formerlyTaken({ key, value }: { key: 'events' | 'bytes'; value: unknown
 /**
  * The model step's activity: its own timeout and retries, or 5 minutes, a 30 s heartbeat timeout
  * (the activity heartbeats while it runs: a step lost with its worker is tried again at once)
- * and 10 attempts with backoff.
+ * and 10 attempts with backoff. On `modelTaskQueue` when the turn has one (a queue with a rate
+ * limit of its own, worker/model-capacity.ts): no schedule-to-start timeout, so a call waits
+ * there for capacity as long as it must; its start-to-close and heartbeat timeouts count from
+ * when a worker takes it. A turn without one sends the same command as before (not a patch).
  */
-function modelActivity(options: ActivityCallOptions | undefined) {
+function modelActivity(options: ActivityCallOptions | undefined, taskQueue: string | undefined) {
   return wf.proxyActivities<TurnpikeActivities>({
+    ...(taskQueue !== undefined ? { taskQueue } : {}),
     startToCloseTimeout: options?.startToCloseTimeout ?? '5m',
     heartbeatTimeout: options?.heartbeatTimeout ?? '30s',
     retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m', ...toRetryPolicy(options, 10) },

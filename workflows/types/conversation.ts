@@ -56,6 +56,8 @@ export interface AgentConversationInput extends TurnOptions {
    * and its spend, and any extension a person granted in it, count for the conversation.
    */
   budget?: TurnBudget;
+  /** The task queue of its turns' model calls (`AgentTurnInput.modelTaskQueue`); default the turns' own. */
+  modelTaskQueue?: string;
   /** State carried across continue-as-new; callers leave it out. */
   carried?: ConversationCarryOver;
 }

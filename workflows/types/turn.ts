@@ -31,6 +31,13 @@ export interface AgentTurnInput {
   /** Timeout and retries of each model call. Default: 5 minutes, 10 attempts with backoff. */
   modelCallOptions?: ActivityCallOptions;
   /**
+   * The task queue its model calls are scheduled on (default: the turn's own). Set by a client
+   * with `modelTaskQueue`, for a queue whose rate limit holds across every worker
+   * (`createWorker({ modelCapacity })`, docs/production.md "Model capacity shared by the fleet").
+   * Its child turns, hand-overs and forks keep it.
+   */
+  modelTaskQueue?: string;
+  /**
    * Whether the turn, when started as a child workflow, signals `turnFinished` to its parent
    * as it ends. Default true: a conversation learns so that its turn ended (it may have
    * continued-as-new since it started the turn). `executeAgentTurn` and `startAgentTurn` set it

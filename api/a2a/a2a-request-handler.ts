@@ -1,0 +1,196 @@
+/**
+ * turnpike's own A2A request handler (the SDK's `A2ARequestHandler`), behind the SDK's JSON-RPC
+ * wire handling: an A2A task is a turn. Nothing is kept in this process: the task id is the
+ * turn's id, derived from the caller and the message id (a retried `SendMessage` finds the turn
+ * it started), every read goes to the turn through the TurnpikeClient, a cancel cancels the
+ * workflow, and a decision sent as a data part goes the way the decision route sends one
+ * (api/send-decision.ts). So any API process answers for any task.
+ */
+import { createHash } from 'node:crypto';
+import type { AgentCard, CancelTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, GetTaskRequest } from '@a2a-js/sdk';
+import { ContentTypeNotSupportedError, ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
+import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../../client/errors.js';
+import type { Caller } from '../auth.js';
+import type { RouteContext } from '../route-context.js';
+import { sendDecision } from '../send-decision.js';
+import { requestPlacement } from '../tenant-binding.js';
+import type { A2aAgent } from './a2a-agents.js';
+import { followTask, settledTask } from './a2a-follow.js';
+import { isTerminal, readTask } from './a2a-task-view.js';
+
+/** Where the route puts the caller and the stream's abort signal in the SDK's call context. */
+export const CALLER_KEY = 'turnpike.caller';
+export const SIGNAL_KEY = 'turnpike.signal';
+
+/** The task id (and turn id) of a caller's message to an agent: the same message, the same turn. */
+export function taskIdFor(agent: string, identity: string, messageId: string): string {
+  return `a2a-${agent}-${createHash('sha256').update(`${identity}\n${messageId}`).digest('hex').slice(0, 40)}`;
+}
+
+interface Decision {
+  approvalId: string;
+  approved: boolean;
+  reason?: string;
+}
+
+export class TurnpikeA2aHandler implements A2ARequestHandler {
+  constructor(
+    private readonly routes: RouteContext,
+    private readonly name: string,
+    private readonly agent: A2aAgent,
+    private readonly card: AgentCard,
+  ) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return this.card;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new ExtendedAgentCardNotConfiguredError();
+  }
+
+  async sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
+    const taskId = await this.accept(params, context);
+    return params.configuration?.returnImmediately ? this.read(taskId) : settledTask(this.routes.client, taskId, signalOf(context));
+  }
+
+  async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    const taskId = await this.accept(params, context);
+    yield* followTask(this.routes.client, taskId, signalOf(context));
+  }
+
+  async getTask(params: GetTaskRequest, context: ServerCallContext): Promise<Task> {
+    await this.readable(params.id, callerOf(context));
+    return this.read(params.id);
+  }
+
+  async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
+    await this.readable(params.id, callerOf(context));
+    const task = await this.read(params.id);
+    if (task.status?.state === 5 /* TASK_STATE_CANCELED */) return task;
+    if (isTerminal(task)) throw new TaskNotCancelableError({ message: `Task ${params.id} has ended (${task.metadata?.turnStatus}) and cannot be canceled` });
+    // Cancelling the workflow settles every open call with a cancelled result: the history stays valid.
+    await this.routes.client.turn(params.id).cancel();
+    await this.routes.client.turnResult(params.id);
+    return this.read(params.id);
+  }
+
+  async *resubscribe(params: SubscribeToTaskRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
+    await this.readable(params.id, callerOf(context));
+    if (isTerminal(await this.read(params.id))) throw new UnsupportedOperationError({ message: `Task ${params.id} has ended and cannot be subscribed to` });
+    yield* followTask(this.routes.client, params.id, signalOf(context));
+  }
+
+  async listTasks(): Promise<never> {
+    throw new UnsupportedOperationError({ message: 'ListTasks is not served by turnpike yet' });
+  }
+
+  async createTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async getTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async listTaskPushNotificationConfigs(): Promise<never> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  async deleteTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError();
+  }
+
+  /** Starts the message's turn, or passes a follow-up's decisions to its task's turn; returns the task id. */
+  private async accept(params: SendMessageRequest, context: ServerCallContext): Promise<string> {
+    const message = params.message;
+    if (!message || !message.messageId) throw new RequestMalformedError({ message: 'SendMessage needs a message with a messageId' });
+    if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError();
+    const caller = callerOf(context);
+    if (message.taskId) {
+      await this.decide(message, caller);
+      return message.taskId;
+    }
+    if (message.contextId) throw new UnsupportedOperationError({ message: 'A context that spans several tasks is not served yet: send a new task without contextId (each task is its own context), or a follow-up with its taskId' });
+    const text = messageText(message);
+    const taskId = taskIdFor(this.name, caller.identity, message.messageId);
+    // A retried message finds its turn, running or ended, and starts nothing.
+    if (await this.routes.client.describeStart(taskId)) return taskId;
+    const placement = requestPlacement(caller, this.routes.access.isAdmin(caller), {});
+    if (typeof placement === 'string') throw new RequestMalformedError({ message: placement });
+    const { model, system, tools, maxSteps, approvalTimeout } = this.agent;
+    const input = {
+      model,
+      messages: [{ role: 'user' as const, content: text }],
+      ...(system !== undefined ? { system } : {}),
+      ...(tools !== undefined ? { tools } : {}),
+      ...(maxSteps !== undefined ? { maxSteps } : {}),
+      ...(approvalTimeout !== undefined ? { approvalTimeout } : {}),
+    };
+    await this.routes.client.startTurn(input, { turnId: taskId, startedBy: caller.identity, ...placement });
+    return taskId;
+  }
+
+  /** A follow-up on a task: each data part `{ approvalId, approved, reason? }` decides that approval. */
+  private async decide(message: Message, caller: Caller): Promise<void> {
+    const taskId = message.taskId;
+    await this.readable(taskId, caller);
+    const task = await this.read(taskId);
+    if (message.contextId && message.contextId !== task.contextId) throw new RequestMalformedError({ message: `contextId ${JSON.stringify(message.contextId)} is not the context of task ${taskId}` });
+    if (isTerminal(task)) throw new UnsupportedOperationError({ message: `Task ${taskId} has ended (${task.metadata?.turnStatus}) and takes no more messages` });
+    const decisions = message.parts.map((part) => (part.content?.$case === 'data' ? decisionOf(part.content.value) : undefined)).filter((decision) => decision !== undefined);
+    if (decisions.length === 0) throw new RequestMalformedError({ message: `Task ${taskId} takes decisions only: send a data part { "approvalId": string, "approved": boolean, "reason"?: string }` });
+    for (const { approvalId, ...decision } of decisions) {
+      try {
+        await sendDecision(this.routes, caller, taskId, approvalId, decision);
+      } catch (error) {
+        if (error instanceof TurnpikeRejectedError) throw new UnsupportedOperationError({ message: `${error.type}: ${error.message}`, metadata: { type: error.type } });
+        if (error instanceof TurnpikeNotFoundError) throw new RequestMalformedError({ message: error.message });
+        throw error;
+      }
+    }
+  }
+
+  /** Unknown ids, another agent's tasks and turns the caller may not read are all "not found". */
+  private async readable(taskId: string, caller: Caller): Promise<void> {
+    if (!taskId.startsWith(`a2a-${this.name}-`) || !(await this.routes.access.mayReadTurn(caller, taskId))) throw new TaskNotFoundError({ message: `Task not found: ${taskId}` });
+  }
+
+  private async read(taskId: string): Promise<Task> {
+    return readTask(this.routes.client, taskId);
+  }
+}
+
+function callerOf(context: ServerCallContext): Caller {
+  const caller = context.state.get(CALLER_KEY) as Caller | undefined;
+  if (!caller) throw new Error('The A2A route calls the handler with an authenticated caller');
+  return caller;
+}
+
+function signalOf(context: ServerCallContext): AbortSignal | undefined {
+  return context.state.get(SIGNAL_KEY) as AbortSignal | undefined;
+}
+
+/** The text of a new task's message: text parts, and data parts as JSON. Files are not taken yet. */
+function messageText(message: Message): string {
+  const texts = message.parts.map((part) => {
+    const content = part.content;
+    if (content?.$case === 'text') return content.value;
+    if (content?.$case === 'data') return JSON.stringify(content.value);
+    if (content?.$case === 'raw' || content?.$case === 'url') throw new ContentTypeNotSupportedError({ message: 'File parts are not taken yet: send text or data parts' });
+    throw new RequestMalformedError({ message: 'A part must hold text, data, raw bytes or a url' });
+  });
+  const text = texts.join('\n');
+  if (text.trim() === '') throw new RequestMalformedError({ message: 'The message has no text' });
+  return text;
+}
+
+function decisionOf(value: unknown): Decision | undefined {
+  if (!value || typeof value !== 'object' || !('approvalId' in value)) return undefined;
+  const { approvalId, approved, reason } = value as Record<string, unknown>;
+  if (typeof approvalId !== 'string' || approvalId === '' || typeof approved !== 'boolean' || (reason !== undefined && typeof reason !== 'string')) {
+    throw new RequestMalformedError({ message: 'A decision is { "approvalId": string, "approved": boolean, "reason"?: string }' });
+  }
+  return { approvalId, approved, ...(reason !== undefined ? { reason } : {}) };
+}

@@ -1,0 +1,23 @@
+/** `npm run api`'s A2A agents from the environment: taken when well formed, refused with the reason otherwise. */
+import { describe, expect, it } from 'vitest';
+import { a2aOptionsFromEnvironment } from '../../api/a2a/a2a-agents.js';
+
+const desk = { description: 'Orders', model: { provider: 'scripted', model: 'demo' }, tools: ['lookup_order'] };
+
+describe('a2aOptionsFromEnvironment', () => {
+  it('reads the agents and the public URL, and nothing when unset', () => {
+    expect(a2aOptionsFromEnvironment({})).toBeUndefined();
+    expect(a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk }), TURNPIKE_A2A_PUBLIC_URL: 'https://turnpike.example.com' })).toEqual({
+      agents: { desk },
+      publicUrl: 'https://turnpike.example.com',
+    });
+  });
+
+  it('refuses malformed agents with the reason', () => {
+    expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: '{desk' })).toThrow(/must be JSON/);
+    expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ 'no/slash': desk }) })).toThrow(/TURNPIKE_A2A_AGENTS/);
+    expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk: { ...desk, model: { provider: 'nope', model: 'x' } } }) })).toThrow(/provider/);
+    expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk: { ...desk, colour: 'red' } }) })).toThrow(/colour/);
+    expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: '{}' })).toThrow(/at least one agent/);
+  });
+});

@@ -1,0 +1,106 @@
+/**
+ * Model capacity shared by the fleet: the model calls of turns started with a `modelTaskQueue`
+ * (a `TurnpikeClient` option) are scheduled on that queue, and `createWorker({ modelCapacity })`
+ * runs a second Worker in the same process that polls it with turnpike's activities, beside the
+ * turn's own Worker.
+ *
+ * The queue's rate (`requestsPerSecond`) is Temporal's `maxTaskQueueActivitiesPerSecond`: the
+ * matching service dispatches no more of the queue's tasks per second than that, across every
+ * worker polling it, so it holds for the fleet, not per process. Every worker of the queue must
+ * set the same value (the last poll's wins). A call over the rate waits as a queued activity task
+ * (no retry loop against 429s); with fairness on, each tenant (the task's fairness key) gets its
+ * share of it. `maxConcurrentCalls` bounds the calls this process runs at once.
+ * docs/production.md, "Model capacity shared by the fleet".
+ */
+import type { Worker, WorkerPlugin } from '@temporalio/worker';
+
+export interface ModelCapacityOptions {
+  /** The task queue of model calls. Default: the turns' task queue with `-models` after it. */
+  taskQueue?: string;
+  /**
+   * Model calls the queue dispatches per second, across every worker that polls it (Temporal's
+   * `maxTaskQueueActivitiesPerSecond`, enforced by the server). Give every worker the same value.
+   * Default: no limit.
+   */
+  requestsPerSecond?: number;
+  /** Model calls this process runs at once (the model Worker's `maxConcurrentActivityTaskExecutions`). */
+  maxConcurrentCalls?: number;
+}
+
+/** The options checked, with the queue's name: a bad one throws a clear TypeError before anything polls. */
+export function checkedModelCapacity(options: ModelCapacityOptions, turnTaskQueue: string): Required<Pick<ModelCapacityOptions, 'taskQueue'>> & ModelCapacityOptions {
+  if (options === null || typeof options !== 'object') throw new TypeError('Invalid modelCapacity: expected an object { taskQueue?, requestsPerSecond?, maxConcurrentCalls? }');
+  const { taskQueue = `${turnTaskQueue}-models`, requestsPerSecond, maxConcurrentCalls } = options;
+  if (typeof taskQueue !== 'string' || taskQueue.trim() === '') {
+    throw new TypeError(`Invalid modelCapacity.taskQueue: a task queue name must be a non-empty string (got ${JSON.stringify(taskQueue)})`);
+  }
+  if (taskQueue === turnTaskQueue) {
+    throw new TypeError(`Invalid modelCapacity.taskQueue: "${taskQueue}" is the turns' own task queue; model calls need a queue of their own for its rate to apply to them alone`);
+  }
+  if (requestsPerSecond !== undefined && !(typeof requestsPerSecond === 'number' && Number.isFinite(requestsPerSecond) && requestsPerSecond > 0)) {
+    throw new TypeError(`Invalid modelCapacity.requestsPerSecond: must be a finite number above 0 (got ${String(requestsPerSecond)})`);
+  }
+  if (maxConcurrentCalls !== undefined && !(Number.isInteger(maxConcurrentCalls) && maxConcurrentCalls >= 1)) {
+    throw new TypeError(`Invalid modelCapacity.maxConcurrentCalls: must be a whole number of at least 1 (got ${String(maxConcurrentCalls)})`);
+  }
+  return {
+    taskQueue,
+    ...(requestsPerSecond !== undefined ? { requestsPerSecond } : {}),
+    ...(maxConcurrentCalls !== undefined ? { maxConcurrentCalls } : {}),
+  };
+}
+
+/**
+ * `modelCapacity` from the environment, for `runWorker`: `TURNPIKE_MODEL_TASK_QUEUE` (the queue;
+ * the same variable tells `TurnpikeClient.connect` and `npm run api` to schedule model calls
+ * there), `TURNPIKE_MODEL_REQUESTS_PER_SECOND` and `TURNPIKE_MODEL_MAX_CONCURRENT_CALLS`.
+ * Undefined when none is set; a value that is not a number is refused with the variable's name.
+ */
+export function modelCapacityFromEnvironment(environment: NodeJS.ProcessEnv = process.env): ModelCapacityOptions | undefined {
+  const number = (name: string): number | undefined => {
+    const value = environment[name];
+    if (value === undefined || value === '') return undefined;
+    const parsed = Number(value);
+    if (!Number.isFinite(parsed) || parsed <= 0) throw new TypeError(`${name} must be a number above 0 (got "${value}")`);
+    return parsed;
+  };
+  const taskQueue = environment.TURNPIKE_MODEL_TASK_QUEUE || undefined;
+  const requestsPerSecond = number('TURNPIKE_MODEL_REQUESTS_PER_SECOND');
+  const maxConcurrentCalls = number('TURNPIKE_MODEL_MAX_CONCURRENT_CALLS');
+  if (taskQueue === undefined && requestsPerSecond === undefined && maxConcurrentCalls === undefined) return undefined;
+  return {
+    ...(taskQueue !== undefined ? { taskQueue } : {}),
+    ...(requestsPerSecond !== undefined ? { requestsPerSecond } : {}),
+    ...(maxConcurrentCalls !== undefined ? { maxConcurrentCalls } : {}),
+  };
+}
+
+/**
+ * Runs the model Worker while the turn's Worker runs: both start together, a shutdown of either
+ * (SIGTERM, `worker.shutdown()`, a fatal error) shuts down the other, and `run()` of the turn's
+ * Worker resolves once both have stopped (rejecting with the first failure).
+ */
+export class ModelCapacityRunner implements WorkerPlugin {
+  readonly name = 'turnpike-model-capacity';
+
+  constructor(readonly modelWorker: Worker) {}
+
+  async runWorker(worker: Worker, next: (w: Worker) => Promise<void>): Promise<void> {
+    const ended = new Set<Worker>();
+    // A Worker still starting is shut down once it runs (unless its run has ended meanwhile).
+    const stop = async (which: Worker) => {
+      while (which.getState() === 'INITIALIZED' && !ended.has(which)) await new Promise((resolve) => setTimeout(resolve, 10));
+      if (which.getState() === 'RUNNING') which.shutdown();
+    };
+    const runs = (which: Worker, run: Promise<void>, other: Worker) =>
+      run.finally(async () => {
+        ended.add(which);
+        await stop(other);
+      });
+    const turns = runs(worker, next(worker), this.modelWorker);
+    const model = runs(this.modelWorker, this.modelWorker.run(), worker);
+    const [turnsEnded, modelEnded] = await Promise.allSettled([turns, model]);
+    if (turnsEnded.status === 'rejected') throw turnsEnded.reason;
+    if (modelEnded.status === 'rejected') throw modelEnded.reason;
+  }
+}
