@@ -6,6 +6,10 @@
  *   await api.listen({ port: 3000 });
  */
 export { buildApi, type ApiOptions } from './server.js';
+export { MCP_PATH, DEFAULT_PLAIN_CALL_TIMEOUT_MS, DEFAULT_TASK_POLL_INTERVAL_MS, type McpAgent, type McpOptions } from './mcp/mcp-agents.js';
+/** The typed answer of `McpAgent.output` (the same type as `turnpike/client`'s). */
+export type { OutputOption } from '../client/typed-output.js';
+export type { JsonSchema } from '../workflows/types/index.js';
 export { anyOf, callerFromClaims, oidcAuthenticator, oidcOptionsFromEnvironment, parseTenantMap, parseTokenMap, staticTokenAuthenticator, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 export { loginOptionsFromEnvironment, type LoginOptions } from './login.js';
 export { DEFAULT_SESSION_MAX_AGE_SECONDS } from './session.js';

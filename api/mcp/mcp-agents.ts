@@ -1,0 +1,61 @@
+/**
+ * The named agents the HTTP API serves as MCP tools (`buildApi({ mcp: { agents } })`): each is a
+ * turn's settings (model, system prompt, tools, typed answer) under a name, listed as a tool that
+ * takes a `prompt`. A call with a task runs as a durable turn whose id is the task's id.
+ * No import of `@modelcontextprotocol/sdk` here, so that `ApiOptions` names none of its types.
+ */
+import type { OutputOption } from '../../client/typed-output.js';
+import type { ModelSettings } from '../../workflows/types/index.js';
+
+/** One agent served as an MCP tool: what each call's turn runs with. */
+export interface McpAgent {
+  /** The tool's description. */
+  description: string;
+  model: ModelSettings;
+  /** The system prompt of each call's turn. */
+  system?: string;
+  /** Registered tool names each call's turn is offered (default: all). */
+  tools?: string[];
+  /** Default 10, as for any turn. */
+  maxSteps?: number;
+  /** How long a parked approval waits (default '24h', as for any turn); expiry is a denial. */
+  approvalTimeout?: string;
+  /** A typed answer (a zod or JSON Schema); an object answer is the call's `structuredContent`. */
+  output?: OutputOption;
+}
+
+/** Named agents served as MCP tools with Tasks at `/api/mcp` (docs/protocols.md). */
+export interface McpOptions {
+  /** Agent name → its settings; the name is the tool's name (1 to 64 letters, digits, `-` and `_`). */
+  agents: Record<string, McpAgent>;
+  /**
+   * How long a call without a task waits for its turn before answering with an error that names
+   * the task (turn) it started, which goes on. Default 50,000 ms: under the MCP SDK client's
+   * 60-second request timeout.
+   */
+  plainCallTimeoutMs?: number;
+  /** The `pollInterval` tasks suggest to clients. Default 2,000 ms. */
+  pollIntervalMs?: number;
+}
+
+/** Where the endpoint lives: under `/api/`, so the API's authentication guards it. */
+export const MCP_PATH = '/api/mcp';
+/** How long a call without a task waits for its turn by default (`McpOptions.plainCallTimeoutMs`). */
+export const DEFAULT_PLAIN_CALL_TIMEOUT_MS = 50_000;
+/** The `pollInterval` tasks suggest by default (`McpOptions.pollIntervalMs`). */
+export const DEFAULT_TASK_POLL_INTERVAL_MS = 2_000;
+const AGENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Refuses names a tool or a turn id could not carry, before anything is served. */
+export function checkMcpOptions(options: McpOptions): void {
+  const names = Object.keys(options.agents);
+  if (names.length === 0) throw new Error('buildApi mcp: name at least one agent in mcp.agents');
+  for (const name of names) {
+    if (!AGENT_NAME.test(name)) throw new Error(`buildApi mcp: agent name ${JSON.stringify(name)} must be 1 to 64 letters, digits, - or _`);
+  }
+}
+
+/** The task id (and turn id) prefix of an agent's calls: tasks/get reads only ids that carry one. */
+export function mcpTaskPrefix(agent: string): string {
+  return `mcp-${agent}-`;
+}
