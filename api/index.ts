@@ -21,3 +21,4 @@ export { SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/i
 export { SLACK_USER_CACHE_MS, type SlackEmailMapping, type SlackIdentity, type SlackUserMapping } from './slack/slack-users.js';
 export { slackInteractionOptionsFromEnvironment } from './slack/slack-environment.js';
 export { A2A_BASE_PATH, type A2aAgent, type A2aOptions } from './a2a/a2a-agents.js';
+export type { PublishedAgent } from './published-agents.js';

@@ -6,21 +6,10 @@
  */
 import { z } from 'zod';
 import { MODEL_PROVIDERS } from '../../workflows/messages/model-providers.js';
-import type { ModelSettings } from '../../workflows/types/index.js';
+import { AGENT_NAME, checkAgentNames, type PublishedAgent } from '../published-agents.js';
 
-/** One agent served over A2A: what each of its tasks (turns) runs with. */
-export interface A2aAgent {
-  /** Shown in the Agent Card. */
-  description: string;
-  model: ModelSettings;
-  system?: string;
-  /** Registered tool names each task's turn is offered (default: all). */
-  tools?: string[];
-  /** Default 10, as for any turn. */
-  maxSteps?: number;
-  /** How long a parked approval waits (default '24h', as for any turn); expiry is a denial. */
-  approvalTimeout?: string;
-}
+/** One agent served over A2A: what each of its tasks (turns) runs with (A2A carries no typed answer). */
+export type A2aAgent = Omit<PublishedAgent, 'output'>;
 
 export interface A2aOptions {
   /** Agent name → its settings. Names are 1 to 64 letters, digits, `-` and `_`. */
@@ -36,15 +25,10 @@ export interface A2aOptions {
 
 /** Where the agents live under the API: `/api/a2a/<name>`. */
 export const A2A_BASE_PATH = '/api/a2a';
-export const AGENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Refuses agent names a URL path or a turn id could not carry, before anything is served. */
 export function checkA2aOptions(options: A2aOptions): void {
-  const names = Object.keys(options.agents);
-  if (names.length === 0) throw new Error('buildApi a2a: name at least one agent in a2a.agents');
-  for (const name of names) {
-    if (!AGENT_NAME.test(name)) throw new Error(`buildApi a2a: agent name ${JSON.stringify(name)} must be 1 to 64 letters, digits, - or _`);
-  }
+  checkAgentNames('a2a', options.agents);
 }
 
 const agentsSchema = z.record(

@@ -4,25 +4,10 @@
  * takes a `prompt`. A call with a task runs as a durable turn whose id is the task's id.
  * No import of `@modelcontextprotocol/sdk` here, so that `ApiOptions` names none of its types.
  */
-import type { OutputOption } from '../../client/typed-output.js';
-import type { ModelSettings } from '../../workflows/types/index.js';
+import { checkAgentNames, type PublishedAgent } from '../published-agents.js';
 
-/** One agent served as an MCP tool: what each call's turn runs with. */
-export interface McpAgent {
-  /** The tool's description. */
-  description: string;
-  model: ModelSettings;
-  /** The system prompt of each call's turn. */
-  system?: string;
-  /** Registered tool names each call's turn is offered (default: all). */
-  tools?: string[];
-  /** Default 10, as for any turn. */
-  maxSteps?: number;
-  /** How long a parked approval waits (default '24h', as for any turn); expiry is a denial. */
-  approvalTimeout?: string;
-  /** A typed answer (a zod or JSON Schema); an object answer is the call's `structuredContent`. */
-  output?: OutputOption;
-}
+/** One agent served as an MCP tool: what each call's turn runs with; an object answer of its typed `output` is the call's `structuredContent`. */
+export type McpAgent = PublishedAgent;
 
 /** Named agents served as MCP tools with Tasks at `/api/mcp` (docs/protocols.md). */
 export interface McpOptions {
@@ -44,15 +29,9 @@ export const MCP_PATH = '/api/mcp';
 export const DEFAULT_PLAIN_CALL_TIMEOUT_MS = 50_000;
 /** The `pollInterval` tasks suggest by default (`McpOptions.pollIntervalMs`). */
 export const DEFAULT_TASK_POLL_INTERVAL_MS = 2_000;
-const AGENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
-
 /** Refuses names a tool or a turn id could not carry, before anything is served. */
 export function checkMcpOptions(options: McpOptions): void {
-  const names = Object.keys(options.agents);
-  if (names.length === 0) throw new Error('buildApi mcp: name at least one agent in mcp.agents');
-  for (const name of names) {
-    if (!AGENT_NAME.test(name)) throw new Error(`buildApi mcp: agent name ${JSON.stringify(name)} must be 1 to 64 letters, digits, - or _`);
-  }
+  checkAgentNames('mcp', options.agents);
 }
 
 /** The task id (and turn id) prefix of an agent's calls: tasks/get reads only ids that carry one. */
