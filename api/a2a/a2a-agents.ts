@@ -4,9 +4,7 @@
  * `/api/a2a/<name>/.well-known/agent-card.json` and answering JSON-RPC at `/api/a2a/<name>`.
  * No import of the optional `@a2a-js/sdk` here, so that `ApiOptions` names none of its types.
  */
-import { z } from 'zod';
-import { MODEL_PROVIDERS } from '../../workflows/messages/model-providers.js';
-import { AGENT_NAME, checkAgentNames, type PublishedAgent } from '../published-agents.js';
+import { checkAgentNames, publishedAgentsFromEnvironment, type PublishedAgent } from '../published-agents.js';
 
 /** One agent served over A2A: what each of its tasks (turns) runs with (A2A carries no typed answer). */
 export type A2aAgent = Omit<PublishedAgent, 'output'>;
@@ -31,35 +29,15 @@ export function checkA2aOptions(options: A2aOptions): void {
   checkAgentNames('a2a', options.agents);
 }
 
-const agentsSchema = z.record(
-  z.string().regex(AGENT_NAME),
-  z.object({
-    description: z.string().min(1),
-    model: z.object({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) }).loose(),
-    system: z.string().optional(),
-    tools: z.array(z.string().min(1)).optional(),
-    maxSteps: z.number().int().positive().optional(),
-    approvalTimeout: z.string().min(1).optional(),
-  }).strict(),
-);
-
 /**
  * `npm run api`'s agents: `TURNPIKE_A2A_AGENTS` (JSON, name → `{ description, model: { provider,
  * model }, system?, tools?, maxSteps?, approvalTimeout? }`) and `TURNPIKE_A2A_PUBLIC_URL`.
  * Undefined when no agents are named; a malformed value is refused with the reason.
  */
 export function a2aOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): A2aOptions | undefined {
-  const raw = env.TURNPIKE_A2A_AGENTS;
-  if (!raw) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error('TURNPIKE_A2A_AGENTS must be JSON: { "<name>": { "description", "model": { "provider", "model" }, "system"?, "tools"? } }');
-  }
-  const agents = agentsSchema.safeParse(parsed);
-  if (!agents.success) throw new Error(`TURNPIKE_A2A_AGENTS: ${z.prettifyError(agents.error)}`);
-  const options: A2aOptions = { agents: agents.data as Record<string, A2aAgent>, ...(env.TURNPIKE_A2A_PUBLIC_URL ? { publicUrl: env.TURNPIKE_A2A_PUBLIC_URL } : {}) };
+  const agents = publishedAgentsFromEnvironment('TURNPIKE_A2A_AGENTS', env);
+  if (!agents) return undefined;
+  const options: A2aOptions = { agents, ...(env.TURNPIKE_A2A_PUBLIC_URL ? { publicUrl: env.TURNPIKE_A2A_PUBLIC_URL } : {}) };
   checkA2aOptions(options);
   return options;
 }

@@ -4,7 +4,7 @@
  * takes a `prompt`. A call with a task runs as a durable turn whose id is the task's id.
  * No import of `@modelcontextprotocol/sdk` here, so that `ApiOptions` names none of its types.
  */
-import { checkAgentNames, type PublishedAgent } from '../published-agents.js';
+import { checkAgentNames, publishedAgentsFromEnvironment, type PublishedAgent } from '../published-agents.js';
 
 /** One agent served as an MCP tool: what each call's turn runs with; an object answer of its typed `output` is the call's `structuredContent`. */
 export type McpAgent = PublishedAgent;
@@ -32,6 +32,19 @@ export const DEFAULT_TASK_POLL_INTERVAL_MS = 2_000;
 /** Refuses names a tool or a turn id could not carry, before anything is served. */
 export function checkMcpOptions(options: McpOptions): void {
   checkAgentNames('mcp', options.agents);
+}
+
+/**
+ * `npm run api`'s MCP agents: `TURNPIKE_MCP_AGENTS` (JSON, as `TURNPIKE_A2A_AGENTS`: name →
+ * `{ description, model: { provider, model }, system?, tools?, maxSteps?, approvalTimeout? }`).
+ * Undefined when unset; a malformed value is refused with the reason.
+ */
+export function mcpOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): McpOptions | undefined {
+  const agents = publishedAgentsFromEnvironment('TURNPIKE_MCP_AGENTS', env);
+  if (!agents) return undefined;
+  const options: McpOptions = { agents };
+  checkMcpOptions(options);
+  return options;
 }
 
 /** The task id (and turn id) prefix of an agent's calls: tasks/get reads only ids that carry one. */
