@@ -2,7 +2,8 @@
  * A model step that waits for model capacity is shown, on the dev server. A turn started with a
  * `modelTaskQueue` that no worker polls yet keeps its model step queued: `waitingForCapacity`
  * says since when (the `ActivityTaskScheduled` of its step) and on which queue, and so do
- * `turnpike show` and `GET /api/turns/:id`, while `turnState` is unchanged. Once a worker process
+ * `turnpike show`, `GET /api/turns/:id` and the dashboard's page of the turn (in Chromium), while
+ * `turnState` is unchanged. Once a worker process
  * polls the model queue (`runWorker` with `TURNPIKE_MODEL_TASK_QUEUE` and its metrics endpoint) the
  * turn completes and nothing shows it any more; the worker's metrics count the calls admitted, how
  * long they waited, and the provider's 429, by tenant and queue. (A step on the turn's own queue,
@@ -11,7 +12,9 @@
  * No worker polling the model queue is what keeps the step queued, reliably: a very low rate would
  * let it through at a moment this test cannot control. No timing is asserted.
  */
+import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
+import { chromium, type Browser } from 'playwright-core';
 import type { FastifyInstance } from 'fastify';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -31,9 +34,13 @@ let modelQueue: string;
 let capacityClient: TurnpikeClient;
 let api: FastifyInstance;
 let base: string;
+let browser: Browser;
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const { cli, cliJson } = cliRunner(() => capacityClient);
 
 beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium, or set CHROMIUM_PATH`);
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] });
   modelQueue = `${suite.turnpike.taskQueue}-models`;
   capacityClient = new TurnpikeClient({ client: suite.turnpike.client, taskQueue: suite.turnpike.taskQueue, modelTaskQueue: modelQueue });
   api = await buildApi({ client: capacityClient, tokens: parseTokenMap('alice-token:alice') });
@@ -41,6 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await browser?.close();
   await api?.close();
 });
 
@@ -72,7 +80,7 @@ function sample(metrics: string, name: string, labels: Record<string, string>): 
 }
 
 describe('a model step waiting for capacity', () => {
-  it('is shown by waitingForCapacity, turnpike show and GET /api/turns/:id until a worker takes it; the worker counts it', async () => {
+  it('is shown by waitingForCapacity, turnpike show, GET /api/turns/:id and the dashboard until a worker takes it; the worker counts it', async () => {
     const turnId = `capacity-visible-${randomUUID()}`;
     // The first attempt meets the provider's 429, the second is answered.
     suite.fake.script('openai', [{ status: 429, headers: { 'retry-after': '1' } }, { text: 'admitted at last' }]);
@@ -103,6 +111,15 @@ describe('a model step waiting for capacity', () => {
     const read = await getTurn(turnId);
     expect(read.status).toBe(200);
     expect(read.body).toMatchObject({ turnId, state: { status: 'running' }, waitingForCapacity: waiting });
+    // The dashboard's page of the turn says it.
+    const page = await browser.newPage();
+    await page.goto(`${base}/?turn=${encodeURIComponent(turnId)}`);
+    await page.fill('#token', 'alice-token');
+    await page.click('#login-form button[type=submit]');
+    const notice = page.locator('#turn-capacity:not([hidden])');
+    await notice.waitFor();
+    expect(await notice.textContent()).toMatch(new RegExp(`^Waiting for model capacity since .+ on ${modelQueue}\\.$`));
+    await page.close();
 
     // A worker process polls the model queue: the step is admitted, retried after the 429, answered.
     const metricsPort = await freePort();
