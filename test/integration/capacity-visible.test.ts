@@ -6,8 +6,9 @@
  * `turnState` is unchanged. Once a worker process
  * polls the model queue (`runWorker` with `TURNPIKE_MODEL_TASK_QUEUE` and its metrics endpoint) the
  * turn completes and nothing shows it any more; the worker's metrics count the calls admitted, how
- * long they waited, and the provider's 429, by tenant and queue. (A step on the turn's own queue,
- * or one in a retry's backoff, is never shown: test/unit/capacity-wait.test.ts.)
+ * long they waited, and the provider's 429, by tenant and queue. A step retried after a 429 is not
+ * shown during its backoff, and is again (attempt 2, since it was due) once due with no worker
+ * polling. (A step on the turn's own queue is never shown: test/unit/capacity-wait.test.ts.)
  *
  * No worker polling the model queue is what keeps the step queued, reliably: a very low rate would
  * let it through at a moment this test cannot control. No timing is asserted.
@@ -21,7 +22,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import type { WaitingForCapacity } from '../../client/capacity-wait.js';
+import { capacityWaitOf, type WaitingForCapacity } from '../../client/capacity-wait.js';
+import { NativeConnection } from '@temporalio/worker';
+import { createWorker } from '../../worker/create-worker.js';
 import { startWorkerProcess } from '../chaos/chaos-support.js';
 import { cliRunner } from '../support/cli-runner.js';
 import { freePort } from '../../scripts/dev-server.js';
@@ -52,14 +55,47 @@ afterAll(async () => {
   await api?.close();
 });
 
-/** Reads `waitingForCapacity` until it is there: the turn's first workflow task schedules the step. */
-async function untilWaiting(client: TurnpikeClient, turnId: string): Promise<WaitingForCapacity> {
+/** Reads `waitingForCapacity` until it is there (for `attempt`): the turn's first workflow task schedules the step. */
+async function untilWaiting(client: TurnpikeClient, turnId: string, attempt = 1): Promise<WaitingForCapacity> {
   for (let read = 0; read < 300; read++) {
     const waiting = await client.waitingForCapacity(turnId);
-    if (waiting) return waiting;
+    if (waiting?.attempt === attempt) return waiting;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   throw new Error(`${turnId}: its model step was never shown waiting for capacity`);
+}
+
+/** A Worker in this process on the turns' queue that also polls the model queue; resolves with its stop. */
+async function startModelWorker(): Promise<() => Promise<void>> {
+  const native = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const worker = await createWorker({
+    tools: testTools,
+    taskQueue: suite.turnpike.taskQueue,
+    connection: native,
+    namespace: inject('temporalNamespace'),
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    modelCapacity: { taskQueue: modelQueue },
+  });
+  const running = worker.run();
+  return async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    await native.close();
+  };
+}
+
+/** Describes the turn until its pending model step satisfies `predicate`. */
+async function untilDescribed(turnId: string, predicate: (activity: temporal.api.workflow.v1.IPendingActivityInfo) => boolean) {
+  for (let read = 0; read < 300; read++) {
+    const description = await capacityClient.turn(turnId).describe();
+    if (description.raw.pendingActivities?.some(predicate)) return description;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${turnId}: its model step never reached the state expected`);
+}
+
+function millis(timestamp: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return timestamp ? Number(timestamp.seconds) * 1_000 + Math.floor((timestamp.nanos ?? 0) / 1e6) : 0;
 }
 
 async function getTurn(turnId: string): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -155,4 +191,36 @@ describe('a model step waiting for capacity', () => {
     expect(ended.stdout).not.toContain('waiting for model capacity');
   });
 
+
+  it('shows a retried step again once its backoff is over, with its attempt, since it was due', async () => {
+    const turnId = `capacity-retry-${randomUUID()}`;
+    // The first attempt meets a 429 that asks for 10 s: the model Worker stops during the backoff.
+    suite.fake.script('openai', [{ status: 429, headers: { 'retry-after': '10' } }, { text: 'the retry' }]);
+    const stopModelWorker = await startModelWorker();
+    const handle = await capacityClient.startTurn(
+      { model: { provider: 'openai', model: 'gpt-4.1-mini' }, messages: [{ role: 'user', content: 'again' }] },
+      { turnId, startedBy: 'alice', tenant: 'globex' },
+    );
+    const description = await untilDescribed(turnId, (activity) => activity.attempt === 2);
+    await stopModelWorker();
+    // The server's own description of the retry: scheduled, due at the end of its backoff.
+    const [retry] = description.raw.pendingActivities!;
+    expect(retry!.state).toBe(temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED);
+    const dueMs = Math.max(millis(retry!.scheduledTime), millis(retry!.nextAttemptScheduleTime));
+    expect(dueMs).toBeGreaterThan(millis(retry!.lastAttemptCompleteTime));
+    // In its backoff it waits for its time, not for capacity; once due, for capacity.
+    expect(capacityWaitOf(description, dueMs - 1)).toBeUndefined();
+    expect(capacityWaitOf(description, dueMs)).toEqual({ since: new Date(dueMs).toISOString(), taskQueue: modelQueue, attempt: 2 });
+
+    // No worker polls the model queue now: the due retry waits there, and is shown.
+    const waiting = await untilWaiting(capacityClient, turnId, 2);
+    expect(waiting).toEqual({ since: new Date(dueMs).toISOString(), taskQueue: modelQueue, attempt: 2 });
+    const stopAgain = await startModelWorker();
+    try {
+      expect((await handle.result()).text).toBe('the retry');
+    } finally {
+      await stopAgain();
+    }
+    expect(await capacityClient.waitingForCapacity(turnId)).toBeUndefined();
+  });
 });
