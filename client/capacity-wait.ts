@@ -15,7 +15,7 @@
  * describe; `TurnpikeClient.waitingForCapacity`, `GET /api/turns/:id` and `turnpike show` read it.
  */
 import type { WorkflowExecutionDescription } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 
 /** The model activity's type, as the turn schedules it (workflows/turn/agent-turn.ts). */
 export const MODEL_ACTIVITY_TYPE = 'callModel';
@@ -31,7 +31,11 @@ export interface WaitingForCapacity {
 }
 
 type PendingActivity = temporal.api.workflow.v1.IPendingActivityInfo;
-const { PendingActivityState } = temporal.api.enums.v1;
+/**
+ * `PENDING_ACTIVITY_STATE_SCHEDULED`, as the server's enum numbers it; a type import only, since
+ * `@temporalio/proto` is CommonJS and has no named exports for Node's ESM loader.
+ */
+const SCHEDULED: temporal.api.enums.v1.PendingActivityState = 1;
 
 /**
  * The waiting model step of a described turn, or undefined: none is pending, it runs, it is on the
@@ -47,7 +51,7 @@ export function capacityWaitOf(description: Pick<WorkflowExecutionDescription, '
 }
 
 function waitingModelStep(activity: PendingActivity, turnQueue: string, now: number): WaitingForCapacity | undefined {
-  if (activity.activityType?.name !== MODEL_ACTIVITY_TYPE || activity.state !== PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED) return undefined;
+  if (activity.activityType?.name !== MODEL_ACTIVITY_TYPE || activity.state !== SCHEDULED) return undefined;
   const taskQueue = activity.activityOptions?.taskQueue?.name;
   if (!taskQueue || taskQueue === turnQueue) return undefined;
   const scheduledMs = millisOf(activity.scheduledTime);
