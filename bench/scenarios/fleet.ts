@@ -52,6 +52,8 @@ export interface FleetVariant {
   server: string;
   /** 429s the provider answered, by the limit that refused them. */
   rejected: { requests: number; tokens: number };
+  /** When the 429s came, in seconds since A's burst began (negative: while B ran alone), by 10 s. */
+  rejectedBySecond: Record<string, number>;
   admitted: number;
   /** B's turns (ms, start → result): alone, then while A's burst runs. */
   bAlone: { n: number; p50: number; p95: number };
@@ -128,6 +130,7 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
 
     // A's burst, and B's turns one a second until A's have all ended.
     const burstStarted = performance.now();
+    const burstStartedAt = Date.now();
     let aDone = false;
     const under: Promise<number>[] = [];
     const bLoop = (async () => {
@@ -171,6 +174,11 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     const figures: FleetVariant = {
       server: setup.withModelQueue ? 'own dev server, matching.enableFairness=true, 1 read / 1 write partition' : "the run's dev server, stock matcher",
       rejected: { ...limit.rejectedBy },
+      rejectedBySecond: limit.rejectedAt.reduce<Record<string, number>>((counts, at) => {
+        const bucket = String(Math.floor((at - burstStartedAt) / 10_000) * 10);
+        counts[bucket] = (counts[bucket] ?? 0) + 1;
+        return counts;
+      }, {}),
       admitted: limit.admitted.length,
       bAlone: latency(alone),
       bUnderBurst: latency(underBurst),

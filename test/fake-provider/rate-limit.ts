@@ -68,6 +68,8 @@ function busiest(times: readonly number[], windowMs: number): number {
 export interface ProviderRateLimit extends RequestRateLimit {
   /** 429s by the limit that refused them. */
   readonly rejectedBy: { requests: number; tokens: number };
+  /** When each 429 was answered (ms since the epoch). */
+  readonly rejectedAt: readonly number[];
   /** Tokens each admitted request is charged. */
   readonly tokensPerCall: number;
   /** Admitted requests a second the tighter of the two limits allows. */
@@ -93,6 +95,7 @@ export function providerRateLimit({
   /** The admitted requests still in the window, oldest first. */
   const window: number[] = [];
   const rejectedBy = { requests: 0, tokens: 0 };
+  const rejectedAt: number[] = [];
   const seconds = (ms: number) => `${Math.max(0.001, ms / 1_000).toFixed(3).replace(/\.?0+$/, '')}s`;
   return {
     tokensPerCall,
@@ -113,6 +116,7 @@ export function providerRateLimit({
           ? `Rate limit reached for ${model} in organization org-turnpike on tokens per min (TPM): Limit ${tokensPerMinute}, Used ${tokens}, Requested ${tokensPerCall}. Please try again in ${seconds(waitMs)}. Visit https://platform.openai.com/account/rate-limits to learn more.`
           : `Rate limit reached for ${model} in organization org-turnpike on requests per min (RPM): Limit ${requestsPerMinute}, Used ${requests}, Requested 1. Please try again in ${seconds(waitMs)}. Visit https://platform.openai.com/account/rate-limits to learn more.`;
         rejectedBy[overTokens ? 'tokens' : 'requests']++;
+        rejectedAt.push(now);
         return {
           status: 429,
           message,
@@ -135,6 +139,7 @@ export function providerRateLimit({
       return rejectedBy.requests + rejectedBy.tokens;
     },
     rejectedBy,
+    rejectedAt,
     admitted,
     busiestWindow: () => busiest(admitted, windowMs),
   };
