@@ -20,7 +20,7 @@ import type { SlackMessageOptions } from './slack/slack-options.js';
 import { runModelStep, type StepTools } from './model-step.js';
 import { prepareToolCalls } from './prepare-tool-calls.js';
 import { aiSdkPriceOf, costOf, DEFAULT_PRICES, priceOf, type PriceTable } from './prices.js';
-import { recordModelCost } from './telemetry.js';
+import { recordModelAdmitted, recordModelCost } from './telemetry.js';
 import { createToolRegistry } from './tool-registry.js';
 import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
@@ -144,6 +144,8 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
     async callModel(request: ModelStepRequest) {
       if (!request?.model?.provider) throw ApplicationFailure.nonRetryable('model.provider is required', 'InvalidModelSettings');
       const context = Context.current();
+      // Taken from its queue: counted with how long it waited there (model capacity's metrics).
+      recordModelAdmitted(context);
       // Alive while it runs, however long the model takes: a step whose worker died, or whose
       // task a worker's shutdown lost in transit, is tried again after the turn's heartbeat
       // timeout (30 s by default), not after the whole start-to-close timeout.

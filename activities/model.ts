@@ -12,7 +12,7 @@ import { redactedFailure, workerSecrets } from './providers/secret-redaction.js'
 import { PROVIDER_APPROVAL_PROVIDERS, withoutProviderApprovals } from '../workflows/calls/provider-approvals.js';
 import { StepStream } from './step-stream.js';
 import type { LiveDeltaChannel } from './live-deltas.js';
-import { recordModelCall } from './telemetry.js';
+import { isRateLimitedError, recordModelCall, recordModelRateLimited } from './telemetry.js';
 import type { ModelProvider, ModelStepInput, ModelStepResult } from '../workflows/types/index.js';
 import type { TurnEvent } from '../workflows/types/turn-events.js';
 
@@ -102,6 +102,7 @@ export async function callModel(input: ModelStepInput, worker: WorkerModels = NO
     const sent = PROVIDER_APPROVAL_PROVIDERS.includes(input.model.provider) ? input : { ...input, messages: withoutProviderApprovals(input.messages) };
     result = await provider(sent, providerCallOptions(context, stream), worker);
   } catch (error) {
+    if (isRateLimitedError(error)) recordModelRateLimited(context);
     // A provider's error may echo a credential; what is thrown here reaches history and the worker's log.
     throw redactedFailure(error, workerSecrets(worker));
   } finally {

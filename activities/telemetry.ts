@@ -41,3 +41,42 @@ export function recordToolAttempt(context: Context, tool: string, toolCallId: st
   trace.getActiveSpan()?.setAttributes(attributes);
   context.metricMeter.createCounter('turnpike_tool_attempts', 'attempts', 'Tool activity attempts, by tool and result (ok, error, failed)').add(1, { tool, result });
 }
+
+/**
+ * The labels of the model-capacity metrics: the tenant (the task's fairness key, which turnpike
+ * sets to the turn's tenant; `none` for a turn without one) and the task queue the call ran on
+ * (the model queue with `modelCapacity`, else the turns' queue).
+ */
+function capacityTags(context: Context): { tenant: string; queue: string } {
+  return { tenant: context.info.priority?.fairnessKey || 'none', queue: context.info.taskQueue };
+}
+
+/**
+ * A model call admitted: its attempt was taken from the queue and starts now. Counts it, and how
+ * long it waited in the queue (now minus when this attempt was scheduled; a retry's backoff is not
+ * part of it, its attempt being scheduled at the backoff's end).
+ */
+export function recordModelAdmitted(context: Context): void {
+  const tags = capacityTags(context);
+  context.metricMeter.createCounter('turnpike_model_calls_admitted', 'calls', 'Model call attempts taken from their task queue, by tenant and queue').add(1, tags);
+  const waitedMs = Math.max(0, Date.now() - context.info.currentAttemptScheduledTimestampMs);
+  context.metricMeter
+    .createHistogram('turnpike_model_capacity_wait_ms', 'int', 'ms', 'How long model call attempts waited in their task queue before a worker took them, by tenant and queue')
+    .record(waitedMs, tags);
+}
+
+/** A model call the provider answered 429 (rate limited): retried by the activity's policy. */
+export function recordModelRateLimited(context: Context): void {
+  context.metricMeter.createCounter('turnpike_model_rate_limited', 'responses', "Model calls the provider refused with 429 (its rate limit), by tenant and queue").add(1, capacityTags(context));
+}
+
+/** Whether a provider call failed with HTTP 429: the SDKs' errors carry `status` (or `statusCode`), here or in a cause. */
+export function isRateLimitedError(error: unknown): boolean {
+  let current: unknown = error;
+  for (let depth = 0; depth < 5 && current !== null && typeof current === 'object'; depth++) {
+    const { status, statusCode, cause } = current as { status?: unknown; statusCode?: unknown; cause?: unknown };
+    if (status === 429 || statusCode === 429) return true;
+    current = cause;
+  }
+  return false;
+}

@@ -6,6 +6,10 @@
  *   await api.listen({ port: 3000 });
  */
 export { buildApi, type ApiOptions } from './server.js';
+export { MCP_PATH, DEFAULT_PLAIN_CALL_TIMEOUT_MS, DEFAULT_TASK_POLL_INTERVAL_MS, type McpAgent, type McpOptions } from './mcp/mcp-agents.js';
+/** The typed answer of `McpAgent.output` (the same type as `turnpike/client`'s). */
+export type { OutputOption } from '../client/typed-output.js';
+export type { JsonSchema } from '../workflows/types/index.js';
 export { anyOf, callerFromClaims, oidcAuthenticator, oidcOptionsFromEnvironment, parseTenantMap, parseTokenMap, staticTokenAuthenticator, type Authenticator, type Caller, type OidcOptions } from './auth.js';
 export { loginOptionsFromEnvironment, type LoginOptions } from './login.js';
 export { DEFAULT_SESSION_MAX_AGE_SECONDS } from './session.js';
@@ -17,3 +21,4 @@ export { SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/i
 export { SLACK_USER_CACHE_MS, type SlackEmailMapping, type SlackIdentity, type SlackUserMapping } from './slack/slack-users.js';
 export { slackInteractionOptionsFromEnvironment } from './slack/slack-environment.js';
 export { A2A_BASE_PATH, type A2aAgent, type A2aOptions } from './a2a/a2a-agents.js';
+export type { PublishedAgent } from './published-agents.js';

@@ -10,7 +10,8 @@
  * TURNPIKE_PROVIDER and TURNPIKE_MODEL (the model of the conversations /api/chat starts when a request names none).
  * TURNPIKE_API_TENANTS="identity:tenant,..." and TURNPIKE_OIDC_TENANT_CLAIM (the tenant a caller is bound to),
  * TURNPIKE_TENANT_WEIGHTS="tenant:weight,..." (fairness weights; docs/production.md, "Tenants and capacity").
- * TURNPIKE_A2A_AGENTS (JSON: agent name → { description, model, system?, tools? }) and TURNPIKE_A2A_PUBLIC_URL: agents served over A2A (docs/protocols.md).
+ * TURNPIKE_A2A_AGENTS (JSON: agent name → { description, model, system?, tools? }) and TURNPIKE_A2A_PUBLIC_URL: agents served over A2A;
+ * TURNPIKE_MCP_AGENTS (the same JSON): agents served as MCP tools with Tasks at /api/mcp (docs/protocols.md).
  */
 import { liveDeltasFromEnvironment } from '../activities/postgres-live/postgres-live-deltas.js';
 import { TurnpikeClient } from '../client/turnpike-client.js';
@@ -19,6 +20,7 @@ import { parseTenantWeights } from '../client/tenants.js';
 import { loginOptionsFromEnvironment } from './login.js';
 import { chatModelFromEnvironment } from './chat-model-environment.js';
 import { a2aOptionsFromEnvironment } from './a2a/a2a-agents.js';
+import { mcpOptionsFromEnvironment } from './mcp/mcp-agents.js';
 import { buildApi } from './server.js';
 import { slackInteractionOptionsFromEnvironment } from './slack/slack-environment.js';
 
@@ -28,6 +30,7 @@ async function main(): Promise<void> {
   const login = loginOptionsFromEnvironment();
   const chatModel = chatModelFromEnvironment();
   const a2a = a2aOptionsFromEnvironment();
+  const mcp = mcpOptionsFromEnvironment();
   if (tokens.size === 0 && !oidc && !login) {
     console.error('Set TURNPIKE_LOGIN_ISSUER, TURNPIKE_LOGIN_CLIENT_ID and TURNPIKE_LOGIN_REDIRECT_URI (sign in with your identity provider), TURNPIKE_OIDC_JWKS_URL, TURNPIKE_OIDC_ISSUER and TURNPIKE_OIDC_AUDIENCE (tokens from your identity provider), or TURNPIKE_API_TOKENS="<token>:<identity>,..." (development), so decisions carry who made them.');
     process.exit(2);
@@ -52,6 +55,7 @@ async function main(): Promise<void> {
     slack: slackInteractionOptionsFromEnvironment(),
     ...(chatModel ? { chatModel } : {}),
     ...(a2a ? { a2a } : {}),
+    ...(mcp ? { mcp } : {}),
     logger: true,
   });
   const port = Number(process.env.TURNPIKE_API_PORT ?? 3000);

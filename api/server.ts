@@ -31,6 +31,7 @@ import { ParkedListing } from './parked-listing.js';
 import { caller, type RouteContext } from './route-context.js';
 import { tenantBinder, tenantFilterProblem } from './tenant-binding.js';
 import { registerDashboardFiles } from './dashboard-files.js';
+import { checkMcpOptions, type McpOptions } from './mcp/mcp-agents.js';
 import { registerTurnRoutes } from './turn-routes.js';
 import { registerDecisionRoutes } from './decision-routes.js';
 import { registerApprovalRoutes } from './approval-routes.js';
@@ -91,6 +92,11 @@ export interface ApiOptions {
   logger?: boolean;
   /** The model of the conversations `POST /api/chat` starts when its request names none (default: the scripted demo). */
   chatModel?: ModelSettings;
+  /**
+   * Named agents served as MCP tools with Tasks at `/api/mcp` (Streamable HTTP, stateless): a
+   * task is a turn (docs/protocols.md). Needs `@modelcontextprotocol/sdk`.
+   */
+  mcp?: McpOptions;
   /**
    * Decisions from Slack: `POST /api/slack/interactions` takes the Approve, Deny and "Deny with
    * reason" buttons of approval messages, signed with the app's signing secret, as the mapped
@@ -218,6 +224,12 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     rejected: (reply, error) => sendError(reply, error.type, error.message),
     invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
   });
+
+  if (options.mcp) {
+    checkMcpOptions(options.mcp);
+    const { registerMcpRoute } = await importOptional('Serving agents as MCP tools (buildApi `mcp`)', ['@modelcontextprotocol/sdk'], () => import('./mcp/mcp-route.js'));
+    registerMcpRoute(app, routes, options.mcp);
+  }
 
   return app;
 }

@@ -26,7 +26,10 @@ export function registerTurnRoutes(app: ApiApp, { client, access }: RouteContext
     if (!(await access.mayReadTurn(request.caller!, turnId))) return turnNotFound(reply, turnId);
     return answer(reply, async () => {
       const state = await client.turnState(turnId);
-      return { turnId, state, ...(isTurnEnded(state.status) ? { result: await client.turnResult(turnId) } : {}) };
+      if (isTurnEnded(state.status)) return { turnId, state, result: await client.turnResult(turnId) };
+      // A model step queued behind the model queue's rate: one describe per read of a running turn.
+      const waitingForCapacity = await client.waitingForCapacity(turnId);
+      return { turnId, state, ...(waitingForCapacity ? { waitingForCapacity } : {}) };
     });
   });
 

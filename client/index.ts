@@ -4,6 +4,7 @@
  * `@temporalio/client` `Client`, use the message definitions and `turnpikeDataConverter` here.
  */
 export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type StartRecord, type StartTurnInput, type StartTurnOptions, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './turnpike-client.js';
+export { capacityWaitOf, MODEL_ACTIVITY_TYPE, type WaitingForCapacity } from './capacity-wait.js';
 export { MAX_TENANT_BYTES, TURN_PRIORITIES, type TenantPlacement, type TurnPriority } from './tenants.js';
 export { toOutputSpec, typedOutput, TurnpikeOutputError, type DeepPartial, type OutputOf, type OutputOption, type OutputStreamItem } from './typed-output.js';
 export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js';

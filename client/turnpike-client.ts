@@ -34,6 +34,7 @@ import { isStoredOutput, readStoredOutput } from '../content/stored-content.js';
 import type { z } from 'zod';
 import { readOutputStream, typedOutput, type OutputOption, type OutputStreamItem } from './typed-output.js';
 import { refuseOversized, rejections } from './rejections.js';
+import { capacityWaitOf, type WaitingForCapacity } from './capacity-wait.js';
 import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput, type StartTurnOptions } from './turns.js';
 import { weightsProblem, type TurnPriority } from './tenants.js';
 import { sendMessage } from './conversations.js';
@@ -142,6 +143,17 @@ export class TurnpikeClient {
    */
   async turnState(turnId: string): Promise<TurnState> {
     return rejections(this.closedRuns.query(turnId, turnStateQuery));
+  }
+
+  /**
+   * The turn's model step while it waits for model capacity (scheduled on the model queue and not
+   * taken by a worker yet): since when, on which queue, which attempt; undefined otherwise (no
+   * model step pending, running, on the turn's own queue, or the turn has ended). Read from the
+   * workflow's description, one `DescribeWorkflowExecution` per call (no query, no worker): call it
+   * when showing a turn, not in a polling loop; `turnState` stays a query and does not include it.
+   */
+  async waitingForCapacity(turnId: string): Promise<WaitingForCapacity | undefined> {
+    return capacityWaitOf(await rejections(this.turn(turnId).describe()));
   }
 
   /** What an approver needs to decide a parked call (`callContext` query); not found for a call the turn did not make. */

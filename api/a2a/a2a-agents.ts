@@ -4,23 +4,10 @@
  * `/api/a2a/<name>/.well-known/agent-card.json` and answering JSON-RPC at `/api/a2a/<name>`.
  * No import of the optional `@a2a-js/sdk` here, so that `ApiOptions` names none of its types.
  */
-import { z } from 'zod';
-import { MODEL_PROVIDERS } from '../../workflows/messages/model-providers.js';
-import type { ModelSettings } from '../../workflows/types/index.js';
+import { checkAgentNames, publishedAgentsFromEnvironment, type PublishedAgent } from '../published-agents.js';
 
-/** One agent served over A2A: what each of its tasks (turns) runs with. */
-export interface A2aAgent {
-  /** Shown in the Agent Card. */
-  description: string;
-  model: ModelSettings;
-  system?: string;
-  /** Registered tool names each task's turn is offered (default: all). */
-  tools?: string[];
-  /** Default 10, as for any turn. */
-  maxSteps?: number;
-  /** How long a parked approval waits (default '24h', as for any turn); expiry is a denial. */
-  approvalTimeout?: string;
-}
+/** One agent served over A2A: what each of its tasks (turns) runs with (A2A carries no typed answer). */
+export type A2aAgent = Omit<PublishedAgent, 'output'>;
 
 export interface A2aOptions {
   /** Agent name → its settings. Names are 1 to 64 letters, digits, `-` and `_`. */
@@ -36,28 +23,11 @@ export interface A2aOptions {
 
 /** Where the agents live under the API: `/api/a2a/<name>`. */
 export const A2A_BASE_PATH = '/api/a2a';
-export const AGENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Refuses agent names a URL path or a turn id could not carry, before anything is served. */
 export function checkA2aOptions(options: A2aOptions): void {
-  const names = Object.keys(options.agents);
-  if (names.length === 0) throw new Error('buildApi a2a: name at least one agent in a2a.agents');
-  for (const name of names) {
-    if (!AGENT_NAME.test(name)) throw new Error(`buildApi a2a: agent name ${JSON.stringify(name)} must be 1 to 64 letters, digits, - or _`);
-  }
+  checkAgentNames('a2a', options.agents);
 }
-
-const agentsSchema = z.record(
-  z.string().regex(AGENT_NAME),
-  z.object({
-    description: z.string().min(1),
-    model: z.object({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) }).loose(),
-    system: z.string().optional(),
-    tools: z.array(z.string().min(1)).optional(),
-    maxSteps: z.number().int().positive().optional(),
-    approvalTimeout: z.string().min(1).optional(),
-  }).strict(),
-);
 
 /**
  * `npm run api`'s agents: `TURNPIKE_A2A_AGENTS` (JSON, name → `{ description, model: { provider,
@@ -65,17 +35,9 @@ const agentsSchema = z.record(
  * Undefined when no agents are named; a malformed value is refused with the reason.
  */
 export function a2aOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): A2aOptions | undefined {
-  const raw = env.TURNPIKE_A2A_AGENTS;
-  if (!raw) return undefined;
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    throw new Error('TURNPIKE_A2A_AGENTS must be JSON: { "<name>": { "description", "model": { "provider", "model" }, "system"?, "tools"? } }');
-  }
-  const agents = agentsSchema.safeParse(parsed);
-  if (!agents.success) throw new Error(`TURNPIKE_A2A_AGENTS: ${z.prettifyError(agents.error)}`);
-  const options: A2aOptions = { agents: agents.data as Record<string, A2aAgent>, ...(env.TURNPIKE_A2A_PUBLIC_URL ? { publicUrl: env.TURNPIKE_A2A_PUBLIC_URL } : {}) };
+  const agents = publishedAgentsFromEnvironment('TURNPIKE_A2A_AGENTS', env);
+  if (!agents) return undefined;
+  const options: A2aOptions = { agents, ...(env.TURNPIKE_A2A_PUBLIC_URL ? { publicUrl: env.TURNPIKE_A2A_PUBLIC_URL } : {}) };
   checkA2aOptions(options);
   return options;
 }

@@ -12,7 +12,8 @@ import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { zodRoutes, type ApiApp, type RouteContext } from '../route-context.js';
 import { openEventStream } from '../sse.js';
-import { A2A_BASE_PATH, AGENT_NAME, type A2aAgent, type A2aOptions } from './a2a-agents.js';
+import { A2A_BASE_PATH, type A2aAgent, type A2aOptions } from './a2a-agents.js';
+import { AGENT_NAME } from '../published-agents.js';
 import { CALLER_KEY, SIGNAL_KEY, TurnpikeA2aHandler } from './a2a-request-handler.js';
 
 const agentParams = z.object({ agent: z.string().regex(AGENT_NAME) });

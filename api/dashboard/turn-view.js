@@ -4,17 +4,24 @@ import { api } from './requests.js';
 import { renderJson } from './format.js';
 
 /**
- * One turn, by its id in the page URL: what GET /api/turns/:id answers. A turn the caller may not
+ * One turn, by its id in the page URL: what GET /api/turns/:id answers, with its model step's wait
+ * for model capacity when it has one. A turn the caller may not
  * read is answered as one that does not exist (404), and the page says only that.
  */
 export async function showTurn(turnId) {
   $('#turn-view').hidden = false;
   $('#turn-id').textContent = turnId;
   try {
-    const { state: turn } = await api(`/api/turns/${encodeURIComponent(turnId)}`);
+    const { state: turn, waitingForCapacity } = await api(`/api/turns/${encodeURIComponent(turnId)}`);
     $('#turn-status').textContent = turn.status;
     $('#turn-step').textContent = String(turn.step);
     $('#turn-facts').hidden = false;
+    if (waitingForCapacity) {
+      // Its model step is queued behind the model queue's rate (as of this read of the page).
+      const { since, taskQueue, attempt } = waitingForCapacity;
+      $('#turn-capacity').textContent = `Waiting for model capacity since ${new Date(since).toLocaleString()} on ${taskQueue}${attempt > 1 ? ` (attempt ${attempt})` : ''}.`;
+      $('#turn-capacity').hidden = false;
+    }
     if (turn.pending.length > 0) {
       renderJson($('#turn-pending'), turn.pending.map(({ toolName, input, kind }) => ({ toolName, kind, input })));
       $('#turn-pending').hidden = false;

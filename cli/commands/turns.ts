@@ -1,5 +1,6 @@
 /**
- * `start`, `watch` and `show`: run a turn and follow it until it ends.
+ * `start`, `watch` and `show`: run a turn and follow it until it ends; `show` also says when its
+ * model step waits for model capacity (from the description it reads anyway).
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,6 +10,7 @@ import { TurnpikeNotFoundError, type TurnpikeClient } from '../../client/turnpik
 import { AGENT_TURN_WORKFLOW } from '../../workflows/messages/definitions.js';
 import type { AgentTurnInput, AgentTurnResult, JsonSchema, ModelSettings, PendingToolCall, TurnState } from '../../workflows/types/index.js';
 import type { TurnPriority } from '../../client/tenants.js';
+import { capacityWaitOf, type WaitingForCapacity } from '../../client/capacity-wait.js';
 import { defaultModel, parseJson, parseList, parseModel, parsePositive, parsePriority, parseTenant, PRIORITY_HELP } from '../arguments.js';
 import type { CliContext } from '../context.js';
 import { compactJson, decisionId, expiresIn, parkedCallsTable, resolveHint, status, turnResultText, type Colors } from '../format.js';
@@ -174,6 +176,10 @@ function statusLine(turnId: string, state: TurnState, colors: Colors): string {
   return `${colors.bold(turnId)}  ${status(state.status, colors)}  step ${state.step}`;
 }
 
+function capacityLine({ since, taskQueue, attempt }: WaitingForCapacity, colors: Colors): string {
+  return `  ${colors.yellow('waiting for model capacity')} since ${since} on task queue ${taskQueue}${attempt > 1 ? ` (attempt ${attempt})` : ''}`;
+}
+
 function parkedLines(turnId: string, call: PendingToolCall, colors: Colors): string {
   return [
     `  ${colors.yellow('parked')} ${call.kind} ${colors.bold(decisionId(call))}: ${call.toolName} ${compactJson(call.input, 80)}` +
@@ -196,9 +202,12 @@ async function showTurn(context: CliContext, turnpike: TurnpikeClient, turnId: s
   const { colors } = context;
   if (execution === 'RUNNING') {
     const state = await turnpike.turnState(turnId);
-    context.print({ turnId, execution, state }, () =>
+    // From the description already read: a model step queued behind the model queue's rate.
+    const waitingForCapacity = capacityWaitOf(description);
+    context.print({ turnId, execution, state, ...(waitingForCapacity ? { waitingForCapacity } : {}) }, () =>
       [
         statusLine(turnId, state, colors),
+        ...(waitingForCapacity ? [capacityLine(waitingForCapacity, colors)] : []),
         ...(state.conversationId ? [colors.dim(`conversation ${state.conversationId}`)] : []),
         // A sub-agent's turn names its parent; a parent names the child turns it waits on.
         ...(state.parentTurn ? [colors.dim(`sub-agent of ${state.parentTurn.turnId} (call ${state.parentTurn.toolCallId}, ${state.parentTurn.path.join(' > ')})`)] : []),

@@ -1,6 +1,7 @@
-/** `npm run api`'s A2A agents from the environment: taken when well formed, refused with the reason otherwise. */
+/** `npm run api`'s A2A and MCP agents from the environment: taken when well formed, refused with the reason otherwise. */
 import { describe, expect, it } from 'vitest';
 import { a2aOptionsFromEnvironment } from '../../api/a2a/a2a-agents.js';
+import { mcpOptionsFromEnvironment } from '../../api/mcp/mcp-agents.js';
 
 const desk = { description: 'Orders', model: { provider: 'scripted', model: 'demo' }, tools: ['lookup_order'] };
 
@@ -19,5 +20,18 @@ describe('a2aOptionsFromEnvironment', () => {
     expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk: { ...desk, model: { provider: 'nope', model: 'x' } } }) })).toThrow(/provider/);
     expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk: { ...desk, colour: 'red' } }) })).toThrow(/colour/);
     expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: '{}' })).toThrow(/at least one agent/);
+  });
+});
+
+describe('mcpOptionsFromEnvironment', () => {
+  it('reads the agents from TURNPIKE_MCP_AGENTS, and nothing when unset', () => {
+    expect(mcpOptionsFromEnvironment({})).toBeUndefined();
+    expect(mcpOptionsFromEnvironment({ TURNPIKE_MCP_AGENTS: JSON.stringify({ desk }) })).toEqual({ agents: { desk } });
+  });
+
+  it('refuses malformed agents with the variable and the reason', () => {
+    expect(() => mcpOptionsFromEnvironment({ TURNPIKE_MCP_AGENTS: '{desk' })).toThrow(/TURNPIKE_MCP_AGENTS must be JSON/);
+    expect(() => mcpOptionsFromEnvironment({ TURNPIKE_MCP_AGENTS: JSON.stringify({ desk: { ...desk, description: '' } }) })).toThrow(/TURNPIKE_MCP_AGENTS/);
+    expect(() => mcpOptionsFromEnvironment({ TURNPIKE_MCP_AGENTS: '{}' })).toThrow(/buildApi mcp: name at least one agent/);
   });
 });
