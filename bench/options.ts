@@ -3,7 +3,7 @@
  *
  *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
  *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale, streaming, readers,
- *                              long-stream, large-image, ai-sdk-model, closed-turn
+ *                              long-stream, large-image, ai-sdk-model, closed-turn, fleet
  *   --reps N                   measured turns per (system, step count) in the latency figure
  *   --parked N                 turns parked at once while resume latency is measured (default 1000)
  *   --resume-sample N          parked turns resumed and timed, one at a time, per system
@@ -14,6 +14,8 @@
  *   --scale-sample N           parked turns resumed (cache misses) per system at the last scale stage (default 200)
  *   --idle-seconds N           idle window over which worker CPU is measured (default 10)
  *   --image-turns N            turns per side (with / without the image) in the large-image figure (default 5; 3 with --quick)
+ *   --fleet-turns N            tenant A's turns started at once in the fleet figure (default 500; 100 with --quick)
+ *   --fleet-rate R             the model queue's calls a second in the fleet figure (default 7.2, see scenarios/fleet.ts)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
@@ -24,7 +26,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream', 'large-image', 'ai-sdk-model', 'closed-turn'] as const;
+export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream', 'large-image', 'ai-sdk-model', 'closed-turn', 'fleet'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /**
@@ -66,6 +68,10 @@ export interface BenchOptions {
   idleSeconds: number;
   /** Turns with the 10 MiB image, and as many without, in the large-image figure. */
   largeImageTurns: number;
+  /** Tenant A's turns started at once in the fleet figure. */
+  fleetTurns: number;
+  /** The model queue's rate in the fleet figure, when not the scenario's own. */
+  fleetRate?: number;
   /** Minutes the long-stream figure's model step streams. */
   streamMinutes?: number;
   /** Conversation lengths (messages) for the resume-payload figure. */
@@ -79,6 +85,12 @@ function positiveInteger(flag: string, value: string | undefined, fallback: numb
   if (value === undefined) return fallback;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${flag} must be a positive integer (got ${value})`);
+  return parsed;
+}
+
+function positiveNumber(flag: string, value: string): number {
+  const parsed = Number(value);
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new Error(`--${flag} must be a number above 0 (got ${value})`);
   return parsed;
 }
 
@@ -96,6 +108,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       capacity: { type: 'string' },
       'idle-seconds': { type: 'string' },
       'stream-minutes': { type: 'string' },
+      'fleet-turns': { type: 'string' },
+      'fleet-rate': { type: 'string' },
       'image-turns': { type: 'string' },
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
@@ -131,6 +145,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     scaleSample: positiveInteger('scale-sample', values['scale-sample'], quick ? 150 : 200),
     idleSeconds: positiveInteger('idle-seconds', values['idle-seconds'], quick ? 5 : 10),
     conversationLengths: [10, 100, 1000],
+    ...(values['fleet-rate'] !== undefined ? { fleetRate: positiveNumber('fleet-rate', values['fleet-rate']) } : {}),
+    fleetTurns: positiveInteger('fleet-turns', values['fleet-turns'], quick ? 100 : 500),
     largeImageTurns: positiveInteger('image-turns', values['image-turns'], quick ? 3 : 5),
     ...(values['stream-minutes'] !== undefined ? { streamMinutes: positiveInteger('stream-minutes', values['stream-minutes'], 0) } : {}),
     ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),

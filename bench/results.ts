@@ -4,6 +4,7 @@ import type { BenchOptions } from './options.js';
 import type { AiSdkModelFigures } from './scenarios/ai-sdk-model.js';
 import type { CapacityFigures } from './scenarios/parked-capacity.js';
 import type { ClosedTurnFigures } from './scenarios/closed-turn.js';
+import type { FleetFigures } from './scenarios/fleet.js';
 import type { HistoryFigures } from './scenarios/history.js';
 import type { LargeImageFigures } from './scenarios/large-image.js';
 import type { LongStreamFigures } from './scenarios/long-stream.js';
@@ -30,6 +31,7 @@ export interface Figures {
   'large-image'?: LargeImageFigures;
   'ai-sdk-model'?: AiSdkModelFigures;
   'closed-turn'?: ClosedTurnFigures;
+  fleet?: FleetFigures;
 }
 
 /** One line of the report: a figure for every system, and the target it is held to if any. */

@@ -36,6 +36,7 @@ import { measureStreaming } from './scenarios/streaming.js';
 import { measureThroughput } from './scenarios/throughput.js';
 import { measureTurnLatency } from './scenarios/turn-latency.js';
 import { measureClosedTurn } from './scenarios/closed-turn.js';
+import { measureFleet } from './scenarios/fleet.js';
 import { reportRows } from './targets.js';
 
 const RESULTS_DIRECTORY = fileURLToPath(new URL('./results/', import.meta.url));
@@ -56,6 +57,7 @@ const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
   'large-image': measureLargeImage,
   'ai-sdk-model': measureAiSdkModel,
   'closed-turn': measureClosedTurn,
+  fleet: measureFleet,
 };
 
 async function main(): Promise<void> {

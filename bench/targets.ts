@@ -23,6 +23,7 @@ import type { Figures, ReportRow } from './results.js';
 import type { HistorySide } from './scenarios/history.js';
 import type { ScaleFigures } from './scenarios/scale.js';
 import { bytes, judged, ms, pair, ratioPair, tps, x } from './row-format.js';
+import { fleetRows } from './scenarios/fleet.js';
 import { aiSdkModelRows, closedTurnRows, largeImageRows, longStreamRow, readersRows, streamingRows } from './rows-without-floor.js';
 
 export const TARGETS = {
@@ -296,6 +297,7 @@ export function reportRows(figures: Figures): ReportRow[] {
   if (aiSdkModel) rows.push(...aiSdkModelRows(aiSdkModel, TARGETS.aiSdkModelPerStepRatio));
   const closedTurn = figures['closed-turn'];
   if (closedTurn) rows.push(...closedTurnRows(closedTurn));
+  if (figures.fleet) rows.push(...fleetRows(figures.fleet));
   return rows;
 }
 

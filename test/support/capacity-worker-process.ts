@@ -3,13 +3,14 @@
  * `runWorker` with the test tools, its model queue, rate and concurrency from
  * `TURNPIKE_MODEL_TASK_QUEUE`, `TURNPIKE_MODEL_REQUESTS_PER_SECOND` and
  * `TURNPIKE_MODEL_MAX_CONCURRENT_CALLS`. Env as for test/chaos/worker-process.ts, plus the
- * provider variables. Prints "ready" once it polls, "stopped" once both its Workers have stopped.
+ * provider variables. Without `TURNPIKE_MODEL_TASK_QUEUE` it is a worker as before the model queue
+ * (model calls on the turns' queue; `npm run bench -- --only fleet` runs both). Prints "ready" once
+ * it polls, "stopped" once its Workers have stopped.
  */
 import { DefaultLogger } from '@temporalio/worker';
 import { runWorker } from '../../worker/index.js';
 import { testTools } from './test-tools.js';
 
-if (!process.env.TURNPIKE_MODEL_TASK_QUEUE) throw new Error('TURNPIKE_MODEL_TASK_QUEUE is not set');
 await runWorker({
   tools: testTools,
   taskQueue: process.env.TURNPIKE_TASK_QUEUE!,

@@ -1,0 +1,253 @@
+/**
+ * Many tenants on one fleet (issue 55): three worker processes share one OpenAI key whose
+ * organisation allows so many requests and tokens a minute (a fake that enforces both, with
+ * OpenAI's own 429 body and `x-ratelimit-*` / `retry-after` headers, test/fake-provider/rate-limit.ts).
+ * Tenant A starts `fleetTurns` batch turns at once; tenant B starts one interactive turn a second
+ * while A's run, after as many alone. Two variants in one run:
+ *   - today: no model queue, on the run's dev server (the matcher FIFO); every worker calls the
+ *     model as fast as it can, and each 429 is retried after `retry-after`;
+ *   - model queue: `modelTaskQueue` on the client, `TURNPIKE_MODEL_*` on each worker, the queue's
+ *     rate under the provider's, on a dev server of its own with `matching.enableFairness=true`
+ *     and one read and one write partition (so the rate and the order are exact; see
+ *     docs/production.md, "Tenants and capacity").
+ * Each variant reports the 429s, B's latency (start → result) alone and under A's burst, A's
+ * throughput against the provider's limit, and, from a sample of histories, the events and
+ * `callModel` attempts per turn (each attempt, a retry included, is a Temporal action).
+ * turnpike only: the floor has no model queue.
+ */
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Client, type WorkflowHandle } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { connectTemporal } from '../../connection/temporal-connection.js';
+import { turnpikeDataConverter } from '../../content/data-converter.js';
+import { startDevServer } from '../../scripts/dev-server.js';
+import { startWorkerProcess } from '../../test/chaos/chaos-support.js';
+import { startFakeProviderServer } from '../../test/fake-provider/server.js';
+import { providerRateLimit } from '../../test/fake-provider/rate-limit.js';
+import type { BenchContext } from '../context.js';
+import type { ReportRow } from '../results.js';
+import { SERVER_DYNAMIC_CONFIG } from '../options.js';
+import { runPool } from '../pool.js';
+import { percentile, round } from '../stats.js';
+
+const { EventType } = proto.temporal.api.enums.v1;
+
+/**
+ * The organisation's limits: 600 requests and 48,000 tokens a minute, enforced over 10 s windows
+ * (100 requests, 8,000 tokens); at 100 tokens a call, 8 calls a second (TPM binds).
+ */
+const PROVIDER = { requestsPerMinute: 600, tokensPerMinute: 48_000, windowMs: 10_000 };
+/**
+ * The model queue's rate across the fleet, calls a second (`--fleet-rate` for another). Temporal's
+ * limiter allows a burst of a second's worth, so over the provider's 10 s window it may dispatch
+ * 11 s of calls, and the workers' own delays bunch them: at 7.2 (79.2 in a window of 80) 13 calls
+ * met a 429, at 7.5 10; at 6.8 (74.8) none.
+ */
+const QUEUE_RATE = 6.8;
+const WORKERS = 3;
+const HISTORY_SAMPLE = 20;
+
+export interface FleetVariant {
+  server: string;
+  /** 429s the provider answered, by the limit that refused them. */
+  rejected: { requests: number; tokens: number };
+  /** When the 429s came, in seconds since A's burst began (negative: while B ran alone), by 10 s. */
+  rejectedBySecond: Record<string, number>;
+  admitted: number;
+  /** B's turns (ms, start → result): alone, then while A's burst runs. */
+  bAlone: { n: number; p50: number; p95: number };
+  bUnderBurst: { n: number; p50: number; p95: number };
+  aTurns: number;
+  aSeconds: number;
+  /** A's turns a second, and A's and B's model calls a second, each ÷ the provider's allowed calls a second. */
+  aPerSecond: number;
+  aShareOfLimit: number;
+  allShareOfLimit: number;
+  /** From `HISTORY_SAMPLE` of A's turns: events per turn, and callModel attempts per turn. */
+  eventsPerTurn: number;
+  modelAttemptsPerTurn: number;
+  /** The same sample's events per turn by type. */
+  eventTypes: Record<string, number>;
+}
+
+export interface FleetFigures {
+  workers: number;
+  provider: typeof PROVIDER & { tokensPerCall: number; callsPerSecond: number };
+  queueRate: number;
+  today: FleetVariant;
+  modelQueue: FleetVariant;
+}
+
+const latency = (samples: number[]) => {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { n: sorted.length, p50: round(percentile(sorted, 50), 0), p95: round(percentile(sorted, 95), 0) };
+};
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+interface VariantSetup {
+  name: string;
+  client: Client;
+  address: string;
+  namespace: string;
+  withModelQueue: boolean;
+}
+
+async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: number, bAloneTurns: number): Promise<FleetVariant> {
+  const fake = await startFakeProviderServer();
+  const limit = providerRateLimit(PROVIDER);
+  fake.setDefault('openai', (body) => limit.respond(body));
+  const taskQueue = `bench-fleet-${setup.name}-${randomUUID().slice(0, 8)}`;
+  const modelQueue = `${taskQueue}-models`;
+  const env: Record<string, string> = {
+    TEMPORAL_ADDRESS: setup.address,
+    TEMPORAL_NAMESPACE: setup.namespace,
+    TURNPIKE_TASK_QUEUE: taskQueue,
+    WORKFLOW_BUNDLE: context.bundlePaths.turnpike,
+    OPENAI_API_KEY: 'sk-bench-fleet',
+    OPENAI_BASE_URL: fake.openaiBaseURL,
+    ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue, TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(context.options.fleetRate ?? QUEUE_RATE) } : {}),
+  };
+  const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/capacity-worker-process.ts')));
+  const turnpike = new TurnpikeClient({ client: setup.client, taskQueue, ...(setup.withModelQueue ? { modelTaskQueue: modelQueue } : {}) });
+  const model = { provider: 'openai', model: 'gpt-4.1-mini' } as const;
+  const start = (tenant: string, priority: 'interactive' | 'batch', index: number) =>
+    turnpike.startTurn({ model, messages: [{ role: 'user', content: `${tenant} question ${index}` }] }, { turnId: `fleet-${tenant}-${randomUUID()}`, tenant, priority });
+  const bTurn = async (index: number) => {
+    const started = performance.now();
+    const result = await (await start('tenant-b', 'interactive', index)).result();
+    if (result.status !== 'completed') throw new Error(`B's turn ended ${result.status}`);
+    return performance.now() - started;
+  };
+  try {
+    // B alone: one a second, as many as measured.
+    const alone = await Promise.all(Array.from({ length: bAloneTurns }, async (_, index) => {
+      await sleep(index * 1_000);
+      return bTurn(index);
+    }));
+    context.log(`  fleet ${setup.name}: B alone p50 ${latency(alone).p50} ms; starting A's ${aTurns} turns`);
+
+    // A's burst, and B's turns one a second until A's have all ended.
+    const burstStarted = performance.now();
+    const burstStartedAt = Date.now();
+    let aDone = false;
+    const under: Promise<number>[] = [];
+    const bLoop = (async () => {
+      for (let index = 0; !aDone; index++) {
+        under.push(bTurn(bAloneTurns + index));
+        await sleep(1_000);
+      }
+    })();
+    const handles: WorkflowHandle[] = await runPool(aTurns, 50, (index) => start('tenant-a', 'batch', index));
+    let ended = 0;
+    await Promise.all(handles.map(async (handle) => {
+      const result = await handle.result();
+      if (result.status !== 'completed') throw new Error(`A's turn ended ${result.status}`);
+      if (++ended % 100 === 0) context.log(`  fleet ${setup.name}: ${ended} of A's turns ended, ${limit.rejected} 429s so far`);
+    }));
+    const aSeconds = (performance.now() - burstStarted) / 1_000;
+    aDone = true;
+    await bLoop;
+    const underBurst = await Promise.all(under);
+
+    // Events and callModel attempts per turn, from a sample of A's histories.
+    let events = 0;
+    let attempts = 0;
+    const types: Record<string, number> = {};
+    const sample = handles.slice(0, HISTORY_SAMPLE);
+    for (const handle of sample) {
+      const history = (await handle.fetchHistory()).events ?? [];
+      events += history.length;
+      for (const event of history) {
+        const type = EventType[event.eventType ?? 0]?.replace('EVENT_TYPE_', '') ?? String(event.eventType);
+        types[type] = (types[type] ?? 0) + 1;
+      }
+      const scheduled = new Set(history.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel').map((event) => String(event.eventId)));
+      for (const event of history) {
+        const started = event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED ? event.activityTaskStartedEventAttributes : undefined;
+        if (started && scheduled.has(String(started.scheduledEventId))) attempts += started.attempt ?? 1;
+      }
+    }
+    const aPerSecond = aTurns / aSeconds;
+    const allCalls = aTurns + underBurst.length;
+    const figures: FleetVariant = {
+      server: setup.withModelQueue ? 'own dev server, matching.enableFairness=true, 1 read / 1 write partition' : "the run's dev server, stock matcher",
+      rejected: { ...limit.rejectedBy },
+      rejectedBySecond: limit.rejectedAt.reduce<Record<string, number>>((counts, at) => {
+        const bucket = String(Math.floor((at - burstStartedAt) / 10_000) * 10);
+        counts[bucket] = (counts[bucket] ?? 0) + 1;
+        return counts;
+      }, {}),
+      admitted: limit.admitted.length,
+      bAlone: latency(alone),
+      bUnderBurst: latency(underBurst),
+      aTurns,
+      aSeconds: round(aSeconds, 1),
+      aPerSecond: round(aPerSecond, 2),
+      aShareOfLimit: round(aPerSecond / limit.callsPerSecond, 3),
+      allShareOfLimit: round(allCalls / aSeconds / limit.callsPerSecond, 3),
+      eventsPerTurn: round(events / sample.length, 1),
+      modelAttemptsPerTurn: round(attempts / sample.length, 2),
+      eventTypes: Object.fromEntries(Object.entries(types).map(([type, count]) => [type, round(count / sample.length, 2)])),
+    };
+    context.log(`  fleet ${setup.name}: ${JSON.stringify(figures)}`);
+    return figures;
+  } finally {
+    await Promise.all(workers.map((worker) => worker.terminate()));
+    await fake.close();
+  }
+}
+
+export async function measureFleet(context: BenchContext): Promise<FleetFigures> {
+  const { fleetTurns, quick } = context.options;
+  const bAloneTurns = quick ? 5 : 10;
+  const limit = providerRateLimit(PROVIDER);
+  const today = await runVariant(context, { name: 'today', client: context.client, address: context.address, namespace: context.namespace, withModelQueue: false }, fleetTurns, bAloneTurns);
+
+  const server = await startDevServer({
+    headless: true,
+    dynamicConfig: { ...SERVER_DYNAMIC_CONFIG, 'matching.enableFairness': true, 'matching.numTaskqueueReadPartitions': 1, 'matching.numTaskqueueWritePartitions': 1 },
+    log: context.log,
+  });
+  const connection = await connectTemporal({ address: server.address });
+  try {
+    const client = new Client({ connection, namespace: server.namespace, dataConverter: turnpikeDataConverter });
+    const modelQueue = await runVariant(context, { name: 'model-queue', client, address: server.address, namespace: server.namespace, withModelQueue: true }, fleetTurns, bAloneTurns);
+    return { workers: WORKERS, provider: { ...PROVIDER, tokensPerCall: limit.tokensPerCall, callsPerSecond: limit.callsPerSecond }, queueRate: context.options.fleetRate ?? QUEUE_RATE, today, modelQueue };
+  } finally {
+    await connection.close();
+    await server.stop();
+  }
+}
+
+/** The report's rows: the model queue's figure in the turnpike column, today's in the floor column. */
+export function fleetRows(fleet: FleetFigures): ReportRow[] {
+  const { today, modelQueue: queue, provider } = fleet;
+  const at = `${fleet.workers} workers, A ${queue.aTurns} turns at once, B 1/s; provider ${provider.requestsPerMinute} RPM / ${provider.tokensPerMinute} TPM per ${provider.windowMs / 1_000} s window (${provider.callsPerSecond} calls/s at ${provider.tokensPerCall} tokens); queue ${fleet.queueRate}/s`;
+  const note = 'turnpike = with the model queue; floor column = today (no model queue)';
+  const ratioOf = (variant: FleetVariant) => round(variant.bUnderBurst.p95 / variant.bAlone.p95, 2);
+  return [
+    { figure: `fleet: 429s received, RPM + TPM (${at})`, turnpike: `${queue.rejected.requests} + ${queue.rejected.tokens}`, floor: `${today.rejected.requests} + ${today.rejected.tokens}`, ratio: '—', target: '0 with the queue', met: queue.rejected.requests + queue.rejected.tokens === 0, note },
+    {
+      figure: `fleet: B's latency p50 / p95, alone → under A's burst (${at})`,
+      turnpike: `${queue.bAlone.p50} / ${queue.bAlone.p95} → ${queue.bUnderBurst.p50} / ${queue.bUnderBurst.p95} ms (p95 ${ratioOf(queue)}×)`,
+      floor: `${today.bAlone.p50} / ${today.bAlone.p95} → ${today.bUnderBurst.p50} / ${today.bUnderBurst.p95} ms (p95 ${ratioOf(today)}×)`,
+      ratio: '—',
+      target: 'under burst ≤ 1.5× alone',
+      met: ratioOf(queue) <= 1.5,
+      note,
+    },
+    {
+      figure: `fleet: A's turns/s ÷ the provider's calls/s (A and B's) (${at})`,
+      turnpike: `${queue.aPerSecond}/s = ${(queue.aShareOfLimit * 100).toFixed(0)}% (${(queue.allShareOfLimit * 100).toFixed(0)}%)`,
+      floor: `${today.aPerSecond}/s = ${(today.aShareOfLimit * 100).toFixed(0)}% (${(today.allShareOfLimit * 100).toFixed(0)}%)`,
+      ratio: '—',
+      target: '≥ 90%',
+      met: queue.aShareOfLimit >= 0.9,
+      note,
+    },
+    { figure: `fleet: events / callModel attempts per turn (${at})`, turnpike: `${queue.eventsPerTurn} / ${queue.modelAttemptsPerTurn}`, floor: `${today.eventsPerTurn} / ${today.modelAttemptsPerTurn}`, ratio: '—', target: '—', met: null, note },
+  ];
+}
