@@ -110,7 +110,7 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     OPENAI_BASE_URL: fake.openaiBaseURL,
     ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue, TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(context.options.fleetRate ?? QUEUE_RATE) } : {}),
   };
-  const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/capacity-worker-process.ts')));
+  const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/env-worker-process.ts')));
   const turnpike = new TurnpikeClient({ client: setup.client, taskQueue, ...(setup.withModelQueue ? { modelTaskQueue: modelQueue } : {}) });
   const model = { provider: 'openai', model: 'gpt-4.1-mini' } as const;
   const start = (tenant: string, priority: 'interactive' | 'batch', index: number) =>

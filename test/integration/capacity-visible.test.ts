@@ -168,7 +168,7 @@ describe('a model step waiting for capacity', () => {
         TURNPIKE_MODEL_TASK_QUEUE: modelQueue,
         TURNPIKE_METRICS_ADDRESS: `127.0.0.1:${metricsPort}`,
       },
-      'test/support/capacity-worker-process.ts',
+      'test/support/env-worker-process.ts',
     );
     try {
       const result = await handle.result();

@@ -78,7 +78,7 @@ function workerProcess(taskQueue: string, modelQueue: string, requestsPerSecond:
       TURNPIKE_MODEL_TASK_QUEUE: modelQueue,
       TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(requestsPerSecond),
     },
-    'test/support/capacity-worker-process.ts',
+    'test/support/env-worker-process.ts',
   );
 }
 

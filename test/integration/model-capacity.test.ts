@@ -88,7 +88,7 @@ async function startInProcess(taskQueue: string, modelCapacity: ModelCapacityOpt
 }
 
 /**
- * Three worker processes (`runWorker`, test/support/capacity-worker-process.ts) on the turns'
+ * Three worker processes (`runWorker`, test/support/env-worker-process.ts) on the turns'
  * queue, each polling the model queue as its `TURNPIKE_MODEL_*` variables say.
  */
 async function startWorkerProcesses(taskQueue: string, modelQueue: string, requestsPerSecond: number | undefined): Promise<() => Promise<void>> {
@@ -101,7 +101,7 @@ async function startWorkerProcesses(taskQueue: string, modelQueue: string, reque
     TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: '4',
     ...(requestsPerSecond !== undefined ? { TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(requestsPerSecond) } : {}),
   };
-  const processes = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/capacity-worker-process.ts')));
+  const processes = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/env-worker-process.ts')));
   return async () => {
     // SIGTERM: each process shuts down both its Workers and prints "stopped".
     const ended = await Promise.all(processes.map((worker) => worker.terminate()));

@@ -171,7 +171,7 @@ describe('the PostgreSQL live channel', () => {
         WORKFLOW_BUNDLE: inject('workflowBundlePath'),
         TURNPIKE_LIVE_POSTGRES_URL: `${connectionString}?channel=turnpike_live`,
       },
-      'test/support/live-worker-process.ts',
+      'test/support/env-worker-process.ts',
     );
     await readWithDurableHeld(SECOND, processQueue);
   });
@@ -179,7 +179,7 @@ describe('the PostgreSQL live channel', () => {
   it("`npm run api` (api/main.ts) in its own process, given TURNPIKE_LIVE_POSTGRES_URL, streams the worker process's deltas live over SSE", async () => {
     workerProcess ??= await startWorkerProcess(
       { TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_NAMESPACE: inject('temporalNamespace'), TURNPIKE_TASK_QUEUE: processQueue, WORKFLOW_BUNDLE: inject('workflowBundlePath'), TURNPIKE_LIVE_POSTGRES_URL: connectionString },
-      'test/support/live-worker-process.ts',
+      'test/support/env-worker-process.ts',
     );
     const apiPort = await freeLowPort();
     const api = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
