@@ -9,7 +9,7 @@
  * TURNPIKE_LIVE_POSTGRES_URL (the workers' live channel: event streams and /api/chat show deltas as the model writes them);
  * TURNPIKE_PROVIDER and TURNPIKE_MODEL (the model of the conversations /api/chat starts when a request names none).
  * TURNPIKE_API_TENANTS="identity:tenant,..." and TURNPIKE_OIDC_TENANT_CLAIM (the tenant a caller is bound to),
- * TURNPIKE_TENANT_WEIGHTS="tenant:weight,..." (fairness weights; docs/production.md, "Tenants and capacity").
+ * TURNPIKE_TENANT_WEIGHTS="tenant:weight,..." (fairness weights; docs/tenants-and-capacity.md).
  * TURNPIKE_A2A_AGENTS (JSON: agent name → { description, model, system?, tools? }) and TURNPIKE_A2A_PUBLIC_URL: agents served over A2A;
  * TURNPIKE_MCP_AGENTS (the same JSON): agents served as MCP tools with Tasks at /api/mcp (docs/protocols.md).
  */

@@ -38,13 +38,13 @@ export interface TurnpikeClientOptions {
   /**
    * Fairness weights by tenant: a tenant's turns (and their activities and child turns) get this
    * share of a task queue's dispatch against another tenant's 1 (the default), when the queue's
-   * fairness is on (docs/production.md, "Tenants and capacity"). From 0.001 to 1,000.
+   * fairness is on (docs/tenants-and-capacity.md). From 0.001 to 1,000.
    */
   tenantWeights?: Readonly<Record<string, number>>;
   /**
    * The task queue of the model calls of the turns and conversations this client starts (each
    * turn's `modelTaskQueue`, which its child turns, hand-overs and forks keep): the queue of the
-   * workers' `modelCapacity`, whose rate limit holds across the fleet (docs/production.md,
+   * workers' `modelCapacity`, whose rate limit holds across the fleet (docs/tenants-and-capacity.md,
    * "Model capacity shared by the fleet"). Default: none (`TurnpikeClient.connect`:
    * `TURNPIKE_MODEL_TASK_QUEUE`), each model call runs on the turn's queue.
    */

@@ -11,7 +11,7 @@
  *
  * Priority needs the matching service's new matcher and fairness its fairness mode; without them
  * a task queue is first in, first out, and these settings are recorded but change nothing
- * (docs/production.md, "Tenants and capacity").
+ * (docs/tenants-and-capacity.md).
  */
 import type { Priority, SearchAttributePair } from '@temporalio/common';
 import { turnpikeTenantKey } from '../workflows/context/search-attributes.js';

@@ -10,7 +10,7 @@
  * set the same value (the last poll's wins). A call over the rate waits as a queued activity task
  * (no retry loop against 429s); with fairness on, each tenant (the task's fairness key) gets its
  * share of it. `maxConcurrentCalls` bounds the calls this process runs at once.
- * docs/production.md, "Model capacity shared by the fleet".
+ * docs/tenants-and-capacity.md, "Model capacity shared by the fleet".
  */
 import type { Worker, WorkerPlugin } from '@temporalio/worker';
 

@@ -9,7 +9,7 @@
  *   - model queue: `modelTaskQueue` on the client, `TURNPIKE_MODEL_*` on each worker, the queue's
  *     rate under the provider's, on a dev server of its own with `matching.enableFairness=true`
  *     and one read and one write partition (so the rate and the order are exact; see
- *     docs/production.md, "Tenants and capacity").
+ *     docs/tenants-and-capacity.md).
  * Each variant reports the 429s, B's latency (start → result) alone and under A's burst, A's
  * throughput against the provider's limit, and, from a sample of histories, the events and
  * `callModel` attempts per turn (each attempt, a retry included, is a Temporal action).
