@@ -11,6 +11,7 @@ import { approveToolCallUpdate, turnpikeDataConverter, turnStateQuery, type agen
 import { freePort, startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import type { AgentTurnResult } from '../../workflows/types/index.js';
 import { sleep, startWorkerProcess, temporaryDirectory, writeBundle, type WorkerProcess } from './chaos-support.js';
+import { sample } from '../support/prometheus.js';
 
 const TASK_QUEUE = 'operations';
 
@@ -56,17 +57,6 @@ function startTurn(workflowId: string, content: string) {
   });
 }
 
-/** Sums the samples of a Prometheus metric whose labels include `labels`. */
-function sample(metrics: string, name: string, labels: Record<string, string>): number {
-  let total = 0;
-  for (const line of metrics.split('\n')) {
-    const match = new RegExp(`^${name}(?:_total)?\\{([^}]*)\\} ([0-9.e+]+)$`).exec(line);
-    if (!match) continue;
-    const present = Object.fromEntries([...match[1].matchAll(/(\w+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]));
-    if (Object.entries(labels).every(([key, value]) => present[key] === value)) total += Number(match[2]);
-  }
-  return total;
-}
 
 function longTaskEvents(): Array<{ key: string; pid: number; event: string }> {
   try {

@@ -30,6 +30,7 @@ import { cliRunner } from '../support/cli-runner.js';
 import { freePort } from '../../scripts/dev-server.js';
 import { useTurnpikeWithFakes } from '../support/turnpike-harness.js';
 import { testTools } from '../support/test-tools.js';
+import { sample } from '../support/prometheus.js';
 
 const { EventType } = temporal.api.enums.v1;
 const suite = useTurnpikeWithFakes({ tools: testTools });
@@ -103,17 +104,6 @@ async function getTurn(turnId: string): Promise<{ status: number; body: Record<s
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-/** Sums the samples of a Prometheus metric whose labels include `labels`. */
-function sample(metrics: string, name: string, labels: Record<string, string>): number {
-  let total = 0;
-  for (const line of metrics.split('\n')) {
-    const match = new RegExp(`^${name}(?:_total)?\\{([^}]*)\\} ([0-9.e+]+)$`).exec(line);
-    if (!match) continue;
-    const present = Object.fromEntries([...match[1].matchAll(/(\w+)="([^"]*)"/g)].map((pair) => [pair[1], pair[2]]));
-    if (Object.entries(labels).every(([key, value]) => present[key] === value)) total += Number(match[2]);
-  }
-  return total;
-}
 
 describe('a model step waiting for capacity', () => {
   it('is shown by waitingForCapacity, turnpike show, GET /api/turns/:id and the dashboard until a worker takes it; the worker counts it', async () => {
