@@ -15,7 +15,10 @@ import type { ScaleFigures } from './scenarios/scale.js';
 import type { StreamingFigures } from './scenarios/streaming.js';
 import type { ThroughputFigures } from './scenarios/throughput.js';
 import type { TurnLatencyFigures } from './scenarios/turn-latency.js';
+import type { ReportRow } from './report-row.js';
 import type { WorkerSettings } from './worker-protocol.js';
+
+export type { ReportRow } from './report-row.js';
 
 export interface Figures {
   latency?: TurnLatencyFigures;
@@ -34,22 +37,6 @@ export interface Figures {
   fleet?: FleetFigures;
 }
 
-/** One line of the report: a figure for every system, and the target it is held to if any. */
-export interface ReportRow {
-  figure: string;
-  turnpike: string;
-  floor: string;
-  ratio: string;
-  /**
-   * The `@temporalio/ai-sdk` comparison, where measured: turnpike with its openai provider and
-   * ai-sdk, both against the fake OpenAI server, and turnpike / ai-sdk.
-   */
-  aiSdk?: { turnpike: string; aiSdk: string; ratio: string };
-  target: string;
-  /** `null`: no target for this figure, or it was not measured at the size the target names. */
-  met: boolean | null;
-  note?: string;
-}
 
 export interface BenchResults {
   machine: MachineInfo;

@@ -27,7 +27,7 @@ import { startWorkerProcess } from '../../test/chaos/chaos-support.js';
 import { startFakeProviderServer } from '../../test/fake-provider/server.js';
 import { providerRateLimit } from '../../test/fake-provider/rate-limit.js';
 import type { BenchContext } from '../context.js';
-import type { ReportRow } from '../results.js';
+import type { ReportRow } from '../report-row.js';
 import { SERVER_DYNAMIC_CONFIG } from '../options.js';
 import { runPool } from '../pool.js';
 import { percentile, round } from '../stats.js';
