@@ -11,16 +11,14 @@
  * admitted call of a turn would be a doubled call.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
 import type { Json } from '../fake-provider/server.js';
-import { useFakeProviders } from '../support/fake-providers.js';
+import { useClientWithFakes } from '../support/client-with-fakes.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
-import { noteStarted, saveStarted } from '../support/history-recorder.js';
+import { noteStarted } from '../support/history-recorder.js';
 
 const { EventType, TaskQueueType, TaskQueueKind } = temporal.api.enums.v1;
 
@@ -30,21 +28,7 @@ const SLOW_RATE = 0.5;
 /** Admitted calls before the provider closes and the first worker is killed. */
 const ADMITTED_BEFORE_KILL = 2;
 
-let fake: Awaited<ReturnType<typeof useFakeProviders>>;
-let connection: Connection;
-let client: Client;
-
-beforeAll(async () => {
-  fake = await useFakeProviders();
-  connection = await Connection.connect({ address: inject('temporalAddress'), interceptors: [turnpikeGrpcRetryInterceptor()] });
-  client = new Client({ connection, namespace: inject('temporalNamespace'), dataConverter: turnpikeDataConverter });
-});
-
-afterAll(async () => {
-  await saveStarted();
-  await connection?.close();
-  await fake?.restore();
-});
+const suite = useClientWithFakes();
 
 /** The question a request asks (each turn asks its own), from the last user message. */
 function questionOf(body: Json): string {
@@ -56,7 +40,7 @@ function questionOf(body: Json): string {
 /** Admitted (200) and refused (429) provider requests, by question. */
 function requestsByQuestion(status: number): Map<string, number> {
   const counts = new Map<string, number>();
-  for (const request of fake.requests) {
+  for (const request of suite.fake.requests) {
     if (request.provider !== 'openai' || request.status !== status) continue;
     const question = questionOf(request.body);
     counts.set(question, (counts.get(question) ?? 0) + 1);
@@ -84,7 +68,7 @@ function workerProcess(taskQueue: string, modelQueue: string, requestsPerSecond:
 
 /** Activity tasks waiting in the server on `queue`, as its stats tell. */
 async function backlogOf(queue: string): Promise<number> {
-  const described = await client.workflowService.describeTaskQueue({
+  const described = await suite.client.workflowService.describeTaskQueue({
     namespace: inject('temporalNamespace'),
     taskQueue: { name: queue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
     taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
@@ -98,10 +82,10 @@ describe('a worker SIGKILLed while model calls wait for capacity on the model qu
     const taskQueue = `test-${randomUUID()}`;
     const modelQueue = `${taskQueue}-models`;
     let admitting = true;
-    fake.setDefault('openai', () =>
+    suite.fake.setDefault('openai', () =>
       admitting ? { text: 'ok' } : { status: 429, headers: { 'retry-after': '1', 'x-ratelimit-remaining-requests': '0' } },
     );
-    const turnpike = new TurnpikeClient({ client, taskQueue, modelTaskQueue: modelQueue });
+    const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
     const handles = new Map<string, WorkflowHandle>();
     for (let index = 0; index < TURNS; index++) {
       const question = `crash question ${index}`;
@@ -148,7 +132,7 @@ describe('a worker SIGKILLed while model calls wait for capacity on the model qu
         );
         expect(completed.length).toBe(1);
       }
-      expect(fake.requests.every((request) => request.errors.length === 0)).toBe(true);
+      expect(suite.fake.requests.every((request) => request.errors.length === 0)).toBe(true);
     } finally {
       await first.kill();
       if (second) expect((await second.terminate()).output).toContain('stopped');

@@ -12,21 +12,19 @@
  * the pace at which this machine starts workflows: no timing is asserted, only counts.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { describe, expect, it, inject } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
 import { defineAgentTool } from '../../activities/agent-tools.js';
 import { z } from 'zod';
 import { createWorker } from '../../worker/create-worker.js';
 import { ModelCapacityRunner, modelCapacityFromEnvironment, type ModelCapacityOptions } from '../../worker/model-capacity.js';
 import { requestRateLimit } from '../fake-provider/rate-limit.js';
-import { useFakeProviders } from '../support/fake-providers.js';
+import { useClientWithFakes } from '../support/client-with-fakes.js';
 import { startWorkerProcess } from '../chaos/chaos-support.js';
-import { noteStarted, saveStarted } from '../support/history-recorder.js';
+import { noteStarted } from '../support/history-recorder.js';
 import { testTools, use } from '../support/test-tools.js';
 
 // Workers log their state changes at INFO; errors still show (as in turnpike-harness.ts).
@@ -45,21 +43,7 @@ const QUEUE_RATE = 1;
 const TURNS = 24;
 const WORKERS = 3;
 
-let fake: Awaited<ReturnType<typeof useFakeProviders>>;
-let connection: Connection;
-let client: Client;
-
-beforeAll(async () => {
-  fake = await useFakeProviders();
-  connection = await Connection.connect({ address: inject('temporalAddress'), interceptors: [turnpikeGrpcRetryInterceptor()] });
-  client = new Client({ connection, namespace: inject('temporalNamespace'), dataConverter: turnpikeDataConverter });
-});
-
-afterAll(async () => {
-  await saveStarted();
-  await connection?.close();
-  await fake?.restore();
-});
+const suite = useClientWithFakes();
 
 const research = defineAgentTool({
   name: 'research_capacity',
@@ -114,8 +98,8 @@ async function burst(requestsPerSecond: number | undefined) {
   const taskQueue = `test-${randomUUID()}`;
   const modelQueue = `${taskQueue}-models`;
   const limit = requestRateLimit(PROVIDER_LIMIT);
-  fake.setDefault('openai', () => limit.respond());
-  const turnpike = new TurnpikeClient({ client, taskQueue, modelTaskQueue: modelQueue });
+  suite.fake.setDefault('openai', () => limit.respond());
+  const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
   const handles: WorkflowHandle[] = [];
   for (let index = 0; index < TURNS; index++) {
     const handle = await turnpike.startTurn(
@@ -135,7 +119,7 @@ async function burst(requestsPerSecond: number | undefined) {
 }
 
 async function historyOf(workflowId: string, runId?: string): Promise<HistoryEvent[]> {
-  return (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+  return (await suite.client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
 }
 
 function scheduledModelSteps(events: HistoryEvent[]) {
@@ -152,7 +136,7 @@ describe('model calls on a rate-limited task queue shared by three worker proces
     expect(limit.rejected).toBe(0);
     expect(limit.admitted.length).toBe(TURNS);
     expect(limit.busiestWindow()).toBeLessThanOrEqual(PROVIDER_LIMIT.limit);
-    expect(fake.requests.filter((request) => request.provider === 'openai' && request.status === 200).length).toBe(TURNS);
+    expect(suite.fake.requests.filter((request) => request.provider === 'openai' && request.status === 200).length).toBe(TURNS);
 
     // The model step was scheduled on the model queue, with the turn's priority and its tenant as the fairness key.
     for (const [index, handle] of handles.entries()) {
@@ -187,7 +171,7 @@ describe('the model queue of a turn', () => {
   it('is kept by its child turns, a conversation\'s turns, the runs of its hand-overs and its forks; a turn without one calls on its own queue', async () => {
     const taskQueue = `test-${randomUUID()}`;
     const modelQueue = `${taskQueue}-models`;
-    const turnpike = new TurnpikeClient({ client, taskQueue, modelTaskQueue: modelQueue });
+    const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
     const stop = await startInProcess(taskQueue, { requestsPerSecond: 50 });
     try {
       const scripted = { provider: 'scripted', model: 'demo' } as const;
@@ -229,7 +213,7 @@ describe('the model queue of a turn', () => {
       }
 
       // A fork, made by a client without a model queue: the original's is kept.
-      const plain = new TurnpikeClient({ client, taskQueue });
+      const plain = new TurnpikeClient({ client: suite.client, taskQueue });
       const fork = await plain.forkTurn(longId, { atStep: 1, turnId: `${longId}/fork` });
       noteStarted(plain.turn(fork.turnId));
       await plain.turnResult(fork.turnId);
@@ -294,8 +278,8 @@ describe('bad model capacity settings', () => {
   });
 
   it('an empty model queue is refused by TurnpikeClient', async () => {
-    expect(() => new TurnpikeClient({ client, taskQueue: 'capacity-bad-input', modelTaskQueue: '' })).toThrow(/Invalid modelTaskQueue: a task queue name must be a non-empty string/);
-    expect(() => new TurnpikeClient({ client, taskQueue: 'capacity-bad-input', modelTaskQueue: '  ' })).toThrow(/Invalid modelTaskQueue/);
+    expect(() => new TurnpikeClient({ client: suite.client, taskQueue: 'capacity-bad-input', modelTaskQueue: '' })).toThrow(/Invalid modelTaskQueue: a task queue name must be a non-empty string/);
+    expect(() => new TurnpikeClient({ client: suite.client, taskQueue: 'capacity-bad-input', modelTaskQueue: '  ' })).toThrow(/Invalid modelTaskQueue/);
   });
 
   it('runWorker reads them from the environment, and refuses a variable that is not a number above 0', () => {
