@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, type ConnectionOptions, type WorkflowHandle } from '@temporalio/client';
+import { Client, type ConnectionOptions } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { modelFromEnvironment } from '../cli/default-model.js';
 import { startDevServer, type DevServer } from './dev-server.js';
@@ -23,6 +23,7 @@ import { buildApi, parseTokenMap } from '../api/index.js';
 import { AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE, TurnpikeClient, connectTemporal, inProcessLiveDeltas, turnpikeDataConverter, type agentTurn } from '../client/index.js';
 import { connectionOptionsFromEnvironment, createWorker } from '../worker/index.js';
 import { demoTools } from '../demo/tools.js';
+import { waitInWindows } from '../connection/windowed-wait.js';
 
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const DEMO_REQUEST = 'look up order 1001 then refund $250 on order 1001';
@@ -36,34 +37,6 @@ function portInUse(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** How long one wait for the demo turn's result lasts before a new one starts (see `awaitResult`). */
-const RESULT_WINDOW_MS = 60_000;
-
-/**
- * The turn's result, or undefined once `stop` is aborted. The wait is made in windows, each under
- * an abort signal of its own: the client adds a listener to a call's signal for every long poll
- * of the history (one about every 20 s while the turn waits) and never removes it, so one signal
- * held for a turn parked for hours would gather thousands.
- */
-async function awaitResult<R>(client: Client, handle: WorkflowHandle, stop: AbortSignal): Promise<R | undefined> {
-  while (!stop.aborted) {
-    const window = new AbortController();
-    const endWindow = () => window.abort();
-    const timer = setTimeout(endWindow, RESULT_WINDOW_MS);
-    stop.addEventListener('abort', endWindow, { once: true });
-    try {
-      return (await client.withAbortSignal(window.signal, () => handle.result())) as R;
-    } catch (error) {
-      // The window ended (or turnpike is stopping): wait again, or stop. Anything else is the turn's failure.
-      if (!window.signal.aborted) throw error;
-    } finally {
-      clearTimeout(timer);
-      stop.removeEventListener('abort', endWindow);
-    }
-  }
-  return undefined;
 }
 
 async function main(): Promise<void> {
@@ -110,7 +83,7 @@ async function main(): Promise<void> {
     });
     // Aborted before the connection closes, so Ctrl-C does not leave a long poll retrying.
     const stopWatching = new AbortController();
-    awaitResult<Awaited<ReturnType<typeof handle.result>>>(client, handle, stopWatching.signal).then(
+    waitInWindows(client, stopWatching.signal, () => handle.result()).then(
       (result) => result && console.log(`\n✔ ${workflowId} finished (${result.status}): ${result.text}\n`),
       (error: unknown) => {
         if (!stopWatching.signal.aborted) console.log(`\n✘ ${workflowId} failed: ${error instanceof Error ? error.message : String(error)}\n`);

@@ -10,6 +10,7 @@ import { TurnpikeNotFoundError, type TurnpikeClient } from '../../client/turnpik
 import { AGENT_TURN_WORKFLOW } from '../../workflows/messages/definitions.js';
 import type { AgentTurnInput, AgentTurnResult, JsonSchema, ModelSettings, PendingToolCall, TurnState } from '../../workflows/types/index.js';
 import type { TurnPriority } from '../../client/tenants.js';
+import { waitInWindows } from '../../connection/windowed-wait.js';
 import { capacityWaitOf, type WaitingForCapacity } from '../../client/capacity-wait.js';
 import { defaultModel, parseJson, parseList, parseModel, parsePositive, parsePriority, parseTenant, PRIORITY_HELP } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -112,15 +113,16 @@ export async function watchTurn(
   turnId: string,
   options: { intervalMs: number; waitForStart?: boolean },
 ): Promise<void> {
-  // Stops the result's long poll when watching ends early, so it cannot hold the process open.
+  // Stops the result's long poll when watching ends early, so it cannot hold the process open; the
+  // wait is made in windows, so a turn watched while parked for hours gathers no abort listeners.
   const stop = new AbortController();
   let outcome: { result: AgentTurnResult } | { error: unknown } | undefined;
-  const ended = turnpike.client
-    .withAbortSignal(stop.signal, () => turnpike.turnResult(turnId, { waitForStart: options.waitForStart }))
-    .then(
-      (result) => (outcome = { result }),
-      (error: unknown) => (outcome = { error }),
-    );
+  const ended = waitInWindows(turnpike.client, stop.signal, () => turnpike.turnResult(turnId, { waitForStart: options.waitForStart })).then(
+    (result) => {
+      if (result) outcome = { result };
+    },
+    (error: unknown) => (outcome = { error }),
+  );
   const { colors } = context;
   const parked = new Set<string>();
   let lastStatus = '';
