@@ -88,6 +88,9 @@ describe('the packed package in a fresh app', { timeout: 300_000 }, () => {
     expect(result.parked).toEqual({ toolName: 'issue_refund', input: { orderId: '1001', amount: 250 }, reason: 'refunds above $100 need a lead' });
     expect(result.listedByApi).toBe(1);
     expect(result.dashboardServed).toBe(true);
+    // Other agents find the same desk with the protocols' own clients, from the packed turnpike/api.
+    expect(result.a2aAgent).toBe('desk');
+    expect(result.mcpTools).toEqual(['desk']);
     expect(result.order).toMatchObject({ orderId: '1001', turnStatus: 'completed', refunded: true, approvedBy: 'lead@orders.example' });
     // The approved refund ran exactly once, with the turn's idempotency key, and the app's own activity ran after the turn.
     expect(result.refundsMade).toEqual([{ orderId: '1001', amount: 250, idempotencyKey: expect.stringMatching(new RegExp(`^${result.turnId}/`)) }]);
