@@ -173,6 +173,7 @@ function isMessage(answer: Message | Task): answer is Message {
  */
 function failureOf(error: unknown, sdk: Sdk, taskId: string | undefined, pastTimeout: boolean): ApplicationFailure {
   if (error instanceof ApplicationFailure) return error;
+  if (error instanceof SyntaxError) return ApplicationFailure.nonRetryable(`The remote agent's answer is malformed: it is not JSON (${error.message}).`, 'A2aMalformedAnswer');
   if (error instanceof MalformedRemoteAnswer) return ApplicationFailure.nonRetryable(`The remote agent's answer is malformed: ${error.message}.`, 'A2aMalformedAnswer');
   if (error instanceof sdk.TaskNotFoundError) {
     return ApplicationFailure.nonRetryable(`The remote agent has no task ${taskId ?? ''}: ${messageOf(error)}`, 'A2aTaskNotFound');

@@ -12,7 +12,6 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { defineA2aAgentTool } from '../../activities/a2a-remote/a2a-agent-tool.js';
 import { messageIdOf } from '../../activities/a2a-remote/a2a-remote-call.js';
-import { ToolDefinitionError } from '../../activities/tools.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { AgentTurnResult, Message, ToolCallRecord } from '../../workflows/types/index.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
@@ -149,6 +148,11 @@ describe('a remote A2A agent as a tool', () => {
     const unknownState = await run('forged_warehouse', { message: 'wait: again' });
     expect(unknownState.call.isError).toBe(true);
     expect(unknownState.call.output).toContain('with no known state');
+    forged.forge = (method, answer) => (method === 'GetTask' ? 'not json' : answer);
+    const notJson = await run('forged_warehouse', { message: 'wait: once more' });
+    expect(notJson.call.isError).toBe(true);
+    expect(notJson.call.output).toContain("The remote agent's answer is malformed: it is not JSON");
+    forged.forge = undefined;
   });
 
   it('starts one remote task when the attempt that sent the message lost its answer', async () => {
@@ -172,13 +176,6 @@ describe('a remote A2A agent as a tool', () => {
     const result = await handle.result();
     expect(result.toolCalls[0]).toMatchObject({ outcome: 'approved', isError: false, output: 'Order 1001 ships on Tuesday.\n{"orderId":"1001","eta":"Tuesday"}' });
     expect(guarded.created).toHaveLength(1);
-  });
-
-  it('refuses a tool defined without a place to reach the agent, or with a poll interval under 100 ms', () => {
-    expect(() => defineA2aAgentTool({ name: 'x', description: 'x' })).toThrow(ToolDefinitionError);
-    expect(() => defineA2aAgentTool({ name: 'x', url: 'ftp://example.com', description: 'x' })).toThrow(/http\(s\) URL/);
-    expect(() => defineA2aAgentTool({ name: 'x', url: 'http://example.com', description: 'x', pollInterval: '10ms' })).toThrow(/at least 100ms/);
-    expect(() => defineA2aAgentTool({ name: 'x', url: 'http://example.com' })).toThrow(/description is required/);
   });
 });
 
