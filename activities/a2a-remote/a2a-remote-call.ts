@@ -15,9 +15,10 @@
  * id and the tool call's id), the same on every attempt. A2A servers need not deduplicate by it
  * (the SDK's `DefaultRequestHandler` does not), so a retried attempt that has no task id looks
  * for a task holding that message: `ListTasks` (tasks changed since the call was scheduled) for
- * a new task, `GetTask` of the task being answered for a follow-up. A remote that serves no
- * `ListTasks` gets the message again, with the same `messageId` (turnpike's own A2A server finds
- * the task it started from it).
+ * a new task, `GetTask` of the task being answered for an answer (read before every send of an
+ * answer, which also keeps the question being answered from being taken for a new one). A remote
+ * that serves no `ListTasks` gets the message again, with the same `messageId` (turnpike's own
+ * A2A server finds the task it started from it).
  */
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
@@ -32,6 +33,8 @@ import { checkedTask, MalformedRemoteAnswer, messageAnswer, verdictOf } from './
 /** What the call keeps across attempts (the activity's heartbeat details). */
 interface Followed {
   a2aTaskId: string;
+  /** An answer's call: the status of the task it answers, as it was before the answer was sent. */
+  staleStatus?: string;
 }
 
 /** Tasks changed this long before the call was scheduled are looked at too (clocks differ). */
@@ -72,12 +75,21 @@ export async function callRemoteAgent(settings: A2aRemoteSettings, input: unknow
   const sdk = await loadSdk();
   const answering = typeof (input as { taskId?: unknown })?.taskId === 'string' ? (input as { taskId: string }).taskId : undefined;
   const messageId = messageIdOf(context.idempotencyKey);
-  let taskId = (heartbeatDetails as Followed | undefined)?.a2aTaskId;
+  let followed = heartbeatDetails as Followed | undefined;
   let task: Task | undefined;
   try {
     const client = await clientFor(settings, sdk);
-    if (taskId === undefined) {
-      task = attempt > 1 ? await findSent(client, sdk, messageId, answering, scheduledTimestampMs) : undefined;
+    if (followed?.a2aTaskId === undefined) {
+      let staleStatus: string | undefined;
+      if (answering !== undefined) {
+        // The task being answered, read first: an unknown one is refused before anything is
+        // sent, and its question, once answered, must not be taken for a new one.
+        const current = checkedTask(await client.getTask({ tenant: '', id: answering }), answering);
+        if (holdsMessage(current, messageId)) task = current;
+        else staleStatus = statusMark(current);
+      } else if (attempt > 1) {
+        task = await findStarted(client, sdk, messageId, scheduledTimestampMs);
+      }
       if (!task) {
         const answer = await client.sendMessage({
           tenant: '',
@@ -88,12 +100,15 @@ export async function callRemoteAgent(settings: A2aRemoteSettings, input: unknow
         if (isMessage(answer)) return messageAnswer(answer);
         task = checkedTask(answer, answering);
       }
-      taskId = task.id;
-      activity.heartbeat({ a2aTaskId: taskId } satisfies Followed);
+      followed = { a2aTaskId: task.id, ...(staleStatus !== undefined ? { staleStatus } : {}) };
+      activity.heartbeat(followed);
     } else {
-      task = checkedTask(await client.getTask({ tenant: '', id: taskId, historyLength: 0 }), taskId);
+      task = checkedTask(await client.getTask({ tenant: '', id: followed.a2aTaskId, historyLength: 0 }), followed.a2aTaskId);
     }
-    const verdict = verdictOf(task, settings.toolName);
+    const taskId = task.id;
+    let verdict = verdictOf(task, settings.toolName);
+    // The question this call answers, still shown until the remote takes the answer up.
+    if (verdict.kind === 'question' && statusMark(task) === followed.staleStatus) verdict = { kind: 'working', state: 'input-required (the answer not yet taken up)' };
     if (verdict.kind === 'answer' || verdict.kind === 'question') return verdict.output;
     if (verdict.kind === 'ended') throw ApplicationFailure.nonRetryable(verdict.error, 'A2aTaskEnded');
     if (Date.now() + settings.pollIntervalMs - scheduledTimestampMs > settings.timeoutMs) {
@@ -109,20 +124,25 @@ export async function callRemoteAgent(settings: A2aRemoteSettings, input: unknow
       nextRetryDelay: settings.pollIntervalMs,
     });
   } catch (error) {
-    throw failureOf(error, sdk, taskId ?? answering, Date.now() - scheduledTimestampMs > settings.timeoutMs);
+    throw failureOf(error, sdk, followed?.a2aTaskId ?? answering, Date.now() - scheduledTimestampMs > settings.timeoutMs);
   }
 }
 
+/** A task's status as the remote last set it: its message's id and its time. */
+function statusMark(task: Task): string {
+  return `${task.status?.state ?? ''}|${task.status?.message?.messageId ?? ''}|${task.status?.timestamp ?? ''}`;
+}
+
+function holdsMessage(task: Task, messageId: string): boolean {
+  return Array.isArray(task.history) && task.history.some((message) => message?.messageId === messageId);
+}
+
 /**
- * The task an earlier attempt of this call may have started (or, for a follow-up, answered)
- * before it could record it: one holding a message with this call's `messageId`.
+ * The task an earlier attempt of this call may have started before it could record it: one whose
+ * history holds a message with this call's `messageId`, among the tasks changed since the call
+ * was first scheduled.
  */
-async function findSent(client: Client, sdk: Sdk, messageId: string, answering: string | undefined, since: number): Promise<Task | undefined> {
-  const holds = (task: Task) => Array.isArray(task.history) && task.history.some((message) => message?.messageId === messageId);
-  if (answering !== undefined) {
-    const task = checkedTask(await client.getTask({ tenant: '', id: answering }), answering);
-    return holds(task) ? task : undefined;
-  }
+async function findStarted(client: Client, sdk: Sdk, messageId: string, since: number): Promise<Task | undefined> {
   let pageToken = '';
   for (let page = 0; page < LIST_PAGES; page++) {
     let listed;
@@ -141,7 +161,7 @@ async function findSent(client: Client, sdk: Sdk, messageId: string, answering: 
       if (error instanceof sdk.A2AError) return undefined;
       throw error;
     }
-    const found = (Array.isArray(listed?.tasks) ? listed.tasks : []).find(holds);
+    const found = (Array.isArray(listed?.tasks) ? listed.tasks : []).find((task) => holdsMessage(task, messageId));
     if (found) return checkedTask(found, undefined);
     if (!listed?.nextPageToken) return undefined;
     pageToken = listed.nextPageToken;

@@ -15,7 +15,9 @@ import { messageIdOf } from '../../activities/a2a-remote/a2a-remote-call.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { AgentTurnResult, Message, ToolCallRecord } from '../../workflows/types/index.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
-import { startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
+import { BIG_ANSWER, startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { isStoredOutput } from '../../content/stored-content.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -120,6 +122,14 @@ describe('a remote A2A agent as a tool', () => {
     ]);
   });
 
+  it('keeps a large artifact by reference, as any large tool output', async () => {
+    const { call } = await run('warehouse', { message: 'big: the whole inventory' });
+    expect(call.isError).toBe(false);
+    expect(isStoredOutput(call.output)).toBe(true);
+    const reader = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
+    expect(await reader.readToolOutput(call.output)).toBe(BIG_ANSWER);
+  });
+
   it('answers a failed remote task with an error result the model reads', async () => {
     const { result, call } = await run('warehouse', { message: 'fail: ship order 1001' });
     expect(call.isError).toBe(true);
@@ -132,7 +142,7 @@ describe('a remote A2A agent as a tool', () => {
     const { call } = await run('warehouse', { message: 'blue', taskId: 'no-such-task' });
     expect(call.isError).toBe(true);
     expect(call.output).toContain('The remote agent has no task no-such-task');
-    expect(warehouse.methods.slice(sends)).toEqual(['SendMessage']);
+    expect(warehouse.methods.slice(sends)).toEqual(['GetTask']);
   });
 
   it('refuses a forged or malformed remote answer with an error result', async () => {
@@ -215,6 +225,14 @@ describe('a worker killed while the remote task works', () => {
     expect(agent.received).toHaveLength(1);
     expect(agent.methods.filter((method) => method === 'SendMessage')).toHaveLength(1);
     expect(agent.methods).not.toContain('ListTasks');
+    // Every read was an attempt of one activity: the history holds one executeTool and no timer.
+    const { events } = await handle.fetchHistory();
+    const scheduled = events!.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool');
+    expect(scheduled).toHaveLength(1);
+    expect(events!.filter((event) => event.timerStartedEventAttributes)).toHaveLength(0);
+    const polls = agent.methods.filter((method) => method === 'GetTask').length;
+    expect(polls).toBeGreaterThan(4);
+    console.log(`a2a-remote-tools: the call read the remote task ${polls} times across 2 workers; the turn's history has ${events!.length} events`);
   }, 120_000);
 });
 

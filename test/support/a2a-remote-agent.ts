@@ -8,7 +8,8 @@
  * - `answer …`: completes with an artifact (a text part and a data part);
  * - `ask …`: asks "Which colour do you want?" (`input-required`), then completes with the answer;
  * - `fail …`: fails, saying why;
- * - `wait …`: works until the test opens `latch`, then completes.
+ * - `wait …`: works until the test opens `latch`, then completes;
+ * - `big …`: completes with a 300 KiB artifact.
  *
  * It records every task it creates, every message it receives and every JSON-RPC method called,
  * and `forge` lets a test rewrite an answer before it is sent (a forged or broken remote).
@@ -27,6 +28,9 @@ import {
   type RequestContext,
 } from '@a2a-js/sdk/server';
 
+/** The answer of a `big …` task: 300 KiB of text, over the 128 KiB past which a tool output is stored by reference. */
+export const BIG_ANSWER = 'crate 1001 on shelf B; '.repeat(Math.ceil((300 * 1024) / 23));
+
 export interface RemoteAgent {
   url: string;
   card: AgentCard;
@@ -34,7 +38,7 @@ export interface RemoteAgent {
   created: string[];
   /** Every message the executor received. */
   received: Array<{ messageId: string; taskId: string; text: string }>;
-  /** Every JSON-RPC method called, in order. */
+  /** Every JSON-RPC method called, in order, and `GET agent-card` for each read of the card. */
   methods: string[];
   /** Rewrites the JSON-RPC answer to `method` (return it unchanged to pass it). */
   forge: ((method: string, answer: Record<string, unknown>) => unknown) | undefined;
@@ -101,6 +105,8 @@ class TestExecutor implements AgentExecutor {
     } else if (asked.startsWith('ask')) {
       if (existing) complete([text(`Painted it ${said}.`)]);
       else status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which colour do you want?');
+    } else if (asked.startsWith('big')) {
+      complete([text(BIG_ANSWER)]);
     } else if (asked.startsWith('fail')) {
       status(TaskState.TASK_STATE_FAILED, 'The warehouse is closed.');
     } else if (asked.startsWith('wait')) {
@@ -147,6 +153,7 @@ export async function startRemoteAgent(name = 'warehouse'): Promise<RemoteAgent>
   server.on('request', (request, response) => {
     void (async () => {
       if (request.method === 'GET' && request.url === '/.well-known/agent-card.json') {
+        agent.methods.push('GET agent-card');
         response.setHeader('content-type', 'application/json');
         response.end(JSON.stringify(card));
         return;
