@@ -36,13 +36,19 @@ export const A2A_TOOL_INPUT = z.object({
 
 /** An Agent Card as published (the JSON of `/.well-known/agent-card.json`); only what turnpike reads is typed. */
 export interface A2aAgentCard {
+  /** The agent's name. */
   name: string;
+  /** What the agent does: the tool's description unless the tool gives its own. */
   description?: string;
+  /** Where the agent is served; the tool speaks the `JSONRPC` binding. */
   supportedInterfaces?: Array<{ url: string; protocolBinding: string; protocolVersion?: string; tenant?: string }>;
+  /** The card's other fields, as A2A 1.0 defines them. */
   [field: string]: unknown;
 }
 
+/** `defineA2aAgentTool`'s options: where the remote agent is, what the model is told, approval, and how the call follows the remote task. */
 export interface A2aAgentToolOptions<InputSchema extends z.ZodType = typeof A2A_TOOL_INPUT> {
+  /** The tool's name, as the model sees it (`^[a-zA-Z0-9_-]{1,64}$`). */
   name: string;
   /** What the model is told the agent does. Default: the card's description (required with `url` alone). */
   description?: string;
@@ -58,7 +64,9 @@ export interface A2aAgentToolOptions<InputSchema extends z.ZodType = typeof A2A_
   prompt?: (input: z.output<InputSchema>) => string;
   /** As for `defineTool`: the call waits for a decision before anything is sent. */
   approval?: ApprovalPolicy<z.output<InputSchema>> | ApprovalRule<z.output<InputSchema>>;
+  /** Only these approvers (or members of `approverGroups`) may decide the tool's calls. */
   approvers?: string[];
+  /** Members of these groups may decide the tool's calls. */
   approverGroups?: string[];
   /** How often the remote task is read while it works (default `2s`; at least `100ms`). */
   pollInterval?: string;
