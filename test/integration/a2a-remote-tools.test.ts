@@ -211,10 +211,14 @@ describe('a worker killed while the remote task works', () => {
     // The remote task is working (its executor waits on the latch), and has been read since.
     await until(() => agent.created.length === 1 && agent.methods.filter((method) => method === 'GetTask').length >= 2);
     await first.kill();
+    const killedAt = Date.now();
     expect(first.child.signalCode).toBe('SIGKILL');
+    const reads = agent.methods.length;
     const next = await startWorkerProcess(env, 'test/support/a2a-tool-worker-process.ts');
     workers.push(next);
-    const reads = agent.methods.length;
+    const readyAt = Date.now();
+    await until(() => agent.methods.length > reads);
+    const firstReadAt = Date.now();
     await until(() => agent.methods.length > reads + 2);
     agent.openLatch();
     const result = await handle.result();
@@ -232,7 +236,10 @@ describe('a worker killed while the remote task works', () => {
     expect(events!.filter((event) => event.timerStartedEventAttributes)).toHaveLength(0);
     const polls = agent.methods.filter((method) => method === 'GetTask').length;
     expect(polls).toBeGreaterThan(4);
-    console.log(`a2a-remote-tools: the call read the remote task ${polls} times across 2 workers; the turn's history has ${events!.length} events`);
+    console.log(
+      `a2a-remote-tools: the call read the remote task ${polls} times across 2 workers; the turn's history has ${events!.length} events; ` +
+        `the new worker polled ${readyAt - killedAt} ms after the kill and read the task ${firstReadAt - killedAt} ms after it`,
+    );
   }, 120_000);
 });
 
