@@ -77,7 +77,7 @@ export function checkedTenantBudgets(options: TenantBudgetOptions): CheckedTenan
  * `TURNPIKE_TENANT_BUDGETS_POSTGRES_URL` (the store the fleet shares; needed with either limits).
  * Undefined when no limits are set. The store it opens is the caller's to close.
  */
-export function tenantBudgetsFromEnvironment(environment: NodeJS.ProcessEnv = process.env): CheckedTenantBudgets | undefined {
+export function tenantBudgetsFromEnvironment(environment: NodeJS.ProcessEnv = process.env): TenantBudgetOptions | undefined {
   const json = (name: string): unknown => {
     const value = environment[name];
     if (value === undefined || value.trim() === '') return undefined;
