@@ -129,7 +129,7 @@ describe('a daily budget of tenant acme, held by two worker processes sharing Po
     expect(pending.reason).toContain('Tenant "acme" reached its budget');
     expect(requestsOf(parkedMarker)).toBe(0);
     const state = await parked.query(turnStateQuery);
-    expect(state.status).toBe('awaiting-input');
+    expect(state).toMatchObject({ status: 'awaiting-input', step: 0 });
     const turnpike = new TurnpikeClient({ client: suite.client, taskQueue: queues.b });
     const listed = await waitForListed(turnpike, parked.workflowId);
     expect(listed).toMatchObject({ kind: 'budget', approvalId: pending.approvalId, toolName: 'turnpike_budget', input: pending.input });

@@ -99,8 +99,7 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     if (overTenantBudget) {
       const ended = await overTenantBudget;
       if (ended) return ended;
-      // The same step is asked again.
-      turn.step--;
+      // The same step is asked again (the gate took back its number).
       continue;
     }
     addUsage(turn.usage, response.usage);

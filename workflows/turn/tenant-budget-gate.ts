@@ -47,11 +47,14 @@ export function remainingGrant(turn: TurnContext): TenantBudgetLimits | undefine
 
 /**
  * The step came back with its tenant over budget: parks an approval. Resolves to the turn's
- * result when it ends here, or to undefined when it may ask the step again. Undefined, without
+ * result when it ends here, or to undefined when it may ask the step again (under the same
+ * number: the refused step is not counted). Undefined, without
  * awaiting, on a history recorded without the patch (which never has such a step).
  */
 export function tenantBudgetGate(turn: TurnContext, reached: TenantBudgetReached, lastText: string): Promise<AgentTurnResult | undefined> | undefined {
   if (!wf.patched(TENANT_BUDGETS_PATCH)) return undefined;
+  // The step did not run: the turn's steps, and the approval's, count those that did.
+  turn.step--;
   return askTenantExtension(turn, reached, lastText);
 }
 
