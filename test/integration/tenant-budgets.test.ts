@@ -5,7 +5,8 @@
  * either until the tenant's spend reaches the limit; the next acme turn, on the other process,
  * parks a budget approval (`scope: 'tenant'`) before the provider sees any request; another
  * tenant's turn and a turn without a tenant go on. Approving lets the parked turn finish;
- * denying ends the next one `budget-exceeded`. A model step whose attempt fails after its usage
+ * denying ends the next one `budget-exceeded`. A grant smaller than a step lets that step run and
+ * the turn asks again (in-memory store, one worker). A model step whose attempt fails after its usage
  * was recorded is retried by Temporal and counted once. Bad settings are refused.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
@@ -18,7 +19,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { createWorker } from '../../worker/create-worker.js';
 import { PostgresTenantUsageStore } from '../../activities/tenant-budgets/postgres-tenant-usage-store.js';
-import { periodKey, type TenantUsageRecord } from '../../activities/tenant-budgets/tenant-usage-store.js';
+import { InMemoryTenantUsageStore, periodKey, type TenantUsageRecord } from '../../activities/tenant-budgets/tenant-usage-store.js';
 import { turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { startPostgres, type Postgres } from '../../scripts/postgres.js';
@@ -26,7 +27,7 @@ import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.j
 import { useClientWithFakes } from '../support/client-with-fakes.js';
 import { freeLowPort } from '../support/free-port.js';
 import { noteStarted } from '../support/history-recorder.js';
-import { waitForPending } from '../support/turnpike-harness.js';
+import { waitForPending, waitForState } from '../support/turnpike-harness.js';
 import { testTools } from '../support/test-tools.js';
 
 try {
@@ -181,6 +182,22 @@ async function waitForListed(turnpike: TurnpikeClient, turnId: string) {
   throw new Error(`the listing never showed turn ${turnId}`);
 }
 
+/** A worker in this process on a queue of its own, with `tenantBudgets`; returns its queue and how to stop it. */
+async function startInProcess(tenantBudgets: Parameters<typeof createWorker>[0]['tenantBudgets']): Promise<{ taskQueue: string; stop(): Promise<void> }> {
+  const taskQueue = `tenant-budgets-in-process-${randomUUID()}`;
+  const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const worker = await createWorker({ tools: testTools, taskQueue, connection, namespace: inject('temporalNamespace'), workflowBundle: { codePath: inject('workflowBundlePath') }, tenantBudgets });
+  const running = worker.run();
+  return {
+    taskQueue,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
 describe('a model step retried after its usage was recorded', () => {
   it('is counted once', async () => {
     answerEveryRequest();
@@ -195,20 +212,10 @@ describe('a model step retried after its usage was recorded', () => {
         return added;
       },
     };
-    const taskQueue = `tenant-budgets-retry-${randomUUID()}`;
-    const connection = await NativeConnection.connect({ address: inject('temporalAddress') });
-    const worker = await createWorker({
-      tools: testTools,
-      taskQueue,
-      connection,
-      namespace: inject('temporalNamespace'),
-      workflowBundle: { codePath: inject('workflowBundlePath') },
-      tenantBudgets: { store: failingOnce, limits: { initech: { totalTokens: 10_000 } } },
-    });
-    const running = worker.run();
+    const worker = await startInProcess({ store: failingOnce, limits: { initech: { totalTokens: 10_000 } } });
     try {
       const marker = `initech-${randomUUID().slice(0, 8)}`;
-      const result = await (await startTurn(taskQueue, 'initech', marker)).result();
+      const result = await (await startTurn(worker.taskQueue, 'initech', marker)).result();
       expect(result.status).toBe('completed');
       expect(result.steps).toBe(1);
       // Two attempts reached the provider; the store counted the step once, under the same key.
@@ -218,9 +225,41 @@ describe('a model step retried after its usage was recorded', () => {
       expect(records[0]!.step.key).toMatch(new RegExp(`^tenant-budget-${marker}/[0-9a-f-]+/1$`));
       expect(await store.spent('initech', today())).toMatchObject({ inputTokens: 100, outputTokens: 50, steps: 1 });
     } finally {
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await worker.stop();
+    }
+  }, 120_000);
+});
+
+describe('a grant smaller than a step (in-memory store, one worker)', () => {
+  it('lets the next step run, then the turn asks again; denied, it ends budget-exceeded with its tool call answered', async () => {
+    const memory = new InMemoryTenantUsageStore();
+    const worker = await startInProcess({ store: memory, limits: { hooli: { totalTokens: 0 } } });
+    try {
+      const marker = `hooli-${randomUUID().slice(0, 8)}`;
+      suite.fake.script('openai', [
+        { text: 'Recording.', toolCalls: [{ name: 'record_action', input: { action: 'grant' } }], usage: STEP_USAGE },
+        { text: 'Recorded.', usage: STEP_USAGE },
+      ]);
+      const turnpike = new TurnpikeClient({ client: suite.client, taskQueue: worker.taskQueue });
+      const handle = await startTurn(worker.taskQueue, 'hooli', marker);
+      const [first] = await waitForPending(handle);
+      expect(first).toMatchObject({ toolCallId: 'budget-1', input: { scope: 'tenant', exceeded: ['totalTokens'], budget: { totalTokens: 0 }, extendBy: { totalTokens: 1_000 } } });
+      // Approved with 100 tokens, less than the step's 150: the step runs, and the next asks again.
+      await turnpike.extendBudget(handle.workflowId, first.approvalId!, { totalTokens: 100 }, { approver: 'erin' });
+      const state = await waitForState(handle, (current) => current.pending[0]?.toolCallId === 'budget-2');
+      expect(state.step).toBe(1);
+      expect(state.pending[0]!.input).toMatchObject({ scope: 'tenant', spent: { inputTokens: 100, outputTokens: 50 } });
+      expect(requestsOf(marker)).toBe(1);
+      await turnpike.approveToolCall(handle.workflowId, { approvalId: state.pending[0]!.approvalId!, approved: false, approver: 'erin' });
+      const result = await handle.result();
+      expect(result.status).toBe('budget-exceeded');
+      expect(result.steps).toBe(1);
+      expect(result.toolCalls.map((call) => call.toolName)).toEqual(['record_action']);
+      expect(result.messages.map((message) => message.role)).toEqual(['assistant', 'tool']);
+      expect(requestsOf(marker)).toBe(1);
+      expect(await memory.spent('hooli', today())).toMatchObject({ inputTokens: 100, outputTokens: 50, steps: 1 });
+    } finally {
+      await worker.stop();
     }
   }, 120_000);
 });
