@@ -26,6 +26,8 @@ import type { LazyMcpTools } from './mcp/lazy-mcp-tools.js';
 import type { Tool } from './tools.js';
 import type { LiveDeltaChannel } from './live-deltas.js';
 import { ToolSetCache } from './tool-set-cache.js';
+import type { CheckedTenantBudgets } from './tenant-budgets/tenant-budget-options.js';
+import { TenantBudgetGuard } from './tenant-budgets/tenant-budget-guard.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
 import type { AgentToolPromptInput, ApprovalNotification, NotifyApproversResult, SlackMessageRef, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
 
@@ -61,12 +63,15 @@ export interface CreateActivitiesOptions {
   remoteMcpServers?: RemoteMcpServers;
   /** Where streaming model steps also push each delta as it comes, for readers (live-deltas.ts). */
   liveDeltas?: LiveDeltaChannel;
+  /** Budgets per tenant over time, counted in a store the fleet shares (tenant-budgets/). */
+  tenantBudgets?: CheckedTenantBudgets;
 }
 
-export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas, tenantBudgets }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
   const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}), ...(liveDeltas ? { liveDeltas } : {}) };
   const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
+  const tenantGuard = tenantBudgets ? new TenantBudgetGuard(tenantBudgets) : undefined;
   const registry = createToolRegistry(tools, maxAgentDepth);
   mcp?.checkLocalTools(tools.map((tool) => tool.name));
   // One per worker (per plugin): a second worker in the same process has a cache of its own.
@@ -154,8 +159,12 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
         const call = contentStore
           ? async (input: ModelStepInput) => callWorkerModel({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) })
           : callWorkerModel;
-        const result = await runModelStep(request, stepTools, caches, context, call);
-        const costUsd = costOf(aiSdkPriceOf(priceTable, request.model, workerModels.models) ?? priceOf(priceTable, request.model), result.usage);
+        const price = aiSdkPriceOf(priceTable, request.model, workerModels.models) ?? priceOf(priceTable, request.model);
+        // With tenant budgets, a tenant over its budget is answered without the model (tenant-budgets/tenant-budget-guard.ts).
+        const guarded = tenantGuard ? (input: ModelStepInput) => tenantGuard.around(context, request, input, call, (usage) => costOf(price, usage)) : call;
+        const result = await runModelStep(request, stepTools, caches, context, guarded);
+        if (result.tenantBudget) return result;
+        const costUsd = costOf(price, result.usage);
         if (costUsd === undefined) return result;
         recordModelCost(context, request.model, costUsd);
         return { ...result, usage: { ...result.usage, costUsd } };

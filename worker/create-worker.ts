@@ -12,6 +12,7 @@ import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
 import { checkedModelCapacity, ModelCapacityRunner, type ModelCapacityOptions } from './model-capacity.js';
 import { quietBundlerLogger } from './quiet-bundler-logger.js';
+import { checkedTenantBudgets } from '../activities/tenant-budgets/tenant-budget-options.js';
 
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
@@ -55,6 +56,8 @@ export interface CreateWorkerOptions {
   clouds?: TurnpikePluginOptions['clouds'];
   /** Named remote MCP servers for OpenAI's hosted `mcp` tool (see `TurnpikePluginOptions.remoteMcpServers`). */
   remoteMcpServers?: TurnpikePluginOptions['remoteMcpServers'];
+  /** Budgets per tenant over time, in a store the fleet shares (see `TurnpikePluginOptions.tenantBudgets`). */
+  tenantBudgets?: TurnpikePluginOptions['tenantBudgets'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /**
@@ -87,6 +90,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const taskQueue = options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
   // Checked before any connection is opened.
   const capacity = options.modelCapacity !== undefined ? checkedModelCapacity(options.modelCapacity, taskQueue) : undefined;
+  if (options.tenantBudgets !== undefined) checkedTenantBudgets(options.tenantBudgets);
   let connection = options.connection;
   let namespace = options.namespace;
   if (!connection) {
@@ -138,5 +142,6 @@ function turnpikePluginOptions(options: CreateWorkerOptions): TurnpikePluginOpti
     ...(options.clouds ? { clouds: options.clouds } : {}),
     ...(options.remoteMcpServers ? { remoteMcpServers: options.remoteMcpServers } : {}),
     ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
+    ...(options.tenantBudgets ? { tenantBudgets: options.tenantBudgets } : {}),
   };
 }

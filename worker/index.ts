@@ -43,3 +43,7 @@ export type {
 export { MCP_IDEMPOTENCY_KEY_META, DEFAULT_MCP_LIST_TIMEOUT_MS, DEFAULT_MCP_RECONNECT } from '../activities/mcp/mcp-servers.js';
 export type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
 export { failedEventId, replayFailureReason, replayHistories, REPLAY_WORKFLOW_IDS_FILE, ReplaySetError, type ReplayedHistory, type ReplayHistoriesOptions, type ReplayReport } from './replay-histories.js';
+export { InMemoryTenantUsageStore, periodKey, type TenantUsageRecord, type TenantUsageStore } from '../activities/tenant-budgets/tenant-usage-store.js';
+export { PostgresTenantUsageStore, DEFAULT_TENANT_USAGE_TABLE, type PostgresTenantUsageStoreOptions } from '../activities/tenant-budgets/postgres-tenant-usage-store.js';
+export { tenantBudgetsFromEnvironment, type TenantBudgetOptions } from '../activities/tenant-budgets/tenant-budget-options.js';
+export type { TenantBudgetLimits, TenantBudgetPeriod, TenantSpend } from '../workflows/types/index.js';

@@ -36,6 +36,7 @@ import { checkedClouds, type CloudSettings } from '../activities/providers/cloud
 import { checkedRemoteMcpServers, type RemoteMcpServers } from '../activities/providers/remote-mcp-servers.js';
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
 import { liveDeltasFromEnvironment, type PostgresLiveDeltas } from '../activities/postgres-live/postgres-live-deltas.js';
+import { checkedTenantBudgets, type TenantBudgetOptions } from '../activities/tenant-budgets/tenant-budget-options.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -149,6 +150,14 @@ export interface TurnpikePluginOptions {
    * the headers (read from the environment at every call) never enter its history.
    */
   remoteMcpServers?: RemoteMcpServers;
+  /**
+   * Budgets per tenant over time: what each tenant (a turn's `tenant`) may spend on model calls
+   * per UTC day or month, counted in a store every worker of the fleet shares
+   * (`PostgresTenantUsageStore`). A tenant over a limit has its next model step answered without
+   * the model, and the turn parks a budget approval (docs/tenants-and-capacity.md). The store is
+   * the caller's to close.
+   */
+  tenantBudgets?: TenantBudgetOptions;
 }
 
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
@@ -196,6 +205,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.clouds !== undefined ? { clouds: checkedClouds(options.clouds, 'TurnpikePlugin') } : {}),
       ...(options.remoteMcpServers !== undefined ? { remoteMcpServers: checkedRemoteMcpServers(options.remoteMcpServers, 'TurnpikePlugin') } : {}),
       ...(liveDeltas ? { liveDeltas } : {}),
+      ...(options.tenantBudgets !== undefined ? { tenantBudgets: checkedTenantBudgets(options.tenantBudgets) } : {}),
     });
     super({
       name: 'turnpike',

@@ -14,6 +14,7 @@ import { createWorker, type CreateWorkerOptions } from './create-worker.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin } from './plugin.js';
 import { modelCapacityFromEnvironment } from './model-capacity.js';
+import { tenantBudgetsFromEnvironment } from '../activities/tenant-budgets/tenant-budget-options.js';
 
 export interface RunWorkerOptions extends Omit<CreateWorkerOptions, 'connection' | 'namespace'> {
   /**
@@ -76,6 +77,9 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
   const healthHost = options.healthHost ?? process.env.TURNPIKE_HEALTH_HOST ?? '127.0.0.1';
   // Model calls on a rate-limited queue of their own (worker/model-capacity.ts), when configured.
   const modelCapacity = options.modelCapacity ?? modelCapacityFromEnvironment();
+  // Budgets per tenant over time (activities/tenant-budgets/): a store from the environment is closed here.
+  const ownedBudgets = options.tenantBudgets ? undefined : tenantBudgetsFromEnvironment();
+  const tenantBudgets = options.tenantBudgets ?? ownedBudgets;
   if (metricsAddress || runtimeOptions) {
     // Temporal Core serves the metrics; custom ones (activities' and workflows' metricMeter) go
     // through the same exporter, so one scrape sees the SDK's and turnpike's figures.
@@ -85,11 +89,14 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     });
   }
   const { connectionOptions, namespace } = connectionOptionsFromEnvironment();
-  const connection = await NativeConnection.connect(connectionOptions);
+  const connection = await NativeConnection.connect(connectionOptions).catch(async (error: unknown) => {
+    await ownedBudgets?.store.close?.();
+    throw error;
+  });
   let health: http.Server | undefined;
   try {
     const { healthPort: _port, healthHost: _host, ...workerOptions } = rest;
-    const worker = await createWorker({ ...workerOptions, ...(modelCapacity ? { modelCapacity } : {}), connection, namespace });
+    const worker = await createWorker({ ...workerOptions, ...(modelCapacity ? { modelCapacity } : {}), ...(tenantBudgets ? { tenantBudgets } : {}), connection, namespace });
     // The SDK's shutdown signals (SIGINT, SIGTERM, ...) stop polling, let in-flight activities
     // finish within shutdownGraceTime, and then resolve run().
     const running = worker.run();
@@ -105,6 +112,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<void> {
     await running;
   } finally {
     health?.close();
+    await ownedBudgets?.store.close?.();
     await connection.close();
   }
 }

@@ -25,6 +25,7 @@ import type {
   ToolServerLeftOut,
   ToolServersWait,
   ToolSpec,
+  TenantBudgetLimits,
   TurnBudget,
   TurnStatus,
   Usage,
@@ -74,6 +75,8 @@ export class TurnContext {
   readonly nudges = new ApprovalNudges();
   /** The turn's budget limits, as approvals extended them (budget-gate.ts); none without a budget. */
   budgetLimits?: TurnBudget;
+  /** What a person let the turn spend beyond its tenant's budget over time, and its usage then (turn/tenant-budget-gate.ts). */
+  tenantGrant?: { allowance: TenantBudgetLimits; since: Usage };
   /** Tool calls of the agent tools' child turns that ended, counted in a budgeted turn's spend (agent-tool-call.ts). */
   childToolCalls = 0;
   /** Agent tool calls whose child turn runs (agent-tool-call.ts). */

@@ -17,6 +17,7 @@ import { agentInputProblem } from '../agents/agent-tool-call.js';
 import { binaryPartsProblem } from './binary-parts.js';
 import { budgetProblem } from '../budgets/budget-spend.js';
 import { budgetGate } from './budget-gate.js';
+import { remainingGrant, tenantBudgetGate } from './tenant-budget-gate.js';
 import { cutOffStatus } from './cut-off-step.js';
 import { turnFinishedSignal } from '../messages/definitions.js';
 import { modelSettingsProblem } from './model-settings.js';
@@ -93,6 +94,14 @@ async function runSteps(turn: TurnContext): Promise<AgentTurnResult> {
     turn.step++;
     const response: ModelStepResult = await callModel(modelStep(turn, typed));
     if (turn.toolsHash === undefined) adoptTools(turn, response.described);
+    // The tenant was over its budget over time, so the model was not called: a person decides (tenant-budget-gate.ts).
+    const overTenantBudget = response.tenantBudget && tenantBudgetGate(turn, response.tenantBudget, lastText);
+    if (overTenantBudget) {
+      const ended = await overTenantBudget;
+      if (ended) return ended;
+      // The same step is asked again (the gate took back its number).
+      continue;
+    }
     addUsage(turn.usage, response.usage);
     const { message, renamed } = renameRepeatedToolCallIds(response.message, seenToolCallIds);
     // An instant step's deltas, which its activity did not signal (activities/step-stream.ts).
@@ -151,6 +160,7 @@ function modelStep(turn: TurnContext, typed: TypedOutput | undefined): ModelStep
     transcript: transcript.nextStep(),
     stream: { step: turn.step, signalsBefore: turn.publisher.stream.publishes },
     ...(typed ? { output: typed.spec } : {}),
+    ...(turn.tenantGrant ? { tenantGrant: remainingGrant(turn) } : {}),
   };
 }
 

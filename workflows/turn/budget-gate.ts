@@ -26,7 +26,7 @@ export const BUDGETS_PATCH = '0.2.0-budgets';
 export const BUDGET_TOOL_NAME = 'turnpike_budget';
 
 /** What a budget approval's edited input is checked against (`approveToolCall` with `input`). */
-const BUDGET_SPEC: ToolSpec = {
+export const BUDGET_SPEC: ToolSpec = {
   name: BUDGET_TOOL_NAME,
   description: "Extend the turn's budget by `extendBy`, or deny to stop the turn.",
   inputSchema: BUDGET_APPROVAL_SCHEMA,
@@ -85,7 +85,7 @@ async function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: nu
   try {
     arrived = await park(turn, entry, view, BUDGET_SPEC, timeout);
   } catch (error) {
-    if (wf.isCancellation(error)) cancelled(turn, entry, view);
+    if (wf.isCancellation(error)) budgetApprovalCancelled(turn, entry, view);
     throw error;
   }
   const decision = { approvalId: view.approvalId!, toolCallId: call.toolCallId, toolName: BUDGET_TOOL_NAME, inputHash: view.inputHash, decidedAt: new Date().toISOString() };
@@ -110,7 +110,7 @@ async function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: nu
 }
 
 /** `budget-<n>`, the first such id the turn has not used. */
-function nextBudgetId(turn: TurnContext): string {
+export function nextBudgetId(turn: TurnContext): string {
   let n = turn.decisions.filter((decision) => decision.toolName === BUDGET_TOOL_NAME).length + 1;
   while (turn.ledger.get(`budget-${n}`)) n++;
   return `budget-${n}`;
@@ -136,7 +136,7 @@ function budgetView(turn: TurnContext, call: ToolCallPart, input: BudgetApproval
 }
 
 /** A cancellation while the budget approval waited: recorded, and no longer pending. */
-function cancelled(turn: TurnContext, entry: CallEntry, view: PendingToolCall): void {
+export function budgetApprovalCancelled(turn: TurnContext, entry: CallEntry, view: PendingToolCall): void {
   if (!entry.resolution) {
     const { approvalId, toolCallId, toolName, inputHash: shownHash } = view;
     turn.noteDecision(view, { approvalId: approvalId!, toolCallId, toolName, outcome: 'cancelled', approved: false, automatic: true, decidedAt: new Date().toISOString(), inputHash: shownHash });

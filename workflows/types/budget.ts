@@ -33,13 +33,25 @@ export interface TurnSpend {
   toolCalls: number;
 }
 
-/** What a budget approval shows (`PendingToolCall.input` of `kind: 'budget'`). */
+/**
+ * What a budget approval shows (`PendingToolCall.input` of `kind: 'budget'`): of the turn's own
+ * budget, or, with `scope: 'tenant'`, of its tenant's budget over time (docs/tenants-and-capacity.md).
+ */
 export interface BudgetApprovalInput {
   /** The limits reached, e.g. `['totalTokens']`. */
   exceeded: Array<keyof TurnBudget>;
+  /** What the turn has spent; for `scope: 'tenant'`, what the tenant spent in the period (no wall time, no tool calls). */
   spent: TurnSpend;
-  /** The limits now. */
+  /** The limits now; for `scope: 'tenant'`, the tenant's limits in the period. */
   budget: TurnBudget;
-  /** What approving adds to the limits: by default, the exceeded limits' original sizes. Edit it to extend by something else. */
+  /**
+   * What approving adds to the limits: by default, the exceeded limits' original sizes. Edit it to
+   * extend by something else. For `scope: 'tenant'`: what this turn may spend beyond the tenant's
+   * limits (the tenant's limits themselves do not change; other turns of the tenant still ask).
+   */
   extendBy: TurnBudget;
+  /** `tenant` when the tenant's budget over time was reached; absent for the turn's own budget. */
+  scope?: 'tenant';
+  /** With `scope: 'tenant'`: the tenant and the period whose spend reached the limits, e.g. `{ name: 'acme', period: '2026-12-02' }`. */
+  tenant?: { name: string; period: string };
 }

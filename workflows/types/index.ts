@@ -15,4 +15,5 @@ export type * from './agent-tools.js';
 export type * from './conversation.js';
 export type * from './conversation-branches.js';
 export type * from './budget.js';
+export type * from './tenant-budget.js';
 export type * from './approval-rules.js';

@@ -9,6 +9,7 @@ import type { DescribedTools, ModelToolSpec, ToolCallDisposition } from './tools
 import type { HandoffTarget } from './turn.js';
 import type { TurnOutputSpec } from './turn.js';
 import type { ForkReference } from './fork.js';
+import type { TenantBudgetLimits, TenantBudgetReached } from './tenant-budget.js';
 
 /** One model step, as providers receive it: the whole transcript. */
 export interface ModelStepInput {
@@ -77,6 +78,11 @@ export interface ModelStepRequest {
    * them, and returns them as `described`.
    */
   describeTools?: { names?: string[]; handoffs?: HandoffTarget[] };
+  /**
+   * Set by a turn a person let spend beyond its tenant's budget over time: what is left of that
+   * grant. A limit the tenant has reached does not stop the step while its grant here is above 0.
+   */
+  tenantGrant?: TenantBudgetLimits;
 }
 
 export interface ModelStepResult {
@@ -100,4 +106,10 @@ export interface ModelStepResult {
    * of a tool the step did not offer. Absent when the step made no call or was cut off.
    */
   dispositions?: Array<ToolCallDisposition | null>;
+  /**
+   * Set when the worker's tenant budgets (`tenantBudgets`) found the turn's tenant over a limit:
+   * the model was not called, the message is empty and the usage 0. The turn parks a budget
+   * approval (`workflows/turn/tenant-budget-gate.ts`).
+   */
+  tenantBudget?: TenantBudgetReached;
 }
