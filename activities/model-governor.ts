@@ -5,7 +5,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { temporal } from '@temporalio/proto';
-import { GOVERNOR_REASON_PREFIX, type ModelGovernorActivities, type ModelQueueRate } from '../workflows/capacity/governor-types.js';
+import { GOVERNOR_REASON_PREFIX, type ModelGovernorActivities, type ModelQueueRate, type ModelQueueRef, type PauseModelQueueInput, type RestoreModelQueueRateInput } from '../workflows/capacity/governor-types.js';
 
 const ACTIVITY = temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY;
 
@@ -15,7 +15,7 @@ function service() {
 }
 
 /** The queue's rate as the server holds it (`temporal task-queue config get`). */
-export async function readModelQueueRate({ modelQueue }: { modelQueue: string }): Promise<ModelQueueRate> {
+export async function readModelQueueRate({ modelQueue }: ModelQueueRef): Promise<ModelQueueRate> {
   const { workflowService, namespace } = service();
   const described = await workflowService.describeTaskQueue({ namespace, taskQueue: { name: modelQueue }, taskQueueType: ACTIVITY, reportConfig: true });
   const limit = described.config?.queueRateLimit;
@@ -36,12 +36,12 @@ async function update(modelQueue: string, requestsPerSecond: number | null, reas
 }
 
 /** Rate 0: the server dispatches none of the queue's tasks, to any worker, until it is restored. */
-export async function pauseModelQueue({ modelQueue, reason }: { modelQueue: string; reason: string }): Promise<void> {
+export async function pauseModelQueue({ modelQueue, reason }: PauseModelQueueInput): Promise<void> {
   await update(modelQueue, 0, reason);
 }
 
 /** The rate read before the pause, or none; left alone if an operator set another since (its reason is not the governor's). */
-export async function restoreModelQueueRate({ modelQueue, previous }: { modelQueue: string; previous: ModelQueueRate | null }): Promise<void> {
+export async function restoreModelQueueRate({ modelQueue, previous }: RestoreModelQueueRateInput): Promise<void> {
   const current = await readModelQueueRate({ modelQueue });
   if (!current.reason?.startsWith(GOVERNOR_REASON_PREFIX)) {
     Context.current().log.info('model queue rate changed by someone else during a provider pause; left as it is', { modelQueue, current });

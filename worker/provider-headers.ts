@@ -14,7 +14,7 @@ import { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { observingProviderResponses } from '../activities/providers/observed-fetch.js';
 import { slowDownFrom, type ProviderSlowDown, type SlowDownThresholds } from '../activities/providers/rate-limit-headers.js';
-import { modelGovernorId, modelSlowDownSignal, type modelGovernor } from '../workflows/capacity/model-governor.js';
+import { MODEL_GOVERNOR_WORKFLOW, modelGovernorId, modelSlowDownSignal, type modelGovernor } from '../workflows/capacity/model-governor.js';
 
 /** `true`, or the remaining counts at or below which the queue pauses (default 0 each). */
 export type FollowProviderHeaders = boolean | SlowDownThresholds;
@@ -50,7 +50,7 @@ export function providerHeadersInterceptor(target: ProviderHeadersTarget): Activ
     const before = reportedUntil;
     reportedUntil = slowDown.untilMs;
     context.client.workflow
-      .signalWithStart<typeof modelGovernor, [typeof slowDown]>('modelGovernor', {
+      .signalWithStart<typeof modelGovernor, [typeof slowDown]>(MODEL_GOVERNOR_WORKFLOW, {
         workflowId: modelGovernorId(target.modelQueue),
         taskQueue: target.governorTaskQueue,
         args: [{ modelQueue: target.modelQueue }],

@@ -23,10 +23,35 @@ export interface ModelGovernorInput {
   previous?: ModelQueueRate | null;
 }
 
+/** What the governor is doing (its `turnpikeModelGovernorState` query). */
+export interface ModelGovernorState {
+  /** Until when the queue is paused; null when it is not. */
+  pausedUntilMs: number | null;
+  /** The server's setting before the pause, put back after it. */
+  previous: ModelQueueRate | null;
+  reason: string | null;
+  /** Slow-down signals this run received. */
+  signals: number;
+}
+
+export interface ModelQueueRef {
+  modelQueue: string;
+}
+
+export interface PauseModelQueueInput {
+  modelQueue: string;
+  reason: string;
+}
+
+export interface RestoreModelQueueRateInput {
+  modelQueue: string;
+  previous: ModelQueueRate | null;
+}
+
 export interface ModelGovernorActivities {
-  readModelQueueRate(input: { modelQueue: string }): Promise<ModelQueueRate>;
-  pauseModelQueue(input: { modelQueue: string; reason: string }): Promise<void>;
-  restoreModelQueueRate(input: { modelQueue: string; previous: ModelQueueRate | null }): Promise<void>;
+  readModelQueueRate(input: ModelQueueRef): Promise<ModelQueueRate>;
+  pauseModelQueue(input: PauseModelQueueInput): Promise<void>;
+  restoreModelQueueRate(input: RestoreModelQueueRateInput): Promise<void>;
 }
 
 /** Every reason the governor sets starts so: a setting without it is an operator's, and left alone. */

@@ -19,15 +19,18 @@
  * starts it again) and continues as new long before Temporal's limits on a run's history.
  */
 import * as wf from '@temporalio/workflow';
-import { GOVERNOR_REASON_PREFIX, type ModelGovernorActivities, type ModelGovernorInput, type ModelQueueRate, type ModelSlowDown } from './governor-types.js';
+import { GOVERNOR_REASON_PREFIX, type ModelGovernorActivities, type ModelGovernorInput, type ModelGovernorState, type ModelQueueRate, type ModelSlowDown } from './governor-types.js';
 
-export { GOVERNOR_REASON_PREFIX, type ModelGovernorActivities, type ModelGovernorInput, type ModelQueueRate, type ModelSlowDown } from './governor-types.js';
+export * from './governor-types.js';
+
+/** The governor's workflow type. */
+export const MODEL_GOVERNOR_WORKFLOW = 'modelGovernor';
 
 /** "Slow down until T": sent by model calls whose provider says so. A signal, so senders never wait for the governor. */
 export const modelSlowDownSignal = wf.defineSignal<[ModelSlowDown]>('turnpikeModelSlowDown');
 
 /** What the governor is doing, for operators and tests. */
-export const modelGovernorStateQuery = wf.defineQuery<{ pausedUntilMs: number | null; previous: ModelQueueRate | null; reason: string | null; signals: number }>('turnpikeModelGovernorState');
+export const modelGovernorStateQuery = wf.defineQuery<ModelGovernorState>('turnpikeModelGovernorState');
 
 /** The governor's workflow id for a model queue. */
 export function modelGovernorId(modelQueue: string): string {
