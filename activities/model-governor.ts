@@ -4,10 +4,11 @@
  * never on the model queue they pause.
  */
 import { Context } from '@temporalio/activity';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 import { GOVERNOR_REASON_PREFIX, type ModelGovernorActivities, type ModelQueueRate, type ModelQueueRef, type PauseModelQueueInput, type RestoreModelQueueRateInput } from '../workflows/capacity/governor-types.js';
 
-const ACTIVITY = temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY;
+/** `TASK_QUEUE_TYPE_ACTIVITY`: the package's enums are CommonJS, which an ES module cannot import by name. */
+const ACTIVITY = 2 as temporal.api.enums.v1.TaskQueueType;
 
 function service() {
   const { client } = Context.current();
