@@ -19,6 +19,7 @@ export function observingProviderResponses<T>(observer: ProviderResponseObserver
   return observers.run(observer, call);
 }
 
+/** `fetch`, telling the model call it runs in each response's status and headers: give it to an AI SDK provider package to have its headers followed. */
 export const providerObservedFetch: typeof fetch = async (input, init) => {
   const response = await fetch(input, init);
   const observer = observers.getStore();

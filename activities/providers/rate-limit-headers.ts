@@ -22,6 +22,7 @@ export interface ProviderSlowDown {
   reason: string;
 }
 
+/** The remaining counts at or below which a provider's limit counts as used up (`modelCapacity.followProviderHeaders`). */
 export interface SlowDownThresholds {
   /** Remaining requests at or below this pause the queue until their reset. Default 0. */
   requests?: number;

@@ -44,6 +44,7 @@ export const IDLE_MS = 10 * 60_000;
 const MAX_EVENTS = 10_000;
 const MAX_SIGNALS = 2_000;
 
+/** Pauses one model queue while its providers say so, and restores it; see the module's comment. */
 export async function modelGovernor(input: ModelGovernorInput): Promise<void> {
   const { modelQueue } = input;
   let until = input.pausedUntilMs ?? 0;
