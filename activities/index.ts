@@ -10,6 +10,7 @@ import { readStoredContent, storeLargeOutput } from '../content/stored-content.j
 import { agentToolPrompt } from './agent-tools.js';
 import { executeTool } from './execute-tool.js';
 import { callModel, type WorkerModels } from './model.js';
+import { modelGovernorActivities } from './model-governor.js';
 import type { AiSdkModels } from './providers/ai-sdk-models.js';
 import type { OpenAIEndpoints } from './providers/endpoints.js';
 import type { CloudSettings } from './providers/clouds.js';
@@ -93,6 +94,8 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
     },
   };
   return {
+    // The model governor's (workflows/capacity/model-governor.ts): they pause and restore a model queue's rate.
+    ...modelGovernorActivities,
     /**
      * One nudge: the call's Slack message (posted on `parked`, updated after), then the webhook;
      * retried with backoff by the turn's activity options while either is down. A retry does not

@@ -11,6 +11,7 @@ import { DEFAULT_TASK_QUEUE } from '../workflows/messages/definitions.js';
 import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
 import { checkedModelCapacity, ModelCapacityRunner, type ModelCapacityOptions } from './model-capacity.js';
+import { providerHeadersInterceptor } from './provider-headers.js';
 import { quietBundlerLogger } from './quiet-bundler-logger.js';
 import { checkedTenantBudgets } from '../activities/tenant-budgets/tenant-budget-options.js';
 
@@ -109,6 +110,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         shutdownGraceTime,
         ...(capacity.requestsPerSecond !== undefined ? { maxTaskQueueActivitiesPerSecond: capacity.requestsPerSecond } : {}),
         ...(capacity.maxConcurrentCalls !== undefined ? { maxConcurrentActivityTaskExecutions: capacity.maxConcurrentCalls } : {}),
+        // The providers' headers pause the queue through its governor, which runs on the turns' queue.
+        ...(capacity.followProviderHeaders !== undefined
+          ? { interceptors: { activity: [providerHeadersInterceptor({ modelQueue: capacity.taskQueue, governorTaskQueue: taskQueue, thresholds: typeof capacity.followProviderHeaders === 'object' ? capacity.followProviderHeaders : {} })] } }
+          : {}),
         plugins: [new TurnpikePlugin(pluginOptions)],
       })
     : undefined;

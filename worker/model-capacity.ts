@@ -13,6 +13,7 @@
  * docs/tenants-and-capacity.md, "Model capacity shared by the fleet".
  */
 import type { Worker, WorkerPlugin } from '@temporalio/worker';
+import { checkedFollowProviderHeaders, type FollowProviderHeaders } from './provider-headers.js';
 
 export interface ModelCapacityOptions {
   /** The task queue of model calls. Default: the turns' task queue with `-models` after it. */
@@ -25,12 +26,22 @@ export interface ModelCapacityOptions {
   requestsPerSecond?: number;
   /** Model calls this process runs at once (the model Worker's `maxConcurrentActivityTaskExecutions`). */
   maxConcurrentCalls?: number;
+  /**
+   * Pause the queue for the whole fleet while a provider says so: a 429's `retry-after`, or its
+   * remaining requests or tokens (`x-ratelimit-remaining-*`, `anthropic-ratelimit-*-remaining`)
+   * at or below the thresholds (default 0) until their reset. The queue's governor workflow sets
+   * its rate to 0 on the server until then, and restores it (worker/provider-headers.ts). Covers
+   * turnpike's `openai`, `openai-responses` and `anthropic` providers; AI SDK models whose
+   * provider package is given `providerObservedFetch`. Default: off.
+   */
+  followProviderHeaders?: FollowProviderHeaders;
 }
 
 /** The options checked, with the queue's name: a bad one throws a clear TypeError before anything polls. */
 export function checkedModelCapacity(options: ModelCapacityOptions, turnTaskQueue: string): Required<Pick<ModelCapacityOptions, 'taskQueue'>> & ModelCapacityOptions {
   if (options === null || typeof options !== 'object') throw new TypeError('Invalid modelCapacity: expected an object { taskQueue?, requestsPerSecond?, maxConcurrentCalls? }');
-  const { taskQueue = `${turnTaskQueue}-models`, requestsPerSecond, maxConcurrentCalls } = options;
+  const { taskQueue = `${turnTaskQueue}-models`, requestsPerSecond, maxConcurrentCalls, followProviderHeaders } = options;
+  const thresholds = checkedFollowProviderHeaders(followProviderHeaders);
   if (typeof taskQueue !== 'string' || taskQueue.trim() === '') {
     throw new TypeError(`Invalid modelCapacity.taskQueue: a task queue name must be a non-empty string (got ${JSON.stringify(taskQueue)})`);
   }
@@ -47,13 +58,15 @@ export function checkedModelCapacity(options: ModelCapacityOptions, turnTaskQueu
     taskQueue,
     ...(requestsPerSecond !== undefined ? { requestsPerSecond } : {}),
     ...(maxConcurrentCalls !== undefined ? { maxConcurrentCalls } : {}),
+    ...(thresholds !== undefined ? { followProviderHeaders: thresholds } : {}),
   };
 }
 
 /**
  * `modelCapacity` from the environment, for `runWorker`: `TURNPIKE_MODEL_TASK_QUEUE` (the queue;
  * the same variable tells `TurnpikeClient.connect` and `npm run api` to schedule model calls
- * there), `TURNPIKE_MODEL_REQUESTS_PER_SECOND` and `TURNPIKE_MODEL_MAX_CONCURRENT_CALLS`.
+ * there), `TURNPIKE_MODEL_REQUESTS_PER_SECOND`, `TURNPIKE_MODEL_MAX_CONCURRENT_CALLS` and
+ * `TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS` (`true` or `false`).
  * Undefined when none is set; a value that is not a number is refused with the variable's name.
  */
 export function modelCapacityFromEnvironment(environment: NodeJS.ProcessEnv = process.env): ModelCapacityOptions | undefined {
@@ -67,11 +80,14 @@ export function modelCapacityFromEnvironment(environment: NodeJS.ProcessEnv = pr
   const taskQueue = environment.TURNPIKE_MODEL_TASK_QUEUE || undefined;
   const requestsPerSecond = number('TURNPIKE_MODEL_REQUESTS_PER_SECOND');
   const maxConcurrentCalls = number('TURNPIKE_MODEL_MAX_CONCURRENT_CALLS');
-  if (taskQueue === undefined && requestsPerSecond === undefined && maxConcurrentCalls === undefined) return undefined;
+  const follow = environment.TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS || undefined;
+  if (follow !== undefined && follow !== 'true' && follow !== 'false') throw new TypeError(`TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS must be true or false (got "${follow}")`);
+  if (taskQueue === undefined && requestsPerSecond === undefined && maxConcurrentCalls === undefined && follow === undefined) return undefined;
   return {
     ...(taskQueue !== undefined ? { taskQueue } : {}),
     ...(requestsPerSecond !== undefined ? { requestsPerSecond } : {}),
     ...(maxConcurrentCalls !== undefined ? { maxConcurrentCalls } : {}),
+    ...(follow === 'true' ? { followProviderHeaders: true } : {}),
   };
 }
 

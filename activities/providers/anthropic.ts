@@ -24,6 +24,7 @@ import { convertToAnthropicMessages, convertToAnthropicTool } from './anthropic-
 import { convertToAnthropicServerTools, latestContainer } from './anthropic-server-tools.js';
 import { addAnthropicUsage, convertFromAnthropicResponse } from './anthropic-response.js';
 import { streamAnthropicMessage, type AnthropicMessagesClient } from './anthropic-stream.js';
+import { providerObservedFetch } from './observed-fetch.js';
 
 export { DEFAULT_ANTHROPIC_MAX_TOKENS };
 export { convertToAnthropicMessages } from './anthropic-messages.js';
@@ -43,7 +44,7 @@ const clients = new Map<string, Anthropic>();
 export async function callAnthropic(input: ModelStepInput, options: ProviderCallOptions = {}, cloudClient?: AnthropicMessagesClient): Promise<ModelStepResult> {
   // Passing `apiKey` explicitly also keeps the SDK from consulting its credential chain
   // (ANTHROPIC_AUTH_TOKEN, profiles): the worker's key is the only credential used.
-  const client = cloudClient ?? cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic(settings));
+  const client = cloudClient ?? cachedClient(clients, resolveClientSettings('anthropic', options), (settings) => new Anthropic({ ...settings, fetch: providerObservedFetch }));
   const params = convertToAnthropicRequest(input);
   const stream = input.model.stream !== false;
   let response = await requestMessage(client, params, stream, options);

@@ -25,6 +25,7 @@ import { streamResponse } from './openai-responses-stream.js';
 import { isOpenAIReasoningModel, jsonSchemaFormat } from './openai.js';
 import { approvalRequestOf, approvalResponseOf, hostedIncludes, hostedTools } from './openai-hosted-tools.js';
 import type { RemoteMcpServers } from './remote-mcp-servers.js';
+import { providerObservedFetch } from './observed-fetch.js';
 
 const clients = new Map<string, OpenAI>();
 
@@ -40,7 +41,7 @@ export async function callOpenAIResponses(
   input: ModelStepInput,
   options: ProviderCallOptions = {},
   remoteMcpServers: RemoteMcpServers = {},
-  client: OpenAI = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings)),
+  client: OpenAI = cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI({ ...settings, fetch: providerObservedFetch })),
   /** The `model` the request names when it is not the turn's: Azure's deployment. */
   requestModel?: string,
 ): Promise<ModelStepResult> {

@@ -41,6 +41,7 @@ import {
 import { openAISdk } from './openai-errors.js';
 import { streamChatCompletion } from './openai-stream.js';
 import { parseToolArguments } from './tool-arguments.js';
+import { providerObservedFetch } from './observed-fetch.js';
 
 export { parseToolArguments } from './tool-arguments.js';
 
@@ -59,7 +60,7 @@ const clients = new Map<string, OpenAI>();
  * Azure OpenAI (azure-openai.ts) passes its own `client`.
  */
 export async function callOpenAI(input: ModelStepInput, options: ProviderCallOptions = {}, cloudClient?: OpenAI): Promise<ModelStepResult> {
-  const client = cloudClient ?? cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI(settings));
+  const client = cloudClient ?? cachedClient(clients, resolveClientSettings('openai', options), (settings) => new OpenAI({ ...settings, fetch: providerObservedFetch }));
   const request = convertToOpenAIRequest(input);
   const completion = await requestStep(
     openAISdk,

@@ -105,6 +105,8 @@ interface ScriptedBase {
 
 /** A successful model reply. With neither `text`, `toolCalls` nor `noContent` the model answers `'ok'`. */
 export interface ScriptedReply extends ScriptedBase {
+  /** Response headers sent with the reply, e.g. a provider's `x-ratelimit-*` or `anthropic-ratelimit-*`. */
+  headers?: Record<string, string>;
   text?: string;
   toolCalls?: ScriptedToolCall[];
   /**
@@ -386,7 +388,7 @@ export async function startFakeProviderServer(): Promise<FakeProviderServer> {
       for (const block of replyBody.content) if (block.type === 'tool_use') issuedThinking.set(block.id, thinking);
     }
     recorded.reply = replyBody;
-    const requestIdHeader = { [provider === 'anthropic' ? 'request-id' : 'x-request-id']: nextId('req_') };
+    const requestIdHeader = { ...(scripted as ScriptedReply).headers, [provider === 'anthropic' ? 'request-id' : 'x-request-id']: nextId('req_') };
     if (recorded.body.stream === true) return stream(provider, replyBody, scripted, request, reply, recorded, requestIdHeader);
     reply.headers(requestIdHeader);
     if ('malformed' in scripted) {
