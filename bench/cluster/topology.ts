@@ -70,7 +70,7 @@ export async function startClusterTopology(options: { bundlePath: string; openai
   try {
     for (let index = 0; index < API_PROCESSES; index++) {
       const port = await freeLowPort();
-      const process = await startWorkerProcess({
+      const child = await startWorkerProcess({
         name: `api-${index + 1}`,
         entry: path.join(ROOT, 'bench', 'cluster', 'api-entry.ts'),
         env: {
@@ -83,7 +83,7 @@ export async function startClusterTopology(options: { bundlePath: string; openai
         readyPattern: /^ready/,
         logFile: path.join(cluster.logDirectory, `api-${index + 1}.log`),
       });
-      apis.push({ base: `http://127.0.0.1:${port}`, process });
+      apis.push({ base: `http://127.0.0.1:${port}`, process: child });
     }
   } catch (error) {
     await Promise.all(apis.map((api) => api.process.stop('SIGTERM', 5_000)));
