@@ -123,9 +123,12 @@ export async function measureDecisions(client: Client, apis: ApiProcess[], liste
   const windowSeconds = (performance.now() - began) / 1000;
   options.log(`  cluster: ${sent.length} decisions and ${options.hostile} hostile ones sent in ${windowSeconds.toFixed(1)} s; reading the tools' effects`);
 
+  // A refused decision (a timeout under load, say) leaves its turn parked: only accepted ones have an effect to wait for.
   const refused = sent.filter((decision) => decision.status !== 200);
-  const toEffect = await runPool(sent.length, 20, async (index) => {
-    const { call, sentAt } = sent[index]!;
+  if (refused.length > 0) options.log(`  cluster: ${refused.length} decisions refused, statuses ${JSON.stringify(refused.map((decision) => decision.status))}`);
+  const accepted = sent.filter((decision) => decision.status === 200);
+  const toEffect = await runPool(accepted.length, 20, async (index) => {
+    const { call, sentAt } = accepted[index]!;
     const result = (await client.workflow.getHandle(call.turnWorkflowId).result()) as AgentTurnResult;
     const [toolCall] = result.toolCalls;
     if (result.status !== 'completed' || toolCall?.outcome !== 'approved' || toolCall.approval?.approver !== approverOf(call)) {
@@ -134,7 +137,7 @@ export async function measureDecisions(client: Client, apis: ApiProcess[], liste
     return (toolCall.output as { ranAt: number }).ranAt - sentAt;
   });
   // The hostile decisions' targets: still parked, every one (visibility), and by the turn's own word (a sample).
-  const expected = options.parkedBefore - sent.length;
+  const expected = options.parkedBefore - accepted.length;
   let parked = -1;
   for (let attempt = 0; attempt < 60 && parked !== expected; attempt++) {
     parked = await options.parkedCount();
@@ -147,7 +150,7 @@ export async function measureDecisions(client: Client, apis: ApiProcess[], liste
   }
   const sortedEffect = toEffect.sort((a, b) => a - b);
   const sortedAnswered = sent.map((decision) => decision.answeredMs).sort((a, b) => a - b);
-  const accepted = Object.values(byKind).reduce((sum, statuses) => sum + Object.entries(statuses).filter(([status]) => Number(status) < 300).reduce((total, [, count]) => total + count, 0), 0);
+  const hostileAccepted = Object.values(byKind).reduce((sum, statuses) => sum + Object.entries(statuses).filter(([status]) => Number(status) < 300).reduce((total, [, count]) => total + count, 0), 0);
   return {
     decisions: sent.length,
     ratePerSecond: options.ratePerSecond,
@@ -155,7 +158,7 @@ export async function measureDecisions(client: Client, apis: ApiProcess[], liste
     toEffect: { p50: round(percentile(sortedEffect, 50), 0), p99: round(percentile(sortedEffect, 99), 0), max: round(sortedEffect.at(-1)!, 0) },
     answered: { p50: round(percentile(sortedAnswered, 50), 0), p99: round(percentile(sortedAnswered, 99), 0) },
     refused: refused.length,
-    hostile: { sent: options.hostile, accepted, byKind },
+    hostile: { sent: options.hostile, accepted: hostileAccepted, byKind },
     untouchedStillParked: parked === expected && samplePending,
   };
 }
