@@ -40,7 +40,7 @@ export interface DecisionFigures {
   answered: { p50: number; p99: number };
   refused: number;
   hostile: { sent: number; accepted: number; byKind: Record<string, Record<string, number>> };
-  /** Hostile targets checked still parked afterwards (visibility count and a sample of turnState). */
+  /** Every hostile decision's target still parked afterwards, and no accepted decision's (visibility). */
   untouchedStillParked: boolean;
 }
 
@@ -85,7 +85,7 @@ async function post(api: ApiProcess, identity: string, turnId: string, approvalI
   return response.status;
 }
 
-export async function measureDecisions(client: Client, apis: ApiProcess[], listed: ListedCall[], options: { decisions: number; ratePerSecond: number; hostile: number; parkedCount: () => Promise<number>; parkedBefore: number; log: (line: string) => void }): Promise<DecisionFigures> {
+export async function measureDecisions(client: Client, apis: ApiProcess[], listed: ListedCall[], options: { decisions: number; ratePerSecond: number; hostile: number; parkedQuery: string; log: (line: string) => void }): Promise<DecisionFigures> {
   const shuffled = [...listed].sort(() => Math.random() - 0.5);
   const targets = shuffled.slice(0, options.decisions);
   const untouched = shuffled.slice(options.decisions);
@@ -136,18 +136,16 @@ export async function measureDecisions(client: Client, apis: ApiProcess[], liste
     }
     return (toolCall.output as { ranAt: number }).ranAt - sentAt;
   });
-  // The hostile decisions' targets: still parked, every one (visibility), and by the turn's own word (a sample).
-  const expected = options.parkedBefore - accepted.length;
-  let parked = -1;
-  for (let attempt = 0; attempt < 60 && parked !== expected; attempt++) {
-    parked = await options.parkedCount();
-    if (parked !== expected) await sleep(1_000);
+  // The hostile decisions' targets: every one still parked (visibility's listing of parked turns; a
+  // refused legitimate decision may still have reached its turn, so the total is not the check).
+  const parkedIds = new Set<string>();
+  for (let attempt = 0; attempt < 30; attempt++) {
+    parkedIds.clear();
+    for await (const execution of client.workflow.list({ query: options.parkedQuery, pageSize: 1_000 })) parkedIds.add(execution.workflowId);
+    if ([...hostileTargets].every((turnId) => parkedIds.has(turnId))) break;
+    await sleep(1_000);
   }
-  let samplePending = true;
-  for (const turnId of [...hostileTargets].slice(0, 20)) {
-    const description = await client.workflow.getHandle(turnId).describe();
-    if (description.status.name !== 'RUNNING' || description.searchAttributes.AgentTurnStatus?.[0] !== 'awaiting-input') samplePending = false;
-  }
+  const untouchedStillParked = [...hostileTargets].every((turnId) => parkedIds.has(turnId)) && accepted.every((decision) => !parkedIds.has(decision.call.turnWorkflowId));
   const sortedEffect = toEffect.sort((a, b) => a - b);
   const sortedAnswered = sent.map((decision) => decision.answeredMs).sort((a, b) => a - b);
   const hostileAccepted = Object.values(byKind).reduce((sum, statuses) => sum + Object.entries(statuses).filter(([status]) => Number(status) < 300).reduce((total, [, count]) => total + count, 0), 0);
@@ -159,6 +157,6 @@ export async function measureDecisions(client: Client, apis: ApiProcess[], liste
     answered: { p50: round(percentile(sortedAnswered, 50), 0), p99: round(percentile(sortedAnswered, 99), 0) },
     refused: refused.length,
     hostile: { sent: options.hostile, accepted: hostileAccepted, byKind },
-    untouchedStillParked: parked === expected && samplePending,
+    untouchedStillParked,
   };
 }

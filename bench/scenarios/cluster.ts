@@ -64,8 +64,7 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
       decisions: decisionCount,
       ratePerSecond: DECISION_RATE,
       hostile: Math.round(decisionCount * HOSTILE_PER_DECISION),
-      parkedBefore: clusterTurns,
-      parkedCount: async () => (await topology.client.workflow.count(PARKED_QUERY)).count,
+      parkedQuery: PARKED_QUERY,
       log: context.log,
     });
     context.log(`  cluster: decisions ${JSON.stringify(decisions)}`);
