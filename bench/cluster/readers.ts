@@ -21,6 +21,8 @@ const WORDS = 100;
 export interface ReaderFigures {
   turns: number;
   readers: number;
+  /** Streams that ended before `turn-finished` and were read on after their last event id. */
+  reconnections: number;
   /** ms from the fake's write of a turn's first text to each reader holding it. */
   firstToken: { p50: number; p95: number; max: number };
   /** Every turn's pieces, as a listener of all the turns' channels received them. */
@@ -48,31 +50,46 @@ export async function startStreamingFake(): Promise<{ fake: FakeProviderServer; 
   return { fake, release, firstWritten };
 }
 
-/** Reads a turn's SSE stream to `turn-finished`; resolves with when the first text-delta arrived. */
-async function readTurn(base: string, turnId: string, connected: () => void): Promise<number> {
-  const response = await fetch(`${base}/api/turns/${encodeURIComponent(turnId)}/events`, { headers: { authorization: 'Bearer tok-reader' } });
-  if (response.status !== 200) throw new Error(`reading ${turnId}: ${response.status} ${await response.text()}`);
-  connected();
-  const decoder = new TextDecoder();
-  let buffer = '';
+/**
+ * Reads a turn's SSE stream to `turn-finished`, reconnecting after the last event id as
+ * EventSource does when a stream ends early (an `event: error`, say); resolves with when the first
+ * text-delta arrived and how many reconnections it took.
+ */
+async function readTurn(base: string, turnId: string, connected: () => void): Promise<{ first: number; reconnections: number }> {
   let first: number | undefined;
-  for await (const chunk of response.body!) {
-    buffer += decoder.decode(chunk as Uint8Array, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const data = frame.split('\n').filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trim()).join('\n');
-      if (!data) continue;
-      const type = (JSON.parse(data) as { event?: { type?: string } }).event?.type;
-      if (type === 'text-delta' && first === undefined) first = performance.now();
-      if (type === 'turn-finished') {
-        if (first === undefined) throw new Error(`${turnId}: finished without text`);
-        return first;
+  let lastId: string | undefined;
+  const errors: string[] = [];
+  for (let reconnections = 0; reconnections <= 5; reconnections++) {
+    const response = await fetch(`${base}/api/turns/${encodeURIComponent(turnId)}/events`, { headers: { authorization: 'Bearer tok-reader', ...(lastId ? { 'last-event-id': lastId } : {}) } });
+    if (response.status !== 200) throw new Error(`reading ${turnId}: ${response.status} ${await response.text()}`);
+    if (reconnections === 0) connected();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of response.body!) {
+      buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const lines = buffer.slice(0, end).split('\n');
+        buffer = buffer.slice(end + 2);
+        const field = (name: string) => lines.filter((line) => line.startsWith(`${name}:`)).map((line) => line.slice(name.length + 1).trim()).join('\n');
+        const data = field('data');
+        if (!data) continue;
+        if (field('event') === 'error') {
+          errors.push(data);
+          continue;
+        }
+        if (field('event') === 'end') continue;
+        lastId = field('id') || lastId;
+        const type = (JSON.parse(data) as { event?: { type?: string } }).event?.type;
+        if (type === 'text-delta' && first === undefined) first = performance.now();
+        if (type === 'turn-finished') {
+          if (first === undefined) throw new Error(`${turnId}: finished without text`);
+          return { first, reconnections };
+        }
       }
     }
   }
-  throw new Error(`${turnId}: the stream ended before turn-finished`);
+  throw new Error(`${turnId}: the stream ended before turn-finished six times; errors: ${errors.join(' | ')}`);
 }
 
 export async function measureReaders(topology: ClusterTopology, streaming: Awaited<ReturnType<typeof startStreamingFake>>, options: { turns: number; readers: number; runId: string }): Promise<ReaderFigures> {
@@ -97,13 +114,13 @@ export async function measureReaders(topology: ClusterTopology, streaming: Await
   let allConnected!: () => void;
   const connecting = new Promise<void>((resolve) => (allConnected = resolve));
   const check = () => ++connected === perTurn * turnIds.length && allConnected();
-  const readings = turnIds.flatMap((turnId, index) => Array.from({ length: perTurn }, () => readTurn(apis[index % apis.length]!.base, turnId, check).then((at) => ({ turnId, at }))));
+  const readings = turnIds.flatMap((turnId, index) => Array.from({ length: perTurn }, () => readTurn(apis[index % apis.length]!.base, turnId, check).then((read) => ({ turnId, ...read }))));
   await Promise.race([connecting, Promise.all(readings)]);
   // Every reader's request is in; give the API processes a moment to subscribe their LISTEN.
   await new Promise((resolve) => setTimeout(resolve, 1_000));
   streaming.release();
   const arrivals = await Promise.all(readings);
-  const latencies = arrivals.map(({ turnId, at }) => at - streaming.firstWritten.get(turnId)!).sort((a, b) => a - b);
+  const latencies = arrivals.map(({ turnId, first }) => first - streaming.firstWritten.get(turnId)!).sort((a, b) => a - b);
   const after = await topology.liveReceived();
   for (const stop of unsubscribe) stop();
   const all = everything.received;
@@ -111,6 +128,7 @@ export async function measureReaders(topology: ClusterTopology, streaming: Await
   return {
     turns: turnIds.length,
     readers: arrivals.length,
+    reconnections: arrivals.reduce((sum, { reconnections }) => sum + reconnections, 0),
     firstToken: { p50: round(percentile(latencies, 50), 0), p95: round(percentile(latencies, 95), 0), max: round(latencies.at(-1)!, 0) },
     allTurns: all,
     notify: after.map((received, index) => ({
