@@ -3,7 +3,8 @@
  *
  *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
  *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale, streaming, readers,
- *                              long-stream, large-image, ai-sdk-model, closed-turn, fleet
+ *                              long-stream, large-image, ai-sdk-model, closed-turn, fleet; and cluster (issue 57: its
+ *                              own PostgreSQL-backed cluster; only with --only, never in a full run)
  *   --reps N                   measured turns per (system, step count) in the latency figure
  *   --parked N                 turns parked at once while resume latency is measured (default 1000)
  *   --resume-sample N          parked turns resumed and timed, one at a time, per system
@@ -17,6 +18,7 @@
  *   --fleet-turns N            tenant A's turns started at once in the fleet figure (default 500; 100 with --quick)
  *   --fleet-rate R             the model queue's calls a second in the fleet figure (default 7.2, see scenarios/fleet.ts)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
+ *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); `--only cluster` only
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
  *   --stock-server             run the dev server without the dispatch setting below (see SERVER_DYNAMIC_CONFIG)
@@ -27,7 +29,9 @@
 import { parseArgs } from 'node:util';
 
 export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream', 'large-image', 'ai-sdk-model', 'closed-turn', 'fleet'] as const;
-export type ScenarioName = (typeof SCENARIOS)[number];
+/** Scenarios that run only when named in `--only`: the cluster figure starts a cluster of its own and parks 100,000 turns. */
+export const ONLY_SCENARIOS = ['cluster'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number] | (typeof ONLY_SCENARIOS)[number];
 
 /**
  * The dev server has ONE history shard, and its transfer-queue reader polls at most
@@ -70,6 +74,8 @@ export interface BenchOptions {
   largeImageTurns: number;
   /** Tenant A's turns started at once in the fleet figure. */
   fleetTurns: number;
+  /** Parked turns in the cluster figure. */
+  clusterTurns: number;
   /** The model queue's rate in the fleet figure, when not the scenario's own. */
   fleetRate?: number;
   /** Minutes the long-stream figure's model step streams. */
@@ -113,6 +119,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'image-turns': { type: 'string' },
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
+      turns: { type: 'string' },
       'max-cached': { type: 'string' },
       'max-wft': { type: 'string' },
       name: { type: 'string' },
@@ -123,7 +130,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
   const quick = values.quick ?? false;
   const scenarios = values.only === undefined ? [...SCENARIOS] : values.only.split(',').map((name) => name.trim());
   for (const name of scenarios) {
-    if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`--only: unknown scenario "${name}"; expected ${SCENARIOS.join(', ')}`);
+    if (![...SCENARIOS, ...ONLY_SCENARIOS].includes(name as ScenarioName)) throw new Error(`--only: unknown scenario "${name}"; expected ${[...SCENARIOS, ...ONLY_SCENARIOS].join(', ')}`);
   }
   const parked = positiveInteger('parked', values.parked, quick ? 100 : 1000);
   const scaleStages = (values['scale-stages'] ?? (quick ? '100,300,600' : '1000,5000,20000')).split(',').map((value) => positiveInteger('scale-stages', value.trim(), 0));
@@ -147,6 +154,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     conversationLengths: [10, 100, 1000],
     ...(values['fleet-rate'] !== undefined ? { fleetRate: positiveNumber('fleet-rate', values['fleet-rate']) } : {}),
     fleetTurns: positiveInteger('fleet-turns', values['fleet-turns'], quick ? 100 : 500),
+    clusterTurns: positiveInteger('turns', values.turns, quick ? 10_000 : 100_000),
     largeImageTurns: positiveInteger('image-turns', values['image-turns'], quick ? 3 : 5),
     ...(values['stream-minutes'] !== undefined ? { streamMinutes: positiveInteger('stream-minutes', values['stream-minutes'], 0) } : {}),
     ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),

@@ -4,6 +4,7 @@ import type { BenchOptions } from './options.js';
 import type { AiSdkModelFigures } from './scenarios/ai-sdk-model.js';
 import type { CapacityFigures } from './scenarios/parked-capacity.js';
 import type { ClosedTurnFigures } from './scenarios/closed-turn.js';
+import type { ClusterFigures } from './scenarios/cluster.js';
 import type { FleetFigures } from './scenarios/fleet.js';
 import type { HistoryFigures } from './scenarios/history.js';
 import type { LargeImageFigures } from './scenarios/large-image.js';
@@ -35,6 +36,7 @@ export interface Figures {
   'ai-sdk-model'?: AiSdkModelFigures;
   'closed-turn'?: ClosedTurnFigures;
   fleet?: FleetFigures;
+  cluster?: ClusterFigures;
 }
 
 

@@ -37,13 +37,17 @@ import { measureThroughput } from './scenarios/throughput.js';
 import { measureTurnLatency } from './scenarios/turn-latency.js';
 import { measureClosedTurn } from './scenarios/closed-turn.js';
 import { measureFleet } from './scenarios/fleet.js';
+import { measureCluster } from './scenarios/cluster.js';
 import { reportRows } from './targets.js';
 
 const RESULTS_DIRECTORY = fileURLToPath(new URL('./results/', import.meta.url));
 
 type Scenario = (context: BenchContext, systems: Systems) => Promise<Figures[keyof Figures]>;
 
-const SCENARIO_RUNNERS: Record<ScenarioName, Scenario> = {
+/** Scenarios that start every process they measure (no turnpike and floor workers on the run's dev server). */
+const OWN_TOPOLOGY: Partial<Record<ScenarioName, (context: BenchContext) => Promise<Figures[keyof Figures]>>> = { cluster: measureCluster };
+
+const SCENARIO_RUNNERS: Record<Exclude<ScenarioName, 'cluster'>, Scenario> = {
   latency: measureTurnLatency,
   resume: measureResumeLatency,
   throughput: measureThroughput,
@@ -104,10 +108,15 @@ async function main(): Promise<void> {
       log(`${scenario}: starting workers`);
       let systems: Systems | undefined;
       try {
-        systems = await startSystems(context, scenario);
-        workerSettings ??= { turnpike: systems.turnpike.worker.settings, floor: systems.floor.worker.settings };
+        const own = OWN_TOPOLOGY[scenario];
         const scenarioStarted = performance.now();
-        (figures as Record<string, unknown>)[scenario] = await SCENARIO_RUNNERS[scenario](context, systems);
+        if (own) {
+          (figures as Record<string, unknown>)[scenario] = await own(context);
+        } else {
+          systems = await startSystems(context, scenario);
+          workerSettings ??= { turnpike: systems.turnpike.worker.settings, floor: systems.floor.worker.settings };
+          (figures as Record<string, unknown>)[scenario] = await SCENARIO_RUNNERS[scenario as Exclude<ScenarioName, 'cluster'>](context, systems);
+        }
         const rejected = fakeOpenAI.takeRejected();
         if (rejected.length > 0) throw new Error(`the fake OpenAI server rejected ${rejected.length} requests, e.g. ${rejected[0]}`);
         log(`${scenario}: done in ${((performance.now() - scenarioStarted) / 1000).toFixed(1)} s`);

@@ -24,6 +24,7 @@ import type { HistorySide } from './scenarios/history.js';
 import type { ScaleFigures } from './scenarios/scale.js';
 import { bytes, judged, ms, pair, ratioPair, tps, x } from './row-format.js';
 import { fleetRows } from './scenarios/fleet.js';
+import { clusterRows } from './scenarios/cluster.js';
 import { aiSdkModelRows, closedTurnRows, largeImageRows, longStreamRow, readersRows, streamingRows } from './rows-without-floor.js';
 
 export const TARGETS = {
@@ -298,6 +299,7 @@ export function reportRows(figures: Figures): ReportRow[] {
   const closedTurn = figures['closed-turn'];
   if (closedTurn) rows.push(...closedTurnRows(closedTurn));
   if (figures.fleet) rows.push(...fleetRows(figures.fleet));
+  if (figures.cluster) rows.push(...clusterRows(figures.cluster));
   return rows;
 }
 

@@ -1,0 +1,92 @@
+/**
+ * Parking N turns on the cluster: each a scripted turn whose one tool call needs approval (half
+ * `bench_charge`, approver-1's; half `bench_refund`, approver-2's). Parked means visibility's
+ * `AgentTurnStatus="awaiting-input"` count reached N, as an operator's query would find them.
+ * Temporal actions per parked turn are counted from a sample of histories (see `actionsOf`).
+ */
+import { performance } from 'node:perf_hooks';
+import proto from '@temporalio/proto';
+import type { Client } from '@temporalio/client';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { runPool, sleep } from '../pool.js';
+import { round } from '../stats.js';
+import { TASK_QUEUE } from './topology.js';
+
+const { EventType } = proto.temporal.api.enums.v1;
+const START_CONCURRENCY = 50;
+const HISTORY_SAMPLE = 20;
+export const PARKED_QUERY = `WorkflowType="agentTurn" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${TASK_QUEUE}"`;
+
+/**
+ * History events that are billable actions by Temporal Cloud's definition: the workflow's start,
+ * each activity scheduled, timer, search-attribute upsert or memo change, marker (side effects,
+ * local activities, version markers), signal, accepted update and child started. Retried
+ * activity attempts (also actions) are not in a history's events; none retried here.
+ */
+const ACTION_EVENTS = new Set<number>([
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
+  EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+  EventType.EVENT_TYPE_TIMER_STARTED,
+  EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
+  EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED,
+  EventType.EVENT_TYPE_MARKER_RECORDED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
+  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
+  EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
+]);
+
+export interface ParkFigures {
+  turns: number;
+  seconds: number;
+  turnsPerSecond: number;
+  /** From `HISTORY_SAMPLE` parked histories: actions, events, and events by type, per turn. */
+  actionsPerTurn: number;
+  eventsPerTurn: number;
+  actionTypes: Record<string, number>;
+  historySample: number;
+}
+
+export const parkedTurnId = (index: number) => `cluster-park-${index}`;
+
+export async function parkTurns(client: Client, turns: number, log: (line: string) => void): Promise<ParkFigures> {
+  const turnpike = new TurnpikeClient({ client, taskQueue: TASK_QUEUE });
+  const started = performance.now();
+  let progress = 0;
+  await runPool(turns, START_CONCURRENCY, async (index) => {
+    const tool = index % 2 === 0 ? 'bench_charge' : 'bench_refund';
+    await turnpike.startTurn({ model: { provider: 'scripted', model: 'bench' }, messages: [{ role: 'user', content: `use ${tool} with {"n": ${index}}` }] }, { turnId: parkedTurnId(index) });
+    if (++progress % 2_000 === 0) log(`  cluster: ${progress} of ${turns} turns started (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  });
+  log(`  cluster: ${turns} turns started in ${((performance.now() - started) / 1000).toFixed(1)} s; waiting for visibility to list them parked`);
+  for (let last = -1; ; ) {
+    const { count } = await client.workflow.count(PARKED_QUERY);
+    if (count >= turns) break;
+    if (count !== last) log(`  cluster: ${count} parked`);
+    last = count;
+    await sleep(2_000);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const types: Record<string, number> = {};
+  let actions = 0;
+  let events = 0;
+  const sample = Math.min(HISTORY_SAMPLE, turns);
+  for (let index = 0; index < sample; index++) {
+    const history = (await client.workflow.getHandle(parkedTurnId(Math.floor((index * turns) / sample))).fetchHistory()).events ?? [];
+    events += history.length;
+    for (const event of history) {
+      if (!ACTION_EVENTS.has(event.eventType ?? 0)) continue;
+      actions++;
+      const type = EventType[event.eventType ?? 0]!.replace('EVENT_TYPE_', '');
+      types[type] = (types[type] ?? 0) + 1;
+    }
+  }
+  return {
+    turns,
+    seconds: round(seconds, 1),
+    turnsPerSecond: round(turns / seconds, 1),
+    actionsPerTurn: round(actions / sample, 2),
+    eventsPerTurn: round(events / sample, 2),
+    actionTypes: Object.fromEntries(Object.entries(types).map(([type, count]) => [type, round(count / sample, 2)])),
+    historySample: sample,
+  };
+}
