@@ -12,6 +12,7 @@ import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
 import { checkedModelCapacity, ModelCapacityRunner, type ModelCapacityOptions } from './model-capacity.js';
 import { quietBundlerLogger } from './quiet-bundler-logger.js';
+import { checkedEvaluation, createEvaluationWorker, EvaluationWorkerRunner, type EvaluationWorkerOptions } from './evaluation-worker.js';
 
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
@@ -64,6 +65,12 @@ export interface CreateWorkerOptions {
    * turnpike's plugin (the same options) and none of `workerOptions` (interceptors, other plugins).
    */
   modelCapacity?: ModelCapacityOptions;
+  /**
+   * Also polls the evaluation task queue (worker/evaluation-worker.ts, docs/evaluations.md): a
+   * Worker whose turns' tool calls are answered from the original turns' records, and which runs
+   * only `safeTools` for real. The returned Worker's `run()` runs both.
+   */
+  evaluation?: EvaluationWorkerOptions;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
   connection?: NativeConnection;
   namespace?: string;
@@ -87,6 +94,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   const taskQueue = options.taskQueue ?? process.env.TURNPIKE_TASK_QUEUE ?? DEFAULT_TASK_QUEUE;
   // Checked before any connection is opened.
   const capacity = options.modelCapacity !== undefined ? checkedModelCapacity(options.modelCapacity, taskQueue) : undefined;
+  const evaluation = options.evaluation !== undefined ? checkedEvaluation(options.evaluation, taskQueue, options.tools) : undefined;
   let connection = options.connection;
   let namespace = options.namespace;
   if (!connection) {
@@ -108,17 +116,22 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         plugins: [new TurnpikePlugin(pluginOptions)],
       })
     : undefined;
+  const workflowBundle = options.workflowBundle ?? (await bundleWorkflows());
+  const maxCachedWorkflows = Number(process.env.TURNPIKE_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS);
+  const evaluationWorker = evaluation
+    ? await createEvaluationWorker({ connection, namespace: namespace ?? 'default', evaluation, pluginOptions, workflowBundle, shutdownGraceTime, maxCachedWorkflows })
+    : undefined;
   return Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
-    maxCachedWorkflows: Number(process.env.TURNPIKE_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+    workflowBundle,
+    maxCachedWorkflows,
     // On SIGTERM (a deploy, a scale-down) a tool or model call already running gets this long to
     // finish before it is cancelled and retried elsewhere: a refund half-done is worse than a slow stop.
     shutdownGraceTime,
     ...options.workerOptions,
-    plugins: [new TurnpikePlugin(pluginOptions), ...(modelWorker ? [new ModelCapacityRunner(modelWorker)] : []), ...(options.workerOptions?.plugins ?? [])],
+    plugins: [new TurnpikePlugin(pluginOptions), ...(modelWorker ? [new ModelCapacityRunner(modelWorker)] : []), ...(evaluationWorker ? [new EvaluationWorkerRunner(evaluationWorker)] : []), ...(options.workerOptions?.plugins ?? [])],
   });
 }
 

@@ -5,3 +5,4 @@
  */
 export { agentConversation } from './conversation/agent-conversation.js';
 export { agentTurn } from './turn/agent-turn.js';
+export { turnpikeEvaluation } from './evaluation/evaluation-run.js';
