@@ -73,7 +73,10 @@ export async function compareEvaluationTurn(client: Client, { turnId, evaluation
     // An original that failed, was terminated or is gone has no result to compare with.
     return { turnId, evaluationTurnId, error: `The original turn has no result: ${error instanceof Error ? error.message : String(error)}` };
   }
-  return compareTurns(original, await readTurn(client, evaluationTurnId));
+  const evaluated = await readTurn(client, evaluationTurnId);
+  // A fork's calls of steps 1..k are the original's own, carried: compared are those after them.
+  const forkOf = (await originalInput({ client }, evaluationTurnId)).forkOf;
+  return compareTurns(original, evaluated, new Set(forkOf?.workflowId === turnId ? (forkOf.toolCallIds ?? []) : []));
 }
 
 /** The two activities, bound to the running activity's client. */

@@ -22,6 +22,8 @@ import type { EvaluationReport } from '../../workflows/evaluation/evaluation-typ
 import type { AgentTurnInput } from '../../workflows/types/index.js';
 import { noteStarted, saveStarted } from '../support/history-recorder.js';
 import { waitForPending } from '../support/turnpike-harness.js';
+import { cliRunner } from '../support/cli-runner.js';
+import type { turnpikeEvaluation } from '../../workflows/registered-workflows.js';
 import { executions, testTools, use } from '../support/test-tools.js';
 
 try {
@@ -186,6 +188,46 @@ describe('evaluating recorded turns', () => {
     expect(String(recordCall.output)).toMatch(/^not run in evaluation: "record_action" has no recorded result/);
     const guarded = evaluated.toolCalls.find((call) => call.toolName === 'guarded_action')!;
     expect(guarded).toMatchObject({ outcome: 'denied', approval: { reason: 'evaluation: would ask a person' } });
+  });
+
+  it('forks each turn after step k: the calls of steps 1..k are carried, none compared or run again', async () => {
+    const effects = executions.length;
+    // The two approved guarded_action turns and the denied one: step 1 the call, step 2 the answer.
+    const guarded = turnIds.slice(4, 7);
+    const { evaluationId } = await turnpike.evaluate({ turnIds: guarded, change: { system: 'Again.' }, fromStep: 1 });
+    const report = await finished(evaluationId);
+    expect(report.totals).toMatchObject({ turns: 3, errors: 0, textChanged: 0, toolCalls: { same: 0, differentInput: 0, new: 0, missing: 0 }, replayed: 0, wouldAsk: 0, denials: 0, original: { approvalsAsked: 0 } });
+    for (const row of report.rows) expect((await turnpike.turnResult(row.evaluationTurnId)).steps).toBe(1);
+    expect(executions.length).toBe(effects);
+  });
+
+  it('continues as new past its turns per run, each turn evaluated once', async () => {
+    const evaluationId = `eval-can-${randomUUID()}`;
+    const handle = await client.workflow.start<typeof turnpikeEvaluation>('turnpikeEvaluation', {
+      taskQueue: `${taskQueue}-eval`,
+      workflowId: evaluationId,
+      args: [{ evaluationId, turnIds: turnIds.slice(0, 5), change: {}, concurrency: 2, turnsPerRun: 2 }],
+    });
+    noteStarted(handle);
+    const report = await handle.result();
+    expect(report.rows.map((row) => row.evaluationTurnId).sort()).toEqual([0, 1, 2, 3, 4].map((index) => `${evaluationId}/${index}`));
+    expect(report.totals).toMatchObject({ turns: 5, errors: 0, replayed: 5, textChanged: 0 });
+    // Three runs: 2 + 2 + 1 turns.
+    const runs = new Set<string>();
+    for await (const execution of client.workflow.list({ query: `WorkflowId = "${evaluationId}"` })) runs.add(execution.runId);
+    expect(runs.size).toBe(3);
+  });
+
+  it('runs from the CLI and prints the report as a table or as JSON', async () => {
+    const { cli, cliJson } = cliRunner(() => turnpike);
+    const report = await cliJson<EvaluationReport>('eval', '--turns', turnIds.slice(0, 2).join(','), '--system', 'CLI', '--interval', '200');
+    expect(report.totals).toMatchObject({ turns: 2, replayed: 2, textChanged: 0 });
+    const table = await cli('eval-report', report.evaluationId);
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toContain(`Evaluation ${report.evaluationId}`);
+    expect(table.stdout).toMatch(/total \(2\/2\)\s+completed\s+0 changed/);
+    const missing = await cli('eval-report', 'eval-nothing-here');
+    expect(missing.code).not.toBe(0);
   });
 
   it('refuses a bad request before starting anything', async () => {

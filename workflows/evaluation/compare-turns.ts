@@ -66,9 +66,13 @@ const isWouldAsk = (call: ToolCallRecord) => call.outcome === 'denied' && call.a
 /** Outcomes whose output came from running the tool (or from the client). */
 const RESULT_OUTCOMES = new Set(['executed', 'approved', 'client', 'error']);
 
-/** One row of the report: the evaluation turn beside its original. */
-export function compareTurns(original: ComparedTurn, evaluated: ComparedTurn): EvaluationRow {
-  const before = original.result;
+/**
+ * One row of the report: the evaluation turn beside its original. `carried`: the ids of the
+ * original's calls an evaluation turn forked after step k starts with (its prefix's); they are
+ * left out of the original's side, since the evaluation turn's result holds only its own calls.
+ */
+export function compareTurns(original: ComparedTurn, evaluated: ComparedTurn, carried: ReadonlySet<string> = new Set()): EvaluationRow {
+  const before = carried.size === 0 ? original.result : withoutCarried(original.result, carried);
   const after = evaluated.result;
   const recorded = new Set(before.toolCalls.filter((call) => RESULT_OUTCOMES.has(call.outcome) && call.executedBy !== 'provider').map((call) => callKey(call.toolName, call.input)));
   let replayed = 0;
@@ -102,6 +106,14 @@ export function compareTurns(original: ComparedTurn, evaluated: ComparedTurn): E
       ...(original.latencyMs !== undefined ? { latencyMs: original.latencyMs } : {}),
     },
     evaluated: { usage: spendOf(after.usage), ...(evaluated.latencyMs !== undefined ? { latencyMs: evaluated.latencyMs } : {}) },
+  };
+}
+
+function withoutCarried(result: AgentTurnResult, carried: ReadonlySet<string>): AgentTurnResult {
+  return {
+    ...result,
+    toolCalls: result.toolCalls.filter((call) => !carried.has(call.toolCallId)),
+    ...(result.decisions ? { decisions: result.decisions.filter((decision) => !carried.has(decision.toolCallId)) } : {}),
   };
 }
 
