@@ -11,6 +11,7 @@
  */
 export { agentConversation } from './conversation/agent-conversation.js';
 export { agentTurn } from './turn/agent-turn.js';
+export { turnpikeEvaluation } from './evaluation/evaluation-run.js';
 export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './turn/child-turn.js';
 export * from './messages/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, turnpikeTenantKey, SEARCH_ATTRIBUTE_TYPES } from './context/search-attributes.js';
