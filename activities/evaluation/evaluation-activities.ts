@@ -7,20 +7,31 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { forkReferenceAt, originalInput } from '../../client/turn-fork.js';
-import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../../client/errors.js';
+import type { Payload } from '@temporalio/common';
+import { readTranscript } from '../../workflows/context/fork-transcript.js';
+import { forkReferenceOf } from '../../workflows/context/fork-reference.js';
+import { transcriptQuery } from '../../workflows/messages/definitions.js';
 import { compareTurns, type ComparedTurn } from '../../workflows/evaluation/compare-turns.js';
-import type { EvaluationChange, EvaluationRow } from '../../workflows/evaluation/evaluation-types.js';
+import type { EvaluationActivities, EvaluationRow, PrepareEvaluationTurnInput, PreparedEvaluationTurn } from '../../workflows/evaluation/evaluation-types.js';
 import type { AgentTurnInput, AgentTurnResult } from '../../workflows/types/index.js';
 
-export interface PrepareEvaluationTurnInput {
-  turnId: string;
-  change: EvaluationChange;
-  fromStep: number;
-}
 
-/** The evaluation turn's input, or why the original cannot be evaluated (a row's error, not a retry). */
-export type PreparedEvaluationTurn = { input: AgentTurnInput } | { error: string };
+/** A turn's input, from its latest run's start event; undefined when there is no such turn. */
+async function turnInput(client: Client, turnId: string): Promise<AgentTurnInput | undefined> {
+  let history;
+  try {
+    history = await client.workflow.getHandle(turnId).fetchHistory();
+  } catch (error) {
+    if (error instanceof Error && error.name === 'WorkflowNotFoundError') return undefined;
+    throw error;
+  }
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) return undefined;
+  const { payloadConverter, payloadCodecs } = client.options.loadedDataConverter;
+  let payloads = (started.input?.payloads ?? []) as Payload[];
+  for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+  return payloadConverter.fromPayload<AgentTurnInput>(payloads[0]);
+}
 
 /**
  * The original's settings with the change: from step 0 its input messages again, from step k a
@@ -29,25 +40,17 @@ export type PreparedEvaluationTurn = { input: AgentTurnInput } | { error: string
  * its conversation, parent and budget (a budget reached would park for a person).
  */
 export async function prepareEvaluationTurn(client: Client, { turnId, change, fromStep }: PrepareEvaluationTurnInput): Promise<PreparedEvaluationTurn> {
-  let input: AgentTurnInput;
-  let runId: string;
-  try {
-    input = await originalInput({ client }, turnId);
-    ({ runId } = await client.workflow.getHandle(turnId).describe());
-  } catch (error) {
-    if (error instanceof TurnpikeNotFoundError || (error instanceof Error && error.name === 'WorkflowNotFoundError')) return { error: `Turn ${turnId} not found` };
-    throw error;
-  }
+  const input = await turnInput(client, turnId);
+  if (!input) return { error: `Turn ${turnId} not found` };
+  const { runId } = await client.workflow.getHandle(turnId).describe();
   const { carried: _c, parentTurn: _p, notifyParent: _n, conversationId: _v, modelTaskQueue: _q, budget: _b, budgetIncrement: _i, ...settings } = input;
   const base: AgentTurnInput = { ...settings, notifyParent: false };
   if (fromStep > 0) {
-    try {
-      base.forkOf = await forkReferenceAt(client, turnId, runId, input, fromStep);
-      base.messages = [];
-    } catch (error) {
-      if (error instanceof TurnpikeRejectedError) return { error: error.message };
-      throw error;
-    }
+    const transcript = await readTranscript((workflowId, run, request) => client.workflow.getHandle(workflowId, run).query(transcriptQuery, request), turnId, runId);
+    const reference = forkReferenceOf(turnId, runId, input, transcript, fromStep);
+    if (!reference) return { error: `Turn ${turnId} has no step ${fromStep} ending in tool results to fork after` };
+    base.forkOf = reference;
+    base.messages = [];
   }
   const { output, ...rest } = change;
   const changed: AgentTurnInput = { ...base, ...rest };
@@ -75,12 +78,12 @@ export async function compareEvaluationTurn(client: Client, { turnId, evaluation
   }
   const evaluated = await readTurn(client, evaluationTurnId);
   // A fork's calls of steps 1..k are the original's own, carried: compared are those after them.
-  const forkOf = (await originalInput({ client }, evaluationTurnId)).forkOf;
+  const forkOf = (await turnInput(client, evaluationTurnId))?.forkOf;
   return compareTurns(original, evaluated, new Set(forkOf?.workflowId === turnId ? (forkOf.toolCallIds ?? []) : []));
 }
 
 /** The two activities, bound to the running activity's client. */
-export function createEvaluationActivities() {
+export function createEvaluationActivities(): EvaluationActivities {
   const client = () => {
     try {
       return Context.current().client;
@@ -93,5 +96,3 @@ export function createEvaluationActivities() {
     compareEvaluationTurn: (input: { turnId: string; evaluationTurnId: string }) => compareEvaluationTurn(client(), input),
   };
 }
-
-export type EvaluationActivities = ReturnType<typeof createEvaluationActivities>;

@@ -9,12 +9,11 @@
  * new with its rows; the `evaluationReport` query answers the report so far.
  */
 import * as wf from '@temporalio/workflow';
-import type { EvaluationActivities } from '../../activities/evaluation/evaluation-activities.js';
 import { AGENT_TURN_WORKFLOW } from '../messages/definitions.js';
 import type { AgentTurnInput, AgentTurnResult } from '../types/index.js';
 import { totalsOf } from './compare-turns.js';
 import { evaluationReportQuery } from './evaluation-query.js';
-import { EVALUATION_OF_MEMO_KEY, type EvaluationReport, type EvaluationRow, type EvaluationRunInput } from './evaluation-types.js';
+import { EVALUATION_OF_MEMO_KEY, type EvaluationActivities, type EvaluationReport, type EvaluationRow, type EvaluationRunInput } from './evaluation-types.js';
 
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_TURNS_PER_RUN = 200;

@@ -4,7 +4,7 @@
  * constants: nothing here runs, so the workflow, the worker and the client share them.
  */
 import type { ModelSettings } from '../types/model.js';
-import type { TurnOutputSpec } from '../types/turn.js';
+import type { AgentTurnInput, TurnOutputSpec } from '../types/turn.js';
 
 /** The workflow type of an evaluation run. */
 export const EVALUATION_WORKFLOW = 'turnpikeEvaluation';
@@ -108,4 +108,19 @@ export interface EvaluationReport {
   total: number;
   rows: EvaluationRow[];
   totals: EvaluationTotals;
+}
+
+export interface PrepareEvaluationTurnInput {
+  turnId: string;
+  change: EvaluationChange;
+  fromStep: number;
+}
+
+/** The evaluation turn's input, or why the original cannot be evaluated (a row's error, not a retry). */
+export type PreparedEvaluationTurn = { input: AgentTurnInput } | { error: string };
+
+/** The evaluation run's activities, on the evaluation worker (activities/evaluation/evaluation-activities.ts). */
+export interface EvaluationActivities {
+  prepareEvaluationTurn(input: PrepareEvaluationTurnInput): Promise<PreparedEvaluationTurn>;
+  compareEvaluationTurn(input: { turnId: string; evaluationTurnId: string }): Promise<EvaluationRow>;
 }
