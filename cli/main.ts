@@ -16,6 +16,7 @@ import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerContentCommands } from './commands/content.js';
 import { registerConversationCommands } from './commands/conversations.js';
 import { registerDecisionsCommand } from './commands/decisions.js';
+import { registerEvalCommands } from './commands/eval.js';
 import { registerParkedCommands } from './commands/parked.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerTurnCommands } from './commands/turns.js';
@@ -105,6 +106,7 @@ function buildProgram(context: CliContext, io: CliIo): Command {
   registerCodecServerCommand(program, context);
   registerContentCommands(program, context);
   registerReplayCommand(program, context);
+  registerEvalCommands(program, context);
   return program;
 }
 

@@ -33,4 +33,14 @@ export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, 
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from '../workflows/types/turn-statuses.js';
 export { resolveNestedCursor, type NestedReadOptions, type NestedTurnEventRecord, type NestedTurnResume } from './nested-turn-events.js';
 export { NestedCursorError, parseNestedCursor, encodeNestedCursor, type NestedCursor, type OpenChild } from './nested-cursor.js';
+export { type EvaluateOptions, type EvaluateResult } from './evaluations.js';
+export {
+  EVALUATION_WORKFLOW,
+  type EvaluationBudget,
+  type EvaluationChange,
+  type EvaluationReport,
+  type EvaluationRow,
+  type EvaluationTotals,
+  type TurnSpendRow,
+} from '../workflows/evaluation/evaluation-types.js';
 export { FORK_OF_MEMO_KEY, readTurnTranscript, transcriptThroughStep, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';

@@ -16,9 +16,8 @@
 import type { Client } from '@temporalio/client';
 import type { Payload, Priority } from '@temporalio/common';
 import { turnpikeForkOfKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
-import { toolCallIdsIn } from '../workflows/calls/tool-call-ids.js';
 import { readTranscript } from '../workflows/context/fork-transcript.js';
-import { extendTranscriptHash, TRANSCRIPT_HASH_START } from '../workflows/context/transcript-hash.js';
+import { forkReferenceOf, transcriptThroughStep } from '../workflows/context/fork-reference.js';
 import { AGENT_TURN_WORKFLOW, transcriptQuery } from '../workflows/messages/definitions.js';
 import type { agentTurn } from '../workflows/registered-workflows.js';
 import type { AgentTurnInput, ForkReference, Message, ModelSettings } from '../workflows/types/index.js';
@@ -53,11 +52,8 @@ export interface ForkTurnResult {
 
 let forks = 0;
 
-/** How much of the prefix's last user message a fork's reference carries (`ForkReference.userMessage`). */
-const FORK_USER_MESSAGE_CHARS = 1_000;
-
-/** The original turn's input, from its first run's start event. */
-async function originalInput(starter: WorkflowStarter, turnId: string): Promise<AgentTurnInput> {
+/** The original turn's input, from its latest run's start event. */
+export async function originalInput(starter: Pick<WorkflowStarter, 'client'>, turnId: string): Promise<AgentTurnInput> {
   const handle = starter.client.workflow.getHandle<typeof agentTurn>(turnId);
   const history = await rejections(handle.fetchHistory());
   const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
@@ -80,17 +76,7 @@ export async function readTurnTranscript(client: Client, turnId: string, runId?:
   );
 }
 
-/** The transcript up to the end of step `atStep`: before the model's answer of the next step. */
-export function transcriptThroughStep(messages: readonly Message[], given: number, atStep: number): Message[] | undefined {
-  let steps = 0;
-  for (let index = given; index < messages.length; index++) {
-    if (messages[index].role !== 'assistant') continue;
-    if (steps === atStep) return messages.slice(0, index);
-    steps++;
-  }
-  // Step k was the last: it is whole only if its tool calls have their results (the turn did not end on it).
-  return steps === atStep && messages.at(-1)?.role === 'tool' ? [...messages] : undefined;
-}
+export { transcriptThroughStep };
 
 export async function forkTurn(starter: WorkflowStarter, turnId: string, options: ForkTurnOptions): Promise<ForkTurnResult> {
   if (!Number.isInteger(options.atStep) || options.atStep < 1) throw new TurnpikeRejectedError(`Invalid forkTurn: atStep must be a whole number of at least 1, not ${options.atStep}`, 'InvalidRequest');
@@ -100,22 +86,8 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
   const { runId } = described;
   // The fork runs for the original's tenant, at the original's priority unless told otherwise.
   const placement = forkPlacement(starter, described, options);
-  // A fork of a fork: its own steps count from the end of its prefix.
-  const given = (input.forkOf?.prefixLength ?? 0) + input.messages.length;
-  const messages = transcriptThroughStep(await readTurnTranscript(starter.client, turnId, runId), given, options.atStep);
-  if (!messages) throw new TurnpikeRejectedError(`Invalid forkTurn: turn ${turnId} has no step ${options.atStep} ending in tool results to fork after`, 'InvalidRequest');
+  const reference = await forkReferenceAt(starter.client, turnId, runId, input, options.atStep);
   const { carried: _carried, parentTurn: _parent, notifyParent: _notify, conversationId: _conversation, forkOf: _forkOf, ...settings } = input;
-  const reference: ForkReference = {
-    workflowId: turnId,
-    runId,
-    atStep: options.atStep,
-    prefixLength: messages.length,
-    prefixHash: extendTranscriptHash(TRANSCRIPT_HASH_START, messages).hash,
-    toolCallIds: [...toolCallIdsIn(messages)],
-  };
-  const lastUser = messages.findLast((message) => message.role === 'user');
-  // Cut, so a long user message is not copied into the fork after all.
-  if (lastUser) reference.userMessage = (typeof lastUser.content === 'string' ? lastUser.content : lastUser.content.map((part) => (part.type === 'text' ? part.text : '')).join('')).slice(0, FORK_USER_MESSAGE_CHARS);
   const forkInput: AgentTurnInput = {
     // The original's model queue, or else this client's.
     ...withModelTaskQueue(settings, starter.modelTaskQueue),
@@ -142,7 +114,18 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
     }
     throw error;
   }).catch(refuseWithoutTenantAttribute('forkTurn'));
-  return { turnId: forkId, forkOf, messages: messages.length };
+  return { turnId: forkId, forkOf, messages: reference.prefixLength };
+}
+
+/**
+ * The reference a fork of `turnId` (its run `runId`, whose input is `input`) after step `atStep`
+ * starts with: the prefix's length, chain hash and tool call ids. Refused when the turn has no
+ * such step ending in tool results.
+ */
+export async function forkReferenceAt(client: Client, turnId: string, runId: string, input: AgentTurnInput, atStep: number): Promise<ForkReference> {
+  const reference = forkReferenceOf(turnId, runId, input, await readTurnTranscript(client, turnId, runId), atStep);
+  if (!reference) throw new TurnpikeRejectedError(`Invalid forkTurn: turn ${turnId} has no step ${atStep} ending in tool results to fork after`, 'InvalidRequest');
+  return reference;
 }
 
 /** A fork's tenant (the original's) and priority (the one asked for, else the original's), checked. */

@@ -40,6 +40,8 @@ import { weightsProblem, type TurnPriority } from './tenants.js';
 import { sendMessage } from './conversations.js';
 import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
 import { turnUpdate } from './closed-turn.js';
+import { evaluate, evaluationReport, type EvaluateOptions, type EvaluateResult } from './evaluations.js';
+import type { EvaluationReport } from '../workflows/evaluation/evaluation-types.js';
 import { forkTurn, listForks, readTurnTranscript, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError };
@@ -373,6 +375,19 @@ export class TurnpikeClient {
    */
   async turnTranscript(turnId: string): Promise<Message[]> {
     return readTurnTranscript(this.client, turnId);
+  }
+
+  /**
+   * Starts an evaluation run: the turns (by `query` or `turnIds`) re-run with `change` on the
+   * evaluation queue, their tools answered from their records (docs/evaluations.md).
+   */
+  async evaluate(options: EvaluateOptions): Promise<EvaluateResult> {
+    return evaluate(this, options);
+  }
+
+  /** An evaluation run's report: so far while it runs, whole once it is done. */
+  async evaluationReport(evaluationId: string): Promise<EvaluationReport> {
+    return evaluationReport(this.client, evaluationId);
   }
 
   /** The forks started from `turnId`, oldest first (visibility: a new fork shows a moment later). */

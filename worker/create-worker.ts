@@ -14,6 +14,7 @@ import { checkedModelCapacity, ModelCapacityRunner, type ModelCapacityOptions } 
 import { providerHeadersInterceptor } from './provider-headers.js';
 import { quietBundlerLogger } from './quiet-bundler-logger.js';
 import { checkedTenantBudgets } from '../activities/tenant-budgets/tenant-budget-options.js';
+import { checkedEvaluation, createEvaluationWorker, EvaluationWorkerRunner, type EvaluationWorkerOptions } from './evaluation-worker.js';
 
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 
@@ -68,6 +69,12 @@ export interface CreateWorkerOptions {
    * turnpike's plugin (the same options) and none of `workerOptions` (interceptors, other plugins).
    */
   modelCapacity?: ModelCapacityOptions;
+  /**
+   * Also polls the evaluation task queue (worker/evaluation-worker.ts, docs/evaluations.md): a
+   * Worker whose turns' tool calls are answered from the original turns' records, and which runs
+   * only `safeTools` for real. The returned Worker's `run()` runs both.
+   */
+  evaluation?: EvaluationWorkerOptions;
   /** Default: a connection from the environment (`TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, profiles). */
   connection?: NativeConnection;
   namespace?: string;
@@ -92,6 +99,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   // Checked before any connection is opened.
   const capacity = options.modelCapacity !== undefined ? checkedModelCapacity(options.modelCapacity, taskQueue) : undefined;
   if (options.tenantBudgets !== undefined) checkedTenantBudgets(options.tenantBudgets);
+  const evaluation = options.evaluation !== undefined ? checkedEvaluation(options.evaluation, taskQueue, options.tools) : undefined;
   let connection = options.connection;
   let namespace = options.namespace;
   if (!connection) {
@@ -117,17 +125,22 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         plugins: [new TurnpikePlugin(pluginOptions)],
       })
     : undefined;
+  const workflowBundle = options.workflowBundle ?? (await bundleWorkflows());
+  const maxCachedWorkflows = Number(process.env.TURNPIKE_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS);
+  const evaluationWorker = evaluation
+    ? await createEvaluationWorker({ connection, namespace: namespace ?? 'default', evaluation, pluginOptions, workflowBundle, shutdownGraceTime, maxCachedWorkflows })
+    : undefined;
   return Worker.create({
     connection,
     namespace: namespace ?? 'default',
     taskQueue,
-    workflowBundle: options.workflowBundle ?? (await bundleWorkflows()),
-    maxCachedWorkflows: Number(process.env.TURNPIKE_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS),
+    workflowBundle,
+    maxCachedWorkflows,
     // On SIGTERM (a deploy, a scale-down) a tool or model call already running gets this long to
     // finish before it is cancelled and retried elsewhere: a refund half-done is worse than a slow stop.
     shutdownGraceTime,
     ...options.workerOptions,
-    plugins: [new TurnpikePlugin(pluginOptions), ...(modelWorker ? [new ModelCapacityRunner(modelWorker)] : []), ...(options.workerOptions?.plugins ?? [])],
+    plugins: [new TurnpikePlugin(pluginOptions), ...(modelWorker ? [new ModelCapacityRunner(modelWorker)] : []), ...(evaluationWorker ? [new EvaluationWorkerRunner(evaluationWorker)] : []), ...(options.workerOptions?.plugins ?? [])],
   });
 }
 

@@ -12,6 +12,7 @@
 export { agentConversation } from './conversation/agent-conversation.js';
 export { agentTurn } from './turn/agent-turn.js';
 export { MODEL_GOVERNOR_WORKFLOW, modelGovernor, modelGovernorId, modelGovernorStateQuery, modelSlowDownSignal, type ModelGovernorInput, type ModelGovernorState, type ModelQueueRate, type ModelSlowDown } from './capacity/model-governor.js';
+export { turnpikeEvaluation } from './evaluation/evaluation-run.js';
 export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './turn/child-turn.js';
 export * from './messages/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, turnpikeTenantKey, SEARCH_ATTRIBUTE_TYPES } from './context/search-attributes.js';

@@ -6,3 +6,4 @@
 export { agentConversation } from './conversation/agent-conversation.js';
 export { agentTurn } from './turn/agent-turn.js';
 export { modelGovernor } from './capacity/model-governor.js';
+export { turnpikeEvaluation } from './evaluation/evaluation-run.js';

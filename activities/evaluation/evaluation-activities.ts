@@ -1,0 +1,98 @@
+/**
+ * The activities of an evaluation run (workflows/evaluation/evaluation-run.ts), on the evaluation
+ * worker: building an evaluation turn's input from its original and the change, and comparing the
+ * two turns' results into the report's row. Both only read, through the worker's own client
+ * (`Context.current().client`: its connection, namespace and data converter), so a retry is harmless.
+ */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
+import type { Payload } from '@temporalio/common';
+import { readTranscript } from '../../workflows/context/fork-transcript.js';
+import { forkReferenceOf } from '../../workflows/context/fork-reference.js';
+import { transcriptQuery } from '../../workflows/messages/definitions.js';
+import { compareTurns, type ComparedTurn } from '../../workflows/evaluation/compare-turns.js';
+import type { EvaluationActivities, EvaluationRow, PrepareEvaluationTurnInput, PreparedEvaluationTurn } from '../../workflows/evaluation/evaluation-types.js';
+import type { AgentTurnInput, AgentTurnResult } from '../../workflows/types/index.js';
+
+
+/** A turn's input, from its latest run's start event; undefined when there is no such turn. */
+async function turnInput(client: Client, turnId: string): Promise<AgentTurnInput | undefined> {
+  let history;
+  try {
+    history = await client.workflow.getHandle(turnId).fetchHistory();
+  } catch (error) {
+    if (error instanceof Error && error.name === 'WorkflowNotFoundError') return undefined;
+    throw error;
+  }
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (!started) return undefined;
+  const { payloadConverter, payloadCodecs } = client.options.loadedDataConverter;
+  let payloads = (started.input?.payloads ?? []) as Payload[];
+  for (const codec of [...payloadCodecs].reverse()) payloads = await codec.decode(payloads);
+  return payloadConverter.fromPayload<AgentTurnInput>(payloads[0]);
+}
+
+/**
+ * The original's settings with the change: from step 0 its input messages again, from step k a
+ * fork after step k. What would send it elsewhere or park it for reasons of its own is left out:
+ * its model queue (its model calls run on the evaluation worker, which answers their tool calls),
+ * its conversation, parent and budget (a budget reached would park for a person).
+ */
+export async function prepareEvaluationTurn(client: Client, { turnId, change, fromStep }: PrepareEvaluationTurnInput): Promise<PreparedEvaluationTurn> {
+  const input = await turnInput(client, turnId);
+  if (!input) return { error: `Turn ${turnId} not found` };
+  const { runId } = await client.workflow.getHandle(turnId).describe();
+  const { carried: _c, parentTurn: _p, notifyParent: _n, conversationId: _v, modelTaskQueue: _q, budget: _b, budgetIncrement: _i, ...settings } = input;
+  const base: AgentTurnInput = { ...settings, notifyParent: false };
+  if (fromStep > 0) {
+    const transcript = await readTranscript((workflowId, run, request) => client.workflow.getHandle(workflowId, run).query(transcriptQuery, request), turnId, runId);
+    const reference = forkReferenceOf(turnId, runId, input, transcript, fromStep);
+    if (!reference) return { error: `Turn ${turnId} has no step ${fromStep} ending in tool results to fork after` };
+    base.forkOf = reference;
+    base.messages = [];
+  }
+  const { output, ...rest } = change;
+  const changed: AgentTurnInput = { ...base, ...rest };
+  if (output === null) delete changed.output;
+  else if (output !== undefined) changed.output = output;
+  return { input: changed };
+}
+
+/** A turn's result and how long its latest run took (start to close). */
+async function readTurn(client: Client, turnId: string): Promise<ComparedTurn> {
+  const handle = client.workflow.getHandle(turnId);
+  const result = (await handle.result()) as AgentTurnResult;
+  const described = await handle.describe();
+  const latencyMs = described.closeTime ? described.closeTime.getTime() - described.startTime.getTime() : undefined;
+  return { turnId, result, ...(latencyMs !== undefined ? { latencyMs } : {}) };
+}
+
+export async function compareEvaluationTurn(client: Client, { turnId, evaluationTurnId }: { turnId: string; evaluationTurnId: string }): Promise<EvaluationRow> {
+  let original: ComparedTurn;
+  try {
+    original = await readTurn(client, turnId);
+  } catch (error) {
+    // An original that failed, was terminated or is gone has no result to compare with.
+    return { turnId, evaluationTurnId, error: `The original turn has no result: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  const evaluated = await readTurn(client, evaluationTurnId);
+  // A fork's calls of steps 1..k are the original's own, carried: compared are those after them.
+  const forkOf = (await turnInput(client, evaluationTurnId))?.forkOf;
+  return compareTurns(original, evaluated, new Set(forkOf?.workflowId === turnId ? (forkOf.toolCallIds ?? []) : []));
+}
+
+/** The two activities, bound to the running activity's client. */
+export function createEvaluationActivities(): EvaluationActivities {
+  const client = () => {
+    try {
+      return Context.current().client;
+    } catch (error) {
+      throw ApplicationFailure.nonRetryable(`An evaluation activity needs the worker's client: ${String(error)}`, 'EvaluationWithoutClient');
+    }
+  };
+  return {
+    prepareEvaluationTurn: (input: PrepareEvaluationTurnInput) => prepareEvaluationTurn(client(), input),
+    compareEvaluationTurn: (input: { turnId: string; evaluationTurnId: string }) => compareEvaluationTurn(client(), input),
+  };
+}
