@@ -54,14 +54,16 @@ let running: Promise<void>;
 const turnIds: string[] = [];
 let typedTurnId: string;
 
+/** Starts a recorded turn; `turnIds` keeps the order the turns were asked for, even when started at once. */
 async function start(text: string, extra: Partial<AgentTurnInput> = {}) {
+  const workflowId = `turn-${randomUUID()}`;
+  turnIds.push(workflowId);
   const handle = await client.workflow.start('agentTurn', {
     taskQueue,
-    workflowId: `turn-${randomUUID()}`,
+    workflowId,
     args: [{ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: text }], ...extra } satisfies AgentTurnInput],
   });
   noteStarted(handle);
-  turnIds.push(handle.workflowId);
   return handle;
 }
 
