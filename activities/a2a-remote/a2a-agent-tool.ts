@@ -22,6 +22,7 @@ import { msToNumber } from '@temporalio/common';
 import { z } from 'zod';
 import { approvalRuleProblem, isApprovalRule, type ApprovalPolicy, type ApprovalRule } from '../approval-rules.js';
 import { checkCommon, ToolDefinitionError, type ServerTool } from '../tools.js';
+import type { A2aAgentCard, A2aRemoteSettings } from './a2a-remote-settings.js';
 
 /** The input a remote agent's tool takes unless `inputSchema` says otherwise. */
 export const A2A_TOOL_INPUT = z.object({
@@ -33,18 +34,6 @@ export const A2A_TOOL_INPUT = z.object({
     .optional()
     .describe('Only to answer a remote task that asked for more input: the taskId its earlier result named.'),
 });
-
-/** An Agent Card as published (the JSON of `/.well-known/agent-card.json`); only what turnpike reads is typed. */
-export interface A2aAgentCard {
-  /** The agent's name. */
-  name: string;
-  /** What the agent does: the tool's description unless the tool gives its own. */
-  description?: string;
-  /** Where the agent is served; the tool speaks the `JSONRPC` binding. */
-  supportedInterfaces?: Array<{ url: string; protocolBinding: string; protocolVersion?: string; tenant?: string }>;
-  /** The card's other fields, as A2A 1.0 defines them. */
-  [field: string]: unknown;
-}
 
 /** `defineA2aAgentTool`'s options: where the remote agent is, what the model is told, approval, and how the call follows the remote task. */
 export interface A2aAgentToolOptions<InputSchema extends z.ZodType = typeof A2A_TOOL_INPUT> {
@@ -72,17 +61,6 @@ export interface A2aAgentToolOptions<InputSchema extends z.ZodType = typeof A2A_
   pollInterval?: string;
   /** How long a call follows the remote task before it answers with what it has (default `10m`). */
   timeout?: string;
-}
-
-/** The settings of a remote agent's calls, as the call's activity reads them. */
-export interface A2aRemoteSettings {
-  toolName: string;
-  url?: string;
-  card?: A2aAgentCard;
-  fetch?: typeof fetch;
-  prompt: (input: unknown) => string;
-  pollIntervalMs: number;
-  timeoutMs: number;
 }
 
 const MIN_POLL_MS = 100;

@@ -27,7 +27,7 @@ import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { importOptional } from '../../peers/optional-packages.js';
 import type { ToolExecutionContext } from '../tools.js';
-import type { A2aRemoteSettings } from './a2a-agent-tool.js';
+import type { A2aRemoteSettings } from './a2a-remote-settings.js';
 import { checkedTask, MalformedRemoteAnswer, messageAnswer, verdictOf } from './a2a-task-result.js';
 
 /** What the call keeps across attempts (the activity's heartbeat details). */
