@@ -33,10 +33,16 @@ export const BUDGET_SPEC: ToolSpec = {
 export type BudgetApprovalOutcome = { outcome: 'superseded' } | { outcome: 'stopped' } | { outcome: 'approved'; extendBy: BudgetApprovalInput['extendBy'] };
 
 /**
- * Parks a budget approval for `input`, shown with `reason`, and waits for its decision, recording
- * it. A cancellation while it waits is recorded and rethrown.
+ * Parks a budget approval for `input`, shown with `reason`, waits for its decision, records it,
+ * and hands the outcome to `then` in the same tick. A cancellation while it waits is recorded
+ * and rethrown.
+ *
+ * `then` is called, not awaited after: code that runs after the decision in another microtask
+ * could send its commands in another order than the recorded histories (replay sets
+ * `0.2.0-budgets` and `0.5.0-tenant-budgets`), where the turn's ending followed the decision at
+ * once.
  */
-export async function askBudgetApproval(turn: TurnContext, input: BudgetApprovalInput, reason: string): Promise<BudgetApprovalOutcome> {
+export async function askBudgetApproval<R>(turn: TurnContext, input: BudgetApprovalInput, reason: string, then: (decided: BudgetApprovalOutcome) => R | Promise<R>): Promise<R> {
   const call: ToolCallPart = { type: 'tool-call', toolCallId: nextBudgetId(turn), toolName: BUDGET_TOOL_NAME, input };
   const entry = turn.ledger.add(call, 'other');
   const timeout = turn.input.approvalTimeout ?? DEFAULT_PARK_TIMEOUT;
@@ -56,18 +62,18 @@ export async function askBudgetApproval(turn: TurnContext, input: BudgetApproval
   if (resolution?.kind === 'superseded') {
     turn.ledger.settle(entry, 'superseded');
     turn.noteDecision(view, { ...decision, outcome: 'superseded', approved: false, automatic: true });
-    return { outcome: 'superseded' };
+    return then({ outcome: 'superseded' });
   }
   if (!arrived || resolution?.kind !== 'decision') {
     turn.ledger.settle(entry, 'expired');
     turn.noteDecision(view, { ...decision, outcome: 'expired', approved: false, automatic: true, reason: `no decision within ${timeout}` });
-    return { outcome: 'stopped' };
+    return then({ outcome: 'stopped' });
   }
   const { request, decidedAt } = resolution;
   turn.noteDecision(view, personsDecision(decision, request, decidedAt));
-  if (!request.approved) return { outcome: 'stopped' };
+  if (!request.approved) return then({ outcome: 'stopped' });
   const extendBy = request.input !== undefined ? (request.input as Pick<BudgetApprovalInput, 'extendBy'>).extendBy : input.extendBy;
-  return { outcome: 'approved', extendBy };
+  return then({ outcome: 'approved', extendBy });
 }
 
 /** `budget-<n>`, the first such id the turn has not used. */

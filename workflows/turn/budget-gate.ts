@@ -55,7 +55,7 @@ async function keepWithin(turn: TurnContext, lastText: string, calls: ToolCallPa
 }
 
 /** Parks a budget approval and applies its decision. */
-async function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: number): Promise<Outcome> {
+function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: number): Promise<Outcome> {
   const limits = turn.budgetLimits!;
   const spent = turnSpend(turn);
   const input: BudgetApprovalInput = { exceeded, spent, budget: limits, extendBy: defaultExtension(exceeded, { ...turn.input.budget, ...turn.input.budgetIncrement }, limits, spent, calls) };
@@ -64,10 +64,11 @@ async function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: nu
   const reason = costUnknown
     ? `The worker has no price for ${provider}:${model}, so the turn's cost is unknown: approve to go on without a cost limit, deny to stop.`
     : `The turn reached its budget (${exceeded.join(', ')}): approve to extend it by extendBy, deny to stop the turn.`;
-  const decided = await askBudgetApproval(turn, input, reason);
-  if (decided.outcome !== 'approved') return decided.outcome;
-  turn.budgetLimits = extendedBudget(limits, decided.extendBy, exceeded, spent.costUnknown === true);
-  return 'extended';
+  return askBudgetApproval(turn, input, reason, (decided): Outcome => {
+    if (decided.outcome !== 'approved') return decided.outcome;
+    turn.budgetLimits = extendedBudget(limits, decided.extendBy, exceeded, spent.costUnknown === true);
+    return 'extended';
+  });
 }
 
 /** The turn stops over budget; calls the step made and that did not run each get a result saying why. */

@@ -55,7 +55,7 @@ export function tenantBudgetGate(turn: TurnContext, reached: TenantBudgetReached
   return askTenantExtension(turn, reached, lastText);
 }
 
-async function askTenantExtension(turn: TurnContext, reached: TenantBudgetReached, lastText: string): Promise<AgentTurnResult | undefined> {
+function askTenantExtension(turn: TurnContext, reached: TenantBudgetReached, lastText: string): Promise<AgentTurnResult | undefined> {
   const { tenant, period, exceeded, spent, limits, extendBy } = reached;
   const input: BudgetApprovalInput = {
     exceeded,
@@ -65,13 +65,14 @@ async function askTenantExtension(turn: TurnContext, reached: TenantBudgetReache
     scope: 'tenant',
     tenant: { name: tenant, period },
   };
-  const decided = await askBudgetApproval(turn, input, `Tenant "${tenant}" reached its budget for ${period} (${exceeded.join(', ')}): approve to let this turn spend extendBy beyond it, deny to stop the turn.`);
-  if (decided.outcome === 'superseded') return finish(turn, 'cancelled', lastText);
-  if (decided.outcome === 'stopped') return finish(turn, 'budget-exceeded', lastText);
-  // Only the tenant's kinds of limit count.
-  const granted = decided.extendBy;
-  const allowance: TenantBudgetLimits = { ...remainingGrant(turn) };
-  for (const key of LIMITS) if (granted[key] !== undefined) allowance[key] = granted[key];
-  turn.tenantGrant = { allowance, since: { ...turn.usage } };
-  return undefined;
+  const reason = `Tenant "${tenant}" reached its budget for ${period} (${exceeded.join(', ')}): approve to let this turn spend extendBy beyond it, deny to stop the turn.`;
+  return askBudgetApproval(turn, input, reason, (decided) => {
+    if (decided.outcome === 'superseded') return finish(turn, 'cancelled', lastText);
+    if (decided.outcome === 'stopped') return finish(turn, 'budget-exceeded', lastText);
+    // Only the tenant's kinds of limit count.
+    const allowance: TenantBudgetLimits = { ...remainingGrant(turn) };
+    for (const key of LIMITS) if (decided.extendBy[key] !== undefined) allowance[key] = decided.extendBy[key];
+    turn.tenantGrant = { allowance, since: { ...turn.usage } };
+    return undefined;
+  });
 }
