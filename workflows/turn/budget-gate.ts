@@ -1,38 +1,23 @@
 /**
  * Budgets a person can extend. A turn given a `budget` checks it before each model step (tokens,
  * cost, wall time) and before a step's tool calls run (`toolCalls`). A limit reached parks a
- * *budget approval*: decided, listed and audited like a tool approval (`kind: 'budget'`, tool
- * name `turnpike_budget`, a `budget-<n>` id that is never a call of the model). Approving extends
+ * *budget approval* (`budget-approval.ts`). Approving extends
  * the limits by `input.extendBy` (or the approver's edit of it); denying it, or no decision
  * within `approvalTimeout`, ends the turn `budget-exceeded`, every call it made with its result.
  *
  * Behind `patched(BUDGETS_PATCH)`, asked only when a limit is reached: a turn without a budget,
  * or within it, sends exactly the commands it sent before.
  */
-import { msToNumber } from '@temporalio/common';
 import * as wf from '@temporalio/workflow';
-import { BUDGET_APPROVAL_SCHEMA, defaultExtension, extendedBudget, reachedBeforeCalls, reachedBeforeModelStep, type BudgetLimit } from '../budgets/budget-spend.js';
-import type { CallEntry } from '../calls/call-ledger.js';
-import { inputHash } from '../messages/input-hash.js';
-import { park, personsDecision } from './parking.js';
+import { defaultExtension, extendedBudget, reachedBeforeCalls, reachedBeforeModelStep, type BudgetLimit } from '../budgets/budget-spend.js';
 import { errorSettlement } from '../calls/tool-results.js';
 import { turnSpend } from '../budgets/turn-budget.js';
-import { DEFAULT_PARK_TIMEOUT, type TurnContext } from '../context/turn-context.js';
+import type { TurnContext } from '../context/turn-context.js';
+import { askBudgetApproval } from './budget-approval.js';
 import { finish } from './turn-endings.js';
-import type { AgentTurnResult, BudgetApprovalInput, PendingToolCall, ToolCallPart, ToolSpec } from '../types/index.js';
+import type { AgentTurnResult, BudgetApprovalInput, ToolCallPart } from '../types/index.js';
 
 export const BUDGETS_PATCH = '0.2.0-budgets';
-/** The tool name budget approvals show under; never offered to the model. */
-export const BUDGET_TOOL_NAME = 'turnpike_budget';
-
-/** What a budget approval's edited input is checked against (`approveToolCall` with `input`). */
-export const BUDGET_SPEC: ToolSpec = {
-  name: BUDGET_TOOL_NAME,
-  description: "Extend the turn's budget by `extendBy`, or deny to stop the turn.",
-  inputSchema: BUDGET_APPROVAL_SCHEMA,
-  kind: 'server',
-  approval: 'always',
-};
 
 type Outcome = 'extended' | 'stopped' | 'superseded';
 
@@ -70,79 +55,20 @@ async function keepWithin(turn: TurnContext, lastText: string, calls: ToolCallPa
 }
 
 /** Parks a budget approval and applies its decision. */
-async function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: number): Promise<Outcome> {
+function askToExtend(turn: TurnContext, exceeded: BudgetLimit[], calls: number): Promise<Outcome> {
   const limits = turn.budgetLimits!;
   const spent = turnSpend(turn);
   const input: BudgetApprovalInput = { exceeded, spent, budget: limits, extendBy: defaultExtension(exceeded, { ...turn.input.budget, ...turn.input.budgetIncrement }, limits, spent, calls) };
-  const call: ToolCallPart = { type: 'tool-call', toolCallId: nextBudgetId(turn), toolName: BUDGET_TOOL_NAME, input };
-  const entry = turn.ledger.add(call, 'other');
-  const timeout = turn.input.approvalTimeout ?? DEFAULT_PARK_TIMEOUT;
-  const view = budgetView(turn, call, input, timeout, exceeded.includes('costUsd') && spent.costUnknown === true);
-  turn.nudges.send(turn.nudgeContext(), view, 'parked');
-  const { kind: _kind, approvers: _approvers, approverGroups: _groups, ...shown } = view;
-  turn.publisher.publish({ type: 'budget-requested', step: turn.step, ...shown, approvalId: view.approvalId!, input });
-  let arrived: boolean;
-  try {
-    arrived = await park(turn, entry, view, BUDGET_SPEC, timeout);
-  } catch (error) {
-    if (wf.isCancellation(error)) budgetApprovalCancelled(turn, entry, view);
-    throw error;
-  }
-  const decision = { approvalId: view.approvalId!, toolCallId: call.toolCallId, toolName: BUDGET_TOOL_NAME, inputHash: view.inputHash, decidedAt: new Date().toISOString() };
-  const resolution = entry.resolution;
-  if (resolution?.kind === 'superseded') {
-    turn.ledger.settle(entry, 'superseded');
-    turn.noteDecision(view, { ...decision, outcome: 'superseded', approved: false, automatic: true });
-    return 'superseded';
-  }
-  if (!arrived || resolution?.kind !== 'decision') {
-    turn.ledger.settle(entry, 'expired');
-    turn.noteDecision(view, { ...decision, outcome: 'expired', approved: false, automatic: true, reason: `no decision within ${timeout}` });
-    return 'stopped';
-  }
-  const { request, decidedAt } = resolution;
-  turn.noteDecision(view, personsDecision(decision, request, decidedAt));
-  if (!request.approved) return 'stopped';
-  // The edit was checked against BUDGET_APPROVAL_SCHEMA when it arrived.
-  const extendBy = request.input !== undefined ? (request.input as Pick<BudgetApprovalInput, 'extendBy'>).extendBy : input.extendBy;
-  turn.budgetLimits = extendedBudget(limits, extendBy, exceeded, spent.costUnknown === true);
-  return 'extended';
-}
-
-/** `budget-<n>`, the first such id the turn has not used. */
-export function nextBudgetId(turn: TurnContext): string {
-  let n = turn.decisions.filter((decision) => decision.toolName === BUDGET_TOOL_NAME).length + 1;
-  while (turn.ledger.get(`budget-${n}`)) n++;
-  return `budget-${n}`;
-}
-
-/** What the budget approval shows in `turnState`, the memo, listings and nudges. */
-function budgetView(turn: TurnContext, call: ToolCallPart, input: BudgetApprovalInput, timeout: string, costUnknown: boolean): PendingToolCall {
-  const now = Date.now();
+  const costUnknown = exceeded.includes('costUsd') && spent.costUnknown === true;
   const { provider, model } = turn.input.model;
-  return {
-    kind: 'budget',
-    approvalId: turn.newApprovalId(),
-    toolCallId: call.toolCallId,
-    toolName: BUDGET_TOOL_NAME,
-    input,
-    inputHash: inputHash(input),
-    requestedAt: new Date(now).toISOString(),
-    expiresAt: new Date(now + msToNumber(timeout)).toISOString(),
-    reason: costUnknown
-      ? `The worker has no price for ${provider}:${model}, so the turn's cost is unknown: approve to go on without a cost limit, deny to stop.`
-      : `The turn reached its budget (${input.exceeded.join(', ')}): approve to extend it by extendBy, deny to stop the turn.`,
-  };
-}
-
-/** A cancellation while the budget approval waited: recorded, and no longer pending. */
-export function budgetApprovalCancelled(turn: TurnContext, entry: CallEntry, view: PendingToolCall): void {
-  if (!entry.resolution) {
-    const { approvalId, toolCallId, toolName, inputHash: shownHash } = view;
-    turn.noteDecision(view, { approvalId: approvalId!, toolCallId, toolName, outcome: 'cancelled', approved: false, automatic: true, decidedAt: new Date().toISOString(), inputHash: shownHash });
-  }
-  turn.ledger.settle(entry, 'cancelled');
-  turn.ledger.unpark(entry);
+  const reason = costUnknown
+    ? `The worker has no price for ${provider}:${model}, so the turn's cost is unknown: approve to go on without a cost limit, deny to stop.`
+    : `The turn reached its budget (${exceeded.join(', ')}): approve to extend it by extendBy, deny to stop the turn.`;
+  return askBudgetApproval(turn, input, reason, (decided): Outcome => {
+    if (decided.outcome !== 'approved') return decided.outcome;
+    turn.budgetLimits = extendedBudget(limits, decided.extendBy, exceeded, spent.costUnknown === true);
+    return 'extended';
+  });
 }
 
 /** The turn stops over budget; calls the step made and that did not run each get a result saying why. */
