@@ -23,6 +23,7 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { redactedFailure, workerSecrets } from '../providers/secret-redaction.js';
 import type { Message, Task } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { importOptional } from '../../peers/optional-packages.js';
@@ -124,7 +125,10 @@ export async function callRemoteAgent(settings: A2aRemoteSettings, input: unknow
       nextRetryDelay: settings.pollIntervalMs,
     });
   } catch (error) {
-    throw failureOf(error, sdk, followed?.a2aTaskId ?? answering, Date.now() - scheduledTimestampMs > settings.timeoutMs);
+    // The remote's words (its refusal, its failed task's status) may echo a credential it was
+    // sent: every secret the worker knows, and key-shaped tokens, are redacted before the
+    // failure reaches the turn's history (providers/secret-redaction.ts).
+    throw redactedFailure(failureOf(error, sdk, followed?.a2aTaskId ?? answering, Date.now() - scheduledTimestampMs > settings.timeoutMs), workerSecrets());
   }
 }
 

@@ -165,6 +165,25 @@ describe('a remote A2A agent as a tool', () => {
     forged.forge = undefined;
   });
 
+  it('redacts a credential the remote echoes in its refusal before it reaches the history', async () => {
+    // A worker's credential (any *_TOKEN variable counts) that the remote quotes back, as a
+    // refusing server may.
+    const token = `whse-${'k3y'.repeat(8)}`;
+    process.env.WAREHOUSE_A2A_TOKEN = token;
+    try {
+      forged.forge = (method, answer) => (method === 'SendMessage' ? { jsonrpc: '2.0', id: answer.id, error: { code: -32600, message: `Token ${token} may not send to this warehouse; key=sk-proj-${'x'.repeat(40)}` } } : answer);
+      const { call, turnId } = await run('forged_warehouse', { message: 'answer: now' });
+      expect(call.isError).toBe(true);
+      expect(call.output).toMatch(/^Tool "forged_warehouse" failed: The remote agent refused the request: .*Token \[redacted\] may not send to this warehouse; key=\[redacted\]/);
+      const history = JSON.stringify(await turnpike.client.workflow.getHandle(turnId).fetchHistory());
+      expect(history).not.toContain(token);
+      expect(history).not.toContain('sk-proj-');
+    } finally {
+      forged.forge = undefined;
+      delete process.env.WAREHOUSE_A2A_TOKEN;
+    }
+  });
+
   it('starts one remote task when the attempt that sent the message lost its answer', async () => {
     const { call } = await run('flaky_warehouse', { message: 'answer: when does order 1001 ship?' });
     expect(call.isError).toBe(false);
