@@ -39,12 +39,14 @@ export function registerEvaluationRoutes(app: ApiApp, { client, access }: RouteC
     return answer(reply, () => client.evaluate({ turnIds: turns, change: change as EvaluationChange, ...rest, startedBy: caller(request) }), 201);
   });
 
+  // The runs of this API's evaluation queue (the one `POST /api/evaluations` starts them on), newest first.
   api.get('/api/evaluations', async (request, reply) => {
     const who = request.caller!;
+    const evaluationQueue = `${client.taskQueue}-eval`.replace(/"/g, '\\"');
     return answer(reply, async () => {
       const evaluations: Array<{ evaluationId: string; status: string; startedAt: string; closedAt?: string; startedBy?: string }> = [];
       let read = 0;
-      for await (const execution of client.client.workflow.list({ query: `WorkflowType = "${EVALUATION_WORKFLOW}"`, pageSize: 200 })) {
+      for await (const execution of client.client.workflow.list({ query: `WorkflowType = "${EVALUATION_WORKFLOW}" AND TaskQueue = "${evaluationQueue}"`, pageSize: 200 })) {
         if (++read > LISTED_EVALUATIONS) break;
         const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
         if (!mayReadRun(who, startedBy)) continue;

@@ -38,13 +38,22 @@ let base: string;
 const aliceTurns: string[] = [];
 const bobTurns: string[] = [];
 
-async function call(who: Who, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }> {
+/** What the routes answer: a start, a report, a listing or an error. */
+interface Answer {
+  evaluationId: string;
+  turns: number;
+  status: string;
+  evaluations: Array<{ evaluationId: string; startedBy: string }>;
+  error: { type: string; message: string };
+}
+
+async function call(who: Who, method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: Answer }> {
   const response = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${TOKENS[who]}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as Answer };
 }
 
 /** Starts a turn through the API as `who`, recording `record_action` with `action`, and waits for it to end. */
@@ -61,7 +70,7 @@ async function finished(who: Who, evaluationId: string): Promise<EvaluationRepor
   while (Date.now() < deadline) {
     const read = await call(who, 'GET', `/api/evaluations/${evaluationId}`);
     expect(read.status).toBe(200);
-    if (read.body.status !== 'running') return read.body as EvaluationReport;
+    if (read.body.status !== 'running') return read.body as unknown as EvaluationReport;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   throw new Error(`evaluation ${evaluationId} did not finish`);
@@ -183,14 +192,36 @@ describe('evaluations over the HTTP API', () => {
     const turn = await call('alice', 'GET', `/api/evaluations/${aliceTurns[0]}`);
     expect(turn.status).toBe(404);
 
-    const listed = async (who: Who) => ((await call(who, 'GET', '/api/evaluations')).body.evaluations as Array<{ evaluationId: string; startedBy: string }>);
+    const listed = async (who: Who) => (await call(who, 'GET', '/api/evaluations')).body.evaluations;
     const [ofAlice, ofBob, ofOps] = await Promise.all([listed('alice'), listed('bob'), listed('ops')]);
     expect(ofAlice.map((run) => run.evaluationId)).toContain(aliceEvaluation);
     expect(ofAlice.every((run) => run.startedBy === 'alice')).toBe(true);
     expect(ofBob.map((run) => run.evaluationId)).not.toContain(aliceEvaluation);
     expect(ofBob.length).toBeGreaterThan(0);
     expect(ofBob.every((run) => run.startedBy === 'bob')).toBe(true);
-    expect(ofOps.length).toBe(ofAlice.length + ofBob.length + ofOps.filter((run) => run.startedBy === 'ops').length);
+    const opsIds = ofOps.map((run) => run.evaluationId);
+    expect([...ofAlice, ...ofBob].every((run) => opsIds.includes(run.evaluationId))).toBe(true);
+    expect(ofOps.some((run) => run.startedBy === 'ops')).toBe(true);
+  });
+
+  it('keeps who started a run across continue-as-new: its starter still reads the report, others do not', async () => {
+    const evaluationId = `eval-continued-${randomUUID()}`;
+    // As the API starts one (memo at start), with one turn per run so that it continues as new twice.
+    const handle = await client.workflow.start('turnpikeEvaluation', {
+      taskQueue: `${taskQueue}-eval`,
+      workflowId: evaluationId,
+      memo: { turnpikeStartedBy: 'alice' },
+      args: [{ evaluationId, turnIds: aliceTurns, change: {}, turnsPerRun: 1 }],
+    });
+    await handle.result();
+    const runs = new Set<string>();
+    for await (const execution of client.workflow.list({ query: `WorkflowId = "${evaluationId}"` })) runs.add(execution.runId);
+    expect(runs.size).toBe(3);
+    expect((await handle.describe()).memo).toMatchObject({ turnpikeStartedBy: 'alice' });
+    const asAlice = await call('alice', 'GET', `/api/evaluations/${evaluationId}`);
+    expect(asAlice.status).toBe(200);
+    expect(asAlice.body).toMatchObject({ status: 'completed', totals: { turns: 3, errors: 0 } });
+    expect((await call('bob', 'GET', `/api/evaluations/${evaluationId}`)).status).toBe(404);
   });
 
   it('refuses bad bodies with a 400 naming the problem, and starts nothing', async () => {
