@@ -3,11 +3,13 @@
  * the evaluation worker: a caller evaluates the turns it may read and reads the report; a listed
  * turn it may not read refuses the whole request with nothing started; a query takes only the
  * turns it may read; another caller cannot read its report (an admin can); bad bodies are 400s.
+ * The dashboard's page of a run (`/?evaluation=<id>`) shows its report in Chromium.
  */
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { registerScript } from '../../activities/providers/script.js';
 import { parseTokenMap } from '../../api/auth.js';
@@ -244,5 +246,32 @@ describe('evaluations over the HTTP API', () => {
       expect(refused.body.error.message).toMatch(message);
     }
     expect(await evaluationsSince(since)).toEqual([]);
+  });
+
+  it("shows a run's report on the dashboard to its starter, and to another caller only that there is none", async () => {
+    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+    try {
+      const open = async (token: string) => {
+        const page = await browser.newPage();
+        await page.goto(`${base}/?evaluation=${encodeURIComponent(aliceEvaluation)}&interval=0`);
+        await page.fill('#token', token);
+        await page.click('#login-form button[type=submit]');
+        return page;
+      };
+      const page = await open(TOKENS.alice);
+      await page.locator('#evaluation-report:not([hidden])').waitFor();
+      expect(await page.locator('#evaluation-id').textContent()).toBe(aliceEvaluation);
+      expect(await page.locator('#evaluation-totals').textContent()).toMatch(/^completed: 3 of 3 turns evaluated, 0 errors; final text changed in 3, .*tool calls 1 same · 2 other input · 0 new · 0 missing; 1 replayed, 2 not run, 0 ran safe/);
+      const rows = page.locator('#evaluation-rows tr');
+      expect(await rows.count()).toBe(3);
+      expect((await page.locator('#evaluation-rows tr a').allTextContents()).sort()).toEqual([...aliceTurns].sort());
+      expect(await rows.first().locator('td').nth(2).textContent()).toBe('changed');
+      const other = await open(TOKENS.bob);
+      await other.locator('#evaluation-missing:not([hidden])').waitFor();
+      expect(await other.locator('#evaluation-missing').textContent()).toBe('No such evaluation was found.');
+      expect(await other.locator('#evaluation-report').isHidden()).toBe(true);
+    } finally {
+      await browser.close();
+    }
   });
 });
