@@ -39,6 +39,8 @@ let api: FastifyInstance;
 let base: string;
 const aliceTurns: string[] = [];
 const bobTurns: string[] = [];
+/** A turn of a conversation alice started: she reads it as the conversation's starter, not the turn's. */
+let aliceConversationTurn: string;
 
 /** What the routes answer: a start, a report, a listing or an error. */
 interface Answer {
@@ -107,6 +109,15 @@ beforeAll(async () => {
   base = await api.listen({ host: '127.0.0.1', port: 0 });
   aliceTurns.push(...(await Promise.all(['a1', 'a2', 'a3'].map((action) => recordedTurn('alice', action)))));
   bobTurns.push(...(await Promise.all(['b1', 'b2'].map((action) => recordedTurn('bob', action)))));
+  const conversationId = `conv-${randomUUID()}`;
+  const sent = await call('alice', 'POST', `/api/conversations/${conversationId}/messages`, { text: use('record_action', { action: 'c1' }), model: { provider: 'scripted', model: 'demo' } });
+  expect(sent.status).toBe(202);
+  aliceConversationTurn = `${conversationId}/turn-1`;
+  for (let attempt = 0; attempt < 120; attempt++) {
+    if ((await client.workflow.getHandle(aliceConversationTurn).describe().then((turn) => turn.status.name, () => 'absent')) === 'COMPLETED') break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  expect((await client.workflow.getHandle(aliceConversationTurn).result()).status).toBe('completed');
   const results = await Promise.all([...aliceTurns, ...bobTurns].map((turnId) => client.workflow.getHandle(turnId).result()));
   expect(results.map((result) => result.status)).toEqual(Array(5).fill('completed'));
 }, 120_000);
@@ -153,13 +164,16 @@ describe('evaluations over the HTTP API', () => {
 
   it('refuses a list with a turn the caller may not read as it refuses an unknown turn, and starts nothing', async () => {
     const since = new Date();
-    const refused = await call('alice', 'POST', '/api/evaluations', { turnIds: [aliceTurns[0], bobTurns[0]], change: { system: 'x' } });
+    const refused = await call('alice', 'POST', '/api/evaluations', { turnIds: [aliceTurns[0], aliceConversationTurn, bobTurns[0]], change: { system: 'x' } });
     expect(refused.status).toBe(404);
     expect(refused.body).toEqual({ error: { type: 'NotFound', message: `No turn ${JSON.stringify(bobTurns[0])} was found` } });
     const unknown = await call('alice', 'POST', '/api/evaluations', { turnIds: ['turn-that-never-was'], change: { system: 'x' } });
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: { type: 'NotFound', message: 'No turn "turn-that-never-was" was found' } });
     expect(await evaluationsSince(since)).toEqual([]);
+    // Bob may not list alice's conversation's turn either.
+    const conversationTurn = await call('bob', 'POST', '/api/evaluations', { turnIds: [aliceConversationTurn], change: {} });
+    expect(conversationTurn.body.error).toEqual({ type: 'NotFound', message: `No turn ${JSON.stringify(aliceConversationTurn)} was found` });
   });
 
   it('takes from a query only the turns the caller may read; an admin takes them all', async () => {
@@ -168,13 +182,14 @@ describe('evaluations over the HTTP API', () => {
     const byBob = await call('bob', 'POST', '/api/evaluations', { query, change: { system: 'Be brief.' } });
     const byOps = await call('ops', 'POST', '/api/evaluations', { query, change: { system: 'Be brief.' } });
     expect([byAlice.status, byBob.status, byOps.status]).toEqual([201, 201, 201]);
-    expect([byAlice.body.turns, byBob.body.turns, byOps.body.turns]).toEqual([3, 2, 5]);
+    // Alice's: her three turns and her conversation's; bob's two; all six for the admin.
+    expect([byAlice.body.turns, byBob.body.turns, byOps.body.turns]).toEqual([4, 2, 6]);
     const [aliceReport, bobReport, opsReport] = await Promise.all([finished('alice', byAlice.body.evaluationId), finished('bob', byBob.body.evaluationId), finished('ops', byOps.body.evaluationId)]);
-    expect(aliceReport.rows.map((row) => row.turnId).sort()).toEqual([...aliceTurns].sort());
+    expect(aliceReport.rows.map((row) => row.turnId).sort()).toEqual([...aliceTurns, aliceConversationTurn].sort());
     expect(bobReport.rows.map((row) => row.turnId).sort()).toEqual([...bobTurns].sort());
-    expect(opsReport.rows.map((row) => row.turnId).sort()).toEqual([...aliceTurns, ...bobTurns].sort());
+    expect(opsReport.rows.map((row) => row.turnId).sort()).toEqual([...aliceTurns, aliceConversationTurn, ...bobTurns].sort());
     // The demo model ignores the system prompt: every call answered from its record.
-    expect(aliceReport.totals).toMatchObject({ turns: 3, errors: 0, replayed: 3, notRun: 0, toolCalls: { same: 3, differentInput: 0, new: 0, missing: 0 } });
+    expect(aliceReport.totals).toMatchObject({ turns: 4, errors: 0, replayed: 4, notRun: 0, toolCalls: { same: 4, differentInput: 0, new: 0, missing: 0 } });
     // A query naming no turn the caller may read starts nothing.
     const none = await call('bob', 'POST', '/api/evaluations', { query: `TaskQueue = "${taskQueue}" AND WorkflowId = "${aliceTurns[0]}"`, change: {} });
     expect(none.status).toBe(400);
