@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { ApiApp } from './route-context.js';
 
 /** The page's modules, which dashboard.js imports by relative URL: each is served beside it. */
-const DASHBOARD_MODULES = ['page', 'requests', 'format', 'schema-form', 'progress', 'cards', 'decisions', 'approvals', 'questions', 'listing', 'feed', 'turn-view', 'session', 'keyboard'];
+const DASHBOARD_MODULES = ['page', 'requests', 'format', 'schema-form', 'progress', 'cards', 'decisions', 'approvals', 'questions', 'listing', 'feed', 'turn-view', 'evaluation-view', 'session', 'keyboard'];
 const DASHBOARD_FILES: Record<string, string> = {
   '/': 'index.html',
   '/dashboard.js': 'dashboard.js',

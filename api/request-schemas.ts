@@ -124,3 +124,28 @@ export const listingQuery = z.object({
   /** Only calls waiting at least this long. */
   minAgeSeconds: z.coerce.number().int().min(0).optional(),
 });
+
+/** The turns an evaluation may take at most (`MAX_EVALUATION_TURNS`), as a list or from a query. */
+const MAX_TURNS = 1_000;
+
+/** `POST /api/evaluations` (docs/evaluations.md, "Over the HTTP API"): the turns, by list or query, and the change. */
+export const startEvaluationBody = z
+  .strictObject({
+    turnIds: z.array(z.string().min(1).max(400)).min(1, 'turnIds must name at least one turn').max(MAX_TURNS, `at most ${MAX_TURNS} turns per evaluation`).optional(),
+    query: z.string().min(1).max(4_000).optional(),
+    change: z.strictObject({
+      model: modelSchema.optional(),
+      system: z.string().max(32_000).optional(),
+      tools: z.array(z.string().min(1).max(200)).max(500).optional(),
+      output: outputSchema.nullable().optional(),
+      maxSteps: z.number().int().min(1).max(1_000).optional(),
+    }),
+    fromStep: z.number().int().min(0).optional(),
+    concurrency: z.number().int().min(1).max(100).optional(),
+    budget: z.strictObject({ tokens: z.number().positive().optional(), costUsd: z.number().positive().optional() }).optional(),
+    /** Most turns a query takes (default and most 1,000). */
+    limit: z.number().int().min(1).max(MAX_TURNS).optional(),
+  })
+  .refine((body) => (body.turnIds === undefined) !== (body.query === undefined), { message: 'give exactly one of turnIds and query' });
+
+export const evaluationParams = z.object({ evaluationId: z.string().min(1).max(400) });

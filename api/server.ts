@@ -37,6 +37,7 @@ import { registerDecisionRoutes } from './decision-routes.js';
 import { registerApprovalRoutes } from './approval-routes.js';
 import { registerConversationRoutes } from './conversation-routes.js';
 import { registerBranchRoutes } from './branch-routes.js';
+import { registerEvaluationRoutes } from './evaluation-routes.js';
 import { registerSlackInteractions, SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/interactions-route.js';
 import { A2A_BASE_PATH, checkA2aOptions, type A2aOptions } from './a2a/a2a-agents.js';
 import { importOptional } from '../peers/optional-packages.js';
@@ -189,6 +190,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   registerApprovalRoutes(app, routes);
   registerConversationRoutes(app, routes);
   registerBranchRoutes(app, routes);
+  registerEvaluationRoutes(app, routes);
   if (options.slack) await registerSlackInteractions(app, routes, options.slack, bind);
   if (options.a2a) {
     const { registerA2aRoutes } = await importOptional('Serving agents over A2A (buildApi `a2a`)', ['@a2a-js/sdk'], () => import('./a2a/a2a-routes.js'));

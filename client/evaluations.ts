@@ -11,6 +11,7 @@ import { AGENT_TURN_WORKFLOW } from '../workflows/messages/definitions.js';
 import type { turnpikeEvaluation } from '../workflows/registered-workflows.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { rejections } from './rejections.js';
+import { STARTED_BY_MEMO_KEY } from './listings.js';
 
 export interface EvaluateOptions {
   /** A visibility query naming the turns (e.g. `AgentTurnStatus="completed" AND StartTime > "…"`); only ended `agentTurn` runs not on the evaluation queue are taken. */
@@ -30,6 +31,8 @@ export interface EvaluateOptions {
   evaluationId?: string;
   /** The evaluation task queue (default: the client's task queue with `-eval` after it, as `createWorker({ evaluation })`'s). */
   taskQueue?: string;
+  /** Who starts the run, kept in its memo (`STARTED_BY_MEMO_KEY`): the HTTP API records its caller, and only that caller (or an admin) reads the report there. */
+  startedBy?: string;
 }
 
 export interface EvaluateResult {
@@ -52,12 +55,18 @@ function checkedRun(options: EvaluateOptions): void {
     const value = options.budget?.[key];
     if (value !== undefined && !(typeof value === 'number' && value > 0)) refuse(`budget.${key} must be a number above 0`);
   }
+  if (options.startedBy !== undefined && (typeof options.startedBy !== 'string' || options.startedBy === '')) refuse('startedBy must be a non-empty string');
   if (options.evaluationId !== undefined && (typeof options.evaluationId !== 'string' || options.evaluationId === '' || options.evaluationId.includes('/'))) refuse('evaluationId must be a non-empty string without "/"');
+}
+
+/** The visibility query of the turns an evaluation takes from `query`: ended `agentTurn` runs, not on the evaluation queue. */
+export function evaluableTurnsQuery(query: string, evaluationQueue: string): string {
+  return `(${query}) AND WorkflowType = "${AGENT_TURN_WORKFLOW}" AND ExecutionStatus = "Completed" AND TaskQueue != "${evaluationQueue.replace(/"/g, '\\"')}"`;
 }
 
 /** The ended turns a visibility query names, oldest first, at most `limit`; evaluation turns left out. */
 export async function turnsOfQuery(client: Client, query: string, evaluationQueue: string, limit: number): Promise<string[]> {
-  const full = `(${query}) AND WorkflowType = "${AGENT_TURN_WORKFLOW}" AND ExecutionStatus = "Completed" AND TaskQueue != "${evaluationQueue.replace(/"/g, '\\"')}"`;
+  const full = evaluableTurnsQuery(query, evaluationQueue);
   const found: Array<{ id: string; at: number }> = [];
   for await (const execution of client.workflow.list({ query: full })) {
     found.push({ id: execution.workflowId, at: execution.startTime.getTime() });
@@ -82,7 +91,12 @@ export async function evaluate(starter: { client: Client; taskQueue: string }, o
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.budget !== undefined ? { budget: options.budget } : {}),
   };
-  await starter.client.workflow.start<typeof turnpikeEvaluation>(EVALUATION_WORKFLOW, { taskQueue, workflowId: evaluationId, args: [input] });
+  await starter.client.workflow.start<typeof turnpikeEvaluation>(EVALUATION_WORKFLOW, {
+    taskQueue,
+    workflowId: evaluationId,
+    args: [input],
+    ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
+  });
   return { evaluationId, turns: turnIds.length };
 }
 

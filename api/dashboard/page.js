@@ -4,6 +4,7 @@
 //   ?interval=<ms>  polling interval when the stream is unavailable (default 1000); 0: load once, no updates
 //   ?stream=0       poll, never open the stream
 //   ?turn=<id>      also show that turn: its status, step and parked calls, if the caller may read it
+//   ?evaluation=<id> also show that evaluation run's report, if the caller started it (or is an admin)
 export const params = new URLSearchParams(location.search);
 export const REFRESH_MS = Number(params.get('interval') ?? 1000);
 export const STREAM = params.get('stream') !== '0' && REFRESH_MS > 0 && typeof EventSource === 'function';

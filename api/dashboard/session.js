@@ -5,6 +5,7 @@ import { api } from './requests.js';
 import { connectStream, refresh, startPolling, stopPolling } from './feed.js';
 import { refreshDecisions } from './decisions.js';
 import { showTurn } from './turn-view.js';
+import { showEvaluation } from './evaluation-view.js';
 
 /** The page for the signed-in caller, or the sign-in form when there is none. */
 export async function start() {
@@ -25,6 +26,7 @@ export async function start() {
   $('#login').hidden = true;
   $('#main').hidden = false;
   if (params.get('turn')) await showTurn(params.get('turn'));
+  if (params.get('evaluation')) await showEvaluation(params.get('evaluation'));
   await refreshDecisions();
   // The stream's first message is the listing: no separate first request.
   if (STREAM) connectStream();
