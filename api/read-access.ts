@@ -13,10 +13,16 @@
  * from them through the API), or may decide a parked call of its current turn.
  *
  * Anyone else is answered as if the turn or conversation did not exist (404), so that its
- * existence is not confirmed. Operators keep full access through Temporal itself (CLI, Web UI,
+ * existence is not confirmed. A check that Temporal cannot answer now (no worker answers the
+ * turn's query in time, the server refuses for load) is not a "no": it is asked again for the
+ * client's `transientPatienceMs`, then fails with `TurnpikeUnavailableError` (503, `Retry-After`),
+ * never 404: a rightful decision sent while the turn's worker is slow is decided, or told to retry. Operators keep full access through Temporal itself (CLI, Web UI,
  * codec server), which Temporal's own namespace access control protects.
  */
 import { sameTenant } from './tenant-binding.js';
+import { TurnpikeUnavailableError } from '../client/errors.js';
+import { waitOutTransient } from '../client/transient-wait.js';
+import type { TurnState } from '../workflows/types/index.js';
 import type { StartRecord, TurnpikeClient } from '../client/turnpike-client.js';
 import { mayDecide } from '../workflows/calls/call-checks.js';
 import type { Caller } from './auth.js';
@@ -54,7 +60,7 @@ export class ReadAccess {
 
   /** Whether `caller` may read the turn; false also when there is no such turn. */
   async mayReadTurn(caller: Caller, turnId: string, start?: StartRecord): Promise<boolean> {
-    const record = start ?? (await this.client.describeStart(turnId));
+    const record = start ?? (await this.startOf(turnId));
     if (!record) return false;
     // A caller bound to a tenant reads that tenant's turns only (api/tenant-binding.ts).
     if (!sameTenant(caller, this.isAdmin(caller), record.tenant)) return false;
@@ -69,12 +75,12 @@ export class ReadAccess {
    * so that a late approver is told it was decided (409) rather than that nothing is there (404).
    */
   async mayDecideApproval(caller: Caller, turnId: string, approvalId: string): Promise<boolean> {
-    const start = await this.client.describeStart(turnId);
+    const start = await this.startOf(turnId);
     if (!start) return false;
     if (await this.mayReadTurn(caller, turnId, start)) return true;
     // Another tenant's turn is not there for a caller bound to a tenant, settled calls included.
     if (!sameTenant(caller, this.isAdmin(caller), start.tenant)) return false;
-    const state = await this.client.turnState(turnId).catch(() => undefined);
+    const state = await this.stateOf(turnId);
     const settled = state?.decisions?.find((decision) => decision.approvalId === approvalId);
     return settled?.eligible !== undefined && mayDecide(settled.eligible, { approver: caller.identity, approverGroups: caller.groups });
   }
@@ -84,14 +90,11 @@ export class ReadAccess {
    * create it), else true or false.
    */
   async mayReadConversation(caller: Caller, conversationId: string): Promise<boolean | 'absent'> {
-    const record = await this.client.describeStart(conversationId);
+    const record = await this.startOf(conversationId);
     if (!record) return 'absent';
     if (!sameTenant(caller, this.isAdmin(caller), record.tenant)) return false;
     if (this.isAdmin(caller) || record.startedBy === caller.identity) return true;
-    const turnId = await this.client.conversationState(conversationId).then(
-      (state) => state.currentTurn?.turnWorkflowId,
-      () => undefined,
-    );
+    const turnId = (await this.patiently(`the state of conversation ${conversationId}`, () => this.client.conversationState(conversationId)))?.currentTurn?.turnWorkflowId;
     return turnId !== undefined && (await this.decides(caller, turnId));
   }
 
@@ -125,15 +128,35 @@ export class ReadAccess {
   }
 
   private async startedConversation(caller: Caller, conversationId: string): Promise<boolean> {
-    return (await this.client.describeStart(conversationId))?.startedBy === caller.identity;
+    return (await this.startOf(conversationId))?.startedBy === caller.identity;
   }
 
   /** The caller may decide one of the turn's parked calls, or decided one of its calls. */
   private async decides(caller: Caller, turnId: string): Promise<boolean> {
-    const state = await this.client.turnState(turnId).catch(() => undefined);
+    const state = await this.stateOf(turnId);
     if (!state) return false;
     const approver = { approver: caller.identity, approverGroups: caller.groups };
     if (state.pending.some((call) => (call.kind === 'approval' || call.kind === 'budget') && mayDecide(call, approver))) return true;
     return (state.decisions ?? []).some((decision) => !decision.automatic && decision.approver === caller.identity);
+  }
+
+  /** Who started the workflow (undefined: none such), waiting out failures that pass. */
+  private startOf(workflowId: string): Promise<StartRecord | undefined> {
+    return waitOutTransient(`who may read ${workflowId}`, this.client.transientPatienceMs, () => this.client.describeStart(workflowId));
+  }
+
+  /** The turn's state, waiting out failures that pass; undefined when it cannot be read for good (no such turn, a failed query). */
+  private async stateOf(turnId: string): Promise<TurnState | undefined> {
+    return this.patiently(`who may decide in turn ${turnId}`, () => this.client.turnState(turnId));
+  }
+
+  /** `read()`, waiting out failures that pass (then `TurnpikeUnavailableError`); undefined on any other failure. */
+  private async patiently<T>(what: string, read: () => Promise<T>): Promise<T | undefined> {
+    try {
+      return await waitOutTransient(what, this.client.transientPatienceMs, read);
+    } catch (error) {
+      if (error instanceof TurnpikeUnavailableError) throw error;
+      return undefined;
+    }
   }
 }

@@ -4,7 +4,7 @@
  * the caller may not read get the same answer.
  */
 import type { FastifyReply } from 'fastify';
-import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../client/errors.js';
+import { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError } from '../client/errors.js';
 import { REJECTION_TYPES, type RejectionType } from '../workflows/messages/rejection-types.js';
 
 /** `{ error: { type, message } }` with the type's status, unless the cause had a more precise one (413, 415). */
@@ -18,9 +18,19 @@ export async function answer<T>(reply: FastifyReply, work: () => Promise<T>, sta
     return reply.status(status).send(await work());
   } catch (error) {
     if (error instanceof TurnpikeNotFoundError) return sendError(reply, 'NotFound', error.message);
+    if (error instanceof TurnpikeUnavailableError) return sendUnavailable(reply, error);
     if (error instanceof TurnpikeRejectedError) return sendError(reply, error.type, error.message);
     throw error;
   }
+}
+
+/**
+ * Temporal could not take or answer the request in time, for a reason that passes (client/transient-wait.ts):
+ * 503 `Unavailable` with `Retry-After`, from `answer` and from the API's error handler alike (a
+ * rights check that could not be read is not a 404).
+ */
+export function sendUnavailable(reply: FastifyReply, error: TurnpikeUnavailableError) {
+  return sendError(reply.header('retry-after', String(Math.ceil(error.retryAfterMs / 1000))), 'Unavailable', error.message);
 }
 
 /** The same answer for a turn that does not exist and one the caller may not read. */

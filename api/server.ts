@@ -26,7 +26,8 @@ import { ReadAccess, type ReadAccessOptions } from './read-access.js';
 import { registerSessions } from './session.js';
 import { registerSessionRoutes, type LoginOptions } from './login.js';
 import { anyOf, oidcAuthenticator, staticTokenAuthenticator, type Authenticator, type Caller, type OidcOptions } from './auth.js';
-import { conversationNotFound, sendError, turnNotFound } from './replies.js';
+import { conversationNotFound, sendError, sendUnavailable, turnNotFound } from './replies.js';
+import { TurnpikeUnavailableError } from '../client/errors.js';
 import { ParkedListing } from './parked-listing.js';
 import { caller, type RouteContext } from './route-context.js';
 import { tenantBinder, tenantFilterProblem } from './tenant-binding.js';
@@ -129,6 +130,10 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
   app.setErrorHandler((error: { validation?: unknown; statusCode?: number; message: string }, _request, reply) => {
     if (error.validation || error.statusCode === 400) return sendError(reply, 'InvalidRequest', error.message);
     if (error.statusCode === 415 || error.statusCode === 413) return sendError(reply, 'InvalidRequest', error.message, error.statusCode);
+    if (error instanceof TurnpikeUnavailableError) {
+      app.log.warn(error);
+      return sendUnavailable(reply, error);
+    }
     app.log.error(error);
     return sendError(reply, 'InternalError', 'turnpike could not complete the request');
   });

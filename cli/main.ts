@@ -10,7 +10,7 @@
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { Command, CommanderError } from 'commander';
-import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../client/turnpike-client.js';
+import { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError } from '../client/turnpike-client.js';
 import { ContentUnavailableError } from '../content/content-store.js';
 import { registerCodecServerCommand } from './commands/codec-server.js';
 import { registerContentCommands } from './commands/content.js';
@@ -118,6 +118,11 @@ function report(context: CliContext, error: unknown): number {
   }
   if (error instanceof TurnpikeRejectedError) {
     context.error({ exitCode: EXIT_CODES.rejected, kind: 'rejected', type: error.type, message: error.message });
+    return EXIT_CODES.rejected;
+  }
+  if (error instanceof TurnpikeUnavailableError) {
+    // Temporal could not take it in time (client/transient-wait.ts): the same command may be run again.
+    context.error({ exitCode: EXIT_CODES.rejected, kind: 'rejected', type: 'Unavailable', message: error.message });
     return EXIT_CODES.rejected;
   }
   if (error instanceof ContentUnavailableError) {

@@ -49,6 +49,14 @@ export interface TurnpikeClientOptions {
    * `TURNPIKE_MODEL_TASK_QUEUE`), each model call runs on the turn's queue.
    */
   modelTaskQueue?: string;
+  /**
+   * How long a decision, vote, delegation or client tool result (and the HTTP API's check of who
+   * may send it) waits out Temporal failures that pass — no worker answered the turn in time, its
+   * workflow task is failing or timing out, the server refused for load or was unavailable — before
+   * it raises `TurnpikeUnavailableError` (the API: 503 with `Retry-After`). Default 30,000 ms
+   * (client/transient-wait.ts).
+   */
+  transientPatienceMs?: number;
 }
 
 /** What `TurnpikeClient.connect` takes: the options but the Temporal client, which it opens from the environment. */

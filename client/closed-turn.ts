@@ -10,13 +10,15 @@
  * decision record says), and a tool call it settled is `ToolCallAlreadySettled`. A turn whose
  * record cannot be read (it failed, or no worker answers its query) stays `TurnAlreadyEnded`.
  */
-import type { WorkflowHandle } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { turnStateQuery } from '../workflows/messages/definitions.js';
 import type { RejectionType } from '../workflows/messages/rejection-types.js';
 import type { agentTurn } from '../workflows/registered-workflows.js';
 import type { DecisionRecord } from '../workflows/types/index.js';
 import { TurnpikeRejectedError } from './errors.js';
 import { rejections } from './rejections.js';
+import { waitOutTransient } from './transient-wait.js';
 
 type Turn = WorkflowHandle<typeof agentTurn>;
 
@@ -32,10 +34,16 @@ const SETTLED_APPROVAL: Record<DecisionRecord['outcome'], [RejectionType, (appro
   superseded: ['ApprovalSuperseded', (id) => `Approval ${id} was superseded by a newer user message`],
 };
 
-/** Sends an update to a turn through `rejections`; one that met the turn closing or closed is answered from the turn's record. */
-export async function turnUpdate<T>(turn: Turn, target: TurnMessageTarget, update: Promise<T>): Promise<T> {
+/**
+ * Sends an update to a turn through `rejections`; one that met the turn closing or closed is
+ * answered from the turn's record. `send(updateId)` is asked again, with the same update id, while
+ * Temporal fails for a reason that passes (transient-wait.ts): the server answers a repeated id
+ * with the update it already holds, so the message reaches the turn at most once.
+ */
+export async function turnUpdate<T>(turn: Turn, target: TurnMessageTarget, send: (updateId: string) => Promise<T>, patience: { what: string; patienceMs: number; client: Client }): Promise<T> {
+  const updateId = randomUUID();
   try {
-    return await rejections(update);
+    return await waitOutTransient(patience.what, patience.patienceMs, () => rejections(send(updateId)), patience.client);
   } catch (error) {
     if (!(error instanceof TurnpikeRejectedError) || error.type !== 'TurnAlreadyEnded') throw error;
     throw (await settledRejection(turn, target)) ?? error;
@@ -44,6 +52,7 @@ export async function turnUpdate<T>(turn: Turn, target: TurnMessageTarget, updat
 
 async function settledRejection(turn: Turn, target: TurnMessageTarget): Promise<TurnpikeRejectedError | undefined> {
   if ('approvalId' in target) {
+    // Best effort: a record that cannot be read now leaves the rejection as `TurnAlreadyEnded`.
     const state = await turn.query(turnStateQuery).catch(() => undefined);
     const decision = state?.decisions?.find((record) => record.approvalId === target.approvalId);
     if (!decision) return undefined;

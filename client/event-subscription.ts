@@ -98,6 +98,8 @@ export async function* readEventStream<E>(
   /** When the current run of transient failures began, if one is under way. */
   let failingSince: number | undefined;
   let retryWait = IDLE_INTERVAL_MS;
+  /** Set once the workflow was seen ended: the next read is the last. */
+  let lastRead = false;
   for (;;) {
     if (signal?.aborted || offset >= untilOffset) return;
     let page: StreamEventsPage<E>;
@@ -144,7 +146,7 @@ export async function* readEventStream<E>(
       if (isLast(event)) return;
       if (signal?.aborted) return;
     }
-    if (offset >= untilOffset) return;
+    if (lastRead || offset >= untilOffset) return;
     if (page.events.length > 0) {
       interval = ACTIVE_INTERVAL_MS;
       quietReads = 0;
@@ -154,21 +156,12 @@ export async function* readEventStream<E>(
     }
     // Items of other topics only: step over them.
     offset = Math.max(offset, page.nextOffset);
-    // Nothing new. A workflow that has ended publishes nothing more: after one last read, stop.
+    // Nothing new. A workflow that has ended publishes nothing more: after one last read (which
+    // waits out failures that pass, as every read does: a closed run's query replays it on a
+    // worker, which a loaded one may not answer in time), stop.
     if (++quietReads % READS_BETWEEN_STATUS_CHECKS === 0 && !(await stillRunning())) {
-      const last = await read(offset);
-      if (closedRunId !== undefined) {
-        yield* closedRuns!.events(workflowId, closedRunId, query, offset, untilOffset);
-        return;
-      }
-      for (const { offset: at, event } of last.events) {
-        if (at < offset) continue;
-        if (at >= untilOffset) return;
-        offset = at + 1;
-        yield { offset: at, event };
-        if (isLast(event)) return;
-      }
-      return;
+      lastRead = true;
+      continue;
     }
     await sleep(interval, signal);
     interval = Math.min(IDLE_INTERVAL_MS, Math.round(interval * 1.5));

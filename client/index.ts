@@ -8,7 +8,7 @@ export { capacityWaitOf, MODEL_ACTIVITY_TYPE, type WaitingForCapacity } from './
 export { MAX_TENANT_BYTES, TURN_PRIORITIES, type TenantPlacement, type TurnPriority } from './tenants.js';
 export { toOutputSpec, typedOutput, TurnpikeOutputError, type DeepPartial, type OutputOf, type OutputOption, type OutputStreamItem } from './typed-output.js';
 export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js';
-export { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+export { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError } from './errors.js';
 export { connectTemporal, temporalConnectionOptions, TEMPORAL_RECEIVE_LIMIT_BYTES } from '../connection/temporal-connection.js';
 export { type DecisionQuery, type TurnDecision } from './decisions.js';
 export { parseConversationCursor, type ConversationStreamEvent } from './conversation-events.js';

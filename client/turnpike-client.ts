@@ -26,7 +26,7 @@ import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { clientOptionsFromEnvironment, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './client-options.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
 import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall } from './listings.js';
-import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
+import { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError } from './errors.js';
 import { readNestedTurnEvents, type NestedReadOptions, type NestedTurnEventRecord } from './nested-turn-events.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
 import { contentStoreFromEnvironment } from '../content/store-from-environment.js';
@@ -40,11 +40,12 @@ import { weightsProblem, type TurnPriority } from './tenants.js';
 import { sendMessage } from './conversations.js';
 import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
 import { turnUpdate } from './closed-turn.js';
+import { DEFAULT_PATIENCE_MS } from './transient-wait.js';
 import { evaluate, evaluationReport, type EvaluateOptions, type EvaluateResult } from './evaluations.js';
 import type { EvaluationReport } from '../workflows/evaluation/evaluation-types.js';
 import { forkTurn, listForks, readTurnTranscript, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';
 
-export { TurnpikeNotFoundError, TurnpikeRejectedError };
+export { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError };
 
 export { STARTED_BY_MEMO_KEY, type ParkedCall };
 
@@ -57,6 +58,8 @@ export class TurnpikeClient {
   readonly tenantWeights: Readonly<Record<string, number>>;
   /** The task queue of its turns' model calls (`TurnpikeClientOptions.modelTaskQueue`). */
   readonly modelTaskQueue?: string;
+  /** How long messages and `describeStartPatiently` wait out Temporal's failures that pass (`TurnpikeClientOptions.transientPatienceMs`). */
+  readonly transientPatienceMs: number;
   /** The readers of event streams through this client share one feed per stream (stream-hub.ts). */
   private readonly streams: StreamHub;
   /** The answers of closed runs, each read once (closed-runs.ts). */
@@ -79,6 +82,9 @@ export class TurnpikeClient {
       }
       this.modelTaskQueue = options.modelTaskQueue;
     }
+    const patience = options.transientPatienceMs ?? DEFAULT_PATIENCE_MS;
+    if (!Number.isFinite(patience) || patience < 0) throw new TypeError(`Invalid transientPatienceMs: a number of milliseconds, 0 or more (got ${JSON.stringify(options.transientPatienceMs)})`);
+    this.transientPatienceMs = patience;
   }
 
   /**
@@ -236,12 +242,14 @@ export class TurnpikeClient {
   /**
    * Approves or denies a parked call. Rejected (unknown, decided, expired, not allowed...) as
    * `TurnpikeRejectedError`; one that reaches the turn as it closes, or after, as the turn's record
-   * of the call says (`ApprovalAlreadyDecided`, ...; client/closed-turn.ts).
+   * of the call says (`ApprovalAlreadyDecided`, ...; client/closed-turn.ts). While Temporal is
+   * slow (no worker answers in time, the server refuses for load) the decision is sent again, as
+   * the same update, for `transientPatienceMs`; then `TurnpikeUnavailableError` (retryable).
    */
   async approveToolCall(turnId: string, decision: ApproveToolCallInput): Promise<ApproveToolCallResult> {
     refuseOversized('approveToolCall', decision);
     const turn = this.turn(turnId);
-    return turnUpdate(turn, { approvalId: decision.approvalId }, turn.executeUpdate(approveToolCallUpdate, { args: [decision] }));
+    return turnUpdate(turn, { approvalId: decision.approvalId }, (updateId) => turn.executeUpdate(approveToolCallUpdate, { args: [decision], updateId }), this.patience(`the decision on approval ${decision.approvalId} of turn ${turnId}`));
   }
 
   /**
@@ -252,7 +260,7 @@ export class TurnpikeClient {
   async delegateApproval(turnId: string, delegation: DelegateApprovalInput): Promise<DelegateApprovalResult> {
     refuseOversized('delegateApproval', delegation);
     const turn = this.turn(turnId);
-    return turnUpdate(turn, { approvalId: delegation.approvalId }, turn.executeUpdate(delegateApprovalUpdate, { args: [delegation] }));
+    return turnUpdate(turn, { approvalId: delegation.approvalId }, (updateId) => turn.executeUpdate(delegateApprovalUpdate, { args: [delegation], updateId }), this.patience(`the delegation of approval ${delegation.approvalId} of turn ${turnId}`));
   }
 
   /**
@@ -281,7 +289,12 @@ export class TurnpikeClient {
   ): Promise<SubmitToolResultResult> {
     refuseOversized('submitToolResult', result);
     const turn = this.turn(turnId);
-    return turnUpdate(turn, { toolCallId: result.toolCallId }, turn.executeUpdate(submitToolResultUpdate, { args: [result] }));
+    return turnUpdate(turn, { toolCallId: result.toolCallId }, (updateId) => turn.executeUpdate(submitToolResultUpdate, { args: [result], updateId }), this.patience(`the result of tool call ${result.toolCallId} of turn ${turnId}`));
+  }
+
+  /** How a message to a turn waits out Temporal's failures that pass (client/transient-wait.ts). */
+  private patience(what: string) {
+    return { what, patienceMs: this.transientPatienceMs, client: this.client };
   }
 
   /**

@@ -45,7 +45,7 @@ describe('rejection types', () => {
     const byStatus = (status: number) => Object.entries(REJECTION_TYPES).filter(([, info]) => (info.raisedBy as readonly string[]).includes('turn') && info.httpStatus === status).map(([type]) => type);
     expect(byStatus(404)).toEqual(['UnknownApprovalId', 'UnknownToolCallId']);
     expect(byStatus(400)).toEqual(['InvalidRequest', 'UndecodablePayload']);
-    expect(Object.values(REJECTION_TYPES).every((info) => [400, 401, 403, 404, 409, 500].includes(info.httpStatus))).toBe(true);
+    expect(Object.values(REJECTION_TYPES).every((info) => [400, 401, 403, 404, 409, 500, 503].includes(info.httpStatus))).toBe(true);
   });
 
   it('recognises its own types only', () => {

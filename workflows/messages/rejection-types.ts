@@ -46,6 +46,7 @@ export const REJECTION_TYPES = {
   InvalidDecisionToken: { raisedBy: ['api'], httpStatus: 403, description: 'The server signs decisions and the decision lacks the `decisionToken` and `inputHash` it was listed with, for this approver.' },
   InvalidCsrfToken: { raisedBy: ['api'], httpStatus: 403, description: 'A request authenticated by the sign-in cookie changes something and lacks the session\'s `x-csrf-token` header (a cross-site request, or a page that lost its token).' },
   NotFound: { raisedBy: ['api'], httpStatus: 404, description: 'No turn or conversation with this id.' },
+  Unavailable: { raisedBy: ['client', 'api'], httpStatus: 503, description: 'Temporal could not take or answer the request in time for a reason that passes (no worker answered the turn, its workflow task is failing or timing out, the server refused for load); turnpike waited it out first (`transientPatienceMs`, 30 s). Nothing was refused: send it again after `Retry-After` (the client raises `TurnpikeUnavailableError`). A decision that reached the turn meanwhile is answered `ApprovalAlreadyDecided` on the retry.' },
   InternalError: { raisedBy: ['api'], httpStatus: 500, description: 'turnpike could not complete the request; the server logs why.' },
 } as const satisfies Record<string, RejectionTypeInfo>;
 
