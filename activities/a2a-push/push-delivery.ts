@@ -13,14 +13,14 @@
  *   retry of one notification), and `X-Turnpike-Timestamp` and `X-Turnpike-Signature` (HMAC-SHA256
  *   keyed with the token, push-signature.ts). Each request is bounded by 10 s.
  * - **Retries**: the queue is kept in the heartbeat details before anything is sent. A 2xx takes
- *   the notification off it; a 408, 429, 5xx or a network failure ends the attempt with a retryable
- *   failure, and Temporal runs the next attempt (1 s, doubling, up to a minute apart), which sends
- *   the same notification first. After {@link MAX_FAILURES} failures of one notification (about a
- *   quarter of an hour, as for the approval webhooks) it is given up on, and the next goes. Any
- *   other 4xx refuses it for good: it is given up on at once.
+ *   the notification off it; a 408, 429, 5xx or a network failure is tried again after 1 s,
+ *   doubling, up to a minute apart (the run heartbeats meanwhile). After {@link MAX_FAILURES}
+ *   failures of one notification (about a quarter of an hour, as for the approval webhooks) it is
+ *   given up on, and the next goes. Any other answer (a 4xx, a redirect) refuses it for good: it
+ *   is given up on at once. A worker that dies hands the queue, as last heartbeated, to the next
+ *   attempt of the activity on any worker, which sends the same notification first.
  */
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
 import { A2A_CONTENT_TYPE, StreamResponse, type Task } from '@a2a-js/sdk';
 import { createHash } from 'node:crypto';
 import { turnStateQuery } from '../../workflows/messages/definitions.js';
@@ -37,6 +37,8 @@ const POLL_MS = 1_000;
 /** An activity run ends after this long, and the workflow starts the next where it stood. */
 const RUN_MS = 60 * 60_000;
 const REQUEST_TIMEOUT_MS = 10_000;
+/** The longest wait between two tries of one notification. */
+const MAX_BACKOFF_MS = 60_000;
 
 const fresh = (): A2aPushProgress => ({ shown: null, queue: [], failures: 0, delivered: 0, dropped: 0, finished: false });
 
@@ -59,9 +61,12 @@ export async function deliverA2aPush({ config, progress: carried }: A2aPushNotif
           beat();
           continue;
         }
+        // Waited out here, heartbeating: each notification's backoff starts at 1 s, whatever came before it.
         progress = { ...progress, failures: progress.failures + 1 };
         beat();
-        throw ApplicationFailure.retryable(`The push notification receiver did not take ${next!.delivery}: ${outcome.reason}`, 'A2aPushUnavailable');
+        context.log.info('An A2A push notification receiver did not take a notification; trying again', { taskId: config.taskId, configId: config.id, delivery: next!.delivery, reason: outcome.reason, failures: progress.failures });
+        await sleep(Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** (progress.failures - 1)), context.cancellationSignal);
+        if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
       }
       if (progress.finished) return { done: true, progress };
       if (Date.now() > ends) return { done: false, progress };

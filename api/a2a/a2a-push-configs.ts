@@ -112,7 +112,10 @@ export class A2aPushConfigs {
   async delete(taskId: string, configId: string): Promise<void> {
     try {
       const handle = this.client.client.workflow.getHandle(a2aPushNotifierId(taskId, configId));
-      if ((await handle.describe()).status.name === 'RUNNING') await handle.cancel();
+      if ((await handle.describe()).status.name !== 'RUNNING') return;
+      await handle.cancel();
+      // Gone once this answers: a Get after it finds nothing (the run closes within a workflow task).
+      await Promise.race([handle.result().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 10_000))]);
     } catch (error) {
       if (error instanceof WorkflowNotFoundError) throw new TaskNotFoundError({ message: `Task ${taskId} has no push notification config ${JSON.stringify(configId)}` });
       throw error;
