@@ -10,7 +10,7 @@ import { Role, StreamResponse, TaskState, type Message, type Part, type Task, ty
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPushNotification, signPushNotification } from '../../activities/a2a-push/push-signature.js';
+import { checkPushNotification, signPushNotification } from '../../index.js';
 import { parseTokenMap } from '../../api/auth.js';
 import { A2A_PUSH_NOTIFIER_WORKFLOW, a2aPushNotifierId } from '../../workflows/a2a/a2a-push-notifier.js';
 import { serveApi, type ServedApi } from '../support/api-server.js';
