@@ -10,7 +10,8 @@ import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { RequestMalformedError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
-import { A2A_PUSH_CONFIG_MEMO_KEY, A2A_PUSH_NOTIFIER_WORKFLOW, a2aPushNotifierId, type A2aPushConfig, type A2aPushNotifierInput } from '../../workflows/a2a/a2a-push-notifier.js';
+import { startA2aPushNotifier } from '../../client/a2a-push-notifiers.js';
+import { A2A_PUSH_CONFIG_MEMO_KEY, A2A_PUSH_NOTIFIER_WORKFLOW, a2aPushNotifierId, type A2aPushConfig } from '../../workflows/a2a/a2a-push-notifier.js';
 
 const CONFIG_ID = /^[A-Za-z0-9._-]{1,64}$/;
 /** An HTTP auth scheme is a token (RFC 9110 §5.6.2). */
@@ -59,20 +60,13 @@ export class A2aPushConfigs {
 
   /** Starts the config's notifier, or finds the one a retried create started; a different config under the same id is refused. */
   async create(config: A2aPushConfig): Promise<A2aPushConfig> {
-    const workflowId = a2aPushNotifierId(config.taskId, config.id);
     const existing = await this.read(config.taskId, config.id);
     if (existing) {
       if (JSON.stringify(existing) === JSON.stringify(config)) return existing;
       throw new RequestMalformedError({ message: `Task ${config.taskId} already has a push notification config ${JSON.stringify(config.id)}: delete it first, or use another id` });
     }
-    await this.client.client.workflow.start(A2A_PUSH_NOTIFIER_WORKFLOW, {
-      workflowId,
-      taskQueue: this.client.taskQueue,
-      args: [{ config } satisfies A2aPushNotifierInput],
-      memo: { [A2A_PUSH_CONFIG_MEMO_KEY]: config },
-      // Two creates at once: the second finds the first's run, and is compared as above.
-      workflowIdConflictPolicy: 'USE_EXISTING',
-    });
+    // Two creates at once: the second finds the first's run, and is compared below.
+    await startA2aPushNotifier(this.client.client, this.client.taskQueue, config);
     const started = await this.read(config.taskId, config.id);
     if (started && JSON.stringify(started) !== JSON.stringify(config)) throw new RequestMalformedError({ message: `Task ${config.taskId} already has a push notification config ${JSON.stringify(config.id)}` });
     return config;

@@ -414,9 +414,9 @@ describe('docs/contract.md', () => {
   });
 
   it('lists exactly the memo keys and stream topics', () => {
-    const memoKeys = [...new Set([...upsertedMemoKeys(sourceFiles('workflows')), ...startMemoKeys(sourceFiles('client')), ...startMemoKeys(sourceFiles('workflows')), ...startMemoKeys(sourceFiles('api'))])].sort();
+    const memoKeys = [...new Set([...upsertedMemoKeys(sourceFiles('workflows')), ...startMemoKeys(sourceFiles('client')), ...startMemoKeys(sourceFiles('workflows'))])].sort();
     const clientConstants = Object.entries(clientModule).filter(([key, value]) => /_MEMO_KEY$/.test(key) && typeof value === 'string').map(([, value]) => value as string);
-    expect(memoKeys, 'the keys the workflows upsert and the client and the API set at start are *_MEMO_KEY constants').toEqual([...constantsNamed(/_MEMO_KEY$/), ...clientConstants].sort());
+    expect(memoKeys, 'the keys the workflows upsert and the client sets at start are *_MEMO_KEY constants').toEqual([...constantsNamed(/_MEMO_KEY$/), ...clientConstants].sort());
     expect(listed('memo-keys')).toEqual(memoKeys);
     expect(listed('stream-topics')).toEqual(constantsNamed(/_TOPIC$/));
   });
