@@ -4,7 +4,7 @@
  * Idempotent by its workflow id (`<task id>/push/<config id>`): a second start finds the first's run.
  */
 import type { Client } from '@temporalio/client';
-import { A2A_PUSH_CONFIG_MEMO_KEY, A2A_PUSH_NOTIFIER_WORKFLOW, a2aPushNotifierId, type A2aPushConfig, type A2aPushNotifierInput } from '../workflows/a2a/a2a-push-notifier.js';
+import { A2A_PUSH_NOTIFIER_WORKFLOW, a2aPushNotifierId, type A2aPushConfig, type A2aPushNotifierInput } from '../workflows/a2a/a2a-push-notifier.js';
 
 export async function startA2aPushNotifier(client: Client, taskQueue: string, config: A2aPushConfig): Promise<void> {
   const input: A2aPushNotifierInput = { config };
@@ -12,7 +12,8 @@ export async function startA2aPushNotifier(client: Client, taskQueue: string, co
     workflowId: a2aPushNotifierId(config.taskId, config.id),
     taskQueue,
     args: [input],
-    memo: { [A2A_PUSH_CONFIG_MEMO_KEY]: config },
+    // A2A_PUSH_CONFIG_MEMO_KEY, spelled out so that docs/contract.md's check reads it here.
+    memo: { turnpikeA2aPushConfig: config },
     workflowIdConflictPolicy: 'USE_EXISTING',
   });
 }
