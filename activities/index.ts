@@ -30,6 +30,7 @@ import { ToolSetCache } from './tool-set-cache.js';
 import type { CheckedTenantBudgets } from './tenant-budgets/tenant-budget-options.js';
 import { TenantBudgetGuard } from './tenant-budgets/tenant-budget-guard.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
+import type { A2aPushDeliveryResult, A2aPushNotifierInput } from '../workflows/a2a/a2a-push-types.js';
 import type { AgentToolPromptInput, ApprovalNotification, NotifyApproversResult, SlackMessageRef, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
 
 export interface CreateActivitiesOptions {
@@ -96,6 +97,11 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
   return {
     // The model governor's (workflows/capacity/model-governor.ts): they pause and restore a model queue's rate.
     ...modelGovernorActivities,
+    /** An A2A task's push notifications to one config (workflows/a2a/a2a-push-notifier.ts); loads `@a2a-js/sdk` at its first run. */
+    async deliverA2aPush(input: A2aPushNotifierInput): Promise<A2aPushDeliveryResult> {
+      const { deliverA2aPush } = await import('./a2a-push/push-delivery.js');
+      return deliverA2aPush(input);
+    },
     /**
      * One nudge: the call's Slack message (posted on `parked`, updated after), then the webhook;
      * retried with backoff by the turn's activity options while either is down. A retry does not

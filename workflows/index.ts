@@ -13,6 +13,7 @@ export { agentConversation } from './conversation/agent-conversation.js';
 export { agentTurn } from './turn/agent-turn.js';
 export { MODEL_GOVERNOR_WORKFLOW, modelGovernor, modelGovernorId, modelGovernorStateQuery, modelSlowDownSignal, type ModelGovernorInput, type ModelGovernorState, type ModelQueueRate, type ModelSlowDown } from './capacity/model-governor.js';
 export { turnpikeEvaluation } from './evaluation/evaluation-run.js';
+export { A2A_PUSH_CONFIG_MEMO_KEY, A2A_PUSH_NOTIFIER_WORKFLOW, a2aPushConfigQuery, a2aPushNotifier, a2aPushNotifierId, type A2aPushConfig, type A2aPushNotifierInput, type A2aPushNotifierResult, type A2aPushProgress } from './a2a/a2a-push-notifier.js';
 export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './turn/child-turn.js';
 export * from './messages/definitions.js';
 export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, turnpikeTenantKey, SEARCH_ATTRIBUTE_TYPES } from './context/search-attributes.js';

@@ -19,6 +19,13 @@ export interface A2aOptions {
   publicUrl?: string;
   /** The card's `version`. Default `'1.0.0'`. */
   version?: string;
+  /**
+   * Push notifications (A2A's `CreateTaskPushNotificationConfig` and the rest), each config sent
+   * by a durable `a2aPushNotifier` workflow that the turns' workers run (docs/protocols.md).
+   * Default true; false answers them `PushNotificationNotSupportedError`, and the Agent Card says
+   * `pushNotifications: false`. Turn it off while workers older than the notifier serve the queue.
+   */
+  pushNotifications?: boolean;
 }
 
 /** Where the agents live under the API: `/api/a2a/<name>`. */

@@ -11,7 +11,7 @@
 import type { StreamResponse, Task } from '@a2a-js/sdk';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { TurnEvent } from '../../workflows/types/turn-events.js';
-import { isSettled, isTerminal, readTask } from './a2a-task-view.js';
+import { isSettled, isTerminal, readTask, shownOf as shown } from './a2a-task-view.js';
 
 const CHANGES: ReadonlySet<TurnEvent['type']> = new Set(['approval-requested', 'budget-requested', 'client-tool-requested', 'approval-progress', 'tool-result']);
 
@@ -26,9 +26,6 @@ async function* taskChanges(client: TurnpikeClient, taskId: string, signal?: Abo
   await client.turnResult(taskId);
   yield await readTask(client, taskId);
 }
-
-/** What a status shows: the state and the message naming what waits. */
-const shown = (task: Task) => JSON.stringify([task.status?.state, task.status?.message?.messageId]);
 
 /** A blocking `SendMessage`: the task once it is terminal or interrupted (input-required). */
 export async function settledTask(client: TurnpikeClient, taskId: string, signal?: AbortSignal): Promise<Task> {

@@ -7,7 +7,7 @@
  * (api/send-decision.ts). So any API process answers for any task.
  */
 import { createHash } from 'node:crypto';
-import type { AgentCard, CancelTaskRequest, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, GetTaskRequest } from '@a2a-js/sdk';
+import type { AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, GetTaskRequest, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ContentTypeNotSupportedError, ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../../client/errors.js';
@@ -17,6 +17,7 @@ import { sendDecision } from '../send-decision.js';
 import { requestPlacement } from '../tenant-binding.js';
 import type { A2aAgent } from './a2a-agents.js';
 import { followTask, settledTask } from './a2a-follow.js';
+import { A2aPushConfigs, checkedPushConfig, wireConfig } from './a2a-push-configs.js';
 import { isTerminal, readTask } from './a2a-task-view.js';
 
 /** Where the route puts the caller and the stream's abort signal in the SDK's call context. */
@@ -40,6 +41,7 @@ export class TurnpikeA2aHandler implements A2ARequestHandler {
     private readonly name: string,
     private readonly agent: A2aAgent,
     private readonly card: AgentCard,
+    private readonly pushConfigs: A2aPushConfigs | undefined,
   ) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -86,37 +88,61 @@ export class TurnpikeA2aHandler implements A2ARequestHandler {
     throw new UnsupportedOperationError({ message: 'ListTasks is not served by turnpike yet' });
   }
 
-  async createTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError();
+  /** Push notifications to a task: a durable notifier per config (a2a-push-configs.ts), for whoever may read the task. */
+  async createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    const pushConfigs = this.pushing();
+    await this.readable(params.taskId, callerOf(context));
+    const config = checkedPushConfig(params.taskId, params);
+    const task = await this.read(params.taskId);
+    if (isTerminal(task)) throw new UnsupportedOperationError({ message: `Task ${params.taskId} has ended (${task.metadata?.turnStatus}): it sends no more notifications` });
+    return wireConfig(await pushConfigs.create(config));
   }
 
-  async getTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError();
+  async getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    const pushConfigs = this.pushing();
+    await this.readable(params.taskId, callerOf(context));
+    return wireConfig(await pushConfigs.get(params.taskId, params.id));
   }
 
-  async listTaskPushNotificationConfigs(): Promise<never> {
-    throw new PushNotificationNotSupportedError();
+  async listTaskPushNotificationConfigs(params: ListTaskPushNotificationConfigsRequest, context: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
+    const pushConfigs = this.pushing();
+    await this.readable(params.taskId, callerOf(context));
+    return { configs: (await pushConfigs.list(params.taskId)).map(wireConfig), nextPageToken: '' };
   }
 
-  async deleteTaskPushNotificationConfig(): Promise<never> {
-    throw new PushNotificationNotSupportedError();
+  async deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    const pushConfigs = this.pushing();
+    await this.readable(params.taskId, callerOf(context));
+    await pushConfigs.delete(params.taskId, params.id);
+  }
+
+  private pushing(): A2aPushConfigs {
+    if (!this.pushConfigs) throw new PushNotificationNotSupportedError();
+    return this.pushConfigs;
   }
 
   /** Starts the message's turn, or passes a follow-up's decisions to its task's turn; returns the task id. */
   private async accept(params: SendMessageRequest, context: ServerCallContext): Promise<string> {
     const message = params.message;
     if (!message || !message.messageId) throw new RequestMalformedError({ message: 'SendMessage needs a message with a messageId' });
-    if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError();
     const caller = callerOf(context);
+    // A config sent with the message is checked before anything starts, and set once the task exists.
+    const push = params.configuration?.taskPushNotificationConfig;
+    const pushConfigs = push ? this.pushing() : undefined;
+    if (push) checkedPushConfig(message.taskId || 'a2a-', push);
+    const withPush = async (taskId: string) => {
+      if (push && pushConfigs) await pushConfigs.create(checkedPushConfig(taskId, { ...push, id: push.id || `message-${createHash('sha256').update(message.messageId).digest('hex').slice(0, 16)}` }));
+      return taskId;
+    };
     if (message.taskId) {
       await this.decide(message, caller);
-      return message.taskId;
+      return withPush(message.taskId);
     }
     if (message.contextId) throw new UnsupportedOperationError({ message: 'A context that spans several tasks is not served yet: send a new task without contextId (each task is its own context), or a follow-up with its taskId' });
     const text = messageText(message);
     const taskId = taskIdFor(this.name, caller.identity, message.messageId);
     // A retried message finds its turn, running or ended, and starts nothing.
-    if (await this.routes.client.describeStart(taskId)) return taskId;
+    if (await this.routes.client.describeStart(taskId)) return withPush(taskId);
     const placement = requestPlacement(caller, this.routes.access.isAdmin(caller), {});
     if (typeof placement === 'string') throw new RequestMalformedError({ message: placement });
     const { model, system, tools, maxSteps, approvalTimeout } = this.agent;
@@ -129,7 +155,7 @@ export class TurnpikeA2aHandler implements A2ARequestHandler {
       ...(approvalTimeout !== undefined ? { approvalTimeout } : {}),
     };
     await this.routes.client.startTurn(input, { turnId: taskId, startedBy: caller.identity, ...placement });
-    return taskId;
+    return withPush(taskId);
   }
 
   /** A follow-up on a task: each data part `{ approvalId, approved, reason? }` decides that approval. */

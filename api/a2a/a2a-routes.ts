@@ -15,17 +15,18 @@ import { openEventStream } from '../sse.js';
 import { A2A_BASE_PATH, type A2aAgent, type A2aOptions } from './a2a-agents.js';
 import { AGENT_NAME } from '../published-agents.js';
 import { CALLER_KEY, SIGNAL_KEY, TurnpikeA2aHandler } from './a2a-request-handler.js';
+import { A2aPushConfigs } from './a2a-push-configs.js';
 
 const agentParams = z.object({ agent: z.string().regex(AGENT_NAME) });
 
-function agentCard(name: string, agent: A2aAgent, url: string, version: string): Card {
+function agentCard(name: string, agent: A2aAgent, url: string, version: string, pushNotifications: boolean): Card {
   return {
     name,
     description: agent.description,
     supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
     provider: undefined,
     version,
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications, extensions: [], extendedAgentCard: false },
     securitySchemes: { bearer: { scheme: { $case: 'httpAuthSecurityScheme', value: { description: 'A bearer token this API accepts (a JWT of its identity provider, or a static token)', scheme: 'Bearer', bearerFormat: '' } } } },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
     defaultInputModes: ['text/plain', 'application/json'],
@@ -43,9 +44,11 @@ function agentUrl(request: FastifyRequest, options: A2aOptions, name: string): s
 export function registerA2aRoutes(app: ApiApp, routes: RouteContext, options: A2aOptions): void {
   const api = zodRoutes(app);
   const version = options.version ?? '1.0.0';
+  const pushNotifications = options.pushNotifications ?? true;
+  const pushConfigs = pushNotifications ? new A2aPushConfigs(routes.client) : undefined;
   const handlerFor = (request: FastifyRequest, name: string) => {
     const agent = options.agents[name];
-    return agent ? new TurnpikeA2aHandler(routes, name, agent, agentCard(name, agent, agentUrl(request, options, name), version)) : undefined;
+    return agent ? new TurnpikeA2aHandler(routes, name, agent, agentCard(name, agent, agentUrl(request, options, name), version, pushNotifications), pushConfigs) : undefined;
   };
 
   api.get(`${A2A_BASE_PATH}/:agent/.well-known/agent-card.json`, { schema: { params: agentParams } }, async (request, reply) => {

@@ -1,104 +1,14 @@
 /**
- * A turn seen as an A2A task: its state, the status message that says what waits, and its answer
- * as an artifact. Everything is read from the turn (`turnState`, and `turnResult` once it ended)
- * through the TurnpikeClient, so any API process answers for any task.
- *
- * | turn status                                            | A2A task state   |
- * | ------------------------------------------------------ | ---------------- |
- * | running                                                | working          |
- * | awaiting-input (approval, budget, client tool, question) | input-required |
- * | completed                                              | completed        |
- * | refused                                                | rejected         |
- * | cancelled                                              | canceled         |
- * | max-steps, max-tokens, invalid-output, budget-exceeded | failed           |
+ * Reading a turn as an A2A task through the TurnpikeClient, so any API process answers for any
+ * task. The mapping itself (states, status message, answer artifact) is shared with the push
+ * notifications the worker sends: activities/a2a-push/a2a-task-view.ts.
  */
-import { Role, TaskState, type Artifact, type Message, type Part, type Task } from '@a2a-js/sdk';
+import type { Task } from '@a2a-js/sdk';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
-import { isTurnEnded, type TurnStatus } from '../../workflows/types/turn-statuses.js';
-import type { AgentTurnResult, PendingToolCall, TurnState } from '../../workflows/types/index.js';
+import { isTurnEnded } from '../../workflows/types/turn-statuses.js';
+import { taskFrom } from '../../activities/a2a-push/a2a-task-view.js';
 
-const STATES: Record<TurnStatus, TaskState> = {
-  running: TaskState.TASK_STATE_WORKING,
-  'awaiting-input': TaskState.TASK_STATE_INPUT_REQUIRED,
-  completed: TaskState.TASK_STATE_COMPLETED,
-  refused: TaskState.TASK_STATE_REJECTED,
-  cancelled: TaskState.TASK_STATE_CANCELED,
-  'max-steps': TaskState.TASK_STATE_FAILED,
-  'max-tokens': TaskState.TASK_STATE_FAILED,
-  'invalid-output': TaskState.TASK_STATE_FAILED,
-  'budget-exceeded': TaskState.TASK_STATE_FAILED,
-};
-
-const TERMINAL = new Set([TaskState.TASK_STATE_COMPLETED, TaskState.TASK_STATE_FAILED, TaskState.TASK_STATE_CANCELED, TaskState.TASK_STATE_REJECTED]);
-const INTERRUPTED = new Set([TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_AUTH_REQUIRED]);
-
-export const isTerminal = (task: Task) => TERMINAL.has(task.status!.state);
-/** Terminal or interrupted: where a blocking `SendMessage` returns. */
-export const isSettled = (task: Task) => isTerminal(task) || INTERRUPTED.has(task.status!.state);
-
-export function textPart(text: string): Part {
-  return { content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: 'text/plain' };
-}
-
-export function dataPart(value: unknown): Part {
-  return { content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' };
-}
-
-export function agentMessage(taskId: string, contextId: string, messageId: string, parts: Part[]): Message {
-  return { messageId, contextId, taskId, role: Role.ROLE_AGENT, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
-}
-
-/** One parked call, in words and as data the caller can answer with. */
-function describeWait(call: PendingToolCall): string {
-  const who = [...(call.approvers ?? []), ...(call.approverGroups ?? []).map((group) => `group ${group}`)];
-  const whom = who.length > 0 ? ` by ${who.join(' or ')}` : '';
-  switch (call.kind) {
-    case 'approval':
-      return `${call.toolName} waits for approval${whom} (approvalId ${call.approvalId}, until ${call.expiresAt})`;
-    case 'budget':
-      return `the turn reached its budget and waits for a decision to extend it${whom} (approvalId ${call.approvalId})`;
-    case 'client-tool':
-      return `${call.toolName} waits for a client's result (toolCallId ${call.toolCallId})`;
-    case 'elicitation':
-      return `${call.toolName} asks: ${call.message ?? ''} (toolCallId ${call.toolCallId})`;
-  }
-}
-
-function waitingMessage(taskId: string, contextId: string, pending: readonly PendingToolCall[]): Message {
-  const text = `Waiting: ${pending.map(describeWait).join('; ')}. Answer an approval with a data part { "approvalId", "approved", "reason"? } in a message on this task.`;
-  const waits = pending.map((call) => ({
-    kind: call.kind,
-    toolName: call.toolName,
-    toolCallId: call.toolCallId,
-    input: call.input,
-    expiresAt: call.expiresAt,
-    ...(call.approvalId !== undefined ? { approvalId: call.approvalId } : {}),
-    ...(call.approvers ? { approvers: call.approvers } : {}),
-    ...(call.approverGroups ? { approverGroups: call.approverGroups } : {}),
-    ...(call.reason !== undefined ? { reason: call.reason } : {}),
-  }));
-  return agentMessage(taskId, contextId, `${taskId}/waiting/${pending.map((call) => call.approvalId ?? call.toolCallId).join(',')}`, [textPart(text), dataPart({ waiting: waits })]);
-}
-
-function answerArtifact(result: AgentTurnResult): Artifact {
-  const parts = [textPart(result.text), ...(result.output !== undefined ? [dataPart(result.output)] : [])];
-  return { artifactId: 'answer', name: 'answer', description: `The turn's answer (status ${result.status})`, parts, metadata: undefined, extensions: [] };
-}
-
-/** The task as the turn has it now. Each task is its own context: its contextId is its id. */
-export function taskFrom(taskId: string, state: TurnState, result?: AgentTurnResult): Task {
-  const contextId = taskId;
-  const status = result?.status ?? state.status;
-  const message = status === 'awaiting-input' && state.pending.length > 0 ? waitingMessage(taskId, contextId, state.pending) : result && status !== 'completed' ? agentMessage(taskId, contextId, `${taskId}/ended`, [textPart(`The turn ended ${status}.`)]) : undefined;
-  return {
-    id: taskId,
-    contextId,
-    status: { state: STATES[status], message, timestamp: new Date().toISOString() },
-    artifacts: result ? [answerArtifact(result)] : [],
-    history: [],
-    metadata: { turnId: taskId, turnStatus: status, step: state.step },
-  };
-}
+export { agentMessage, dataPart, isSettled, isTerminal, shownOf, taskFrom, textPart } from '../../activities/a2a-push/a2a-task-view.js';
 
 /** Reads the task of a turn: its state, and its result once it ended. */
 export async function readTask(client: TurnpikeClient, taskId: string): Promise<Task> {

@@ -21,7 +21,7 @@ const FLOORS: Record<string, number> = { workflows: 1, activities: 2, codec: 2, 
  * The folders of `workflows/`, from the ground up: a file may import its own folder and those
  * before it. The root (`index.ts`, `preload.ts`, `registered-workflows.ts`) stands above them all.
  */
-const WORKFLOW_FOLDERS = ['types', 'messages', 'stream', 'calls', 'context', 'budgets', 'agents', 'turn', 'conversation', 'capacity', 'evaluation'];
+const WORKFLOW_FOLDERS = ['types', 'messages', 'stream', 'calls', 'context', 'budgets', 'agents', 'turn', 'conversation', 'capacity', 'evaluation', 'a2a'];
 const WORKFLOW_ROOT_FILES = ['index.ts', 'preload.ts', 'registered-workflows.ts'];
 
 function sources(folder: string): string[] {

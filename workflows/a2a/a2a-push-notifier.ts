@@ -1,0 +1,54 @@
+/**
+ * `a2aPushNotifier`: one per push notification config of an A2A task (workflow id
+ * `<task id>/push/<config id>`), started by the API's `CreateTaskPushNotificationConfig` and
+ * cancelled by its `DeleteTaskPushNotificationConfig`. The turn itself is not touched: its
+ * commands are the same whether anyone is notified or not.
+ *
+ * It runs one activity, `deliverA2aPush` (activities/a2a-push/push-delivery.ts), which follows
+ * the task by reading the turn and POSTs each change (a status, and at the end the answer and the
+ * final status), signed, in order. What was computed and not yet delivered is kept in the
+ * activity's heartbeat details, so a receiver that is down is retried with backoff from the same
+ * notification, and a worker that dies hands the rest to the next attempt on any worker. An
+ * activity run lasts at most an hour; the workflow then starts the next from where it stood.
+ */
+import * as wf from '@temporalio/workflow';
+import type { A2aPushActivities, A2aPushConfig, A2aPushNotifierInput, A2aPushNotifierResult } from './a2a-push-types.js';
+
+export * from './a2a-push-types.js';
+
+/** The notifier's workflow type. */
+export const A2A_PUSH_NOTIFIER_WORKFLOW = 'a2aPushNotifier';
+
+/** The notifier's memo key: the config, so that listing a task's configs reads no workflow. */
+export const A2A_PUSH_CONFIG_MEMO_KEY = 'turnpikeA2aPushConfig';
+
+/** The config the notifier delivers to. */
+export const a2aPushConfigQuery = wf.defineQuery<A2aPushConfig>('turnpikeA2aPushConfig');
+
+/** The notifier's workflow id for a task's config. */
+export function a2aPushNotifierId(taskId: string, configId: string): string {
+  return `${taskId}/push/${configId}`;
+}
+
+/**
+ * A receiver that is down is retried from 1 s, doubling, up to a minute apart, for as long as the
+ * notification's own limit allows (push-delivery.ts); the heartbeat timeout hands a dead worker's
+ * run to another within 30 s.
+ */
+const delivery = wf.proxyActivities<A2aPushActivities>({
+  startToCloseTimeout: '65m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
+});
+
+/** Delivers a task's notifications to one config until the task ends; see the module's comment. */
+export async function a2aPushNotifier(input: A2aPushNotifierInput): Promise<A2aPushNotifierResult> {
+  const { config } = input;
+  wf.setHandler(a2aPushConfigQuery, () => config);
+  let progress = input.progress;
+  for (;;) {
+    const result = await delivery.deliverA2aPush({ config, ...(progress ? { progress } : {}) });
+    progress = result.progress;
+    if (result.done) return { delivered: progress.delivered, dropped: progress.dropped };
+  }
+}
