@@ -63,8 +63,10 @@ function startTurn(model: ModelSettings, workflowId: string) {
     args: [{
       model,
       messages: [{ role: 'user', content: 'Where is my refund?' }],
-      // The model activity does not heartbeat: the killed attempt times out after this.
-      modelCallOptions: { startToCloseTimeout: '4s', retry: { initialInterval: '100ms', maximumAttempts: 5 } },
+      // The model activity does not heartbeat: the killed attempt times out after this. Long
+      // enough that the retry, streaming on a loaded machine, finishes within it (at 4s, a
+      // retry under a load of 15 timed out and a third attempt was made).
+      modelCallOptions: { startToCloseTimeout: '8s', retry: { initialInterval: '100ms', maximumAttempts: 5 } },
     }],
   });
 }
