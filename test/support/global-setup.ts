@@ -20,7 +20,35 @@ declare module 'vitest' {
 
 export const CONTINUE_AS_NEW_SUGGESTED_AT_EVENTS = 40;
 
+interface SharedSetup {
+  provided: Pick<import('vitest').ProvidedContext, 'temporalAddress' | 'temporalNamespace' | 'temporalCli' | 'workflowBundlePath'>;
+  stop: () => Promise<void>;
+  users: number;
+}
+
+/**
+ * The projects `integration` and `integration-alone` (vitest.config.ts) both name this setup;
+ * vitest runs it once per project (in its main process), so the first starts the server and the
+ * bundle and the others share them. The last teardown stops them.
+ */
+const SHARED = Symbol.for('turnpike.integration-setup');
+type WithShared = typeof globalThis & { [SHARED]?: Promise<SharedSetup> };
+
 export default async function setup(project: TestProject) {
+  const holder = globalThis as WithShared;
+  holder[SHARED] ??= start();
+  const shared = await holder[SHARED];
+  shared.users += 1;
+  for (const [key, value] of Object.entries(shared.provided)) project.provide(key as keyof SharedSetup['provided'], value);
+  return async () => {
+    shared.users -= 1;
+    if (shared.users > 0) return;
+    delete holder[SHARED];
+    await shared.stop();
+  };
+}
+
+async function start(): Promise<SharedSetup> {
   const directory = mkdtempSync(path.join(tmpdir(), 'turnpike-test-'));
   const [server, bundle] = await Promise.all([
     startDevServer({
@@ -33,12 +61,12 @@ export default async function setup(project: TestProject) {
   ]);
   const bundlePath = path.join(directory, 'workflow-bundle.js');
   writeFileSync(bundlePath, bundle.code);
-  project.provide('temporalAddress', server.address);
-  project.provide('temporalNamespace', server.namespace);
-  project.provide('temporalCli', server.cli);
-  project.provide('workflowBundlePath', bundlePath);
-  return async () => {
-    await server.stop();
-    rmSync(directory, { recursive: true, force: true });
+  return {
+    provided: { temporalAddress: server.address, temporalNamespace: server.namespace, temporalCli: server.cli, workflowBundlePath: bundlePath },
+    stop: async () => {
+      await server.stop();
+      rmSync(directory, { recursive: true, force: true });
+    },
+    users: 0,
   };
 }
