@@ -15,6 +15,7 @@ const ALONE = [
   'test/integration/many-readers.test.ts',
   'test/integration/fuzz-scale.test.ts',
   'test/integration/stalled-workflow-task.test.ts',
+  'test/integration/decision-while-worker-stalls.test.ts',
   'test/integration/provider-headers.test.ts',
   'test/integration/model-capacity-crash.test.ts',
 ];
