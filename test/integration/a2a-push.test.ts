@@ -3,7 +3,9 @@
  * HTTP on the dev server, received by a local webhook that checks each one as docs/protocols.md
  * tells receivers to (`checkPushNotification`). A task parked for approval notifies input-required,
  * then after the approval its answer and completed, in order, each once; a receiver that fails is
- * retried; bad configs and callers without rights get the protocol's errors and start nothing.
+ * retried; while the task is parked the notifier's activity waits on the server between reads
+ * (no worker slot, no history); bad configs and callers without rights get the protocol's errors
+ * and start nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { Role, StreamResponse, TaskState, type Message, type Part, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
