@@ -2,25 +2,38 @@
  * `deliverA2aPush`, the activity of an A2A push notifier (workflows/a2a/a2a-push-notifier.ts):
  * it follows one task (a turn) and POSTs each change to one config's URL, in order.
  *
- * - **Following**: it reads the turn as the A2A server does (`turnState`, and the result once it
- *   ended; both queries, which add nothing to the turn's history), every second. A status whose
- *   state or waiting message differs from the last one queued is queued as a `statusUpdate`; when
- *   the task is final, its answer (`artifactUpdate`s) and its final `statusUpdate`, and then it is
- *   done. The first read queues the status the task has then.
+ * Each attempt of the activity does one bounded piece of work and ends; no worker waits between
+ * two (the way the remote A2A tool polls, activities/a2a-remote/a2a-remote-call.ts):
+ *
+ * 1. It delivers what an earlier attempt queued, in order (below).
+ * 2. It reads the turn once, as the A2A server does (`turnState`, and the result once it ended;
+ *    both queries, which add nothing to the turn's history). A status whose state or waiting
+ *    message differs from the last one queued is queued as a `statusUpdate`; when the task is
+ *    final, its answer (`artifactUpdate`s) and its final `statusUpdate`. The first read queues
+ *    the status the task has then. What it queued is delivered at once.
+ * 3. Once the final status is delivered (or given up on), the activity returns and the notifier
+ *    ends. Otherwise the attempt ends with a retryable failure, `A2aPushIdle`, whose
+ *    `nextRetryDelay` is when to read again: 1 s after a change, doubling while nothing changes,
+ *    up to {@link MAX_IDLE_MS}. Temporal's server schedules the next attempt itself; the
+ *    notifier's retry policy has no attempt limit, and failed attempts enter no history.
+ *
  * - **Delivering**: each body is the A2A 1.0 `StreamResponse` as JSON (`application/a2a+json`, the
  *   SDK's own serialization), with `Authorization: <scheme> <credentials>` when the config has
  *   `authentication`, `X-A2A-Notification-Token: <token>`, `X-Turnpike-Delivery` (the same on every
  *   retry of one notification), and `X-Turnpike-Timestamp` and `X-Turnpike-Signature` (HMAC-SHA256
  *   keyed with the token, push-signature.ts). Each request is bounded by 10 s.
- * - **Retries**: the queue is kept in the heartbeat details before anything is sent. A 2xx takes
- *   the notification off it; a 408, 429, 5xx or a network failure is tried again after 1 s,
- *   doubling, up to a minute apart (the run heartbeats meanwhile). After {@link MAX_FAILURES}
- *   failures of one notification (about a quarter of an hour, as for the approval webhooks) it is
- *   given up on, and the next goes. Any other answer (a 4xx, a redirect) refuses it for good: it
- *   is given up on at once. A worker that dies hands the queue, as last heartbeated, to the next
- *   attempt of the activity on any worker, which sends the same notification first.
+ * - **Retries**: the progress (the queue, the failures of its first notification, the quiet
+ *   reads) is kept in the heartbeat details before anything is sent; Temporal hands the last
+ *   attempt's to the next, on any worker. A 2xx takes the notification off the queue; a 408, 429,
+ *   5xx or a network failure ends the attempt with a retryable failure, `A2aPushReceiverFailed`,
+ *   whose next attempt tries the same notification again after 1 s, doubling, up to a minute. After
+ *   {@link MAX_FAILURES} failures of one notification (about a quarter of an hour, as for the
+ *   approval webhooks) it is given up on, and the next goes. Any other answer (a 4xx, a redirect)
+ *   refuses it for good: it is given up on at once. An attempt heartbeats every 5 s while it
+ *   works, so a worker that dies mid-attempt is found by the heartbeat timeout.
  */
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
 import { A2A_CONTENT_TYPE, StreamResponse, type Task } from '@a2a-js/sdk';
 import { createHash } from 'node:crypto';
 import { turnStateQuery } from '../../workflows/messages/definitions.js';
@@ -32,13 +45,19 @@ import { PUSH_DELIVERY_HEADER, PUSH_SIGNATURE_HEADER, PUSH_TIMESTAMP_HEADER, PUS
 
 /** Failures of one notification before it is given up on: 1 + 2 + 4 + … + 60 s ≈ 15 minutes. */
 export const MAX_FAILURES = 20;
-/** How often the task is read while nothing is queued. */
-const POLL_MS = 1_000;
-/** An activity run ends after this long, and the workflow starts the next where it stood. */
-const RUN_MS = 60 * 60_000;
+/** The first wait before reading the task again; it doubles with each read that finds nothing new. */
+const FIRST_IDLE_MS = 1_000;
+/** The longest wait between two reads of a task that does not change. */
+export const MAX_IDLE_MS = 30_000;
+/** The failure type of an attempt that found nothing to do, and of one whose receiver failed. */
+export const PUSH_IDLE_FAILURE = 'A2aPushIdle';
+export const PUSH_RECEIVER_FAILURE = 'A2aPushReceiverFailed';
 const REQUEST_TIMEOUT_MS = 10_000;
+/** A read of the turn (which may replay its history on a worker) is given this long. */
+const READ_TIMEOUT_MS = 20_000;
 /** The longest wait between two tries of one notification. */
 const MAX_BACKOFF_MS = 60_000;
+const HEARTBEAT_MS = 5_000;
 
 const fresh = (): A2aPushProgress => ({ shown: null, queue: [], failures: 0, delivered: 0, dropped: 0, finished: false });
 
@@ -46,48 +65,63 @@ export async function deliverA2aPush({ config, progress: carried }: A2aPushNotif
   const context = Context.current();
   let progress: A2aPushProgress = (context.info.heartbeatDetails as A2aPushProgress | undefined) ?? carried ?? fresh();
   const beat = () => context.heartbeat(progress);
-  // A parked task changes nothing for hours: the heartbeat says the run is alive meanwhile.
-  const alive = setInterval(beat, 5_000);
-  const handle = context.client.workflow.getHandle(config.taskId);
-  const ends = Date.now() + RUN_MS;
+  // A slow receiver or read: the heartbeat says the attempt is alive meanwhile.
+  const alive = setInterval(beat, HEARTBEAT_MS);
   try {
-    for (;;) {
-      while (progress.queue.length > 0) {
-        const [next, ...rest] = progress.queue;
-        const outcome = await post(config, next!.delivery, next!.body, context.cancellationSignal);
-        if (outcome.ok || outcome.refused || progress.failures + 1 >= MAX_FAILURES) {
-          if (!outcome.ok) context.log.warn('An A2A push notification was given up on', { taskId: config.taskId, configId: config.id, delivery: next!.delivery, reason: outcome.reason });
-          progress = { ...progress, queue: rest, failures: 0, ...(outcome.ok ? { delivered: progress.delivered + 1 } : { dropped: progress.dropped + 1 }) };
-          beat();
-          continue;
-        }
-        // Waited out here, heartbeating: each notification's backoff starts at 1 s, whatever came before it.
-        progress = { ...progress, failures: progress.failures + 1 };
-        beat();
-        context.log.info('An A2A push notification receiver did not take a notification; trying again', { taskId: config.taskId, configId: config.id, delivery: next!.delivery, reason: outcome.reason, failures: progress.failures });
-        await sleep(Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** (progress.failures - 1)), context.cancellationSignal);
-        if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
-      }
-      if (progress.finished) return { done: true, progress };
-      if (Date.now() > ends) return { done: false, progress };
-      const task = await readTask(handle, config.taskId);
+    await deliverQueue();
+    if (!progress.finished) {
+      const task = await readTask(context, config.taskId);
       const queued = changes(task, progress.shown, config.id);
-      if (queued.length > 0) {
-        progress = { ...progress, shown: shownOf(task), queue: [...progress.queue, ...queued], finished: isTerminal(task) };
-        beat();
-        continue;
-      }
-      await sleep(POLL_MS, context.cancellationSignal);
-      if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+      progress = queued.length > 0 ? { ...progress, shown: shownOf(task), queue: [...progress.queue, ...queued], finished: isTerminal(task), quiet: 0 } : { ...progress, quiet: (progress.quiet ?? 0) + 1 };
+      beat();
+      await deliverQueue();
     }
+    if (progress.finished) return { done: true, progress };
+    if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
+    const wait = Math.min(MAX_IDLE_MS, FIRST_IDLE_MS * 2 ** (progress.quiet ?? 0));
+    throw ApplicationFailure.create({
+      message: `Task ${config.taskId} is open; read it again in ${wait} ms`,
+      type: PUSH_IDLE_FAILURE,
+      nextRetryDelay: wait,
+      category: ApplicationFailureCategory.BENIGN,
+    });
   } finally {
     clearInterval(alive);
   }
+
+  /** Sends the queue in order; a notification the receiver did not take ends the attempt, to be tried again. */
+  async function deliverQueue(): Promise<void> {
+    while (progress.queue.length > 0) {
+      const [next, ...rest] = progress.queue;
+      const outcome = await post(config, next!.delivery, next!.body, context.cancellationSignal);
+      if (outcome.ok || outcome.refused || progress.failures + 1 >= MAX_FAILURES) {
+        if (!outcome.ok) context.log.warn('An A2A push notification was given up on', { taskId: config.taskId, configId: config.id, delivery: next!.delivery, reason: outcome.reason });
+        progress = { ...progress, queue: rest, failures: 0, ...(outcome.ok ? { delivered: progress.delivered + 1 } : { dropped: progress.dropped + 1 }) };
+        beat();
+        continue;
+      }
+      // Each notification's backoff starts at 1 s, whatever came before it.
+      progress = { ...progress, failures: progress.failures + 1 };
+      beat();
+      const wait = Math.min(MAX_BACKOFF_MS, 1_000 * 2 ** (progress.failures - 1));
+      context.log.info('An A2A push notification receiver did not take a notification; trying again', { taskId: config.taskId, configId: config.id, delivery: next!.delivery, reason: outcome.reason, failures: progress.failures });
+      throw ApplicationFailure.create({
+        message: `The receiver did not take notification ${next!.delivery} (${outcome.reason}); trying again in ${wait} ms`,
+        type: PUSH_RECEIVER_FAILURE,
+        nextRetryDelay: wait,
+        category: ApplicationFailureCategory.BENIGN,
+      });
+    }
+  }
 }
 
-async function readTask(handle: ReturnType<Context['client']['workflow']['getHandle']>, taskId: string): Promise<Task> {
-  const state = await handle.query(turnStateQuery);
-  return taskFrom(taskId, state, isTurnEnded(state.status) ? ((await handle.result()) as AgentTurnResult) : undefined);
+async function readTask(context: Context, taskId: string): Promise<Task> {
+  const { client } = context;
+  const handle = client.workflow.getHandle(taskId);
+  return client.withDeadline(Date.now() + READ_TIMEOUT_MS, async () => {
+    const state = await handle.query(turnStateQuery);
+    return taskFrom(taskId, state, isTurnEnded(state.status) ? ((await handle.result()) as AgentTurnResult) : undefined);
+  });
 }
 
 /** The notifications a read of the task adds: its status when it changed; at the end, its answer and final status. */
@@ -135,16 +169,4 @@ async function post(config: A2aPushConfig, delivery: string, body: string, cance
   // 408, 429 and 5xx may pass; any other answer (a 4xx, a redirect) will not, however often it is retried.
   const passing = response.status === 408 || response.status === 429 || response.status >= 500;
   return { ok: false, refused: !passing, reason: `answered ${response.status}` };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
 }

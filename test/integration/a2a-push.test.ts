@@ -3,12 +3,15 @@
  * HTTP on the dev server, received by a local webhook that checks each one as docs/protocols.md
  * tells receivers to (`checkPushNotification`). A task parked for approval notifies input-required,
  * then after the approval its answer and completed, in order, each once; a receiver that fails is
- * retried; bad configs and callers without rights get the protocol's errors and start nothing.
+ * retried; while the task is parked the notifier's activity waits on the server between reads
+ * (no worker slot, no history); bad configs and callers without rights get the protocol's errors
+ * and start nothing.
  */
 import { randomUUID } from 'node:crypto';
 import { Role, StreamResponse, TaskState, type Message, type Part, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPushNotification, signPushNotification } from '../../index.js';
 import { parseTokenMap } from '../../api/auth.js';
@@ -106,6 +109,10 @@ function notifier(taskId: string, configId: string) {
   return handle;
 }
 
+function millis(timestamp: { seconds?: unknown; nanos?: number | null } | null | undefined): number {
+  return timestamp ? Number(timestamp.seconds) * 1_000 + Math.floor((timestamp.nanos ?? 0) / 1e6) : 0;
+}
+
 async function notifierExists(taskId: string, configId: string): Promise<boolean> {
   try {
     await turnpike.client.workflow.getHandle(a2aPushNotifierId(taskId, configId)).describe();
@@ -190,6 +197,41 @@ describe('A2A push notifications', () => {
     await until(() => receiver.taken.length >= 1, 'the kept config\'s notification');
     await served.client.approveToolCall(task.id, { approvalId: approvalIdOf(task), approved: true, approver: 'alice' });
     expect(await notifier(task.id, 'kept').result()).toEqual({ delivered: receiver.taken.length, dropped: 0 });
+    expectParkedThenCompleted(receiver);
+  });
+
+  it('holds no worker while the task is parked: between reads its activity waits on the server, further apart while nothing changes, and its history does not grow', async () => {
+    const task = await parkedTask('push-6');
+    const token = 'idle-token';
+    const receiver = await startPushReceiver(() => token);
+    receivers.push(receiver);
+    await alice.createTaskPushNotificationConfig(config(task.id, receiver.url, { id: 'idle', token }));
+    await until(() => receiver.taken.length >= 1, 'the input-required notification');
+    const handle = notifier(task.id, 'idle');
+    const historyLength = async () => (await handle.fetchHistory()).events!.length;
+    const scheduledAt = await historyLength();
+    // Reads 1, 2, 4 s apart: by the fourth attempt the activity has waited on the server three times.
+    let waiting: temporal.api.workflow.v1.IPendingActivityInfo | undefined;
+    for (let read = 0; read < 150 && !waiting; read++) {
+      const pending = (await handle.describe()).raw.pendingActivities?.[0];
+      if (pending?.state === temporal.api.enums.v1.PendingActivityState.PENDING_ACTIVITY_STATE_SCHEDULED && (pending.attempt ?? 0) >= 4) waiting = pending;
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(waiting, 'the activity waiting in backoff after its fourth attempt').toBeDefined();
+    expect(waiting!.activityType?.name).toBe('deliverA2aPush');
+    expect(waiting!.lastFailure?.applicationFailureInfo?.type).toBe('A2aPushIdle');
+    const progress = JSON.parse(Buffer.from(waiting!.heartbeatDetails!.payloads![0]!.data!).toString()) as { delivered: number; queue: unknown[]; quiet: number };
+    expect(progress).toMatchObject({ delivered: 1, queue: [] });
+    expect(progress.quiet).toBeGreaterThanOrEqual(2);
+    // The next read is scheduled 2^quiet s after the last attempt ended (up to 30 s), not a second.
+    const gap = millis(waiting!.nextAttemptScheduleTime) - millis(waiting!.lastAttemptCompleteTime);
+    expect(gap).toBeGreaterThanOrEqual(Math.min(30_000, 1_000 * 2 ** progress.quiet) - 50);
+    expect(gap).toBeLessThanOrEqual(Math.min(30_000, 1_000 * 2 ** progress.quiet) + 50);
+    // Its attempts entered no history: still the activity's one ActivityTaskScheduled, never started.
+    expect(await historyLength()).toBe(scheduledAt);
+    expect((await handle.fetchHistory()).events!.some((event) => event.activityTaskStartedEventAttributes)).toBe(false);
+    await served.client.approveToolCall(task.id, { approvalId: approvalIdOf(task), approved: true, approver: 'alice' });
+    expect(await notifier(task.id, 'idle').result()).toEqual({ delivered: receiver.taken.length, dropped: 0 });
     expectParkedThenCompleted(receiver);
   });
 

@@ -6,10 +6,12 @@
  *
  * It runs one activity, `deliverA2aPush` (activities/a2a-push/push-delivery.ts), which follows
  * the task by reading the turn and POSTs each change (a status, and at the end the answer and the
- * final status), signed, in order. What was computed and not yet delivered is kept in the
- * activity's heartbeat details, so a receiver that is down is retried with backoff from the same
- * notification, and a worker that dies hands the rest to the next attempt on any worker. An
- * activity run lasts at most an hour; the workflow then starts the next from where it stood.
+ * final status), signed, in order. Each attempt reads the turn once, delivers what is new and,
+ * while the task is open, ends with a retryable failure whose `nextRetryDelay` is the next read
+ * (1 s, doubling to 30 s while nothing changes): no worker slot is held between reads, and the
+ * attempts enter no history. What was computed and not yet delivered is kept in the activity's
+ * heartbeat details, so a receiver that is down is retried with backoff from the same
+ * notification, and a worker that dies hands the rest to the next attempt on any worker.
  */
 import * as wf from '@temporalio/workflow';
 import type { A2aPushActivities, A2aPushConfig, A2aPushNotifierInput, A2aPushNotifierResult } from './a2a-push-types.js';
@@ -31,9 +33,12 @@ export function a2aPushNotifierId(taskId: string, configId: string): string {
 }
 
 /**
- * A receiver that is down is retried from 1 s, doubling, up to a minute apart, for as long as the
- * notification's own limit allows (push-delivery.ts); the heartbeat timeout hands a dead worker's
- * run to another within 30 s.
+ * No attempt limit: each attempt ends with a retryable failure until the task's end is delivered,
+ * and sets its own `nextRetryDelay` (the policy's intervals apply only to unexpected failures).
+ * A receiver that is down is retried for as long as the notification's own limit allows
+ * (push-delivery.ts); the heartbeat timeout hands a dead worker's attempt to another within 30 s.
+ * (An attempt lasts seconds; the 65 minutes of `startToCloseTimeout` date from when an attempt
+ * followed the task for up to an hour, and are kept so that the recorded commands stay the same.)
  */
 const delivery = wf.proxyActivities<A2aPushActivities>({
   startToCloseTimeout: '65m',

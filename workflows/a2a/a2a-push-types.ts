@@ -30,6 +30,8 @@ export interface A2aPushProgress {
   dropped: number;
   /** The task reached a final state and its last notifications are queued: nothing more will come. */
   finished: boolean;
+  /** Reads in a row that found nothing new: the next read waits 1 s, doubled this many times, up to 30 s. */
+  quiet?: number;
 }
 
 export interface A2aPushNotifierInput {
