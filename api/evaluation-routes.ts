@@ -6,7 +6,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import { STARTED_BY_MEMO_KEY } from '../client/listings.js';
-import { EVALUATION_WORKFLOW, MAX_EVALUATION_TURNS, type EvaluationChange } from '../workflows/evaluation/evaluation-types.js';
+import { defaultEvaluationQueue, EVALUATION_WORKFLOW, MAX_EVALUATION_TURNS, type EvaluationChange } from '../workflows/evaluation/evaluation-types.js';
 import type { Caller } from './auth.js';
 import { answer, sendError, turnNotFound } from './replies.js';
 import { evaluationParams, startEvaluationBody } from './request-schemas.js';
@@ -42,7 +42,7 @@ export function registerEvaluationRoutes(app: ApiApp, { client, access }: RouteC
   // The runs of this API's evaluation queue (the one `POST /api/evaluations` starts them on), newest first.
   api.get('/api/evaluations', async (request, reply) => {
     const who = request.caller!;
-    const evaluationQueue = `${client.taskQueue}-eval`.replace(/"/g, '\\"');
+    const evaluationQueue = defaultEvaluationQueue(client.taskQueue).replace(/"/g, '\\"');
     return answer(reply, async () => {
       const evaluations: Array<{ evaluationId: string; status: string; startedAt: string; closedAt?: string; startedBy?: string }> = [];
       let read = 0;

@@ -10,6 +10,7 @@ import { evaluableTurnsQuery } from '../client/evaluations.js';
 import { STARTED_BY_MEMO_KEY } from '../client/listings.js';
 import type { TurnpikeClient } from '../client/turnpike-client.js';
 import { agentConversationIdKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
+import { defaultEvaluationQueue } from '../workflows/evaluation/evaluation-types.js';
 import type { Caller } from './auth.js';
 import type { ReadAccess } from './read-access.js';
 
@@ -54,7 +55,7 @@ function invalidQuery(error: unknown): string | undefined {
 export async function readableTurnsOfQuery(client: TurnpikeClient, access: ReadAccess, who: Caller, query: string, limit: number): Promise<{ turnIds: string[] } | { problem: string }> {
   const found: ListedTurn[] = [];
   try {
-    for await (const execution of client.client.workflow.list({ query: evaluableTurnsQuery(query, `${client.taskQueue}-eval`), pageSize: 1_000 })) {
+    for await (const execution of client.client.workflow.list({ query: evaluableTurnsQuery(query, defaultEvaluationQueue(client.taskQueue)), pageSize: 1_000 })) {
       if (found.length === QUERY_SCAN_LIMIT) return { problem: `the query names more than ${QUERY_SCAN_LIMIT} turns; narrow it` };
       const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
       const conversationId = execution.typedSearchAttributes.get(agentConversationIdKey);

@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { evaluationReportQuery } from '../workflows/evaluation/evaluation-query.js';
-import { EVALUATION_WORKFLOW, MAX_EVALUATION_TURNS, type EvaluationBudget, type EvaluationChange, type EvaluationReport, type EvaluationRunInput } from '../workflows/evaluation/evaluation-types.js';
+import { defaultEvaluationQueue, EVALUATION_WORKFLOW, MAX_EVALUATION_TURNS, type EvaluationBudget, type EvaluationChange, type EvaluationReport, type EvaluationRunInput } from '../workflows/evaluation/evaluation-types.js';
 import { AGENT_TURN_WORKFLOW } from '../workflows/messages/definitions.js';
 import type { turnpikeEvaluation } from '../workflows/registered-workflows.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
@@ -77,7 +77,7 @@ export async function turnsOfQuery(client: Client, query: string, evaluationQueu
 
 export async function evaluate(starter: { client: Client; taskQueue: string }, options: EvaluateOptions): Promise<EvaluateResult> {
   checkedRun(options);
-  const taskQueue = options.taskQueue ?? `${starter.taskQueue}-eval`;
+  const taskQueue = options.taskQueue ?? defaultEvaluationQueue(starter.taskQueue);
   const limit = Math.min(options.limit ?? MAX_EVALUATION_TURNS, MAX_EVALUATION_TURNS);
   const turnIds = options.turnIds ? [...new Set(options.turnIds)] : await turnsOfQuery(starter.client, options.query!, taskQueue, limit);
   if (turnIds.length === 0) refuse('no turns to evaluate');

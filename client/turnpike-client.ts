@@ -58,7 +58,7 @@ export class TurnpikeClient {
   readonly tenantWeights: Readonly<Record<string, number>>;
   /** The task queue of its turns' model calls (`TurnpikeClientOptions.modelTaskQueue`). */
   readonly modelTaskQueue?: string;
-  /** How long messages and `describeStartPatiently` wait out Temporal's failures that pass (`TurnpikeClientOptions.transientPatienceMs`). */
+  /** How long messages to a turn, and the HTTP API's rights checks, wait out Temporal's failures that pass (`TurnpikeClientOptions.transientPatienceMs`). */
   readonly transientPatienceMs: number;
   /** The readers of event streams through this client share one feed per stream (stream-hub.ts). */
   private readonly streams: StreamHub;

@@ -15,6 +15,7 @@ import type { TurnpikeActivities } from '../activities/index.js';
 import { createEvaluationActivities } from '../activities/evaluation/evaluation-activities.js';
 import { evaluationDisposition, evaluationToolResult, RecordedCallsCache } from '../activities/evaluation/recorded-calls.js';
 import type { ExecuteToolInput, ModelStepRequest, ToolCallPart } from '../workflows/types/index.js';
+import { defaultEvaluationQueue } from '../workflows/evaluation/evaluation-types.js';
 import { ModelCapacityRunner } from './model-capacity.js';
 import { TurnpikePlugin, type TurnpikePluginOptions } from './plugin.js';
 
@@ -30,7 +31,7 @@ export interface EvaluationWorkerOptions {
 /** The options checked, with the queue's name: a bad one throws a clear TypeError before anything polls. */
 export function checkedEvaluation(options: EvaluationWorkerOptions, turnTaskQueue: string, tools: readonly Tool[]): EvaluationWorkerOptions & { taskQueue: string; safeTools: string[] } {
   if (options === null || typeof options !== 'object') throw new TypeError('Invalid evaluation: expected an object { taskQueue?, safeTools?, maxConcurrentActivities? }');
-  const { taskQueue = `${turnTaskQueue}-eval`, safeTools = [], maxConcurrentActivities } = options;
+  const { taskQueue = defaultEvaluationQueue(turnTaskQueue), safeTools = [], maxConcurrentActivities } = options;
   if (typeof taskQueue !== 'string' || taskQueue.trim() === '') throw new TypeError(`Invalid evaluation.taskQueue: a task queue name must be a non-empty string (got ${JSON.stringify(taskQueue)})`);
   if (taskQueue === turnTaskQueue) throw new TypeError(`Invalid evaluation.taskQueue: "${taskQueue}" is the turns' own task queue; evaluation turns need a queue of their own, where no tool runs for real`);
   if (!Array.isArray(safeTools) || safeTools.some((name) => typeof name !== 'string')) throw new TypeError('Invalid evaluation.safeTools: expected an array of tool names');

@@ -61,9 +61,9 @@ const HEARTBEAT_MS = 5_000;
 
 const fresh = (): A2aPushProgress => ({ shown: null, queue: [], failures: 0, delivered: 0, dropped: 0, finished: false });
 
-export async function deliverA2aPush({ config, progress: carried }: A2aPushNotifierInput): Promise<A2aPushDeliveryResult> {
+export async function deliverA2aPush({ config }: A2aPushNotifierInput): Promise<A2aPushDeliveryResult> {
   const context = Context.current();
-  let progress: A2aPushProgress = (context.info.heartbeatDetails as A2aPushProgress | undefined) ?? carried ?? fresh();
+  let progress: A2aPushProgress = (context.info.heartbeatDetails as A2aPushProgress | undefined) ?? fresh();
   const beat = () => context.heartbeat(progress);
   // A slow receiver or read: the heartbeat says the attempt is alive meanwhile.
   const alive = setInterval(beat, HEARTBEAT_MS);
@@ -76,7 +76,7 @@ export async function deliverA2aPush({ config, progress: carried }: A2aPushNotif
       beat();
       await deliverQueue();
     }
-    if (progress.finished) return { done: true, progress };
+    if (progress.finished) return { progress };
     if (context.cancellationSignal.aborted) throw context.cancellationSignal.reason;
     const wait = Math.min(MAX_IDLE_MS, FIRST_IDLE_MS * 2 ** (progress.quiet ?? 0));
     throw ApplicationFailure.create({

@@ -37,11 +37,11 @@ export function a2aPushNotifierId(taskId: string, configId: string): string {
  * and sets its own `nextRetryDelay` (the policy's intervals apply only to unexpected failures).
  * A receiver that is down is retried for as long as the notification's own limit allows
  * (push-delivery.ts); the heartbeat timeout hands a dead worker's attempt to another within 30 s.
- * (An attempt lasts seconds; the 65 minutes of `startToCloseTimeout` date from when an attempt
- * followed the task for up to an hour, and are kept so that the recorded commands stay the same.)
+ * An attempt lasts seconds (a read of at most 20 s, requests of at most 10 s each); one that
+ * outlives `startToCloseTimeout` goes on from its last heartbeat in the next attempt.
  */
 const delivery = wf.proxyActivities<A2aPushActivities>({
-  startToCloseTimeout: '65m',
+  startToCloseTimeout: '5m',
   heartbeatTimeout: '30s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '1m' },
 });
@@ -50,10 +50,7 @@ const delivery = wf.proxyActivities<A2aPushActivities>({
 export async function a2aPushNotifier(input: A2aPushNotifierInput): Promise<A2aPushNotifierResult> {
   const { config } = input;
   wf.setHandler(a2aPushConfigQuery, () => config);
-  let progress = input.progress;
-  for (;;) {
-    const result = await delivery.deliverA2aPush({ config, ...(progress ? { progress } : {}) });
-    progress = result.progress;
-    if (result.done) return { delivered: progress.delivered, dropped: progress.dropped };
-  }
+  // The activity answers once, when the task's end is delivered: every attempt before ends in a retry.
+  const { progress } = await delivery.deliverA2aPush({ config });
+  return { delivered: progress.delivered, dropped: progress.dropped };
 }

@@ -17,7 +17,7 @@ export interface A2aPushConfig {
   authentication?: { scheme: string; credentials: string };
 }
 
-/** Where a config's notifications stand, kept in the activity's heartbeat details and between its runs. */
+/** Where a config's notifications stand, kept in the activity's heartbeat details from one attempt to the next. */
 export interface A2aPushProgress {
   /** What the last status queued showed (its state and waiting message), or null before the first. */
   shown: string | null;
@@ -36,13 +36,10 @@ export interface A2aPushProgress {
 
 export interface A2aPushNotifierInput {
   config: A2aPushConfig;
-  /** Carried over from an earlier activity run; absent at the start. */
-  progress?: A2aPushProgress;
 }
 
+/** What the activity answers once the task's final status was delivered (or given up on). */
 export interface A2aPushDeliveryResult {
-  /** True once the task's final status was delivered (or given up on). */
-  done: boolean;
   progress: A2aPushProgress;
 }
 

@@ -9,6 +9,11 @@ import type { AgentTurnInput, TurnOutputSpec } from '../types/turn.js';
 /** The workflow type of an evaluation run. */
 export const EVALUATION_WORKFLOW = 'turnpikeEvaluation';
 
+/** The evaluation task queue beside a turns' task queue, unless one is named: `<task queue>-eval`. */
+export function defaultEvaluationQueue(turnTaskQueue: string): string {
+  return `${turnTaskQueue}-eval`;
+}
+
 /** The memo key of an evaluation turn: `{ evaluationId, turnId }`, the run and the original turn. */
 export const EVALUATION_OF_MEMO_KEY = 'turnpike.evaluationOf';
 
