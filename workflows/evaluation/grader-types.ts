@@ -29,6 +29,7 @@ export const DEFAULT_PASS_SCORE = 0.5;
 
 /** A grader run by a model: asked with the rubric to answer `{ score, reason }`. */
 export interface ModelGraderSpec {
+  /** The name it is reported under (letters, digits, `_`, `-`, `.`; unique in the run). */
   name: string;
   /** What the model grades by: what a good evaluated turn does, and how to score it from 0 to 1. */
   rubric: string;
@@ -45,10 +46,13 @@ export type GraderSpec = string | ModelGraderSpec;
 export interface GraderInput {
   /** The original turn's id. */
   turnId: string;
+  /** The evaluation turn's id (`<evaluationId>/<index>`). */
   evaluationTurnId: string;
   /** The original's latest user message, as text (absent when its input has none). */
   request?: string;
+  /** The original turn's result: final text, typed output, tool calls with their outcomes, decisions, usage. */
   original: AgentTurnResult;
+  /** The evaluation turn's result. */
   evaluated: AgentTurnResult;
   /** The comparison of the two (without grades). */
   row: EvaluationRow;
@@ -56,8 +60,11 @@ export interface GraderInput {
 
 /** What a grader answers: a score from 0 to 1; `pass` when it decides itself (default: score ≥ 0.5). */
 export interface GraderVerdict {
+  /** From 0 to 1. */
   score: number;
+  /** Whether the turn passes; default: score ≥ 0.5. */
   pass?: boolean;
+  /** Why (cut to 160 characters in the report). */
   comment?: string;
 }
 
@@ -66,10 +73,15 @@ export type Grader = (input: GraderInput) => GraderVerdict | Promise<GraderVerdi
 
 /** One grader's grade of one turn: a verdict, or why there is none (the grader threw, the model answered no verdict). */
 export interface EvaluationGrade {
+  /** The grader's name. */
   grader: string;
+  /** From 0 to 1; absent with an `error`. */
   score?: number;
+  /** Whether the turn passes; absent with an `error`. */
   pass?: boolean;
+  /** The grader's comment, a model grader's reason (at most 160 characters). */
   comment?: string;
+  /** Why there is no verdict: the grader threw or is not registered, the model answered none or its call failed. */
   error?: string;
   /** A model grader's tokens (input plus output). */
   tokens?: number;
@@ -77,12 +89,17 @@ export interface EvaluationGrade {
 
 /** One grader over the run's rows: its mean score over the turns it graded, passes, fails and errors. */
 export interface GraderTotals {
+  /** Turns it gave a score (errors not counted). */
   graded: number;
   /** Rounded to 4 decimals; absent while no turn got a score from it. */
   meanScore?: number;
+  /** Scored turns that passed. */
   passes: number;
+  /** Scored turns that did not pass. */
   fails: number;
+  /** Turns it gave no verdict. */
   errors: number;
+  /** A model grader's tokens over the run (0 for a function). */
   tokens: number;
 }
 
