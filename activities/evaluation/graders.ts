@@ -8,7 +8,8 @@
  * on its last attempt, that too is an error grade.
  */
 import { ApplicationFailure } from '@temporalio/common';
-import type { EvaluationGrade, Grader, GraderInput, GraderSpec, ModelGraderSpec } from '../../workflows/evaluation/grader-types.js';
+import type { Grader, GraderInput } from '../../workflows/evaluation/evaluation-types.js';
+import type { EvaluationGrade, GraderSpec, ModelGraderSpec } from '../../workflows/evaluation/grader-types.js';
 import { DEFAULT_PASS_SCORE, GRADE_COMMENT_CHARS, graderName } from '../../workflows/evaluation/grader-types.js';
 import type { ModelStepRequest, ModelStepResult } from '../../workflows/types/index.js';
 import { gradingRequest, modelGrade } from './model-grader.js';

@@ -4,7 +4,8 @@
  * `output` is: OpenAI `response_format`, Anthropic `output_config.format`), `{ score, reason }`.
  * The verdict is checked here: not JSON, a score outside 0..1 or no reason is an error grade.
  */
-import type { EvaluationGrade, GraderInput, ModelGraderSpec } from '../../workflows/evaluation/grader-types.js';
+import type { GraderInput } from '../../workflows/evaluation/evaluation-types.js';
+import type { EvaluationGrade, ModelGraderSpec } from '../../workflows/evaluation/grader-types.js';
 import { DEFAULT_PASS_SCORE, GRADE_COMMENT_CHARS } from '../../workflows/evaluation/grader-types.js';
 import type { ModelStepRequest, ModelStepResult, TextPart, ToolCallRecord, TurnOutputSpec } from '../../workflows/types/index.js';
 

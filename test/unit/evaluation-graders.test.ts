@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest';
 import { gradingRequest, modelGrade, VERDICT_OUTPUT } from '../../activities/evaluation/model-grader.js';
 import { totalsOf } from '../../workflows/evaluation/compare-turns.js';
-import type { EvaluationRow } from '../../workflows/evaluation/evaluation-types.js';
-import { graderTotalsOf, gradersProblem, type GraderInput, type ModelGraderSpec } from '../../workflows/evaluation/grader-types.js';
+import type { EvaluationRow, GraderInput } from '../../workflows/evaluation/evaluation-types.js';
+import { graderTotalsOf, gradersProblem, type ModelGraderSpec } from '../../workflows/evaluation/grader-types.js';
 import type { AgentTurnResult, ModelStepResult } from '../../workflows/types/index.js';
 
 const row = (grades?: EvaluationRow['grades']): EvaluationRow => ({ turnId: 't', evaluationTurnId: 'e/0', ...(grades ? { grades } : {}) });

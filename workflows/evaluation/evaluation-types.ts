@@ -4,7 +4,7 @@
  * constants: nothing here runs, so the workflow, the worker and the client share them.
  */
 import type { ModelSettings } from '../types/model.js';
-import type { AgentTurnInput, TurnOutputSpec } from '../types/turn.js';
+import type { AgentTurnInput, AgentTurnResult, TurnOutputSpec } from '../types/turn.js';
 import type { EvaluationGrade, GraderSpec, GraderTotals } from './grader-types.js';
 
 /** The workflow type of an evaluation run. */
@@ -146,3 +146,32 @@ export interface GradeEvaluationTurnInput {
   /** The comparison the graders are given. */
   row: EvaluationRow;
 }
+
+/** What a grader is given: the two turns' results and the report's row that compares them. */
+export interface GraderInput {
+  /** The original turn's id. */
+  turnId: string;
+  /** The evaluation turn's id (`<evaluationId>/<index>`). */
+  evaluationTurnId: string;
+  /** The original's latest user message, as text (absent when its input has none). */
+  request?: string;
+  /** The original turn's result: final text, typed output, tool calls with their outcomes, decisions, usage. */
+  original: AgentTurnResult;
+  /** The evaluation turn's result. */
+  evaluated: AgentTurnResult;
+  /** The comparison of the two (without grades). */
+  row: EvaluationRow;
+}
+
+/** What a grader answers: a score from 0 to 1; `pass` when it decides itself (default: score ≥ 0.5). */
+export interface GraderVerdict {
+  /** From 0 to 1. */
+  score: number;
+  /** Whether the turn passes; default: score ≥ 0.5. */
+  pass?: boolean;
+  /** Why (cut to 160 characters in the report). */
+  comment?: string;
+}
+
+/** A grader the user writes, registered by name on the evaluation worker (`evaluation.graders`). */
+export type Grader = (input: GraderInput) => GraderVerdict | Promise<GraderVerdict>;

@@ -3,11 +3,11 @@
  * the evaluation worker by name, or a model asked to grade with a rubric. Each evaluated turn gets
  * a grade per grader in its report row; the totals give each grader's mean score, passes, fails
  * and errors. Pure types, constants, checks and totals: the workflow, the worker and the client share them.
+ * What a function grader is given and answers (`GraderInput`, `GraderVerdict`, `Grader`) is in
+ * ./evaluation-types.ts, beside the row it holds.
  */
 import { MODEL_PROVIDERS } from '../messages/model-providers.js';
 import type { ModelSettings } from '../types/model.js';
-import type { AgentTurnResult } from '../types/turn.js';
-import type { EvaluationRow } from './evaluation-types.js';
 
 /**
  * Asked once as a run starts, only by a run given graders: it then runs `gradeEvaluationTurn`
@@ -41,35 +41,6 @@ export interface ModelGraderSpec {
 
 /** A grader of a run: the name of a function registered on the evaluation worker, or a model with a rubric. */
 export type GraderSpec = string | ModelGraderSpec;
-
-/** What a grader is given: the two turns' results and the report's row that compares them. */
-export interface GraderInput {
-  /** The original turn's id. */
-  turnId: string;
-  /** The evaluation turn's id (`<evaluationId>/<index>`). */
-  evaluationTurnId: string;
-  /** The original's latest user message, as text (absent when its input has none). */
-  request?: string;
-  /** The original turn's result: final text, typed output, tool calls with their outcomes, decisions, usage. */
-  original: AgentTurnResult;
-  /** The evaluation turn's result. */
-  evaluated: AgentTurnResult;
-  /** The comparison of the two (without grades). */
-  row: EvaluationRow;
-}
-
-/** What a grader answers: a score from 0 to 1; `pass` when it decides itself (default: score ≥ 0.5). */
-export interface GraderVerdict {
-  /** From 0 to 1. */
-  score: number;
-  /** Whether the turn passes; default: score ≥ 0.5. */
-  pass?: boolean;
-  /** Why (cut to 160 characters in the report). */
-  comment?: string;
-}
-
-/** A grader the user writes, registered by name on the evaluation worker (`evaluation.graders`). */
-export type Grader = (input: GraderInput) => GraderVerdict | Promise<GraderVerdict>;
 
 /** One grader's grade of one turn: a verdict, or why there is none (the grader threw, the model answered no verdict). */
 export interface EvaluationGrade {
@@ -131,7 +102,7 @@ export function gradersProblem(graders: unknown): string | undefined {
 }
 
 /** Each grader's totals over the rows that have grades; undefined when none has. */
-export function graderTotalsOf(rows: readonly EvaluationRow[]): Record<string, GraderTotals> | undefined {
+export function graderTotalsOf(rows: ReadonlyArray<{ grades?: EvaluationGrade[] }>): Record<string, GraderTotals> | undefined {
   const totals: Record<string, GraderTotals & { sum: number }> = {};
   for (const grade of rows.flatMap((row) => row.grades ?? [])) {
     const total = (totals[grade.grader] ??= { graded: 0, passes: 0, fails: 0, errors: 0, tokens: 0, sum: 0 });
