@@ -22,6 +22,7 @@ import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { EvaluationReport } from '../../workflows/evaluation/evaluation-types.js';
 import type { BenchContext } from '../context.js';
 import { expectedToolRuns, expectedTotals, kindOf, recordTurns, type TurnKind } from '../evaluation/recorded-turns.js';
+import { laneTimeline, type LaneTimeline } from '../evaluation/run-timeline.js';
 import { actionsOf, activityRetriesOf } from '../history-actions.js';
 import type { ReportRow } from '../report-row.js';
 import { percentile, round } from '../stats.js';
@@ -52,6 +53,11 @@ export interface EvaluationRunFigures {
   perTurn: { actions: number; events: number; turnActions: number; turnEvents: number; runActions: number; runEvents: number };
   evaluationTurns: HistoryCount;
   evaluationRun: HistoryCount;
+  /**
+   * A lane's mean time per turn (concurrency × wall time ÷ N), and in it the means of the three
+   * things a lane waits for in turn (run-timeline.ts); `between` is the rest, the run's workflow tasks.
+   */
+  lane: LaneTimeline & { perTurnMs: number; betweenMs: number };
   /** `totals` of the report, and whether it equals what the mix implies. */
   totals: EvaluationReport['totals'];
   totalsAsExpected: boolean;
@@ -107,16 +113,16 @@ async function countHistories(histories: Array<Promise<History>>, kinds?: TurnKi
 }
 
 /** Every run of the evaluation workflow, latest first, each found from the next one's start event. */
-async function runHistories(client: Client, evaluationId: string): Promise<HistoryCount> {
-  const histories = [];
+async function runHistories(client: Client, evaluationId: string): Promise<{ count: HistoryCount; lanes: LaneTimeline }> {
+  const histories: History[] = [];
   let runId: string | undefined;
   for (;;) {
     const history = await client.workflow.getHandle(evaluationId, runId).fetchHistory();
-    histories.push(Promise.resolve(history));
+    histories.push(history);
     runId = history.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
     if (!runId) break;
   }
-  return countHistories(histories);
+  return { count: await countHistories(histories.map((history) => Promise.resolve(history))), lanes: laneTimeline(histories.map((history) => history.events ?? [])) };
 }
 
 const matches = (actual: unknown, expected: unknown): boolean =>
@@ -153,7 +159,8 @@ export async function measureEvaluation(context: BenchContext): Promise<Evaluati
       const report = await turnpike.evaluationReport(evaluationId);
       const rowIndex = new Map(recorded.turnIds.map((turnId, index) => [turnId, index]));
       const evaluationTurns = await countHistories(sample.map((index) => context.client.workflow.getHandle(`${evaluationId}/${index}`).fetchHistory()), sampleKinds);
-      const evaluationRun = await runHistories(context.client, evaluationId);
+      const { count: evaluationRun, lanes } = await runHistories(context.client, evaluationId);
+      const laneMsPerTurn = (concurrency * seconds * 1000) / turns;
       const latencies = report.rows.map((row) => row.evaluated?.latencyMs ?? Number.NaN).filter(Number.isFinite).sort((a, b) => a - b);
       const turnActions = evaluationTurns.actions / evaluationTurns.histories;
       const turnEvents = evaluationTurns.events / evaluationTurns.histories;
@@ -173,6 +180,7 @@ export async function measureEvaluation(context: BenchContext): Promise<Evaluati
         },
         evaluationTurns,
         evaluationRun,
+        lane: { perTurnMs: round(laneMsPerTurn, 0), ...lanes, betweenMs: round(laneMsPerTurn - lanes.prepareMs - lanes.childMs - lanes.compareMs, 0) },
         totals: report.totals,
         totalsAsExpected: report.status === 'completed' && report.rows.length === turns && report.rows.every((row) => rowIndex.has(row.turnId)) && matches(report.totals, expectedTotals(recorded.kinds)),
         toolRuns: diff(after.toolRuns, before.toolRuns),
@@ -210,6 +218,10 @@ export function evaluationRows(figures: EvaluationFigures): ReportRow[] {
       row(
         `Temporal actions / history events per evaluated turn (${at(run)})`,
         `${run.perTurn.actions} / ${run.perTurn.events} = turn ${run.perTurn.turnActions} / ${run.perTurn.turnEvents} (${run.evaluationTurns.histories} histories) + run ${run.perTurn.runActions} / ${run.perTurn.runEvents} (${run.evaluationRun.histories} runs); activity retries ${run.evaluationTurns.activityRetries + run.evaluationRun.activityRetries}`,
+      ),
+      row(
+        `a lane's time per turn: prepare + evaluation turn + compare + between (${at(run)})`,
+        `${run.lane.perTurnMs} ms = ${run.lane.prepareMs} + ${run.lane.childMs} + ${run.lane.compareMs} + ${run.lane.betweenMs} ms`,
       ),
       row(`report's totals as the mix implies; tool effects during the run (${at(run)})`, `${run.totalsAsExpected ? 'yes' : 'NO'}; ${effects(run)}`, 'yes; 0', run.totalsAsExpected && effects(run) === 0),
       row(`worker RSS start → end, CPU (${at(run)})`, `${run.rssMB.start} → ${run.rssMB.end} MiB; ${run.workerCpuSeconds} CPU-s (${round((run.workerCpuSeconds * 1000) / figures.turns, 0)} ms per turn); load ${run.loadAverage.start} → ${run.loadAverage.end}`),
