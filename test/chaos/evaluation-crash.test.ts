@@ -161,11 +161,7 @@ describe('an evaluation run whose worker is killed mid-run', () => {
 
     // Recorded: 54 effects (A 20, B 10, G 24), every turn completed, G handed over, F handed off.
     const recordedAt = Date.now();
-    const results = await Promise.all(CASES.map(async (one) => {
-      const result = await record(one);
-      console.log(`recorded ${one.name} ${result.status} at ${Date.now() - recordedAt}`);
-      return result;
-    }));
+    const results = await Promise.all(CASES.map(record));
     const recordingMs = Date.now() - recordedAt;
     expect(results.map((result) => result.status)).toEqual(Array(50).fill('completed'));
     expect(linesOf('effects.log')).toHaveLength(54);
