@@ -18,8 +18,14 @@ import { EVALUATION_OF_MEMO_KEY, type EvaluationActivities, type EvaluationRepor
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_TURNS_PER_RUN = 200;
 
+/**
+ * Both activities heartbeat while they read (activities/evaluation/evaluation-activities.ts): an
+ * attempt lost with its worker (a SIGKILL) is tried again after 10 s, not after 2 minutes. No
+ * patch: replay compares an activity's id and type, not its timeouts.
+ */
 const { prepareEvaluationTurn, compareEvaluationTurn } = wf.proxyActivities<EvaluationActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10s',
   retry: { maximumAttempts: 5, initialInterval: '1s' },
 });
 
