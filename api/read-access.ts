@@ -22,7 +22,8 @@
 import { sameTenant } from './tenant-binding.js';
 import { TurnpikeUnavailableError } from '../client/errors.js';
 import { waitOutTransient } from '../client/transient-wait.js';
-import type { TurnState } from '../workflows/types/index.js';
+import type { DecisionRecord, TurnState } from '../workflows/types/index.js';
+import type { PendingMemoCall } from '../workflows/context/pending-memo.js';
 import type { StartRecord, TurnpikeClient } from '../client/turnpike-client.js';
 import { mayDecide } from '../workflows/calls/call-checks.js';
 import type { Caller } from './auth.js';
@@ -36,6 +37,22 @@ export interface ReadAccessOptions {
 
 function listFromEnvironment(value: string | undefined): string[] {
   return (value ?? '').split(',').map((part) => part.trim()).filter(Boolean);
+}
+
+/**
+ * The rights-bearing part of a parked turn's state, from the memo its description carried: its
+ * parked calls (with their approvers) and its decisions. Undefined when the turn is not parked or
+ * its decisions were too large for the memo; the `turnState` query answers then.
+ */
+function fromMemo(start: StartRecord | undefined): RightsState | undefined {
+  const parked = start?.parked;
+  return parked?.decisions ? { pending: parked.calls, decisions: parked.decisions } : undefined;
+}
+
+/** What the rights rest on: a turn's parked calls and its decisions (`TurnState` is one). */
+interface RightsState {
+  pending: readonly PendingMemoCall[];
+  decisions?: readonly DecisionRecord[];
 }
 
 /** Conversation starters kept by {@link ReadAccess.conversationStarters}. */
@@ -66,7 +83,7 @@ export class ReadAccess {
     if (!sameTenant(caller, this.isAdmin(caller), record.tenant)) return false;
     if (this.isAdmin(caller) || record.startedBy === caller.identity) return true;
     if (record.conversationId && (await this.startedConversation(caller, record.conversationId))) return true;
-    return this.decides(caller, turnId);
+    return this.decides(caller, turnId, record);
   }
 
   /**
@@ -80,7 +97,7 @@ export class ReadAccess {
     if (await this.mayReadTurn(caller, turnId, start)) return true;
     // Another tenant's turn is not there for a caller bound to a tenant, settled calls included.
     if (!sameTenant(caller, this.isAdmin(caller), start.tenant)) return false;
-    const state = await this.stateOf(turnId);
+    const state = fromMemo(start) ?? (await this.stateOf(turnId));
     const settled = state?.decisions?.find((decision) => decision.approvalId === approvalId);
     return settled?.eligible !== undefined && mayDecide(settled.eligible, { approver: caller.identity, approverGroups: caller.groups });
   }
@@ -131,9 +148,13 @@ export class ReadAccess {
     return (await this.startOf(conversationId))?.startedBy === caller.identity;
   }
 
-  /** The caller may decide one of the turn's parked calls, or decided one of its calls. */
-  private async decides(caller: Caller, turnId: string): Promise<boolean> {
-    const state = await this.stateOf(turnId);
+  /**
+   * The caller may decide one of the turn's parked calls, or decided one of its calls: from the
+   * parked turn's memo when the description carried a complete one (no worker involved), else
+   * from the turn's `turnState` query (a replay on a worker when the turn is out of its cache).
+   */
+  private async decides(caller: Caller, turnId: string, start?: StartRecord): Promise<boolean> {
+    const state = fromMemo(start) ?? (await this.stateOf(turnId));
     if (!state) return false;
     const approver = { approver: caller.identity, approverGroups: caller.groups };
     if (state.pending.some((call) => (call.kind === 'approval' || call.kind === 'budget') && mayDecide(call, approver))) return true;

@@ -1,10 +1,11 @@
 /**
- * The two tools the benchmark's turns call. Both do nothing, on purpose: the benchmark measures
+ * The two tools the benchmark's turns call. Both do nothing but count their runs (tool-runs.ts), on purpose: the benchmark measures
  * turnpike's orchestration, so any time spent inside a tool would only dilute the comparison
  * with the floor, whose activities are just as empty.
  */
 import { z } from 'zod';
 import { defineTool } from '../activities/tools.js';
+import { countToolRun } from './tool-runs.js';
 
 export const BENCH_TOOL = 'bench_tool';
 export const BENCH_APPROVAL_TOOL = 'bench_approval';
@@ -14,7 +15,10 @@ export const benchTool = defineTool({
   name: BENCH_TOOL,
   description: 'Benchmark tool: returns its input at once',
   inputSchema: z.object({ i: z.number() }),
-  execute: ({ i }) => ({ i }),
+  execute: ({ i }) => {
+    countToolRun(BENCH_TOOL);
+    return { i };
+  },
 });
 
 /** An approval-gated server tool: every call parks until `approveToolCall`. */
@@ -23,7 +27,10 @@ export const benchApprovalTool = defineTool({
   description: 'Benchmark tool that needs a person to approve each call',
   inputSchema: z.object({ i: z.number() }),
   approval: true,
-  execute: ({ i }) => ({ i }),
+  execute: ({ i }) => {
+    countToolRun(BENCH_APPROVAL_TOOL);
+    return { i };
+  },
 });
 
 export const benchTools = [benchTool, benchApprovalTool];

@@ -4,7 +4,8 @@
  *   --quick                    small N and few repetitions (about 1–2 minutes on 2 cores)
  *   --only a,b                 scenarios to run: latency, resume, throughput, capacity, history, payload, scale, streaming, readers,
  *                              long-stream, large-image, ai-sdk-model, closed-turn, fleet; and cluster (issue 57: its
- *                              own PostgreSQL-backed cluster; only with --only, never in a full run)
+ *                              own PostgreSQL-backed cluster; only with --only, never in a full run); eval (issue 58:
+ *                              recorded turns evaluated by an evaluation run; only with --only)
  *   --reps N                   measured turns per (system, step count) in the latency figure
  *   --parked N                 turns parked at once while resume latency is measured (default 1000)
  *   --resume-sample N          parked turns resumed and timed, one at a time, per system
@@ -18,7 +19,9 @@
  *   --fleet-turns N            tenant A's turns started at once in the fleet figure (default 500; 100 with --quick)
  *   --fleet-rate R             the model queue's calls a second in the fleet figure (default 7.2, see scenarios/fleet.ts)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
- *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); `--only cluster` only
+ *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); recorded and
+ *                              evaluated turns in the eval figure (default 1,000; 100 with --quick; at most 1,000)
+ *   --eval-concurrency a,b     one evaluation run per value, its `concurrency` (default 4,16; 4 is evaluate's default)
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
  *   --stock-server             run the dev server without the dispatch setting below (see SERVER_DYNAMIC_CONFIG)
@@ -29,8 +32,11 @@
 import { parseArgs } from 'node:util';
 
 export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream', 'large-image', 'ai-sdk-model', 'closed-turn', 'fleet'] as const;
-/** Scenarios that run only when named in `--only`: the cluster figure starts a cluster of its own and parks 100,000 turns. */
-export const ONLY_SCENARIOS = ['cluster'] as const;
+/**
+ * Scenarios that run only when named in `--only`: the cluster figure starts a cluster of its own
+ * and parks 100,000 turns; the eval figure records and evaluates 1,000 turns twice (~10 minutes).
+ */
+export const ONLY_SCENARIOS = ['cluster', 'eval'] as const;
 export type ScenarioName = (typeof SCENARIOS)[number] | (typeof ONLY_SCENARIOS)[number];
 
 /**
@@ -76,6 +82,10 @@ export interface BenchOptions {
   fleetTurns: number;
   /** Parked turns in the cluster figure. */
   clusterTurns: number;
+  /** Recorded and evaluated turns in the eval figure. */
+  evalTurns: number;
+  /** The eval figure's evaluation runs: one per value, its `concurrency`. */
+  evalConcurrency: number[];
   /** The model queue's rate in the fleet figure, when not the scenario's own. */
   fleetRate?: number;
   /** Minutes the long-stream figure's model step streams. */
@@ -120,6 +130,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
       turns: { type: 'string' },
+      'eval-concurrency': { type: 'string' },
       'max-cached': { type: 'string' },
       'max-wft': { type: 'string' },
       name: { type: 'string' },
@@ -155,6 +166,8 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     ...(values['fleet-rate'] !== undefined ? { fleetRate: positiveNumber('fleet-rate', values['fleet-rate']) } : {}),
     fleetTurns: positiveInteger('fleet-turns', values['fleet-turns'], quick ? 100 : 500),
     clusterTurns: positiveInteger('turns', values.turns, quick ? 10_000 : 100_000),
+    evalTurns: Math.min(1_000, positiveInteger('turns', values.turns, quick ? 100 : 1_000)),
+    evalConcurrency: (values['eval-concurrency'] ?? '4,16').split(',').map((value) => positiveInteger('eval-concurrency', value.trim(), 0)),
     largeImageTurns: positiveInteger('image-turns', values['image-turns'], quick ? 3 : 5),
     ...(values['stream-minutes'] !== undefined ? { streamMinutes: positiveInteger('stream-minutes', values['stream-minutes'], 0) } : {}),
     ...(values['max-cached'] !== undefined ? { maxCachedWorkflows: positiveInteger('max-cached', values['max-cached'], 0) } : {}),

@@ -5,6 +5,7 @@ import type { AiSdkModelFigures } from './scenarios/ai-sdk-model.js';
 import type { CapacityFigures } from './scenarios/parked-capacity.js';
 import type { ClosedTurnFigures } from './scenarios/closed-turn.js';
 import type { ClusterFigures } from './scenarios/cluster.js';
+import type { EvaluationFigures } from './scenarios/evaluation.js';
 import type { FleetFigures } from './scenarios/fleet.js';
 import type { HistoryFigures } from './scenarios/history.js';
 import type { LargeImageFigures } from './scenarios/large-image.js';
@@ -37,6 +38,7 @@ export interface Figures {
   'closed-turn'?: ClosedTurnFigures;
   fleet?: FleetFigures;
   cluster?: ClusterFigures;
+  eval?: EvaluationFigures;
 }
 
 

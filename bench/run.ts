@@ -38,6 +38,7 @@ import { measureTurnLatency } from './scenarios/turn-latency.js';
 import { measureClosedTurn } from './scenarios/closed-turn.js';
 import { measureFleet } from './scenarios/fleet.js';
 import { measureCluster } from './scenarios/cluster.js';
+import { measureEvaluation } from './scenarios/evaluation.js';
 import { reportRows } from './targets.js';
 
 const RESULTS_DIRECTORY = fileURLToPath(new URL('./results/', import.meta.url));
@@ -45,9 +46,9 @@ const RESULTS_DIRECTORY = fileURLToPath(new URL('./results/', import.meta.url));
 type Scenario = (context: BenchContext, systems: Systems) => Promise<Figures[keyof Figures]>;
 
 /** Scenarios that start every process they measure (no turnpike and floor workers on the run's dev server). */
-const OWN_TOPOLOGY: Partial<Record<ScenarioName, (context: BenchContext) => Promise<Figures[keyof Figures]>>> = { cluster: measureCluster };
+const OWN_TOPOLOGY: Partial<Record<ScenarioName, (context: BenchContext) => Promise<Figures[keyof Figures]>>> = { cluster: measureCluster, eval: measureEvaluation };
 
-const SCENARIO_RUNNERS: Record<Exclude<ScenarioName, 'cluster'>, Scenario> = {
+const SCENARIO_RUNNERS: Record<Exclude<ScenarioName, 'cluster' | 'eval'>, Scenario> = {
   latency: measureTurnLatency,
   resume: measureResumeLatency,
   throughput: measureThroughput,
@@ -115,7 +116,7 @@ async function main(): Promise<void> {
         } else {
           systems = await startSystems(context, scenario);
           workerSettings ??= { turnpike: systems.turnpike.worker.settings, floor: systems.floor.worker.settings };
-          (figures as Record<string, unknown>)[scenario] = await SCENARIO_RUNNERS[scenario as Exclude<ScenarioName, 'cluster'>](context, systems);
+          (figures as Record<string, unknown>)[scenario] = await SCENARIO_RUNNERS[scenario as Exclude<ScenarioName, 'cluster' | 'eval'>](context, systems);
         }
         const rejected = fakeOpenAI.takeRejected();
         if (rejected.length > 0) throw new Error(`the fake OpenAI server rejected ${rejected.length} requests, e.g. ${rejected[0]}`);

@@ -25,6 +25,7 @@ import type { ScaleFigures } from './scenarios/scale.js';
 import { bytes, judged, ms, pair, ratioPair, tps, x } from './row-format.js';
 import { fleetRows } from './scenarios/fleet.js';
 import { clusterRows } from './scenarios/cluster.js';
+import { evaluationRows } from './scenarios/evaluation.js';
 import { aiSdkModelRows, closedTurnRows, largeImageRows, longStreamRow, readersRows, streamingRows } from './rows-without-floor.js';
 
 export const TARGETS = {
@@ -300,6 +301,7 @@ export function reportRows(figures: Figures): ReportRow[] {
   if (closedTurn) rows.push(...closedTurnRows(closedTurn));
   if (figures.fleet) rows.push(...fleetRows(figures.fleet));
   if (figures.cluster) rows.push(...clusterRows(figures.cluster));
+  if (figures.eval) rows.push(...evaluationRows(figures.eval));
   return rows;
 }
 

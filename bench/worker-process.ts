@@ -13,6 +13,7 @@ import type { ProviderV4 } from '@ai-sdk/provider';
 import { AI_SDK_MODEL_NAME, FAKE_OPENAI_KEY, FAKE_OPENAI_MODEL } from './fake-openai-settings.js';
 import type { LiveDeltaPiece } from '../activities/live-deltas.js';
 import { ThreadHeaps } from './thread-heaps.js';
+import { toolRuns } from './tool-runs.js';
 import type { ChildMessage, ParentMessage, ProcessSample, WorkerProcessConfig, WorkerSettings } from './worker-protocol.js';
 
 const config = JSON.parse(process.env.BENCH_WORKER_CONFIG ?? '') as WorkerProcessConfig;
@@ -52,7 +53,7 @@ const countingInterceptors: WorkerOptions['interceptors'] = {
 function sample(): ProcessSample {
   const memory = process.memoryUsage();
   const cpu = process.cpuUsage();
-  return { rss: memory.rss, heapUsed: memory.heapUsed, cpuUser: cpu.user, cpuSystem: cpu.system, activities: { ...activityCounts }, at: Date.now() };
+  return { rss: memory.rss, heapUsed: memory.heapUsed, cpuUser: cpu.user, cpuSystem: cpu.system, activities: { ...activityCounts }, toolRuns: { ...toolRuns }, at: Date.now() };
 }
 
 function settingsOf(worker: Worker): WorkerSettings {
@@ -102,7 +103,8 @@ async function main(): Promise<void> {
     const models = config.aiSdkModel ? { models: await aiSdkModels(config) } : {};
     // The live channel to the bench process: each streamed piece as an IPC message.
     const liveDeltas = { publish: (workflowId: string, piece: LiveDeltaPiece) => send({ type: 'live', workflowId, piece }), subscribe: () => () => {} };
-    worker = await createWorker({ ...common, ...contentStore, ...models, tools: benchTools, workerOptions: extra, liveDeltas });
+    const evaluation = config.evaluation ? { evaluation: {} } : {};
+    worker = await createWorker({ ...common, ...contentStore, ...models, ...evaluation, tools: benchTools, workerOptions: extra, liveDeltas });
   } else if (config.kind === 'ai-sdk') {
     const [{ AiSdkPlugin }, { createOpenAI }, { createAiSdkActivities }] = await Promise.all([
       import('@temporalio/ai-sdk'),

@@ -34,6 +34,11 @@ export interface WorkerProcessConfig {
    * do not carry the AI SDK's modules.
    */
   aiSdkModel?: boolean;
+  /**
+   * A turnpike worker only: also poll the evaluation task queue (`createWorker({ evaluation: {} })`,
+   * `<task queue>-eval`, no tool marked safe), for the evaluation figure.
+   */
+  evaluation?: boolean;
   /** Worker option overrides; absent means the SDK defaults that `createWorker` leaves in place. */
   workerOptions?: Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>;
 }
@@ -58,6 +63,8 @@ export interface ProcessSample {
   cpuSystem: number;
   /** Completed activity executions by type; local ones prefixed `local:`. */
   activities: Record<string, number>;
+  /** Runs of each benchmark tool's `execute` in the process (bench/tool-runs.ts): its effects. */
+  toolRuns: Record<string, number>;
   at: number;
 }
 

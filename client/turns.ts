@@ -5,7 +5,8 @@
  */
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { AGENT_TURN_WORKFLOW, callContextQuery, turnEventsQuery } from '../workflows/messages/definitions.js';
-import { agentConversationIdKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
+import { agentConversationIdKey, agentTurnStatusKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
+import { PENDING_MEMO_KEY, readPendingMemo, type PendingMemo } from '../workflows/context/pending-memo.js';
 import type { agentTurn } from '../workflows/registered-workflows.js';
 import type { TurnEventRecord } from '../workflows/types/turn-events.js';
 import type { AgentTurnInput, AgentTurnResult, CallContext } from '../workflows/types/index.js';
@@ -24,6 +25,11 @@ export interface StartRecord {
   conversationId?: string;
   /** The tenant it runs for (`TurnpikeTenant`), when started with one. */
   tenant?: string;
+  /**
+   * A turn's parked calls and decisions so far (its `turnpikePending` memo), present only while
+   * the turn is `awaiting-input`, the one status in which the memo is kept current.
+   */
+  parked?: PendingMemo;
 }
 
 /** What `startTurn` takes: a turn's input, with a typed answer's schema as zod or JSON Schema. */
@@ -90,7 +96,9 @@ export async function describeStart(client: Client, workflowId: string): Promise
   const startedBy = description.memo?.[STARTED_BY_MEMO_KEY];
   const conversationId = description.typedSearchAttributes.get(agentConversationIdKey);
   const tenant = description.typedSearchAttributes.get(turnpikeTenantKey);
-  return { ...(typeof startedBy === 'string' ? { startedBy } : {}), ...(conversationId ? { conversationId } : {}), ...(tenant ? { tenant } : {}) };
+  const awaiting = description.typedSearchAttributes.get(agentTurnStatusKey) === 'awaiting-input';
+  const parked = awaiting ? readPendingMemo(description.memo?.[PENDING_MEMO_KEY]) : undefined;
+  return { ...(typeof startedBy === 'string' ? { startedBy } : {}), ...(conversationId ? { conversationId } : {}), ...(tenant ? { tenant } : {}), ...(parked ? { parked } : {}) };
 }
 
 /** A parked call's context; not found for a call the turn did not make. */

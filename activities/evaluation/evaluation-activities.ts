@@ -102,21 +102,40 @@ export async function gradeEvaluationTurn(client: Client, { turnId, evaluationTu
 /** What grading needs of the worker: its registered graders and its model step. */
 export type EvaluationGrading = Omit<GradingContext, 'lastAttempt'>;
 
+/** How often the run's activities heartbeat: well inside their heartbeat timeout (10 s, workflows/evaluation/evaluation-run.ts). */
+export const EVALUATION_HEARTBEAT_MS = 2_000;
+
+/**
+ * Runs `read` with the running activity's client, heartbeating meanwhile: an attempt whose worker
+ * died is tried again after the heartbeat timeout, not after the whole start-to-close timeout
+ * (its lane of the run waits for it).
+ */
+async function alive<T>(read: (client: Client) => Promise<T>): Promise<T> {
+  let context: Context;
+  let client: Client;
+  try {
+    context = Context.current();
+    client = context.client;
+  } catch (error) {
+    throw ApplicationFailure.nonRetryable(`An evaluation activity needs the worker's client: ${String(error)}`, 'EvaluationWithoutClient');
+  }
+  const keepAlive = setInterval(() => context.heartbeat(), EVALUATION_HEARTBEAT_MS);
+  try {
+    return await read(client);
+  } finally {
+    clearInterval(keepAlive);
+  }
+}
+
 /** The activities, bound to the running activity's client. */
 export function createEvaluationActivities(grading: EvaluationGrading): EvaluationActivities {
-  const client = () => {
-    try {
-      return Context.current().client;
-    } catch (error) {
-      throw ApplicationFailure.nonRetryable(`An evaluation activity needs the worker's client: ${String(error)}`, 'EvaluationWithoutClient');
-    }
-  };
   return {
-    prepareEvaluationTurn: (input: PrepareEvaluationTurnInput) => prepareEvaluationTurn(client(), input),
-    compareEvaluationTurn: (input: { turnId: string; evaluationTurnId: string }) => compareEvaluationTurn(client(), input),
+    prepareEvaluationTurn: (input: PrepareEvaluationTurnInput) => alive((client) => prepareEvaluationTurn(client, input)),
+    compareEvaluationTurn: (input: { turnId: string; evaluationTurnId: string }) => alive((client) => compareEvaluationTurn(client, input)),
     gradeEvaluationTurn: (input: GradeEvaluationTurnInput) => {
       const { attempt, retryPolicy } = Context.current().info;
-      return gradeEvaluationTurn(client(), input, { ...grading, lastAttempt: retryPolicy?.maximumAttempts !== undefined && retryPolicy.maximumAttempts > 0 && attempt >= retryPolicy.maximumAttempts });
+      const lastAttempt = retryPolicy?.maximumAttempts !== undefined && retryPolicy.maximumAttempts > 0 && attempt >= retryPolicy.maximumAttempts;
+      return alive((client) => gradeEvaluationTurn(client, input, { ...grading, lastAttempt }));
     },
   };
 }

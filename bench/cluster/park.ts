@@ -5,35 +5,16 @@
  * Temporal actions per parked turn are counted from a sample of histories (see `actionsOf`).
  */
 import { performance } from 'node:perf_hooks';
-import proto from '@temporalio/proto';
 import type { Client } from '@temporalio/client';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { actionsOf } from '../history-actions.js';
 import { runPool, sleep } from '../pool.js';
 import { round } from '../stats.js';
 import { TASK_QUEUE } from './topology.js';
 
-const { EventType } = proto.temporal.api.enums.v1;
 const START_CONCURRENCY = 50;
 const HISTORY_SAMPLE = 20;
 export const PARKED_QUERY = `WorkflowType="agentTurn" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${TASK_QUEUE}"`;
-
-/**
- * History events that are billable actions by Temporal Cloud's definition: the workflow's start,
- * each activity scheduled, timer, search-attribute upsert or memo change, marker (side effects,
- * local activities, version markers), signal, accepted update and child started. Retried
- * activity attempts (also actions) are not in a history's events; none retried here.
- */
-const ACTION_EVENTS = new Set<number>([
-  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_STARTED,
-  EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
-  EventType.EVENT_TYPE_TIMER_STARTED,
-  EventType.EVENT_TYPE_UPSERT_WORKFLOW_SEARCH_ATTRIBUTES,
-  EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED,
-  EventType.EVENT_TYPE_MARKER_RECORDED,
-  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED,
-  EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED,
-  EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED,
-]);
 
 export interface ParkFigures {
   turns: number;
@@ -73,12 +54,9 @@ export async function parkTurns(client: Client, turns: number, log: (line: strin
   for (let index = 0; index < sample; index++) {
     const history = (await client.workflow.getHandle(parkedTurnId(Math.floor((index * turns) / sample))).fetchHistory()).events ?? [];
     events += history.length;
-    for (const event of history) {
-      if (!ACTION_EVENTS.has(event.eventType ?? 0)) continue;
-      actions++;
-      const type = EventType[event.eventType ?? 0]!.replace('EVENT_TYPE_', '');
-      types[type] = (types[type] ?? 0) + 1;
-    }
+    const counted = actionsOf(history);
+    actions += counted.actions;
+    for (const [type, count] of Object.entries(counted.types)) types[type] = (types[type] ?? 0) + count;
   }
   return {
     turns,

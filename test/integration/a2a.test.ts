@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { taskIdFor } from '../../api/a2a/a2a-request-handler.js';
 import { parseTokenMap } from '../../api/auth.js';
 import { serveApi, type ServedApi } from '../support/api-server.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
@@ -166,7 +167,9 @@ describe('A2A server', () => {
     const unknown = await refusal(alice.getTask({ tenant: '', id: 'a2a-desk-no-such-task' }));
     expect(unknown.name).toBe('TaskNotFoundError');
     expect((await refusal(alice.cancelTask({ tenant: '', id: 'a2a-desk-no-such-task', metadata: undefined }))).name).toBe('TaskNotFoundError');
-    const done = await sendTask(alice, message([text(use('record_action', { action: 'a2a-finished' }))]));
+    const finished = message([text(use('record_action', { action: 'a2a-finished' }))]);
+    const done = await sendTask(alice, finished);
+    expect(done.id).toBe(taskIdFor('desk', 'alice', finished.messageId));
     const late = await refusal(send(alice, message([data({ approvalId: 'x', approved: true })], done.id)));
     expect(late.name).toBe('UnsupportedOperationError');
     expect((await refusal(alice.cancelTask({ tenant: '', id: done.id, metadata: undefined }))).name).toBe('TaskNotCancelableError');
@@ -174,6 +177,13 @@ describe('A2A server', () => {
     const stranger = await clientWith('unknown-token');
     await expect(send(stranger, message([text(use('record_action', { action: 'a2a-stranger' }))]))).rejects.toThrow(/401/);
     await expect(stranger.getTask({ tenant: '', id: done.id })).rejects.toThrow(/401/);
+    // A new task whose message holds a file, blank text or no part at all is refused before anything starts.
+    const url: Part = { content: { $case: 'url', value: 'https://files.example/report.pdf' }, metadata: undefined, filename: 'report.pdf', mediaType: 'application/pdf' };
+    const malformed = [message([text('summarise this'), url]), message([text('   ')]), message([])];
+    expect(await Promise.all(malformed.map(async (sent) => (await refusal(send(alice, sent))).name))).toEqual(['ContentTypeNotSupportedError', 'RequestMalformedError', 'RequestMalformedError']);
+    for (const sent of malformed) {
+      await expect(turnpike.client.workflow.getHandle(taskIdFor('desk', 'alice', sent.messageId)).describe()).rejects.toThrow(/not found/i);
+    }
     // bob did not start it and decides nothing in it: to him it is not there.
     expect((await refusal(bob.getTask({ tenant: '', id: done.id }))).name).toBe('TaskNotFoundError');
     expect(executionsOf(done.id)).toHaveLength(1);

@@ -19,3 +19,18 @@ describe('npm run bench flags for the cluster figure', () => {
     expect(() => parseBenchOptions(['--only', 'clustr'])).toThrow(/unknown scenario "clustr".*cluster/);
   });
 });
+
+describe('npm run bench flags for the eval figure', () => {
+  it('evaluates 1,000 turns by default, 100 with --quick, what --turns says up to 1,000, once per --eval-concurrency', () => {
+    expect(parseBenchOptions(['--only', 'eval'])).toMatchObject({ evalTurns: 1_000, evalConcurrency: [4, 16], scenarios: ['eval'], name: 'eval' });
+    expect(parseBenchOptions(['--only', 'eval', '--quick'])).toMatchObject({ evalTurns: 100, name: 'eval-quick' });
+    expect(parseBenchOptions(['--only', 'eval', '--turns', '250', '--eval-concurrency', '8']).evalTurns).toBe(250);
+    expect(parseBenchOptions(['--only', 'eval', '--eval-concurrency', '8']).evalConcurrency).toEqual([8]);
+    expect(parseBenchOptions(['--only', 'eval', '--turns', '5000']).evalTurns).toBe(1_000);
+    expect(() => parseBenchOptions(['--only', 'eval', '--eval-concurrency', '4,x'])).toThrow(/--eval-concurrency must be a positive integer/);
+  });
+
+  it('runs only when --only names it', () => {
+    expect(parseBenchOptions([]).scenarios).not.toContain('eval');
+  });
+});

@@ -21,14 +21,21 @@ import { GRADE_COMMENT_CHARS, graderName, GRADERS_PATCH, type EvaluationGrade } 
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_TURNS_PER_RUN = 200;
 
+/**
+ * Both activities heartbeat while they read (activities/evaluation/evaluation-activities.ts): an
+ * attempt lost with its worker (a SIGKILL) is tried again after 10 s, not after 2 minutes. No
+ * patch: replay compares an activity's id and type, not its timeouts.
+ */
 const { prepareEvaluationTurn, compareEvaluationTurn } = wf.proxyActivities<EvaluationActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10s',
   retry: { maximumAttempts: 5, initialInterval: '1s' },
 });
 
-/** Graders may call a model: longer, and fewer attempts (a grader's own failure is a grade, not a retry). */
+/** Graders may call a model: longer, and fewer attempts (a grader's own failure is a grade, not a retry). It heartbeats too. */
 const { gradeEvaluationTurn } = wf.proxyActivities<EvaluationActivities>({
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10s',
   retry: { maximumAttempts: 3, initialInterval: '2s' },
 });
 
