@@ -8,6 +8,7 @@ import { totalsOf } from '../../workflows/evaluation/compare-turns.js';
 import type { EvaluationRow, GraderInput } from '../../workflows/evaluation/evaluation-types.js';
 import { graderTotalsOf, gradersProblem, type ModelGraderSpec } from '../../workflows/evaluation/grader-types.js';
 import type { AgentTurnResult, ModelStepResult } from '../../workflows/types/index.js';
+import { checkedEvaluation } from '../../worker/evaluation-worker.js';
 
 const row = (grades?: EvaluationRow['grades']): EvaluationRow => ({ turnId: 't', evaluationTurnId: 'e/0', ...(grades ? { grades } : {}) });
 const spec: ModelGraderSpec = { name: 'judge', rubric: 'Same refund?', model: { provider: 'scripted', model: 'demo' }, passScore: 0.7 };
@@ -82,5 +83,16 @@ describe('model grader', () => {
     expect(modelGrade(spec, answer('{"score":-1,"reason":"x"}')).error).toBe('the model answered no verdict: score -1 is not a number from 0 to 1');
     expect(modelGrade(spec, answer('{"score":1}')).error).toBe('the model answered no verdict: no reason');
     expect(modelGrade(spec, answer(`{"score":1,"reason":"${'x'.repeat(500)}"}`)).comment).toHaveLength(160);
+  });
+});
+
+describe("the evaluation worker's graders", () => {
+  it('takes functions by name and refuses a bad name or a value that is not a function before anything polls', () => {
+    const sameText = () => ({ score: 1 });
+    expect(checkedEvaluation({ graders: { sameText } }, 'q', []).graders).toEqual({ sameText });
+    expect(checkedEvaluation({}, 'q', []).graders).toEqual({});
+    expect(() => checkedEvaluation({ graders: { 'same text': sameText } }, 'q', [])).toThrow(/Invalid evaluation\.graders: a grader's name must match/);
+    expect(() => checkedEvaluation({ graders: { judge: 'rubric' as never } }, 'q', [])).toThrow('Invalid evaluation.graders.judge: expected a function, got string');
+    expect(() => checkedEvaluation({ graders: [sameText] as never }, 'q', [])).toThrow(/expected an object/);
   });
 });
