@@ -7,6 +7,7 @@
 import type { FastifyReply } from 'fastify';
 import { STARTED_BY_MEMO_KEY } from '../client/listings.js';
 import { defaultEvaluationQueue, EVALUATION_WORKFLOW, MAX_EVALUATION_TURNS, type EvaluationChange } from '../workflows/evaluation/evaluation-types.js';
+import type { GraderSpec } from '../workflows/evaluation/grader-types.js';
 import type { Caller } from './auth.js';
 import { answer, sendError, turnNotFound } from './replies.js';
 import { evaluationParams, startEvaluationBody } from './request-schemas.js';
@@ -24,7 +25,7 @@ export function registerEvaluationRoutes(app: ApiApp, { client, access }: RouteC
 
   api.post('/api/evaluations', { schema: { body: startEvaluationBody } }, async (request, reply) => {
     const who = request.caller!;
-    const { turnIds, query, limit, change, ...rest } = request.body;
+    const { turnIds, query, limit, change, graders, ...rest } = request.body;
     let turns: string[];
     if (turnIds) {
       // Every listed turn is checked before anything starts: one the caller may not read refuses the request.
@@ -36,7 +37,7 @@ export function registerEvaluationRoutes(app: ApiApp, { client, access }: RouteC
       if ('problem' in found) return sendError(reply, 'InvalidRequest', `Invalid evaluate: ${found.problem}`);
       turns = found.turnIds;
     }
-    return answer(reply, () => client.evaluate({ turnIds: turns, change: change as EvaluationChange, ...rest, startedBy: caller(request) }), 201);
+    return answer(reply, () => client.evaluate({ turnIds: turns, change: change as EvaluationChange, ...(graders ? { graders: graders as GraderSpec[] } : {}), ...rest, startedBy: caller(request) }), 201);
   });
 
   // The runs of this API's evaluation queue (the one `POST /api/evaluations` starts them on), newest first.

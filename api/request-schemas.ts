@@ -6,6 +6,7 @@
 import { placementProblem, TURN_PRIORITIES, type TurnPriority } from '../client/tenants.js';
 import { z } from 'zod';
 import { MODEL_PROVIDERS } from '../workflows/messages/model-providers.js';
+import { gradersProblem } from '../workflows/evaluation/grader-types.js';
 
 /** A turn's model (`ModelSettings`); for `ai-sdk`, `model` is a name the worker registered. */
 export const modelSchema = z.looseObject({ provider: z.enum(MODEL_PROVIDERS), model: z.string().min(1) });
@@ -143,6 +144,14 @@ export const startEvaluationBody = z
     fromStep: z.number().int().min(0).optional(),
     concurrency: z.number().int().min(1).max(100).optional(),
     budget: z.strictObject({ tokens: z.number().positive().optional(), costUsd: z.number().positive().optional() }).optional(),
+    /** docs/evaluations.md, "Graders": registered functions by name, models with a rubric; checked as `evaluate` checks them. */
+    graders: z
+      .array(z.unknown())
+      .superRefine((graders, context) => {
+        const problem = gradersProblem(graders);
+        if (problem !== undefined) context.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
     /** Most turns a query takes (default and most 1,000). */
     limit: z.number().int().min(1).max(MAX_TURNS).optional(),
   })

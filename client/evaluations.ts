@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import { evaluationReportQuery } from '../workflows/evaluation/evaluation-query.js';
 import { defaultEvaluationQueue, EVALUATION_WORKFLOW, MAX_EVALUATION_TURNS, type EvaluationBudget, type EvaluationChange, type EvaluationReport, type EvaluationRunInput } from '../workflows/evaluation/evaluation-types.js';
+import { gradersProblem, type GraderSpec } from '../workflows/evaluation/grader-types.js';
 import { AGENT_TURN_WORKFLOW } from '../workflows/messages/definitions.js';
 import type { turnpikeEvaluation } from '../workflows/registered-workflows.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
@@ -25,6 +26,12 @@ export interface EvaluateOptions {
   concurrency?: number;
   /** Stop starting evaluation turns once those evaluated spent this much. */
   budget?: EvaluationBudget;
+  /**
+   * Graders of each evaluated turn (docs/evaluations.md, "Graders"): the name of a function
+   * registered on the evaluation worker (`evaluation.graders`), or `{ name, rubric, model, passScore? }`
+   * for a model that grades with a rubric. At most 4, names unique.
+   */
+  graders?: GraderSpec[];
   /** Most turns a query takes (default and most 1,000). */
   limit?: number;
   /** The run's id (default `eval-<time>-<random>`); no `/`. */
@@ -54,6 +61,10 @@ function checkedRun(options: EvaluateOptions): void {
   for (const key of ['tokens', 'costUsd'] as const) {
     const value = options.budget?.[key];
     if (value !== undefined && !(typeof value === 'number' && value > 0)) refuse(`budget.${key} must be a number above 0`);
+  }
+  if (options.graders !== undefined) {
+    const problem = gradersProblem(options.graders);
+    if (problem !== undefined) refuse(problem);
   }
   if (options.startedBy !== undefined && (typeof options.startedBy !== 'string' || options.startedBy === '')) refuse('startedBy must be a non-empty string');
   if (options.evaluationId !== undefined && (typeof options.evaluationId !== 'string' || options.evaluationId === '' || options.evaluationId.includes('/'))) refuse('evaluationId must be a non-empty string without "/"');
@@ -90,6 +101,7 @@ export async function evaluate(starter: { client: Client; taskQueue: string }, o
     ...(options.fromStep !== undefined ? { fromStep: options.fromStep } : {}),
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.budget !== undefined ? { budget: options.budget } : {}),
+    ...(options.graders !== undefined && options.graders.length > 0 ? { graders: options.graders } : {}),
   };
   await starter.client.workflow.start<typeof turnpikeEvaluation>(EVALUATION_WORKFLOW, {
     taskQueue,

@@ -43,4 +43,5 @@ export {
   type EvaluationTotals,
   type TurnSpendRow,
 } from '../workflows/evaluation/evaluation-types.js';
+export { type EvaluationGrade, type GraderSpec, type GraderTotals, type ModelGraderSpec } from '../workflows/evaluation/grader-types.js';
 export { FORK_OF_MEMO_KEY, readTurnTranscript, transcriptThroughStep, type ForkTurnOptions, type ForkTurnResult, type TurnFork } from './turn-fork.js';

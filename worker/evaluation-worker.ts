@@ -4,7 +4,7 @@
  * turnpike's activities, two of them wrapped so that an evaluation turn never touches the world
  * (activities/evaluation/recorded-calls.ts): the model step's dispositions park nothing, and
  * `executeTool` answers from the original's records and runs only the tools marked safe. It also
- * runs the evaluation run's own activities. An evaluation run (`TurnpikeClient.evaluate`) is
+ * runs the evaluation run's own activities, with the graders registered here. An evaluation run (`TurnpikeClient.evaluate`) is
  * started on this queue, and its turns run there as its children.
  */
 import { Context } from '@temporalio/activity';
@@ -13,6 +13,8 @@ import { Worker as TemporalWorker } from '@temporalio/worker';
 import type { Tool } from '../activities/tools.js';
 import type { TurnpikeActivities } from '../activities/index.js';
 import { createEvaluationActivities } from '../activities/evaluation/evaluation-activities.js';
+import { GRADER_NAME } from '../workflows/evaluation/grader-types.js';
+import type { Grader } from '../workflows/evaluation/evaluation-types.js';
 import { evaluationDisposition, evaluationToolResult, RecordedCallsCache } from '../activities/evaluation/recorded-calls.js';
 import type { ExecuteToolInput, ModelStepRequest, ToolCallPart } from '../workflows/types/index.js';
 import { defaultEvaluationQueue } from '../workflows/evaluation/evaluation-types.js';
@@ -26,12 +28,27 @@ export interface EvaluationWorkerOptions {
   safeTools?: string[];
   /** Evaluation turns' activities this process runs at once (the Worker's `maxConcurrentActivityTaskExecutions`). */
   maxConcurrentActivities?: number;
+  /** Functions that grade an evaluated turn beside its original, by the name an evaluation's `graders` refers to them by (docs/evaluations.md, "Graders"). */
+  graders?: Record<string, Grader>;
+}
+
+type CheckedEvaluation = EvaluationWorkerOptions & { taskQueue: string; safeTools: string[]; graders: Record<string, Grader> };
+
+function checkedGraders(graders: unknown): Record<string, Grader> {
+  if (graders === undefined) return {};
+  if (graders === null || typeof graders !== 'object' || Array.isArray(graders)) throw new TypeError('Invalid evaluation.graders: expected an object { <name>: (input) => ({ score, pass?, comment? }) }');
+  for (const [name, grader] of Object.entries(graders)) {
+    if (!GRADER_NAME.test(name)) throw new TypeError(`Invalid evaluation.graders: a grader's name must match ${GRADER_NAME.source} (got ${JSON.stringify(name)})`);
+    if (typeof grader !== 'function') throw new TypeError(`Invalid evaluation.graders.${name}: expected a function, got ${typeof grader}`);
+  }
+  return { ...(graders as Record<string, Grader>) };
 }
 
 /** The options checked, with the queue's name: a bad one throws a clear TypeError before anything polls. */
-export function checkedEvaluation(options: EvaluationWorkerOptions, turnTaskQueue: string, tools: readonly Tool[]): EvaluationWorkerOptions & { taskQueue: string; safeTools: string[] } {
-  if (options === null || typeof options !== 'object') throw new TypeError('Invalid evaluation: expected an object { taskQueue?, safeTools?, maxConcurrentActivities? }');
+export function checkedEvaluation(options: EvaluationWorkerOptions, turnTaskQueue: string, tools: readonly Tool[]): CheckedEvaluation {
+  if (options === null || typeof options !== 'object') throw new TypeError('Invalid evaluation: expected an object { taskQueue?, safeTools?, maxConcurrentActivities?, graders? }');
   const { taskQueue = defaultEvaluationQueue(turnTaskQueue), safeTools = [], maxConcurrentActivities } = options;
+  const graders = checkedGraders(options.graders);
   if (typeof taskQueue !== 'string' || taskQueue.trim() === '') throw new TypeError(`Invalid evaluation.taskQueue: a task queue name must be a non-empty string (got ${JSON.stringify(taskQueue)})`);
   if (taskQueue === turnTaskQueue) throw new TypeError(`Invalid evaluation.taskQueue: "${taskQueue}" is the turns' own task queue; evaluation turns need a queue of their own, where no tool runs for real`);
   if (!Array.isArray(safeTools) || safeTools.some((name) => typeof name !== 'string')) throw new TypeError('Invalid evaluation.safeTools: expected an array of tool names');
@@ -43,7 +60,7 @@ export function checkedEvaluation(options: EvaluationWorkerOptions, turnTaskQueu
   if (maxConcurrentActivities !== undefined && !(Number.isInteger(maxConcurrentActivities) && maxConcurrentActivities >= 1)) {
     throw new TypeError(`Invalid evaluation.maxConcurrentActivities: must be a whole number of at least 1 (got ${String(maxConcurrentActivities)})`);
   }
-  return { taskQueue, safeTools, ...(maxConcurrentActivities !== undefined ? { maxConcurrentActivities } : {}) };
+  return { taskQueue, safeTools, graders, ...(maxConcurrentActivities !== undefined ? { maxConcurrentActivities } : {}) };
 }
 
 /** Wraps turnpike's activities, as `TurnpikePlugin` registered them, for evaluation turns; adds the run's own. */
@@ -51,7 +68,10 @@ export class EvaluationActivitiesPlugin implements WorkerPlugin {
   readonly name = 'turnpike-evaluation-activities';
   private readonly cache = new RecordedCallsCache();
 
-  constructor(private readonly safeTools: ReadonlySet<string>) {}
+  constructor(
+    private readonly safeTools: ReadonlySet<string>,
+    private readonly graders: Readonly<Record<string, Grader>> = {},
+  ) {}
 
   configureWorker(options: WorkerOptions): WorkerOptions {
     const base = options.activities as Partial<TurnpikeActivities> | undefined;
@@ -65,7 +85,8 @@ export class EvaluationActivitiesPlugin implements WorkerPlugin {
       ...options,
       activities: {
         ...options.activities,
-        ...createEvaluationActivities(),
+        // A model grader's step goes to the worker's own model step, not the wrapped one below.
+        ...createEvaluationActivities({ graders: this.graders, callModel }),
         callModel: async (request: ModelStepRequest) => {
           const result = await callModel(request);
           if (!result.dispositions) return result;
@@ -97,7 +118,7 @@ export class EvaluationWorkerRunner implements WorkerPlugin {
 export async function createEvaluationWorker(settings: {
   connection: NativeConnection;
   namespace: string;
-  evaluation: ReturnType<typeof checkedEvaluation>;
+  evaluation: CheckedEvaluation;
   pluginOptions: TurnpikePluginOptions;
   workflowBundle: { code: string } | { codePath: string };
   shutdownGraceTime: string;
@@ -112,6 +133,6 @@ export async function createEvaluationWorker(settings: {
     maxCachedWorkflows: settings.maxCachedWorkflows,
     shutdownGraceTime: settings.shutdownGraceTime,
     ...(evaluation.maxConcurrentActivities !== undefined ? { maxConcurrentActivityTaskExecutions: evaluation.maxConcurrentActivities } : {}),
-    plugins: [new TurnpikePlugin(settings.pluginOptions), new EvaluationActivitiesPlugin(new Set(evaluation.safeTools))],
+    plugins: [new TurnpikePlugin(settings.pluginOptions), new EvaluationActivitiesPlugin(new Set(evaluation.safeTools), evaluation.graders)],
   });
 }

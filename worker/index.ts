@@ -17,6 +17,7 @@ export type { FollowProviderHeaders } from './provider-headers.js';
 export type { SlowDownThresholds } from '../activities/providers/rate-limit-headers.js';
 export { providerObservedFetch } from '../activities/providers/observed-fetch.js';
 export type { EvaluationWorkerOptions } from './evaluation-worker.js';
+export type { Grader, GraderInput, GraderVerdict } from '../workflows/evaluation/evaluation-types.js';
 export { InProcessLiveDeltas, inProcessLiveDeltas, type LiveDeltaChannel, type LiveDeltaEvent, type LiveDeltaPiece } from '../activities/live-deltas.js';
 export { PostgresLiveDeltas, liveDeltasFromEnvironment, DEFAULT_LIVE_CHANNEL, LIVE_POSTGRES_VARIABLE, type PostgresLiveDeltasOptions, type PostgresConnectionSettings } from '../activities/postgres-live/postgres-live-deltas.js';
 export type { ContentStore, StoredObject } from '../content/content-store.js';

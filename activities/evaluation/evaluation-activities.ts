@@ -1,8 +1,9 @@
 /**
  * The activities of an evaluation run (workflows/evaluation/evaluation-run.ts), on the evaluation
- * worker: building an evaluation turn's input from its original and the change, and comparing the
- * two turns' results into the report's row. Both only read, through the worker's own client
- * (`Context.current().client`: its connection, namespace and data converter), so a retry is harmless.
+ * worker: building an evaluation turn's input from its original and the change, comparing the
+ * two turns' results into the report's row, and grading it (./graders.ts). They only read, through
+ * the worker's own client (`Context.current().client`: its connection, namespace and data
+ * converter), so a retry is harmless (a model grader's model is asked again).
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,8 +13,10 @@ import { readTranscript } from '../../workflows/context/fork-transcript.js';
 import { forkReferenceOf } from '../../workflows/context/fork-reference.js';
 import { transcriptQuery } from '../../workflows/messages/definitions.js';
 import { compareTurns, type ComparedTurn } from '../../workflows/evaluation/compare-turns.js';
-import type { EvaluationActivities, EvaluationRow, PrepareEvaluationTurnInput, PreparedEvaluationTurn } from '../../workflows/evaluation/evaluation-types.js';
-import type { AgentTurnInput, AgentTurnResult } from '../../workflows/types/index.js';
+import type { EvaluationActivities, EvaluationRow, GradeEvaluationTurnInput, PrepareEvaluationTurnInput, PreparedEvaluationTurn } from '../../workflows/evaluation/evaluation-types.js';
+import type { EvaluationGrade } from '../../workflows/evaluation/grader-types.js';
+import type { AgentTurnInput, AgentTurnResult, Message } from '../../workflows/types/index.js';
+import { gradeTurn, type GradingContext } from './graders.js';
 
 
 /** A turn's input, from its latest run's start event; undefined when there is no such turn. */
@@ -82,6 +85,23 @@ export async function compareEvaluationTurn(client: Client, { turnId, evaluation
   return compareTurns(original, evaluated, new Set(forkOf?.workflowId === turnId ? (forkOf.toolCallIds ?? []) : []));
 }
 
+/** The latest user message of a transcript, as text. */
+function lastUserText(messages: readonly Message[] | undefined): string | undefined {
+  const message = messages?.findLast((candidate) => candidate.role === 'user');
+  if (!message) return undefined;
+  if (typeof message.content === 'string') return message.content;
+  return message.content.flatMap((part) => (part.type === 'text' ? [part.text] : [])).join('\n');
+}
+
+export async function gradeEvaluationTurn(client: Client, { turnId, evaluationTurnId, graders, row }: GradeEvaluationTurnInput, context: GradingContext): Promise<EvaluationGrade[]> {
+  const [original, evaluated, input] = await Promise.all([readTurn(client, turnId), readTurn(client, evaluationTurnId), turnInput(client, turnId)]);
+  const request = lastUserText(input?.messages);
+  return gradeTurn(graders, { turnId, evaluationTurnId, ...(request !== undefined ? { request } : {}), original: original.result, evaluated: evaluated.result, row }, context);
+}
+
+/** What grading needs of the worker: its registered graders and its model step. */
+export type EvaluationGrading = Omit<GradingContext, 'lastAttempt'>;
+
 /** How often the run's activities heartbeat: well inside their heartbeat timeout (10 s, workflows/evaluation/evaluation-run.ts). */
 export const EVALUATION_HEARTBEAT_MS = 2_000;
 
@@ -107,10 +127,15 @@ async function alive<T>(read: (client: Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** The two activities, bound to the running activity's client. */
-export function createEvaluationActivities(): EvaluationActivities {
+/** The activities, bound to the running activity's client. */
+export function createEvaluationActivities(grading: EvaluationGrading): EvaluationActivities {
   return {
     prepareEvaluationTurn: (input: PrepareEvaluationTurnInput) => alive((client) => prepareEvaluationTurn(client, input)),
     compareEvaluationTurn: (input: { turnId: string; evaluationTurnId: string }) => alive((client) => compareEvaluationTurn(client, input)),
+    gradeEvaluationTurn: (input: GradeEvaluationTurnInput) => {
+      const { attempt, retryPolicy } = Context.current().info;
+      const lastAttempt = retryPolicy?.maximumAttempts !== undefined && retryPolicy.maximumAttempts > 0 && attempt >= retryPolicy.maximumAttempts;
+      return alive((client) => gradeEvaluationTurn(client, input, { ...grading, lastAttempt }));
+    },
   };
 }

@@ -12,6 +12,12 @@ function cell(text, className) {
 
 const calls = ({ same, differentInput, new: added, missing }) => `${same} same · ${differentInput} other input · ${added} new · ${missing} missing`;
 
+/** A turn's grades: `name 0.75 pass · other error: …` (— without graders). */
+const grades = (list) =>
+  list && list.length > 0
+    ? list.map((grade) => (grade.error !== undefined || grade.score === undefined ? `${grade.grader} error: ${grade.error ?? 'no score'}` : `${grade.grader} ${grade.score.toFixed(2)} ${grade.pass ? 'pass' : 'fail'}`)).join(' · ')
+    : '—';
+
 /** One evaluated turn beside its original: a row of the table. */
 function row(evaluated) {
   const tr = document.createElement('tr');
@@ -22,7 +28,7 @@ function row(evaluated) {
   turn.append(link);
   if (evaluated.error) {
     tr.append(turn, cell(`error: ${evaluated.error}`, 'outcome bad'));
-    tr.lastChild.colSpan = 8;
+    tr.lastChild.colSpan = 9;
     return tr;
   }
   const output = evaluated.output ? (evaluated.output.valid ? (evaluated.output.changedFields.length > 0 ? `~${evaluated.output.changedFields.join(', ')}` : 'same') : 'invalid') : '—';
@@ -36,14 +42,26 @@ function row(evaluated) {
     cell(String(evaluated.wouldAsk)),
     cell(String(evaluated.denials)),
     cell(`${evaluated.original.usage.tokens} → ${evaluated.evaluated.usage.tokens}`),
+    cell(grades(evaluated.grades), evaluated.grades?.some((grade) => grade.error !== undefined || grade.pass === false) ? 'outcome bad' : undefined),
   );
   return tr;
+}
+
+/** Each grader's totals: `; graders: name mean 0.75 (2 passed, 1 failed, 0 errors)`. */
+function graderTotals(graders) {
+  const names = Object.keys(graders ?? {});
+  if (names.length === 0) return '';
+  const each = names.map((name) => {
+    const g = graders[name];
+    return `${name} ${g.meanScore !== undefined ? `mean ${g.meanScore.toFixed(2)}` : 'no score'} (${g.passes} passed, ${g.fails} failed, ${g.errors} errors)`;
+  });
+  return ` Graders: ${each.join('; ')}.`;
 }
 
 /** The totals, as the terminal's table ends them. */
 function totals(report) {
   const t = report.totals;
-  return `${report.status}: ${t.turns} of ${report.total} turns evaluated, ${t.errors} errors; final text changed in ${t.textChanged}, typed output invalid in ${t.outputInvalid}; tool calls ${calls(t.toolCalls)}; ${t.replayed} replayed, ${t.notRun} not run, ${t.ranSafe} ran safe; ${t.wouldAsk} would ask a person, ${t.denials} denied; tokens ${t.original.usage.tokens} → ${t.evaluated.usage.tokens}.`;
+  return `${report.status}: ${t.turns} of ${report.total} turns evaluated, ${t.errors} errors; final text changed in ${t.textChanged}, typed output invalid in ${t.outputInvalid}; tool calls ${calls(t.toolCalls)}; ${t.replayed} replayed, ${t.notRun} not run, ${t.ranSafe} ran safe; ${t.wouldAsk} would ask a person, ${t.denials} denied; tokens ${t.original.usage.tokens} → ${t.evaluated.usage.tokens}.${graderTotals(t.graders)}`;
 }
 
 /**

@@ -1,10 +1,14 @@
 /**
  * `eval`: an evaluation run over recorded turns (docs/evaluations.md), by visibility query or by
  * ids, with another model, system prompt or tools; it waits for the report and prints it as a
- * table (`--json`: the report). `eval-report <evaluationId>`: a run's report, so far or whole.
+ * table (`--json`: the report). `--graders` names functions registered on the evaluation worker;
+ * `--rubric` (with `--rubric-model`) adds a model grader. `eval-report <evaluationId>`: a run's
+ * report, so far or whole.
  */
 import type { Command } from 'commander';
+import { TurnpikeRejectedError } from '../../client/errors.js';
 import type { EvaluationReport, EvaluationRow } from '../../workflows/evaluation/evaluation-types.js';
+import type { EvaluationGrade, GraderSpec } from '../../workflows/evaluation/grader-types.js';
 import type { ModelSettings } from '../../workflows/types/index.js';
 import { parseCount, parseList, parseModel, parsePositive } from '../arguments.js';
 import type { CliContext } from '../context.js';
@@ -20,6 +24,11 @@ interface EvalOptions {
   maxTokens?: number;
   maxCost?: number;
   taskQueue?: string;
+  graders?: string[];
+  rubric?: string;
+  rubricModel?: ModelSettings;
+  rubricName: string;
+  passScore?: number;
   wait: boolean;
   interval: number;
 }
@@ -29,12 +38,16 @@ const calls = (row: Pick<EvaluationRow, 'toolCalls'>) => {
   return c ? `${c.same}/${c.differentInput}/${c.new}/${c.missing}` : '-';
 };
 
-/** The report as a table: one line per turn, then the totals. */
+/** A grade in a cell: `0.75 pass`, `0.20 fail`, `error`. */
+const gradeCell = (grade: EvaluationGrade | undefined) => (!grade ? '-' : grade.error !== undefined || grade.score === undefined ? 'error' : `${grade.score.toFixed(2)} ${grade.pass ? 'pass' : 'fail'}`);
+
+/** The report as a table: one line per turn (a column per grader), then the totals, then a line per grader. */
 export function reportTable(report: EvaluationReport): string {
-  const header = ['turn', 'status', 'text', 'output', 'calls s/d/n/m', 'replayed', 'not run', 'ran safe', 'would ask', 'denied', 'tokens'];
+  const graders = Object.keys(report.totals.graders ?? {});
+  const header = ['turn', 'status', 'text', 'output', 'calls s/d/n/m', 'replayed', 'not run', 'ran safe', 'would ask', 'denied', 'tokens', ...graders];
   const lines = report.rows.map((row) =>
     row.error !== undefined
-      ? [row.turnId, 'error', row.error.slice(0, 60), '', '', '', '', '', '', '', '']
+      ? [row.turnId, 'error', row.error.slice(0, 60), '', '', '', '', '', '', '', '', ...graders.map(() => '')]
       : [
           row.turnId,
           row.status!.original === row.status!.evaluated ? row.status!.evaluated : `${row.status!.original}→${row.status!.evaluated}`,
@@ -47,6 +60,7 @@ export function reportTable(report: EvaluationReport): string {
           String(row.wouldAsk ?? 0),
           String(row.denials ?? 0),
           `${row.original?.usage.tokens ?? 0}→${row.evaluated?.usage.tokens ?? 0}`,
+          ...graders.map((name) => gradeCell(row.grades?.find((grade) => grade.grader === name))),
         ],
   );
   const t = report.totals;
@@ -62,10 +76,16 @@ export function reportTable(report: EvaluationReport): string {
     String(t.wouldAsk),
     String(t.denials),
     `${t.original.usage.tokens}→${t.evaluated.usage.tokens}`,
+    ...graders.map((name) => (t.graders![name].meanScore !== undefined ? `mean ${t.graders![name].meanScore!.toFixed(2)}` : '-')),
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column].length)));
   const format = (line: string[]) => line.map((cell, column) => cell.padEnd(widths[column])).join('  ').trimEnd();
-  return [`Evaluation ${report.evaluationId}`, format(header), ...lines.map(format)].join('\n');
+  const graderLines = graders.map((name) => {
+    const total = t.graders![name];
+    const mean = total.meanScore !== undefined ? `mean ${total.meanScore.toFixed(2)}` : 'no score';
+    return `grader ${name}: ${mean}, ${total.passes} passed, ${total.fails} failed, ${total.errors} errors${total.tokens > 0 ? `, ${total.tokens} tokens` : ''}`;
+  });
+  return [`Evaluation ${report.evaluationId}`, format(header), ...lines.map(format), ...graderLines].join('\n');
 }
 
 async function waitForReport(context: CliContext, evaluationId: string, intervalMs: number): Promise<EvaluationReport> {
@@ -91,10 +111,20 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
     .option('--max-tokens <n>', 'stop starting evaluation turns once they spent this many tokens', parsePositive)
     .option('--max-cost <usd>', 'stop starting evaluation turns once they cost this much', Number)
     .option('--task-queue <name>', 'the evaluation task queue (default <task queue>-eval)')
+    .option('--graders <names>', 'comma-separated graders registered on the evaluation worker (evaluation.graders)', parseList)
+    .option('--rubric <text>', 'a model grader: the rubric it grades each evaluated turn by (needs --rubric-model)')
+    .option('--rubric-model <provider[:model]>', "the model grader's model", parseModel)
+    .option('--rubric-name <name>', "the model grader's name in the report", 'rubric')
+    .option('--pass-score <score>', 'the score from 0 to 1 at or above which the model grader passes a turn (default 0.5)', Number)
     .option('--no-wait', 'print the evaluation id and return at once')
     .option('--interval <ms>', 'how often to poll the report while waiting', parsePositive, 1000)
     .action(async (options: EvalOptions) => {
       const turnpike = await context.client();
+      if ((options.rubric === undefined) !== (options.rubricModel === undefined)) throw new TurnpikeRejectedError('Invalid eval: --rubric and --rubric-model go together', 'InvalidRequest');
+      const graders: GraderSpec[] = [
+        ...(options.graders ?? []),
+        ...(options.rubric !== undefined ? [{ name: options.rubricName, rubric: options.rubric, model: options.rubricModel!, ...(options.passScore !== undefined ? { passScore: options.passScore } : {}) }] : []),
+      ];
       const budget = { ...(options.maxTokens !== undefined ? { tokens: options.maxTokens } : {}), ...(options.maxCost !== undefined ? { costUsd: options.maxCost } : {}) };
       const started = await turnpike.evaluate({
         ...(options.query !== undefined ? { query: options.query } : {}),
@@ -108,6 +138,7 @@ export function registerEvalCommands(program: Command, context: CliContext): voi
         ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
         ...(Object.keys(budget).length > 0 ? { budget } : {}),
         ...(options.taskQueue !== undefined ? { taskQueue: options.taskQueue } : {}),
+        ...(graders.length > 0 ? { graders } : {}),
       });
       if (!options.wait) {
         context.print(started, () => `Evaluating ${started.turns} turns: ${context.colors.bold(started.evaluationId)}\n${context.colors.dim(`  turnpike eval-report ${started.evaluationId}`)}`);

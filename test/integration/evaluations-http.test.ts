@@ -137,8 +137,15 @@ describe('evaluations over the HTTP API', () => {
     const effects = executions.length;
     // The changed model proposes record_action a1 in every turn: the same call as turn 1's, another input in turns 2 and 3.
     const model = registerScript([[{ type: 'tool-call', toolName: 'record_action', input: { action: 'a1' } }], { type: 'text', text: 'changed' }]);
+    // A model grader with a rubric (docs/evaluations.md, "Graders"), answering one verdict for every turn.
+    const judge = registerScript([{ type: 'text', text: '{"score":0.5,"reason":"Another action."}' }]);
     const since = new Date();
-    const started = await call('alice', 'POST', '/api/evaluations', { turnIds: aliceTurns, change: { model: { provider: 'scripted', model } }, concurrency: 3 });
+    const started = await call('alice', 'POST', '/api/evaluations', {
+      turnIds: aliceTurns,
+      change: { model: { provider: 'scripted', model } },
+      concurrency: 3,
+      graders: [{ name: 'judge', rubric: 'Score 1 for the same action.', model: { provider: 'scripted', model: judge }, passScore: 0.9 }],
+    });
     expect(started.status).toBe(201);
     expect(started.body).toMatchObject({ turns: 3 });
     aliceEvaluation = started.body.evaluationId;
@@ -154,7 +161,9 @@ describe('evaluations over the HTTP API', () => {
       notRun: 2,
       ranSafe: 0,
       wouldAsk: 0,
+      graders: { judge: { graded: 3, meanScore: 0.5, passes: 0, fails: 3, errors: 0 } },
     });
+    for (const row of report.rows) expect(row.grades).toEqual([{ grader: 'judge', score: 0.5, pass: false, comment: 'Another action.', tokens: expect.any(Number) }]);
     expect(executions.length).toBe(effects);
     // The listing the refusals below rely on sees a run that was started.
     expect(await evaluationsSince(since)).toEqual([aliceEvaluation]);
@@ -254,6 +263,14 @@ describe('evaluations over the HTTP API', () => {
       [{ turnIds: aliceTurns }, /change/],
       [{ turnIds: aliceTurns, change: {}, concurrency: 0 }, /concurrency/],
       [{ query: 'AND AND', change: {} }, /not a valid visibility query/],
+      [{ turnIds: aliceTurns, change: {}, graders: ['bad name'] }, /grader's name must match/],
+      [{ turnIds: aliceTurns, change: {}, graders: ['a', 'a'] }, /graders\[1\]: the grader name "a" is used twice/],
+      [{ turnIds: aliceTurns, change: {}, graders: ['a', 'b', 'c', 'd', 'e'] }, /at most 4 graders/],
+      [{ turnIds: aliceTurns, change: {}, graders: [{ name: 'j', rubric: 'r' }] }, /graders\[0\]\.model must be \{ provider, model \}/],
+      [{ turnIds: aliceTurns, change: {}, graders: [{ name: 'j', rubric: ' ', model: { provider: 'scripted', model: 'demo' } }] }, /graders\[0\]\.rubric must be a non-empty string/],
+      [{ turnIds: aliceTurns, change: {}, graders: [{ name: 'j', rubric: 'r', model: { provider: 'scripted', model: 'demo' }, passScore: 1.5 }] }, /graders\[0\]\.passScore must be a number from 0 to 1/],
+      [{ turnIds: aliceTurns, change: {}, graders: 'judge' }, /graders/],
+      [{ turnIds: aliceTurns, change: {}, graders: [{ name: 'j', rubric: 'r', model: { provider: 'scripted', model: 'demo' }, temperature: 0 }] }, /unknown field temperature/],
     ];
     for (const [body, message] of cases) {
       const refused = await call('alice', 'POST', '/api/evaluations', body);
@@ -281,6 +298,8 @@ describe('evaluations over the HTTP API', () => {
       expect(await rows.count()).toBe(3);
       expect((await page.locator('#evaluation-rows tr a').allTextContents()).sort()).toEqual([...aliceTurns].sort());
       expect(await rows.first().locator('td').nth(2).textContent()).toBe('changed');
+      expect(await rows.first().locator('td').nth(9).textContent()).toBe('judge 0.50 fail');
+      expect(await page.locator('#evaluation-totals').textContent()).toMatch(/ Graders: judge mean 0\.50 \(0 passed, 3 failed, 0 errors\)\.$/);
       const other = await open(TOKENS.bob);
       await other.locator('#evaluation-missing:not([hidden])').waitFor();
       expect(await other.locator('#evaluation-missing').textContent()).toBe('No such evaluation was found.');

@@ -6,6 +6,7 @@
  */
 import { canonicalJson, inputHash } from '../messages/input-hash.js';
 import type { AgentTurnResult, ToolCallRecord, Usage } from '../types/index.js';
+import { graderTotalsOf } from './grader-types.js';
 import { NOT_RUN_PREFIX, WOULD_ASK_REASON, type EvaluationRow, type EvaluationTotals, type TurnSpendRow } from './evaluation-types.js';
 
 /** A turn's result and how long it took. */
@@ -149,5 +150,6 @@ export function totalsOf(rows: readonly EvaluationRow[]): EvaluationTotals {
     totals.original.usage = addSpend(totals.original.usage, row.original?.usage);
     totals.evaluated.usage = addSpend(totals.evaluated.usage, row.evaluated?.usage);
   }
-  return totals;
+  const graders = graderTotalsOf(rows);
+  return graders ? { ...totals, graders } : totals;
 }

@@ -4,7 +4,8 @@
  * constants: nothing here runs, so the workflow, the worker and the client share them.
  */
 import type { ModelSettings } from '../types/model.js';
-import type { AgentTurnInput, TurnOutputSpec } from '../types/turn.js';
+import type { AgentTurnInput, AgentTurnResult, TurnOutputSpec } from '../types/turn.js';
+import type { EvaluationGrade, GraderSpec, GraderTotals } from './grader-types.js';
 
 /** The workflow type of an evaluation run. */
 export const EVALUATION_WORKFLOW = 'turnpikeEvaluation';
@@ -52,6 +53,8 @@ export interface EvaluationRunInput {
   /** Evaluation turns at once; default 4. */
   concurrency?: number;
   budget?: EvaluationBudget;
+  /** Graders of each evaluated turn (grader-types.ts): registered functions by name, models with a rubric. */
+  graders?: GraderSpec[];
   /** Set by the run itself when it continues as new. */
   carried?: { rows: EvaluationRow[]; next: number; runs: number };
   /** Turns started per run before it continues as new (default 200; for tests). */
@@ -88,6 +91,8 @@ export interface EvaluationRow {
   denials?: number;
   original?: { approvalsAsked: number; denials: number; usage: TurnSpendRow; latencyMs?: number };
   evaluated?: { usage: TurnSpendRow; latencyMs?: number };
+  /** One per grader of the run, in the run's order; absent without graders and on a row with an `error`. */
+  grades?: EvaluationGrade[];
 }
 
 export interface EvaluationTotals {
@@ -103,6 +108,8 @@ export interface EvaluationTotals {
   denials: number;
   original: { approvalsAsked: number; denials: number; usage: TurnSpendRow };
   evaluated: { usage: TurnSpendRow };
+  /** By grader name, once a row has grades. */
+  graders?: Record<string, GraderTotals>;
 }
 
 export interface EvaluationReport {
@@ -128,4 +135,43 @@ export type PreparedEvaluationTurn = { input: AgentTurnInput } | { error: string
 export interface EvaluationActivities {
   prepareEvaluationTurn(input: PrepareEvaluationTurnInput): Promise<PreparedEvaluationTurn>;
   compareEvaluationTurn(input: { turnId: string; evaluationTurnId: string }): Promise<EvaluationRow>;
+  /** A grade per grader of the run; a grader that throws gets an `error` grade. */
+  gradeEvaluationTurn(input: GradeEvaluationTurnInput): Promise<EvaluationGrade[]>;
 }
+
+export interface GradeEvaluationTurnInput {
+  turnId: string;
+  evaluationTurnId: string;
+  graders: GraderSpec[];
+  /** The comparison the graders are given. */
+  row: EvaluationRow;
+}
+
+/** What a grader is given: the two turns' results and the report's row that compares them. */
+export interface GraderInput {
+  /** The original turn's id. */
+  turnId: string;
+  /** The evaluation turn's id (`<evaluationId>/<index>`). */
+  evaluationTurnId: string;
+  /** The original's latest user message, as text (absent when its input has none). */
+  request?: string;
+  /** The original turn's result: final text, typed output, tool calls with their outcomes, decisions, usage. */
+  original: AgentTurnResult;
+  /** The evaluation turn's result. */
+  evaluated: AgentTurnResult;
+  /** The comparison of the two (without grades). */
+  row: EvaluationRow;
+}
+
+/** What a grader answers: a score from 0 to 1; `pass` when it decides itself (default: score ≥ 0.5). */
+export interface GraderVerdict {
+  /** From 0 to 1. */
+  score: number;
+  /** Whether the turn passes; default: score ≥ 0.5. */
+  pass?: boolean;
+  /** Why (cut to 160 characters in the report). */
+  comment?: string;
+}
+
+/** A grader the user writes, registered by name on the evaluation worker (`evaluation.graders`). */
+export type Grader = (input: GraderInput) => GraderVerdict | Promise<GraderVerdict>;
