@@ -6,6 +6,7 @@
  */
 import type { z } from 'zod';
 import type { ParkedCall, TurnpikeClient } from '../client/turnpike-client.js';
+import { waitOutTransient } from '../client/transient-wait.js';
 import { mayDecide } from '../workflows/calls/call-checks.js';
 import { signDecision, type Caller } from './auth.js';
 import type { ReadAccess } from './read-access.js';
@@ -42,7 +43,9 @@ export class ParkedListing {
    */
   parkedCalls = (): Promise<ParkedCall[]> => {
     if (!this.listing || Date.now() - this.listing.at > LISTING_TTL_MS) {
-      const calls = this.client.listParkedCalls({ limit: this.options.listingLimit ?? DEFAULT_LISTING_LIMIT }).then(async (all) => {
+      // A listing that Temporal refuses for a while (its persistence or visibility rate limit) is asked again, then answered 503.
+      const listed = waitOutTransient('the parked calls', this.client.transientPatienceMs, () => this.client.listParkedCalls({ limit: this.options.listingLimit ?? DEFAULT_LISTING_LIMIT }));
+      const calls = listed.then(async (all) => {
         const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
         this.listedStarters.set(all, await this.access.conversationStarters(conversations));
         return all;

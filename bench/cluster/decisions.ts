@@ -8,7 +8,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
 import type { AgentTurnResult } from '../../client/index.js';
+import { actionsOf, activityRetriesOf } from '../history-actions.js';
 import { runPool, sleep } from '../pool.js';
 import { percentile, round } from '../stats.js';
 import type { ApiProcess } from './topology.js';
@@ -42,6 +44,36 @@ export interface DecisionFigures {
   hostile: { sent: number; accepted: number; byKind: Record<string, Record<string, number>> };
   /** Every hostile decision's target still parked afterwards, and no accepted decision's (visibility). */
   untouchedStillParked: boolean;
+  /**
+   * From a sample of decided turns' whole histories (parked, decided, the tool run, the answer):
+   * events, actions and activity retries per decided turn. What a decision adds is this less the
+   * parked turn's figures.
+   */
+  decidedTurn: { sample: number; events: number; actions: number; activityRetries: number; bytes: number; actionTypes: Record<string, number> };
+}
+
+const DECIDED_SAMPLE = 20;
+
+/** A sample of decided turns' histories: events, actions, retries and history bytes (protobuf) per turn. */
+async function decidedTurnCost(client: Client, turnIds: readonly string[]): Promise<DecisionFigures['decidedTurn']> {
+  const sample = turnIds.slice(0, DECIDED_SAMPLE);
+  let events = 0;
+  let actions = 0;
+  let retries = 0;
+  let bytes = 0;
+  const types: Record<string, number> = {};
+  for (const turnId of sample) {
+    const history = await client.workflow.getHandle(turnId).fetchHistory();
+    const list = history.events ?? [];
+    events += list.length;
+    const counted = actionsOf(list);
+    actions += counted.actions;
+    for (const [type, count] of Object.entries(counted.types)) types[type] = (types[type] ?? 0) + count;
+    retries += activityRetriesOf(list);
+    bytes += proto.temporal.api.history.v1.History.encode(history).finish().length;
+  }
+  const per = (value: number) => round(value / Math.max(1, sample.length), 2);
+  return { sample: sample.length, events: per(events), actions: per(actions), activityRetries: per(retries), bytes: per(bytes), actionTypes: Object.fromEntries(Object.entries(types).map(([type, count]) => [type, per(count)])) };
 }
 
 const approverOf = (call: ListedCall) => (call.toolName === 'bench_charge' ? 'approver-1' : 'approver-2');
@@ -146,6 +178,7 @@ export async function measureDecisions(client: Client, apis: ApiProcess[], liste
     await sleep(1_000);
   }
   const untouchedStillParked = [...hostileTargets].every((turnId) => parkedIds.has(turnId)) && accepted.every((decision) => !parkedIds.has(decision.call.turnWorkflowId));
+  const decidedTurn = await decidedTurnCost(client, accepted.map((decision) => decision.call.turnWorkflowId));
   const sortedEffect = toEffect.sort((a, b) => a - b);
   const sortedAnswered = sent.map((decision) => decision.answeredMs).sort((a, b) => a - b);
   const hostileAccepted = Object.values(byKind).reduce((sum, statuses) => sum + Object.entries(statuses).filter(([status]) => Number(status) < 300).reduce((total, [, count]) => total + count, 0), 0);
@@ -158,5 +191,6 @@ export async function measureDecisions(client: Client, apis: ApiProcess[], liste
     refused: refused.length,
     hostile: { sent: options.hostile, accepted: hostileAccepted, byKind },
     untouchedStillParked,
+    decidedTurn,
   };
 }

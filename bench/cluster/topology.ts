@@ -36,9 +36,27 @@ export interface ClusterTopology {
   rss(): { workers: number[]; apis: number[] };
   /** pg_database_size of the Temporal and visibility databases together, in bytes. */
   databaseBytes(): Promise<number>;
+  /** CPU seconds (user + system) each process has used so far: workers, then API processes. */
+  cpuSeconds(): { workers: number[]; apis: number[] };
+  /** PostgreSQL's counters for Temporal's two databases since the cluster started (`pg_stat_database`). */
+  databaseActivity(): Promise<DatabaseActivity>;
   /** What each API process's `LISTEN` connection has received so far. */
   liveReceived(): Promise<Array<{ notifications: number; characters: number }>>;
   stop(): Promise<void>;
+}
+
+/** Transactions committed and rows written in `temporal` + `temporal_visibility`, and rows read. */
+export interface DatabaseActivity {
+  commits: number;
+  rowsWritten: number;
+  rowsRead: number;
+}
+
+/** A process's user + system CPU time so far, from /proc (clock ticks of 1/100 s on Linux). */
+function cpuSecondsOf(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 function rssOf(pid: number | undefined): number {
@@ -104,6 +122,16 @@ export async function startClusterTopology(options: { bundlePath: string; openai
     async databaseBytes() {
       const { rows } = await database.query<{ bytes: string }>("SELECT pg_database_size('temporal') + pg_database_size('temporal_visibility') AS bytes");
       return Number(rows[0]!.bytes);
+    },
+    cpuSeconds: () => ({ workers: cluster.workers.map((worker) => cpuSecondsOf(worker.pid)), apis: apis.map((api) => cpuSecondsOf(api.process.pid)) }),
+    async databaseActivity() {
+      // Statistics reach pg_stat_database when a backend goes idle (at most a second later): wait that out.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      await database.query('SELECT pg_stat_clear_snapshot()');
+      const { rows } = await database.query<{ commits: string; written: string; read: string }>(
+        "SELECT sum(xact_commit) AS commits, sum(tup_inserted + tup_updated + tup_deleted) AS written, sum(tup_fetched) AS read FROM pg_stat_database WHERE datname IN ('temporal', 'temporal_visibility')",
+      );
+      return { commits: Number(rows[0]!.commits), rowsWritten: Number(rows[0]!.written), rowsRead: Number(rows[0]!.read) };
     },
     liveReceived: () => Promise.all(apis.map(async (api) => ((await (await fetch(`${api.base}/bench/process`)).json()) as { liveReceived: { notifications: number; characters: number } }).liveReceived)),
     async stop() {

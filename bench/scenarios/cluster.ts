@@ -20,7 +20,7 @@ import type { ReportRow } from '../report-row.js';
 import { measureDecisions, measureListing, type DecisionFigures, type ListingFigures } from '../cluster/decisions.js';
 import { parkTurns, PARKED_QUERY, type ParkFigures } from '../cluster/park.js';
 import { measureReaders, startStreamingFake, type ReaderFigures } from '../cluster/readers.js';
-import { API_PROCESSES, startClusterTopology, WORKERS } from '../cluster/topology.js';
+import { API_PROCESSES, startClusterTopology, WORKERS, type DatabaseActivity } from '../cluster/topology.js';
 import { round } from '../stats.js';
 
 const DECISION_RATE = 20;
@@ -34,6 +34,10 @@ export interface ClusterFigures {
   apiProcesses: number;
   park: ParkFigures;
   databaseBytes: { before: number; after: number; perParkedTurn: number };
+  /** PostgreSQL transactions and rows written (Temporal's databases) per parked turn, and per decision in the decisions' window (hostile ones and the effects' reads included). */
+  /** CPU milliseconds per decision in the decisions' window, all workers together and all API processes together. */
+  cpuPerDecisionMs: { workers: number; apis: number };
+  databaseWork: { perParkedTurn: { commits: number; rowsWritten: number }; perDecision: { commits: number; rowsWritten: number } };
   listing: ListingFigures;
   decisions: DecisionFigures;
   readers?: ReaderFigures;
@@ -51,14 +55,17 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
   try {
     const start = mib(topology.rss());
     const bytesBefore = await topology.databaseBytes();
+    const activityBefore = await topology.databaseActivity();
     context.log(`  cluster up: ${WORKERS} workers, ${API_PROCESSES} API processes; RSS ${JSON.stringify(start)} MiB; databases ${(bytesBefore / 2 ** 20).toFixed(0)} MiB; parking ${clusterTurns} turns`);
     const park = await parkTurns(topology.client, clusterTurns, context.log);
     const bytesAfter = await topology.databaseBytes();
+    const activityParked = await topology.databaseActivity();
     const parked = mib(topology.rss());
     context.log(`  cluster: ${JSON.stringify(park)}; databases +${((bytesAfter - bytesBefore) / 2 ** 20).toFixed(0)} MiB; RSS ${JSON.stringify(parked)} MiB`);
 
     const { figures: listing, calls } = await measureListing(topology.apis);
     context.log(`  cluster: listing ${JSON.stringify(listing)}`);
+    const cpuBefore = topology.cpuSeconds();
     const decisionCount = Math.min(DECISION_RATE * DECISION_SECONDS, Math.floor(calls.length / 2));
     const decisions = await measureDecisions(topology.client, topology.apis, calls, {
       decisions: decisionCount,
@@ -67,7 +74,17 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
       parkedQuery: PARKED_QUERY,
       log: context.log,
     });
+    const cpuAfter = topology.cpuSeconds();
+    const activityDecided = await topology.databaseActivity();
+    const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+    const cpuPerDecisionMs = {
+      workers: round(((sum(cpuAfter.workers) - sum(cpuBefore.workers)) * 1000) / Math.max(1, decisions.decisions), 1),
+      apis: round(((sum(cpuAfter.apis) - sum(cpuBefore.apis)) * 1000) / Math.max(1, decisions.decisions), 1),
+    };
     context.log(`  cluster: decisions ${JSON.stringify(decisions)}`);
+    const per = (count: number, [from, to]: [DatabaseActivity, DatabaseActivity]) => ({ commits: round((to.commits - from.commits) / count, 1), rowsWritten: round((to.rowsWritten - from.rowsWritten) / count, 1) });
+    const databaseWork = { perParkedTurn: per(clusterTurns, [activityBefore, activityParked]), perDecision: per(Math.max(1, decisions.decisions), [activityParked, activityDecided]) };
+    context.log(`  cluster: database work ${JSON.stringify(databaseWork)}`);
 
     let readers: ReaderFigures | undefined;
     let readersError: string | undefined;
@@ -84,6 +101,8 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
       apiProcesses: API_PROCESSES,
       park,
       databaseBytes: { before: bytesBefore, after: bytesAfter, perParkedTurn: round((bytesAfter - bytesBefore) / clusterTurns, 0) },
+      databaseWork,
+      cpuPerDecisionMs,
       listing,
       decisions,
       ...(readers ? { readers } : {}),
@@ -107,8 +126,11 @@ export function clusterRows(figures: ClusterFigures): ReportRow[] {
     row('time to park', `${park.seconds} s (${park.turnsPerSecond} turns/s)`),
     row(`Temporal actions / history events per parked turn (${park.historySample} histories)`, `${park.actionsPerTurn} / ${park.eventsPerTurn}`),
     row('database bytes per parked turn (temporal + temporal_visibility)', `${(figures.databaseBytes.perParkedTurn / 1024).toFixed(1)} KiB`),
+    row('PostgreSQL transactions / rows written per parked turn, and per decision (its window: hostile decisions and the effects\' reads included)', `${figures.databaseWork.perParkedTurn.commits} / ${figures.databaseWork.perParkedTurn.rowsWritten}; ${figures.databaseWork.perDecision.commits} / ${figures.databaseWork.perDecision.rowsWritten}`),
+    row('CPU per decision in its window, all workers / all API processes (hostile decisions and the effects\' reads included)', `${figures.cpuPerDecisionMs.workers} / ${figures.cpuPerDecisionMs.apis} ms`),
     row(`an approver's first page (GET /api/approvals), p50 / max of ${listing.rounds * 3}`, `${listing.p50Ms} / ${listing.maxMs} ms (listed ${JSON.stringify(listing.listedByApprover)})`),
     row(`decision → tool's effect p50 / p99 (${decisions.decisions} at ${decisions.ratePerSecond}/s over both APIs)`, `${decisions.toEffect.p50} / ${decisions.toEffect.p99} ms (answer p50 / p99 ${decisions.answered.p50} / ${decisions.answered.p99} ms; refused ${decisions.refused})`),
+    row(`a decided turn's whole history: events / actions / bytes (${decisions.decidedTurn.sample} histories; parked: ${park.eventsPerTurn} / ${park.actionsPerTurn})`, `${decisions.decidedTurn.events} / ${decisions.decidedTurn.actions} / ${(decisions.decidedTurn.bytes / 1024).toFixed(1)} KiB (activity retries ${decisions.decidedTurn.activityRetries})`),
     row(`hostile decisions accepted (${hostile.sent} in the same window)`, `${hostile.accepted}; targets still parked: ${decisions.untouchedStillParked ? 'yes' : 'NO'}`, '0', hostile.accepted === 0 && decisions.untouchedStillParked && decisions.refused === 0),
     ...(readers
       ? [
