@@ -37,7 +37,7 @@ export function registerEvaluationRoutes(app: ApiApp, { client, access }: RouteC
       if ('problem' in found) return sendError(reply, 'InvalidRequest', `Invalid evaluate: ${found.problem}`);
       turns = found.turnIds;
     }
-    return answer(reply, () => client.evaluate({ turnIds: turns, change: change as EvaluationChange, ...(graders ? { graders: graders as GraderSpec[] } : {}), ...rest, startedBy: caller(request) }), 201);
+    return answer(reply, () => client.evaluate({ turnIds: turns, change: change as EvaluationChange, ...(graders ? { graders: graders as GraderSpec[] } : {}), ...rest, ...(who.tenant !== undefined ? { tenant: who.tenant } : {}), startedBy: caller(request) }), 201);
   });
 
   // The runs of this API's evaluation queue (the one `POST /api/evaluations` starts them on), newest first.

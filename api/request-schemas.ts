@@ -154,6 +154,8 @@ export const startEvaluationBody = z
       .optional(),
     /** Most turns a query takes (default and most 1,000). */
     limit: z.number().int().min(1).max(MAX_TURNS).optional(),
+    /** Temporal's priority of the run and its evaluation turns (`batch` by default); the tenant is the caller's own. */
+    priority: z.enum(['interactive', 'normal', 'batch']).optional(),
   })
   .refine((body) => (body.turnIds === undefined) !== (body.query === undefined), { message: 'give exactly one of turnIds and query' });
 

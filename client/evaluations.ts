@@ -13,6 +13,7 @@ import type { turnpikeEvaluation } from '../workflows/registered-workflows.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError } from './errors.js';
 import { rejections } from './rejections.js';
 import { STARTED_BY_MEMO_KEY } from './listings.js';
+import { refuseWithoutTenantAttribute, startPlacement, type TurnPriority } from './tenants.js';
 
 export interface EvaluateOptions {
   /** A visibility query naming the turns (e.g. `AgentTurnStatus="completed" AND StartTime > "…"`); only ended `agentTurn` runs not on the evaluation queue are taken. */
@@ -38,6 +39,16 @@ export interface EvaluateOptions {
   evaluationId?: string;
   /** The evaluation task queue (default: the client's task queue with `-eval` after it, as `createWorker({ evaluation })`'s). */
   taskQueue?: string;
+  /**
+   * The tenant the run is for: its `TurnpikeTenant` search attribute, and Temporal's fairness key
+   * on the run's tasks and, inherited, on its evaluation turns' (docs/tenants-and-capacity.md).
+   */
+  tenant?: string;
+  /**
+   * Temporal's priority of the run's tasks, inherited by its evaluation turns and their activities:
+   * `batch` by default, so that an evaluation never goes before production turns on shared workers.
+   */
+  priority?: TurnPriority;
   /** Who starts the run, kept in its memo (`STARTED_BY_MEMO_KEY`): the HTTP API records its caller, and only that caller (or an admin) reads the report there. */
   startedBy?: string;
 }
@@ -86,8 +97,9 @@ export async function turnsOfQuery(client: Client, query: string, evaluationQueu
   return found.sort((a, b) => a.at - b.at).map((turn) => turn.id);
 }
 
-export async function evaluate(starter: { client: Client; taskQueue: string }, options: EvaluateOptions): Promise<EvaluateResult> {
+export async function evaluate(starter: { client: Client; taskQueue: string; tenantWeights?: Readonly<Record<string, number>> }, options: EvaluateOptions): Promise<EvaluateResult> {
   checkedRun(options);
+  const placement = startPlacement('evaluate', { ...(options.tenant !== undefined ? { tenant: options.tenant } : {}), priority: options.priority ?? 'batch' }, starter.tenantWeights);
   const taskQueue = options.taskQueue ?? defaultEvaluationQueue(starter.taskQueue);
   const limit = Math.min(options.limit ?? MAX_EVALUATION_TURNS, MAX_EVALUATION_TURNS);
   const turnIds = options.turnIds ? [...new Set(options.turnIds)] : await turnsOfQuery(starter.client, options.query!, taskQueue, limit);
@@ -107,8 +119,9 @@ export async function evaluate(starter: { client: Client; taskQueue: string }, o
     taskQueue,
     workflowId: evaluationId,
     args: [input],
+    ...placement,
     ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
-  });
+  }).catch(refuseWithoutTenantAttribute('evaluate'));
   return { evaluationId, turns: turnIds.length };
 }
 

@@ -75,6 +75,13 @@ async function decide(text: string, approved: boolean) {
 }
 
 /** Waits for the run's report to be done. */
+/** Temporal's priority on a workflow's start, from its history (what its tasks are dispatched with). */
+async function startedPriority(workflowId: string) {
+  const { events } = await client.workflow.getHandle(workflowId).fetchHistory();
+  const priority = events?.[0]?.workflowExecutionStartedEventAttributes?.priority;
+  return { priorityKey: priority?.priorityKey ?? 0, fairnessKey: priority?.fairnessKey ?? '' };
+}
+
 async function finished(evaluationId: string): Promise<EvaluationReport> {
   await client.workflow.getHandle(evaluationId).result();
   return turnpike.evaluationReport(evaluationId);
@@ -128,6 +135,9 @@ describe('evaluating recorded turns', () => {
     const { evaluationId, turns } = await turnpike.evaluate({ turnIds, change: { system: 'Be brief.' }, concurrency: 3 });
     expect(turns).toBe(10);
     const report = await finished(evaluationId);
+    // Batch priority by default, the run's and (inherited) its turns': an evaluation never goes before production turns.
+    expect(await startedPriority(evaluationId)).toEqual({ priorityKey: 5, fairnessKey: '' });
+    expect(await startedPriority(report.rows[0]!.evaluationTurnId)).toEqual({ priorityKey: 5, fairnessKey: '' });
     expect(report.status).toBe('completed');
     expect(report.rows).toHaveLength(10);
     expect(report.totals).toMatchObject({
@@ -196,8 +206,11 @@ describe('evaluating recorded turns', () => {
     const effects = executions.length;
     // The two approved guarded_action turns and the denied one: step 1 the call, step 2 the answer.
     const guarded = turnIds.slice(4, 7);
-    const { evaluationId } = await turnpike.evaluate({ turnIds: guarded, change: { system: 'Again.' }, fromStep: 1 });
+    const { evaluationId } = await turnpike.evaluate({ turnIds: guarded, change: { system: 'Again.' }, fromStep: 1, tenant: 'eval-acme' });
     const report = await finished(evaluationId);
+    // For a tenant: the run and, inherited, each evaluation turn run at batch priority with the tenant's fairness key.
+    expect(await startedPriority(evaluationId)).toEqual({ priorityKey: 5, fairnessKey: 'eval-acme' });
+    for (const row of report.rows) expect(await startedPriority(row.evaluationTurnId)).toEqual({ priorityKey: 5, fairnessKey: 'eval-acme' });
     expect(report.totals).toMatchObject({ turns: 3, errors: 0, textChanged: 0, toolCalls: { same: 0, differentInput: 0, new: 0, missing: 0 }, replayed: 0, wouldAsk: 0, denials: 0, original: { approvalsAsked: 0 } });
     for (const row of report.rows) expect((await turnpike.turnResult(row.evaluationTurnId)).steps).toBe(1);
     expect(executions.length).toBe(effects);
