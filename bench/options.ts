@@ -21,6 +21,7 @@
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); recorded and
  *                              evaluated turns in the eval figure (default 1,000; 100 with --quick; at most 1,000)
+ *   --decision-rate R          rightful decisions a second in the cluster figure, for 30 s (default 20)
  *   --eval-concurrency a,b     one evaluation run per value, its `concurrency` (default 4,16; 4 is evaluate's default)
  *   --max-cached N             override maxCachedWorkflows on both workers (profiling; default: SDK default)
  *   --max-wft N                override maxConcurrentWorkflowTaskExecutions on both workers (profiling)
@@ -82,6 +83,8 @@ export interface BenchOptions {
   fleetTurns: number;
   /** Parked turns in the cluster figure. */
   clusterTurns: number;
+  /** Rightful decisions a second in the cluster figure (for 30 s; hostile ones 1,000 ÷ that window's count each). */
+  clusterDecisionRate: number;
   /** Recorded and evaluated turns in the eval figure. */
   evalTurns: number;
   /** The eval figure's evaluation runs: one per value, its `concurrency`. */
@@ -123,6 +126,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       concurrency: { type: 'string' },
       capacity: { type: 'string' },
       'idle-seconds': { type: 'string' },
+      'decision-rate': { type: 'string' },
       'stream-minutes': { type: 'string' },
       'fleet-turns': { type: 'string' },
       'fleet-rate': { type: 'string' },
@@ -166,6 +170,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     ...(values['fleet-rate'] !== undefined ? { fleetRate: positiveNumber('fleet-rate', values['fleet-rate']) } : {}),
     fleetTurns: positiveInteger('fleet-turns', values['fleet-turns'], quick ? 100 : 500),
     clusterTurns: positiveInteger('turns', values.turns, quick ? 10_000 : 100_000),
+    clusterDecisionRate: values['decision-rate'] !== undefined ? positiveNumber('decision-rate', values['decision-rate']) : 20,
     evalTurns: Math.min(1_000, positiveInteger('turns', values.turns, quick ? 100 : 1_000)),
     evalConcurrency: (values['eval-concurrency'] ?? '4,16').split(',').map((value) => positiveInteger('eval-concurrency', value.trim(), 0)),
     largeImageTurns: positiveInteger('image-turns', values['image-turns'], quick ? 3 : 5),

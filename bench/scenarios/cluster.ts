@@ -23,9 +23,9 @@ import { measureReaders, startStreamingFake, type ReaderFigures } from '../clust
 import { API_PROCESSES, startClusterTopology, WORKERS, type DatabaseActivity } from '../cluster/topology.js';
 import { round } from '../stats.js';
 
-const DECISION_RATE = 20;
 const DECISION_SECONDS = 30;
-const HOSTILE_PER_DECISION = 1_000 / (DECISION_RATE * DECISION_SECONDS);
+/** Hostile decisions spread over the decisions' window: 1,000 at the default 20 a second. */
+const HOSTILE_PER_DECISION = 1_000 / (20 * DECISION_SECONDS);
 const STREAMING_TURNS = 50;
 const READERS = 200;
 
@@ -49,7 +49,7 @@ export interface ClusterFigures {
 const mib = (rss: { workers: number[]; apis: number[] }) => ({ workers: rss.workers.map((bytes) => round(bytes / 2 ** 20, 0)), apis: rss.apis.map((bytes) => round(bytes / 2 ** 20, 0)) });
 
 export async function measureCluster(context: BenchContext): Promise<ClusterFigures> {
-  const { clusterTurns } = context.options;
+  const { clusterTurns, clusterDecisionRate } = context.options;
   const streaming = await startStreamingFake();
   const topology = await startClusterTopology({ bundlePath: context.bundlePaths.turnpike, openaiBaseURL: streaming.fake.openaiBaseURL, log: context.log });
   try {
@@ -66,10 +66,10 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
     const { figures: listing, calls } = await measureListing(topology.apis);
     context.log(`  cluster: listing ${JSON.stringify(listing)}`);
     const cpuBefore = topology.cpuSeconds();
-    const decisionCount = Math.min(DECISION_RATE * DECISION_SECONDS, Math.floor(calls.length / 2));
+    const decisionCount = Math.min(Math.round(clusterDecisionRate * DECISION_SECONDS), Math.floor(calls.length / 2));
     const decisions = await measureDecisions(topology.client, topology.apis, calls, {
       decisions: decisionCount,
-      ratePerSecond: DECISION_RATE,
+      ratePerSecond: clusterDecisionRate,
       hostile: Math.round(decisionCount * HOSTILE_PER_DECISION),
       parkedQuery: PARKED_QUERY,
       log: context.log,
