@@ -87,7 +87,8 @@ function waitingMessage(taskId: string, contextId: string, pending: readonly Pen
     ...(call.approvers ? { approvers: call.approvers } : {}),
     ...(call.approverGroups ? { approverGroups: call.approverGroups } : {}),
     ...(call.reason !== undefined ? { reason: call.reason } : {}),
-    ...(call.kind === 'elicitation' ? { message: call.message, requestedSchema: call.requestedSchema } : {}),
+    ...(call.kind === 'elicitation' && call.message !== undefined ? { message: call.message } : {}),
+    ...(call.kind === 'elicitation' && call.requestedSchema !== undefined ? { requestedSchema: call.requestedSchema } : {}),
   }));
   return agentMessage(taskId, contextId, `${taskId}/waiting/${pending.map((call) => call.approvalId ?? call.toolCallId).join(',')}`, [textPart(text), dataPart({ waiting: waits })]);
 }
