@@ -64,8 +64,19 @@ function describeWait(call: PendingToolCall): string {
   }
 }
 
+/** How to answer what waits, by kind: each a data part in a message on the task (api/a2a/a2a-answers.ts). */
+function howToAnswer(pending: readonly PendingToolCall[]): string {
+  const kinds = new Set(pending.map((call) => call.kind));
+  const ways = [
+    ...(kinds.has('approval') || kinds.has('budget') ? ['an approval with a data part { "approvalId", "approved", "reason"? }'] : []),
+    ...(kinds.has('client-tool') ? ['a client tool with a data part { "toolCallId", "output", "isError"? }'] : []),
+    ...(kinds.has('elicitation') ? ['a question with a data part { "toolCallId", "output": { "action": "accept", "content": { … } } or { "action": "decline" } or { "action": "cancel" } }'] : []),
+  ];
+  return `Answer in a message on this task: ${ways.join('; ')}.`;
+}
+
 function waitingMessage(taskId: string, contextId: string, pending: readonly PendingToolCall[]): Message {
-  const text = `Waiting: ${pending.map(describeWait).join('; ')}. Answer an approval with a data part { "approvalId", "approved", "reason"? } in a message on this task.`;
+  const text = `Waiting: ${pending.map(describeWait).join('; ')}. ${howToAnswer(pending)}`;
   const waits = pending.map((call) => ({
     kind: call.kind,
     toolName: call.toolName,
@@ -76,6 +87,8 @@ function waitingMessage(taskId: string, contextId: string, pending: readonly Pen
     ...(call.approvers ? { approvers: call.approvers } : {}),
     ...(call.approverGroups ? { approverGroups: call.approverGroups } : {}),
     ...(call.reason !== undefined ? { reason: call.reason } : {}),
+    ...(call.kind === 'elicitation' && call.message !== undefined ? { message: call.message } : {}),
+    ...(call.kind === 'elicitation' && call.requestedSchema !== undefined ? { requestedSchema: call.requestedSchema } : {}),
   }));
   return agentMessage(taskId, contextId, `${taskId}/waiting/${pending.map((call) => call.approvalId ?? call.toolCallId).join(',')}`, [textPart(text), dataPart({ waiting: waits })]);
 }

@@ -3,22 +3,21 @@
  * wire handling: an A2A task is a turn. Nothing is kept in this process: the task id is the
  * turn's id, derived from the caller and the message id (a retried `SendMessage` finds the turn
  * it started), every read goes to the turn through the TurnpikeClient, a cancel cancels the
- * workflow, and a decision sent as a data part goes the way the decision route sends one
- * (api/send-decision.ts). So any API process answers for any task.
+ * workflow, and a follow-up's data parts decide approvals and answer client tools and questions
+ * the way the HTTP API's routes do (a2a-answers.ts). So any API process answers for any task.
  */
 import { createHash } from 'node:crypto';
 import type { AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, GetTaskRequest, TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ContentTypeNotSupportedError, ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import { TurnpikeNotFoundError, TurnpikeRejectedError } from '../../client/errors.js';
 import type { Caller } from '../auth.js';
 import type { RouteContext } from '../route-context.js';
-import { sendDecision } from '../send-decision.js';
 import { requestPlacement } from '../tenant-binding.js';
 import type { A2aAgent } from './a2a-agents.js';
 import { followTask, settledTask } from './a2a-follow.js';
 import { A2aPushConfigs, checkedPushConfig, wireConfig } from './a2a-push-configs.js';
 import { isTerminal, readTask } from './a2a-task-view.js';
+import { answersOf, checkResults, sendAnswers } from './a2a-answers.js';
 
 /** Where the route puts the caller and the stream's abort signal in the SDK's call context. */
 export const CALLER_KEY = 'turnpike.caller';
@@ -27,12 +26,6 @@ export const SIGNAL_KEY = 'turnpike.signal';
 /** The task id (and turn id) of a caller's message to an agent: the same message, the same turn. */
 export function taskIdFor(agent: string, identity: string, messageId: string): string {
   return `a2a-${agent}-${createHash('sha256').update(`${identity}\n${messageId}`).digest('hex').slice(0, 40)}`;
-}
-
-interface Decision {
-  approvalId: string;
-  approved: boolean;
-  reason?: string;
 }
 
 export class TurnpikeA2aHandler implements A2ARequestHandler {
@@ -158,24 +151,17 @@ export class TurnpikeA2aHandler implements A2ARequestHandler {
     return withPush(taskId);
   }
 
-  /** A follow-up on a task: each data part `{ approvalId, approved, reason? }` decides that approval. */
+  /** A follow-up on a task: its data parts decide approvals and answer client tools and questions (a2a-answers.ts). */
   private async decide(message: Message, caller: Caller): Promise<void> {
     const taskId = message.taskId;
     await this.readable(taskId, caller);
-    const task = await this.read(taskId);
+    const state = await this.routes.client.turnState(taskId);
+    const task = await readTask(this.routes.client, taskId, state);
     if (message.contextId && message.contextId !== task.contextId) throw new RequestMalformedError({ message: `contextId ${JSON.stringify(message.contextId)} is not the context of task ${taskId}` });
     if (isTerminal(task)) throw new UnsupportedOperationError({ message: `Task ${taskId} has ended (${task.metadata?.turnStatus}) and takes no more messages` });
-    const decisions = message.parts.map((part) => (part.content?.$case === 'data' ? decisionOf(part.content.value) : undefined)).filter((decision) => decision !== undefined);
-    if (decisions.length === 0) throw new RequestMalformedError({ message: `Task ${taskId} takes decisions only: send a data part { "approvalId": string, "approved": boolean, "reason"?: string }` });
-    for (const { approvalId, ...decision } of decisions) {
-      try {
-        await sendDecision(this.routes, caller, taskId, approvalId, decision);
-      } catch (error) {
-        if (error instanceof TurnpikeRejectedError) throw new UnsupportedOperationError({ message: `${error.type}: ${error.message}`, metadata: { type: error.type } });
-        if (error instanceof TurnpikeNotFoundError) throw new RequestMalformedError({ message: error.message });
-        throw error;
-      }
-    }
+    const answers = answersOf(message, taskId);
+    checkResults(answers, state.pending, taskId);
+    await sendAnswers(this.routes, caller, taskId, answers);
   }
 
   /** Unknown ids, another agent's tasks and turns the caller may not read are all "not found". */
@@ -210,13 +196,4 @@ function messageText(message: Message): string {
   const text = texts.join('\n');
   if (text.trim() === '') throw new RequestMalformedError({ message: 'The message has no text' });
   return text;
-}
-
-function decisionOf(value: unknown): Decision | undefined {
-  if (!value || typeof value !== 'object' || !('approvalId' in value)) return undefined;
-  const { approvalId, approved, reason } = value as Record<string, unknown>;
-  if (typeof approvalId !== 'string' || approvalId === '' || typeof approved !== 'boolean' || (reason !== undefined && typeof reason !== 'string')) {
-    throw new RequestMalformedError({ message: 'A decision is { "approvalId": string, "approved": boolean, "reason"?: string }' });
-  }
-  return { approvalId, approved, ...(reason !== undefined ? { reason } : {}) };
 }

@@ -6,12 +6,13 @@
 import type { Task } from '@a2a-js/sdk';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import { isTurnEnded } from '../../workflows/types/turn-statuses.js';
+import type { TurnState } from '../../workflows/types/index.js';
 import { taskFrom } from '../../activities/a2a-push/a2a-task-view.js';
 
 export { agentMessage, dataPart, isSettled, isTerminal, shownOf, taskFrom, textPart } from '../../activities/a2a-push/a2a-task-view.js';
 
-/** Reads the task of a turn: its state, and its result once it ended. */
-export async function readTask(client: TurnpikeClient, taskId: string): Promise<Task> {
-  const state = await client.turnState(taskId);
+/** Reads the task of a turn: its state (or the one given, just read), and its result once it ended. */
+export async function readTask(client: TurnpikeClient, taskId: string, read?: TurnState): Promise<Task> {
+  const state = read ?? (await client.turnState(taskId));
   return taskFrom(taskId, state, isTurnEnded(state.status) ? await client.turnResult(taskId) : undefined);
 }
