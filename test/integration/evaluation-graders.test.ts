@@ -6,35 +6,20 @@
  * anything starts. A run without graders records no patch marker; one with graders does.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerScript, scriptRequests } from '../../activities/providers/script.js';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
-import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { createWorker } from '../../worker/create-worker.js';
+import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { EvaluationReport, GraderInput } from '../../workflows/evaluation/evaluation-types.js';
 import { GRADERS_PATCH, type ModelGraderSpec } from '../../workflows/evaluation/grader-types.js';
-import type { AgentTurnInput } from '../../workflows/types/index.js';
 import { cliRunner } from '../support/cli-runner.js';
-import { noteStarted, saveStarted } from '../support/history-recorder.js';
+import { startEvaluationHarness, type EvaluationHarness } from '../support/evaluation-harness.js';
 import { executions, testTools, use } from '../support/test-tools.js';
 
-try {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-} catch {
-  // Already installed in this process.
-}
-
-const taskQueue = `test-eval-graders-${randomUUID()}`;
-let connection: Connection;
-let native: NativeConnection;
+let harness: EvaluationHarness;
 let client: Client;
 let turnpike: TurnpikeClient;
-let worker: Worker;
-let running: Promise<void>;
-const turnIds: string[] = [];
+let turnIds: string[];
 /** What the function graders were given, by grader and evaluated turn. */
 const given: Array<{ grader: string; input: GraderInput }> = [];
 
@@ -55,25 +40,8 @@ const graders = {
 
 const scripted = (text: string) => ({ provider: 'scripted' as const, model: registerScript([{ type: 'text', text }]) });
 
-async function start(text: string, extra: Partial<AgentTurnInput> = {}) {
-  const workflowId = `turn-${randomUUID()}`;
-  turnIds.push(workflowId);
-  const handle = await client.workflow.start('agentTurn', {
-    taskQueue,
-    workflowId,
-    args: [{ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: text }], ...extra } satisfies AgentTurnInput],
-  });
-  noteStarted(handle);
-  return handle;
-}
-
-/** Waits for the run's report to be done; its history is recorded with the set. */
-async function finished(evaluationId: string): Promise<EvaluationReport> {
-  const handle = client.workflow.getHandle(evaluationId);
-  noteStarted(handle);
-  await handle.result();
-  return turnpike.evaluationReport(evaluationId);
-}
+const start: EvaluationHarness['start'] = (text, extra) => harness.start(text, extra);
+const finished: EvaluationHarness['finished'] = (evaluationId) => harness.finished(evaluationId);
 
 /** Whether a workflow's history holds the graders' patch marker. */
 async function hasGradersMarker(workflowId: string): Promise<boolean> {
@@ -85,19 +53,8 @@ async function hasGradersMarker(workflowId: string): Promise<boolean> {
 }
 
 beforeAll(async () => {
-  connection = await Connection.connect({ address: inject('temporalAddress'), interceptors: [turnpikeGrpcRetryInterceptor()] });
-  client = new Client({ connection, namespace: inject('temporalNamespace'), dataConverter: turnpikeDataConverter });
-  turnpike = new TurnpikeClient({ client, taskQueue });
-  native = await NativeConnection.connect({ address: inject('temporalAddress') });
-  worker = await createWorker({
-    tools: testTools,
-    taskQueue,
-    connection: native,
-    namespace: inject('temporalNamespace'),
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    evaluation: { graders },
-  });
-  running = worker.run();
+  harness = await startEvaluationHarness('eval-graders', { tools: testTools, evaluation: { graders } });
+  ({ client, turnpike, turnIds } = harness);
   const handles = [await start(use('record_action', { action: 'g1' })), await start(use('record_action', { action: 'g2' }))];
   handles.push(
     await start('answer with {"refund":250,"reason":"late"}', {
@@ -109,11 +66,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await saveStarted();
-  if (worker?.getState() === 'RUNNING') worker.shutdown();
-  await running;
-  await native?.close();
-  await connection?.close();
+  await harness?.stop();
 });
 
 describe('graders of an evaluation run', () => {

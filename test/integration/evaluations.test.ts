@@ -7,30 +7,20 @@
  * safe tool's, for calls it has no record of.
  */
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { Client } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { registerScript } from '../../activities/providers/script.js';
 import { defineTool } from '../../activities/tools.js';
-import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
-import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { createWorker } from '../../worker/create-worker.js';
+import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import { approveToolCallUpdate, submitToolResultUpdate } from '../../workflows/messages/definitions.js';
 import type { EvaluationReport } from '../../workflows/evaluation/evaluation-types.js';
-import type { AgentTurnInput } from '../../workflows/types/index.js';
-import { noteStarted, saveStarted } from '../support/history-recorder.js';
+import { noteStarted } from '../support/history-recorder.js';
+import { startEvaluationHarness, type EvaluationHarness } from '../support/evaluation-harness.js';
 import { waitForPending } from '../support/turnpike-harness.js';
 import { cliRunner } from '../support/cli-runner.js';
 import type { turnpikeEvaluation } from '../../workflows/registered-workflows.js';
 import { executions, testTools, use } from '../support/test-tools.js';
-
-try {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
-} catch {
-  // Already installed in this process.
-}
 
 /** A read-only tool, marked safe to run in evaluation: its runs are counted. */
 const stockReads: string[] = [];
@@ -44,28 +34,15 @@ const readStock = defineTool({
   },
 });
 
-const taskQueue = `test-eval-${randomUUID()}`;
-let connection: Connection;
-let native: NativeConnection;
+let harness: EvaluationHarness;
 let client: Client;
 let turnpike: TurnpikeClient;
-let worker: Worker;
-let running: Promise<void>;
-const turnIds: string[] = [];
+let taskQueue: string;
+let turnIds: string[];
 let typedTurnId: string;
 
-/** Starts a recorded turn; `turnIds` keeps the order the turns were asked for, even when started at once. */
-async function start(text: string, extra: Partial<AgentTurnInput> = {}) {
-  const workflowId = `turn-${randomUUID()}`;
-  turnIds.push(workflowId);
-  const handle = await client.workflow.start('agentTurn', {
-    taskQueue,
-    workflowId,
-    args: [{ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: text }], ...extra } satisfies AgentTurnInput],
-  });
-  noteStarted(handle);
-  return handle;
-}
+const start: EvaluationHarness['start'] = (text, extra) => harness.start(text, extra);
+const finished: EvaluationHarness['finished'] = (evaluationId) => harness.finished(evaluationId);
 
 async function decide(text: string, approved: boolean) {
   const handle = await start(text);
@@ -74,7 +51,6 @@ async function decide(text: string, approved: boolean) {
   return handle;
 }
 
-/** Waits for the run's report to be done. */
 /** Temporal's priority on a workflow's start, from its history (what its tasks are dispatched with). */
 async function startedPriority(workflowId: string) {
   const { events } = await client.workflow.getHandle(workflowId).fetchHistory();
@@ -82,25 +58,9 @@ async function startedPriority(workflowId: string) {
   return { priorityKey: priority?.priorityKey ?? 0, fairnessKey: priority?.fairnessKey ?? '' };
 }
 
-async function finished(evaluationId: string): Promise<EvaluationReport> {
-  await client.workflow.getHandle(evaluationId).result();
-  return turnpike.evaluationReport(evaluationId);
-}
-
 beforeAll(async () => {
-  connection = await Connection.connect({ address: inject('temporalAddress'), interceptors: [turnpikeGrpcRetryInterceptor()] });
-  client = new Client({ connection, namespace: inject('temporalNamespace'), dataConverter: turnpikeDataConverter });
-  turnpike = new TurnpikeClient({ client, taskQueue });
-  native = await NativeConnection.connect({ address: inject('temporalAddress') });
-  worker = await createWorker({
-    tools: [...testTools, readStock],
-    taskQueue,
-    connection: native,
-    namespace: inject('temporalNamespace'),
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    evaluation: { safeTools: ['read_stock'] },
-  });
-  running = worker.run();
+  harness = await startEvaluationHarness('eval', { tools: [...testTools, readStock], evaluation: { safeTools: ['read_stock'] } });
+  ({ client, turnpike, taskQueue, turnIds } = harness);
 
   const handles = await Promise.all([1, 2, 3, 4].map((n) => start(use('record_action', { action: `a${n}` }))));
   handles.push(await decide(use('guarded_action', { target: 'abc1', count: 1 }), true));
@@ -121,11 +81,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  await saveStarted();
-  if (worker?.getState() === 'RUNNING') worker.shutdown();
-  await running;
-  await native?.close();
-  await connection?.close();
+  await harness?.stop();
 });
 
 describe('evaluating recorded turns', () => {
