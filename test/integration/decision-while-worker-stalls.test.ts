@@ -57,6 +57,22 @@ async function decide(api: ServedApi, turnId: string, approvalId: string) {
   return { status: response.status, retryAfter: response.headers.get('retry-after'), body: (await response.json()) as { error?: { type: string; message: string } } };
 }
 
+/**
+ * Polls the turn's task queue as a worker that then stops answering. A query of the reader's that
+ * reached the queue after the worker stopped comes first as a query-only task: it is left
+ * unanswered too, and the poll goes on to the turn's workflow task (taking the query alone would
+ * leave the workflow task to the live worker, and nothing would stall).
+ */
+async function takeWorkflowTaskAndNeverAnswer() {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const task = await harness.client.connection.withDeadline(deadline, () =>
+      harness.client.workflowService.pollWorkflowTaskQueue({ namespace: inject('temporalNamespace'), taskQueue: { name: harness.taskQueue }, identity: 'stalled-worker' }),
+    );
+    if (!task.query && task.taskToken?.length) return task;
+  }
+}
+
 describe('a rightful decision while the turn’s worker does not answer', () => {
   it('is decided once the worker answers (or answered 503 and decided when sent again), each call runs once, and a reader reads to the end', { timeout: 90_000 }, async () => {
     // Started by nobody through the API: bob may decide (and read) the turn only because its parked calls name him.
@@ -72,9 +88,7 @@ describe('a rightful decision while the turn’s worker does not answer', () => 
     // The worker goes; a signal gives the turn a workflow task, which the stalled worker takes and never answers.
     await harness.stopWorker();
     await handle.signal('nudge');
-    const stalled = await harness.client.connection.withDeadline(Date.now() + 30_000, () =>
-      harness.client.workflowService.pollWorkflowTaskQueue({ namespace: inject('temporalNamespace'), taskQueue: { name: harness.taskQueue }, identity: 'stalled-worker' }),
-    );
+    const stalled = await takeWorkflowTaskAndNeverAnswer();
     expect(stalled.workflowExecution?.workflowId).toBe(turnId);
     const stalledAt = Date.now();
     // A live worker, which gets the turn once the stalled task times out.
