@@ -20,7 +20,7 @@ export function registerApprovalRoutes(app: ApiApp, { listing, access }: RouteCo
     return answer(reply, async () => {
       const now = Date.now();
       return listing.viewFor(
-        await listing.parkedCalls(),
+        await listing.parkedCalls(request.caller!),
         request.caller!,
         (call) =>
           (tenant === undefined || call.tenant === tenant) &&

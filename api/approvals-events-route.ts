@@ -14,7 +14,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ParkedCall } from '../client/turnpike-client.js';
-import type { ApprovalsFeed } from './approvals-feed.js';
+import type { ApprovalsFeeds } from './approvals-feed.js';
 import type { Authenticator, Caller } from './auth.js';
 import { approvalsEventsQuery } from './request-schemas.js';
 import type { StreamTokens } from './stream-token.js';
@@ -27,7 +27,7 @@ const TARGET = 'approvals';
 type Api = FastifyInstance<never, never, never, never, ZodTypeProvider> | FastifyInstance;
 
 export interface ApprovalsEventsRouteOptions {
-  feed: ApprovalsFeed;
+  feed: ApprovalsFeeds;
   authenticate: Authenticator;
   tokens: StreamTokens;
   /** The caller of the request's sign-in cookie, with when the session ends. */
@@ -65,7 +65,7 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
     const response = openEventStream(reply);
     response.write('retry: 2000\n\n');
     let last: string | undefined;
-    const unsubscribe = options.feed.subscribe((calls) => {
+    const unsubscribe = options.feed.subscribe(caller, (calls) => {
       if (calls instanceof Error) {
         response.write(`event: listing-error\ndata: ${JSON.stringify({ message: calls.message })}\n\n`);
         last = undefined;

@@ -10,8 +10,14 @@
  * visibility pages (no workflow query for a parked turn), it sees turns started anywhere, and
  * its cost does not grow with the number of open tabs. A decision made through this API
  * `nudge`s the feed so that every tab sees it at once rather than at the next poll.
+ *
+ * There is one feed per rights to decide (`ApprovalsFeeds`): each lists only the turns its
+ * callers may decide in (api/parked-listing.ts), so the cost grows with the approvers listening,
+ * each by what they may decide, and not with every parked turn.
  */
 import type { ParkedCall } from '../client/turnpike-client.js';
+import type { Caller } from './auth.js';
+import { rightsKey } from './parked-listing.js';
 
 /** How often the feed lists parked calls while anyone listens. */
 export const DEFAULT_FEED_INTERVAL_MS = 2_000;
@@ -57,6 +63,11 @@ export class ApprovalsFeed {
     void this.poll();
   }
 
+  /** Whether no one listens. */
+  get idle(): boolean {
+    return this.listeners.size === 0;
+  }
+
   /** Listings made so far (for tests and measurements). */
   listings = 0;
 
@@ -76,5 +87,44 @@ export class ApprovalsFeed {
     if (this.listeners.size === 0) return;
     if (this.again) this.nudge();
     else this.timer = setTimeout(() => void this.poll(), this.intervalMs);
+  }
+}
+
+/** One `ApprovalsFeed` per rights to decide (`rightsKey`), while anyone with those rights listens. */
+export class ApprovalsFeeds {
+  private readonly feeds = new Map<string, ApprovalsFeed>();
+
+  /** `list`: the listing for a caller's rights (`ParkedListing.parkedCalls`); `intervalMs`: the pause between listings. */
+  constructor(
+    private readonly list: (who: Caller) => Promise<readonly ParkedCall[]>,
+    private readonly intervalMs = DEFAULT_FEED_INTERVAL_MS,
+  ) {}
+
+  /** Subscribes `listener` to the feed of `who`'s rights; returns the unsubscribe. */
+  subscribe(who: Caller, listener: FeedListener): () => void {
+    const key = rightsKey(who);
+    let feed = this.feeds.get(key);
+    if (!feed) {
+      feed = new ApprovalsFeed(() => this.list(who), this.intervalMs);
+      this.feeds.set(key, feed);
+    }
+    const unsubscribe = feed.subscribe(listener);
+    const subscribed = feed;
+    return () => {
+      unsubscribe();
+      if (subscribed.idle && this.feeds.get(key) === subscribed) this.feeds.delete(key);
+    };
+  }
+
+  /** Every feed lists again now. */
+  nudge(): void {
+    for (const feed of this.feeds.values()) feed.nudge();
+  }
+
+  /** Listings made so far by the feeds listened to now (for tests and measurements). */
+  get listings(): number {
+    let total = 0;
+    for (const feed of this.feeds.values()) total += feed.listings;
+    return total;
   }
 }

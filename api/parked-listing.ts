@@ -22,8 +22,14 @@ function decidable(call: ParkedCall): boolean {
   return call.kind === 'approval' || call.kind === 'budget';
 }
 
+/** The key of a caller's rights to decide: callers with the same share one listing. */
+export function rightsKey(who: Caller): string {
+  return JSON.stringify([who.identity, [...(who.groups ?? [])].sort()]);
+}
+
 export class ParkedListing {
-  private listing: { at: number; calls: Promise<ParkedCall[]> } | undefined;
+  /** Per rights key (`rightsKey`): the listing of the calls those rights may decide, shared within LISTING_TTL_MS. */
+  private readonly listings = new Map<string, { at: number; calls: Promise<ParkedCall[]> }>();
   /** Per listing: the starters of the conversations whose client-tool calls and questions it lists, for reading rights. */
   private readonly listedStarters = new WeakMap<readonly ParkedCall[], Map<string, string | undefined>>();
   /** Called after each change, so that open dashboards learn at once (the approvals feed's nudge). */
@@ -36,24 +42,31 @@ export class ParkedListing {
   ) {}
 
   /**
-   * Parked calls, shared by every request within LISTING_TTL_MS: the live feed and API callers
-   * (and dashboards that fell back to polling) list often, and a listing costs visibility pages (plus a `turnState` query for the few
-   * turns whose memo cannot answer), so concurrent pollers share one listing instead of
-   * multiplying that load.
+   * The parked calls `who` may decide, and the client-tool calls and questions (filtered by
+   * reading rights in `viewFor`), shared by every request with the same rights within
+   * LISTING_TTL_MS: the live feed and API callers (and dashboards that fell back to polling) list
+   * often, so concurrent pollers share one listing instead of multiplying that load. Visibility
+   * is asked for the turns those rights may decide in (`TurnpikeApprovers`,
+   * workflows/context/approver-values.ts), so a listing costs what the approver may decide, not
+   * every parked turn (plus a `turnState` query for the few turns whose memo cannot answer).
    */
-  parkedCalls = (): Promise<ParkedCall[]> => {
-    if (!this.listing || Date.now() - this.listing.at > LISTING_TTL_MS) {
-      // A listing that Temporal refuses for a while (its persistence or visibility rate limit) is asked again, then answered 503.
-      const listed = waitOutTransient('the parked calls', this.client.transientPatienceMs, () => this.client.listParkedCalls({ limit: this.options.listingLimit ?? DEFAULT_LISTING_LIMIT }));
-      const calls = listed.then(async (all) => {
-        const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
-        this.listedStarters.set(all, await this.access.conversationStarters(conversations));
-        return all;
-      });
-      this.listing = { at: Date.now(), calls };
-      calls.catch(() => (this.listing = undefined));
-    }
-    return this.listing.calls;
+  parkedCalls = (who: Caller): Promise<ParkedCall[]> => {
+    const key = rightsKey(who);
+    const now = Date.now();
+    const shared = this.listings.get(key);
+    if (shared && now - shared.at <= LISTING_TTL_MS) return shared.calls;
+    for (const [other, listing] of this.listings) if (now - listing.at > LISTING_TTL_MS) this.listings.delete(other);
+    // A listing that Temporal refuses for a while (its persistence or visibility rate limit) is asked again, then answered 503.
+    const approver = { identity: who.identity, ...(who.groups ? { groups: who.groups } : {}) };
+    const listed = waitOutTransient('the parked calls', this.client.transientPatienceMs, () => this.client.listParkedCalls({ limit: this.options.listingLimit ?? DEFAULT_LISTING_LIMIT, approver }));
+    const calls = listed.then(async (all) => {
+      const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
+      this.listedStarters.set(all, await this.access.conversationStarters(conversations));
+      return all;
+    });
+    this.listings.set(key, { at: now, calls });
+    calls.catch(() => this.listings.get(key)?.calls === calls && this.listings.delete(key));
+    return calls;
   };
 
   /** What `caller` sees of the listing: the calls they may decide, with counts per tool and signed when decisions are. */
@@ -95,7 +108,7 @@ export class ParkedListing {
 
   /** After a decision or a result: the next listing must not show the call, and open dashboards should learn at once. */
   changed(): void {
-    this.listing = undefined;
+    this.listings.clear();
     this.onChange();
   }
 }

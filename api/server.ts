@@ -17,7 +17,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { TurnpikeClient } from '../client/turnpike-client.js';
 import type { ModelSettings } from '../workflows/types/index.js';
-import { ApprovalsFeed, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
+import { ApprovalsFeeds, DEFAULT_FEED_INTERVAL_MS } from './approvals-feed.js';
 import { registerApprovalsEventsRoute } from './approvals-events-route.js';
 import { registerEventStreamRoutes } from './event-stream-routes.js';
 import { registerUiChatRoute } from './ui-chat-route.js';
@@ -176,7 +176,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
 
   const access = new ReadAccess(options.client, options.access);
   const listing = new ParkedListing(options.client, access, { ...(options.listingLimit !== undefined ? { listingLimit: options.listingLimit } : {}), ...(options.decisionSecret ? { decisionSecret: options.decisionSecret } : {}) });
-  const feed = new ApprovalsFeed(listing.parkedCalls, options.approvalsFeedIntervalMs ?? DEFAULT_FEED_INTERVAL_MS);
+  const feed = new ApprovalsFeeds(listing.parkedCalls, options.approvalsFeedIntervalMs ?? DEFAULT_FEED_INTERVAL_MS);
   listing.onChange = () => feed.nudge();
 
   app.get('/api/config', async () => ({ temporalUiUrl: options.temporalUiUrl ?? null, namespace: options.namespace ?? 'default', signedDecisions: Boolean(options.decisionSecret), login: Boolean(options.login) }));

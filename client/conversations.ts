@@ -16,6 +16,7 @@ import { rejections } from './rejections.js';
 import { withModelTaskQueue, type WorkflowStarter } from './turns.js';
 import { toOutputSpec, type OutputOption } from './typed-output.js';
 import { refuseWithoutTenantAttribute, startPlacement, type TenantPlacement } from './tenants.js';
+import { startWithApprovers } from './approvers-attribute.js';
 
 /** Where a message goes and who sends it, beside the message itself (`TurnpikeClient.sendMessage` says what each is). */
 interface Addressed extends TenantPlacement {
@@ -56,19 +57,23 @@ export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMe
       throw notRunning ? noConversationSettings(conversationId) : error;
     });
   }
-  const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
-    workflowId: conversationId,
-    taskQueue: starter.taskQueue,
-    args: [withModelTaskQueue({ ...conversation, conversationId }, starter.modelTaskQueue)],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    ...(startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {}),
-    ...placement,
-  });
-  return rejections(
-    starter.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
-      args: [message],
-      ...updateId,
-      startWorkflowOperation: start,
-    }),
-  ).catch(refuseWithoutTenantAttribute('sendMessage'));
+  // Started with `TurnpikeApprovers` where the namespace has it, so its turns are (client/approvers-attribute.ts).
+  return startWithApprovers(starter.client, placement.typedSearchAttributes, (typedSearchAttributes) => {
+    const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
+      workflowId: conversationId,
+      taskQueue: starter.taskQueue,
+      args: [withModelTaskQueue({ ...conversation, conversationId }, starter.modelTaskQueue)],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      ...(startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: startedBy } } : {}),
+      ...placement,
+      ...(typedSearchAttributes ? { typedSearchAttributes } : {}),
+    });
+    return rejections(
+      starter.client.workflow.executeUpdateWithStart(sendMessageUpdate, {
+        args: [message],
+        ...updateId,
+        startWorkflowOperation: start,
+      }),
+    );
+  }).catch(refuseWithoutTenantAttribute('sendMessage'));
 }

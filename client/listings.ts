@@ -10,6 +10,9 @@ import { AGENT_TURN_WORKFLOW } from '../workflows/messages/definitions.js';
 import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/context/pending-memo.js';
 import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
 import { tenantClause } from './tenants.js';
+import { approversClause, callerValues } from '../workflows/context/approver-values.js';
+import { mayDecide } from '../workflows/calls/call-checks.js';
+import { knownWithoutApprovers, refusedApprovers } from './approvers-attribute.js';
 import type { AgentTurnResult, DecisionRecord, PendingToolCall, TurnState } from '../workflows/types/index.js';
 import { decisionsOfResult, selectDecisions, type DecisionQuery, type TurnDecision } from './decisions.js';
 
@@ -50,9 +53,41 @@ const LISTING_CONCURRENCY = 32;
  * Every parked call on the reader's task queue (or matching `query`), of one tenant's turns with
  * `tenant`, from visibility alone where it can: see `TurnpikeClient.listParkedCalls`.
  */
-export async function listParkedCalls(reader: TurnReader, options: { query?: string; limit?: number; tenant?: string } = {}): Promise<ParkedCall[]> {
+export async function listParkedCalls(reader: TurnReader, options: ParkedCallsOptions = {}): Promise<ParkedCall[]> {
   const base = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${reader.taskQueue}"`;
   const query = options.tenant === undefined ? base : `(${base})${tenantClause(options.tenant)}`;
+  const { approver } = options;
+  if (!approver) return listWhere(reader, query, options.limit);
+  // Visibility returns the turns the approver may decide in, by `TurnpikeApprovers`; the check after reading is exact.
+  const mine = (calls: ParkedCall[]) => calls.filter((call) => (call.kind !== 'approval' && call.kind !== 'budget') || mayDecide(call, { approver: approver.identity, approverGroups: approver.groups }));
+  if (knownWithoutApprovers(reader.client)) return mine(await listWhere(reader, query, options.limit));
+  try {
+    return mine(await listWhere(reader, `(${query}) AND ${approversClause(callerValues(approver))}`, options.limit));
+  } catch (error) {
+    // A namespace without the attribute refuses the query: list as before it existed.
+    if (!refusedApprovers(reader.client, error)) throw error;
+    return mine(await listWhere(reader, query, options.limit));
+  }
+}
+
+/** What `listParkedCalls` reads: see `TurnpikeClient.listParkedCalls`. */
+export interface ParkedCallsOptions {
+  /** A visibility query in place of "every parked turn on the task queue". */
+  query?: string;
+  /** Parked turns read at most (500). */
+  limit?: number;
+  /** One tenant's turns only. */
+  tenant?: string;
+  /**
+   * The calls this approver may decide, and every client-tool call and question (whoever may read
+   * the turn answers those): visibility is asked for their turns only (`TurnpikeApprovers`), so
+   * the cost follows what the approver may decide, not every parked turn.
+   */
+  approver?: { identity?: string; groups?: readonly string[] };
+}
+
+/** The parked calls of the turns `query` lists, up to `limit` turns. */
+async function listWhere(reader: TurnReader, query: string, limit = 500): Promise<ParkedCall[]> {
   const turns: Array<{ id: string; place: CallPlace; calls?: ParkedCall[] }> = [];
   for await (const execution of reader.client.workflow.list({ query, pageSize: 1_000 })) {
     const status = execution.typedSearchAttributes.get(agentTurnStatusKey);
@@ -75,7 +110,7 @@ export async function listParkedCalls(reader: TurnReader, options: { query?: str
       place,
       ...(complete ? { calls: memo.calls.map(({ inputOmitted: _omitted, ...call }) => ({ ...call, input: call.input, turnWorkflowId: execution.workflowId, ...place })) } : {}),
     });
-    if (turns.length >= (options.limit ?? 500)) break;
+    if (turns.length >= limit) break;
   }
   // The rest are queried, a bounded number at a time: a parked turn is usually out of the
   // worker's cache, so each query replays it, and thousands at once would time out.

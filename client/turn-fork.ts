@@ -26,6 +26,7 @@ import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
 import { withModelTaskQueue, type WorkflowStarter } from './turns.js';
 import { errorChainText, refuseWithoutTenantAttribute, startPlacement, type TurnPriority } from './tenants.js';
+import { startWithApprovers } from './approvers-attribute.js';
 
 /** The memo key of a forked turn: `{ turnId, atStep }` of the turn it was forked from. */
 export const FORK_OF_MEMO_KEY = 'turnpike.forkOf';
@@ -99,15 +100,19 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
   };
   const forkId = options.turnId ?? `${turnId}/fork-${options.atStep}-${++forks}-${Date.now().toString(36)}`;
   const forkOf = { turnId, atStep: options.atStep };
-  await starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
-    taskQueue: starter.taskQueue,
-    workflowId: forkId,
-    args: [forkInput],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    memo: { [FORK_OF_MEMO_KEY]: forkOf, ...(options.startedBy !== undefined ? { [STARTED_BY_MEMO_KEY]: options.startedBy } : {}) },
-    ...placement,
-    typedSearchAttributes: [{ key: turnpikeForkOfKey, value: turnId }, ...(placement.typedSearchAttributes ?? [])],
-  }).catch((error: unknown) => {
+  const given = [{ key: turnpikeForkOfKey, value: turnId }, ...(placement.typedSearchAttributes ?? [])];
+  // Started with `TurnpikeApprovers` where the namespace has it (client/approvers-attribute.ts).
+  await startWithApprovers(starter.client, given, (typedSearchAttributes) =>
+    starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
+      taskQueue: starter.taskQueue,
+      workflowId: forkId,
+      args: [forkInput],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      memo: { [FORK_OF_MEMO_KEY]: forkOf, ...(options.startedBy !== undefined ? { [STARTED_BY_MEMO_KEY]: options.startedBy } : {}) },
+      ...placement,
+      typedSearchAttributes: typedSearchAttributes ?? given,
+    }),
+  ).catch((error: unknown) => {
     // The SDK says "Failed to start Workflow"; the server's reason (no mapping for TurnpikeForkOf) is in its cause.
     if (/TurnpikeForkOf/.test(errorChainText(error))) {
       throw new TurnpikeRejectedError(`Invalid forkTurn: the namespace has no search attribute TurnpikeForkOf; register it with \`temporal operator search-attribute create --name TurnpikeForkOf --type Keyword\` (docs/operators.md)`, 'InvalidRequest');

@@ -25,7 +25,7 @@ import type { AgentConversationInput, AgentTurnResult, ApproveToolCallInput, App
 import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { clientOptionsFromEnvironment, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './client-options.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
-import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall } from './listings.js';
+import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions } from './listings.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError } from './errors.js';
 import { readNestedTurnEvents, type NestedReadOptions, type NestedTurnEventRecord } from './nested-turn-events.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
@@ -47,7 +47,7 @@ import { forkTurn, listForks, readTurnTranscript, type ForkTurnOptions, type For
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError };
 
-export { STARTED_BY_MEMO_KEY, type ParkedCall };
+export { STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions };
 
 export type { StartRecord, StartTurnInput, StartTurnOptions, TurnpikeClientOptions, TurnpikeConnectOptions };
 
@@ -316,7 +316,7 @@ export class TurnpikeClient {
    * Turns that parked before memos existed, and calls whose input is too large for the memo,
    * are read with a `turnState` query.
    */
-  async listParkedCalls(options: { query?: string; limit?: number; tenant?: string } = {}): Promise<ParkedCall[]> {
+  async listParkedCalls(options: ParkedCallsOptions = {}): Promise<ParkedCall[]> {
     return listParkedCalls(this, options);
   }
 

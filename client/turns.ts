@@ -18,6 +18,7 @@ import { STARTED_BY_MEMO_KEY } from './listings.js';
 import { rejections } from './rejections.js';
 import { toOutputSpec, type OutputOption } from './typed-output.js';
 import { refuseWithoutTenantAttribute, startPlacement, type TenantPlacement } from './tenants.js';
+import { startWithApprovers } from './approvers-attribute.js';
 
 /** Who started a turn or a conversation, and the conversation a turn belongs to (`describeStart`). */
 export interface StartRecord {
@@ -67,14 +68,18 @@ export async function startTurn(starter: WorkflowStarter, input: StartTurnInput,
   const built = (messages === input?.messages && given === undefined ? input : { ...input, messages, ...(output !== undefined ? { output } : {}) }) as AgentTurnInput;
   // The client's model queue, unless the input names its own; without one the input is as given.
   const turnInput = withModelTaskQueue(built, starter.modelTaskQueue);
-  return starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
-    taskQueue: starter.taskQueue,
-    workflowId: options.turnId,
-    args: [turnInput],
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
-    ...placement,
-  }).catch(refuseWithoutTenantAttribute('startTurn'));
+  // Started with `TurnpikeApprovers` where the namespace has it (client/approvers-attribute.ts).
+  return startWithApprovers(starter.client, placement.typedSearchAttributes, (typedSearchAttributes) =>
+    starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
+      taskQueue: starter.taskQueue,
+      workflowId: options.turnId,
+      args: [turnInput],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
+      ...placement,
+      ...(typedSearchAttributes ? { typedSearchAttributes } : {}),
+    }),
+  ).catch(refuseWithoutTenantAttribute('startTurn'));
 }
 
 /** What is wrong with a turn's `historyLimit` (docs/conversations.md, "Long turns"), or undefined. */

@@ -17,6 +17,8 @@ export const turnpikeForkOfKey = defineSearchAttributeKey('TurnpikeForkOf', Sear
  * its child turns, hand-overs and forks; also the fairness key of its tasks (client/tenants.ts).
  */
 export const turnpikeTenantKey = defineSearchAttributeKey('TurnpikeTenant', SearchAttributeType.KEYWORD);
+/** Who may decide what the turn has parked (`approver-values.ts`): what an approver's listing filters by. */
+export const turnpikeApproversKey = defineSearchAttributeKey('TurnpikeApprovers', SearchAttributeType.KEYWORD_LIST);
 
 /** Names and types as `temporal operator search-attribute create` and `start-dev` spell them. */
 export const SEARCH_ATTRIBUTE_TYPES = {
@@ -26,4 +28,5 @@ export const SEARCH_ATTRIBUTE_TYPES = {
   TurnpikeParentTurnId: 'Keyword',
   TurnpikeForkOf: 'Keyword',
   TurnpikeTenant: 'Keyword',
+  TurnpikeApprovers: 'KeywordList',
 } as const;

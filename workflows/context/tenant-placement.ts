@@ -17,8 +17,9 @@
  * attributes (docs/versioning.md).
  */
 import * as wf from '@temporalio/workflow';
-import type { Priority } from '@temporalio/common';
-import { turnpikeTenantKey } from './search-attributes.js';
+import type { Priority, SearchAttributePair } from '@temporalio/common';
+import { APPROVERS_UNSET } from './approver-values.js';
+import { turnpikeApproversKey, turnpikeTenantKey } from './search-attributes.js';
 
 /** The turn's tenant (its `TurnpikeTenant` search attribute), or undefined. */
 export function currentTenant(): string | undefined {
@@ -45,12 +46,21 @@ export function activityPlacement(): Pick<wf.ActivityOptions, 'priority'> {
   return priority ? { priority } : {};
 }
 
-/** Child workflow options that start a child turn as the tenant's: the priority and the tenant search attribute, or nothing. */
+/**
+ * Child workflow options that start a child turn as the tenant's: the priority and the tenant
+ * search attribute, or nothing; and `TurnpikeApprovers` (approver-values.ts) when the workflow
+ * carries it, so that the child, too, knows the namespace has it and keeps it current.
+ */
 export function childPlacement(): Pick<wf.ChildWorkflowOptions, 'priority' | 'typedSearchAttributes'> {
   const priority = currentPriority();
   const tenant = currentTenant();
+  const approvers = wf.workflowInfo().typedSearchAttributes.get(turnpikeApproversKey) !== undefined;
+  const attributes: SearchAttributePair[] = [
+    ...(tenant ? [{ key: turnpikeTenantKey, value: tenant }] : []),
+    ...(approvers ? [{ key: turnpikeApproversKey, value: [APPROVERS_UNSET] }] : []),
+  ];
   return {
     ...(priority ? { priority } : {}),
-    ...(tenant ? { typedSearchAttributes: [{ key: turnpikeTenantKey, value: tenant }] } : {}),
+    ...(attributes.length > 0 ? { typedSearchAttributes: attributes } : {}),
   };
 }

@@ -13,7 +13,8 @@ import { turnEventsQuery } from '../messages/definitions.js';
 import type { Elicitations } from '../calls/elicitations.js';
 import { EventStream, type WorkflowStreamState } from '../stream/event-stream.js';
 import { PENDING_MEMO_KEY, pendingMemo } from './pending-memo.js';
-import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey } from './search-attributes.js';
+import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeApproversKey, turnpikeParentTurnIdKey } from './search-attributes.js';
+import { APPROVERS_PATCH, approverValues } from './approver-values.js';
 import type { Settlement } from '../calls/tool-results.js';
 import type { TurnEvent } from '../types/turn-events.js';
 import type { DecisionRecord, ToolCallPart, TurnStatus } from '../types/index.js';
@@ -25,6 +26,8 @@ export class TurnPublisher {
   private lastSearchAttributes = '';
   private lastMemo = '';
   private publishQueued = false;
+  /** Whether the turn keeps `TurnpikeApprovers` current (`publishesApprovers`); asked once. */
+  private approvers: boolean | undefined;
 
   constructor(
     private readonly ledger: CallLedger,
@@ -65,16 +68,29 @@ export class TurnPublisher {
     this.publishMemo();
     const asking = this.elicitations.pending().map((view) => view.toolName);
     const pendingTools = asking.length > 0 ? [...new Set([...this.ledger.parkedToolNames(), ...asking])].sort() : this.ledger.parkedToolNames();
-    const snapshot = JSON.stringify([this.status, pendingTools]);
+    const approvers = this.publishesApprovers() ? approverValues([...this.ledger.pending(), ...this.elicitations.pending()]) : undefined;
+    const snapshot = JSON.stringify(approvers ? [this.status, pendingTools, approvers] : [this.status, pendingTools]);
     if (snapshot === this.lastSearchAttributes) return;
     const first = this.lastSearchAttributes === '';
     this.lastSearchAttributes = snapshot;
     wf.upsertSearchAttributes([
       { key: agentTurnStatusKey, value: this.status },
       { key: agentPendingToolsKey, value: pendingTools.length > 0 ? pendingTools : null },
+      ...(approvers ? [{ key: turnpikeApproversKey, value: approvers }] : []),
       ...(first && this.conversationId ? [{ key: agentConversationIdKey, value: this.conversationId }] : []),
       ...(first && this.parentTurnId ? [{ key: turnpikeParentTurnIdKey, value: this.parentTurnId }] : []),
     ]);
+  }
+
+  /**
+   * Whether the turn keeps `TurnpikeApprovers` (approver-values.ts) current: only a turn started
+   * with it (its client found the namespace has it; an upsert of an attribute the namespace lacks
+   * would fail every workflow task), and behind `patched(APPROVERS_PATCH)`, asked once, at the
+   * turn's first publish: a turn recorded before never upserted it.
+   */
+  private publishesApprovers(): boolean {
+    this.approvers ??= wf.workflowInfo().typedSearchAttributes.get(turnpikeApproversKey) !== undefined && wf.patched(APPROVERS_PATCH);
+    return this.approvers;
   }
 
   /** Appends an event to the turn's stream. */
