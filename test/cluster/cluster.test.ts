@@ -202,13 +202,16 @@ describe('turnpike on a PostgreSQL-backed Temporal cluster', () => {
       const attemptsByKey = new Map<string, number>();
       for (const attempt of chaos.attempts) attemptsByKey.set(attempt.key, (attemptsByKey.get(attempt.key) ?? 0) + 1);
       const killed = new Set(chaos.events.flatMap((event) => (event.pid ? [event.pid] : [])));
-      const cutOff = new Set(chaos.attempts.filter((attempt) => killed.has(attempt.pid)).map((attempt) => attempt.key));
+      // Charges begun on a worker that was then killed and run again on another (the kill's victims).
+      const pidsOf = new Map<string, Set<number>>();
+      for (const attempt of chaos.attempts) pidsOf.set(attempt.key, (pidsOf.get(attempt.key) ?? new Set()).add(attempt.pid));
+      const cutOff = [...pidsOf.values()].filter((pids) => pids.size > 1 && [...pids].some((pid) => killed.has(pid)));
       console.log(
         [
           `cluster chaos (${PLAN.form}): ${PLAN.turns} turns, ${PLAN.workers} workers, ${chaos.seconds.toFixed(0)}s from the first start to the last result`,
           `events: ${chaos.events.map(describeEvent).join('\n  ')}`,
           `${recorded.length} decisions (${approvedKeys.length} approved, ${deniedKeys.size} denied; ${recorded.length - chaos.decisionsConfirmed} update replies lost, ${chaos.updateRetries} update calls failed and retried) from ${chaos.listings} visibility listings (${chaos.failedListings} failed)`,
-          `${chaos.attempts.length} charge attempts over ${attemptsByKey.size} keys; ${[...attemptsByKey.values()].filter((count) => count > 1).length} charges retried (${cutOff.size} begun on a killed worker); ${chaos.effects.length} effects (lost ${lost.length}, duplicated ${unexpected.length}); denied charges run: 0`,
+          `${chaos.attempts.length} charge attempts over ${attemptsByKey.size} keys; ${[...attemptsByKey.values()].filter((count) => count > 1).length} charges retried (${cutOff.length} begun on a worker then SIGKILLed and run again on another); ${chaos.effects.length} effects (lost ${lost.length}, duplicated ${unexpected.length}); denied charges run: 0`,
           `histories: ${histories.events} events, ${histories.workflowTasksFailed.length} workflow tasks failed, ${histories.workflowTasksTimedOut} timed out; retried activities ${JSON.stringify(histories.retriedActivities)}: ${histories.retryCauses.slice(0, 8).join('; ')}`,
           chaos.phases.join(', '),
         ].join('\n  '),
