@@ -71,10 +71,23 @@ export interface Postgres {
   port: number;
   user: string;
   password: string;
-  process: ManagedProcess;
+  /** The running postmaster; a new one after restart(). */
+  readonly process: ManagedProcess;
   /** Fast shutdown (SIGINT): disconnects clients, writes a checkpoint, exits. */
   stop(): Promise<void>;
+  /**
+   * Stops the database and starts it again on the same data folder and port, resolving once it
+   * answers queries (pg_isready). `fast` is an operator's restart (SIGINT: open transactions are
+   * rolled back, clients told and disconnected, a checkpoint written); `immediate` is a crash
+   * (SIGQUIT: every backend exits at once, no checkpoint, and the start replays the WAL).
+   * Resolves with how long the database was down: from the signal to ready again.
+   */
+  restart(mode: PostgresShutdown): Promise<{ downMs: number }>;
 }
+
+/** PostgreSQL's shutdown modes that end open sessions: `fast` (SIGINT) and `immediate` (SIGQUIT). */
+export type PostgresShutdown = 'fast' | 'immediate';
+
 
 function run(command: string, args: string[], options: { uid?: number; gid?: number; timeoutMs: number }): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {
@@ -158,6 +171,42 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
   if (await acceptsConnections(options.port)) {
     throw new PostgresUnavailableError(`Something already listens on 127.0.0.1:${options.port}; PostgreSQL for the cluster needs that port.`);
   }
+  const launchOptions = { bin, dataDirectory, user, owner, port: options.port, logFile: options.logFile, detached: options.detached };
+  let postgres = await launch(launchOptions);
+  return {
+    host: '127.0.0.1',
+    port: options.port,
+    user,
+    password,
+    get process() {
+      return postgres;
+    },
+    // SIGINT is PostgreSQL's "fast" shutdown; SIGTERM ("smart") would wait for every client
+    // to disconnect. After 30s, SIGKILL: crash recovery on the next start still keeps the data.
+    stop: () => postgres.stop('SIGINT', 30_000),
+    async restart(mode) {
+      const began = Date.now();
+      await postgres.stop(mode === 'fast' ? 'SIGINT' : 'SIGQUIT', 30_000);
+      log(`PostgreSQL: ${mode} shutdown done in ${((Date.now() - began) / 1000).toFixed(1)}s, starting again`);
+      postgres = await launch(launchOptions);
+      return { downMs: Date.now() - began };
+    },
+  };
+}
+
+interface LaunchOptions {
+  bin: string;
+  dataDirectory: string;
+  user: string;
+  owner: { uid: number; gid: number } | undefined;
+  port: number;
+  logFile: string;
+  detached?: boolean;
+}
+
+/** Starts the postmaster on an initialized data folder; resolves once it answers queries. */
+async function launch(options: LaunchOptions): Promise<ManagedProcess> {
+  const { bin, dataDirectory, user, owner } = options;
   const postgres = new ManagedProcess({
     name: 'postgres',
     command: path.join(bin, 'postgres'),
@@ -202,14 +251,5 @@ export async function startPostgres(options: PostgresOptions): Promise<Postgres>
     }
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
-  return {
-    host: '127.0.0.1',
-    port: options.port,
-    user,
-    password,
-    process: postgres,
-    // SIGINT is PostgreSQL's "fast" shutdown; SIGTERM ("smart") would wait for every client
-    // to disconnect. After 30s, SIGKILL: crash recovery on the next start still keeps the data.
-    stop: () => postgres.stop('SIGINT', 30_000),
-  };
+  return postgres;
 }

@@ -15,7 +15,7 @@ import type { ClusterPorts } from './cluster-ports.js';
 import { registerNamespace, ROOT, setupSchema, startTemporalServer, type StartTemporalServerOptions, type TemporalServer } from './cluster-server.js';
 import { startWebUi, type WebUi } from './cluster-web-ui.js';
 import { ManagedProcess } from './managed-process.js';
-import { startPostgres, type Postgres } from './postgres.js';
+import { startPostgres, type Postgres, type PostgresShutdown } from './postgres.js';
 import { ensureTemporalCli } from './temporal-cli.js';
 import { ensureTemporalServer, ensureTemporalUi, type TemporalServerBinaries } from './temporal-server.js';
 
@@ -96,6 +96,13 @@ export interface Cluster {
   logDirectory: string;
   /** Starts the Temporal server again on the same ports and database, after stop() or kill(). */
   restartServer(): Promise<void>;
+  /**
+   * Stops PostgreSQL (`fast` or `immediate` shutdown, see Postgres.restart) and starts it again
+   * on the same data folder and port, under a running server and workers, which reconnect.
+   */
+  restartPostgres(mode: PostgresShutdown): Promise<{ downMs: number }>;
+  /** One more worker process like the others (a replacement for one killed), added to `workers`. */
+  startWorker(): Promise<ManagedProcess>;
   /** Workers, Web UI, server, PostgreSQL: each after what depends on it has stopped. */
   stop(): Promise<void>;
 }
@@ -143,21 +150,22 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     await timed(log, `Namespace ${namespace} and turnpike's search attributes (deploy/register-search-attributes.sh)`, () =>
       registerNamespace({ cli, address: server.address, namespace, directory: options.directory, logFile: path.join(logDirectory, 'namespace.log') }),
     );
+    let workersStarted = 0;
+    const startWorker = () => {
+      const name = `worker-${++workersStarted}`;
+      return startWorkerProcess({
+        ...options.worker,
+        name,
+        env: { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: namespace, ...options.worker.env },
+        logFile: path.join(logDirectory, `${name}.log`),
+        detached: options.detached,
+      }).then((worker) => {
+        stack.push(() => worker.stop('SIGTERM', 15_000));
+        return worker;
+      });
+    };
     const workers = await timed(log, `${options.workers} turnpike worker process${options.workers === 1 ? '' : 'es'}`, () =>
-      Promise.all(
-        Array.from({ length: options.workers }, (_, index) =>
-          startWorkerProcess({
-            ...options.worker,
-            name: `worker-${index + 1}`,
-            env: { TEMPORAL_ADDRESS: server.address, TEMPORAL_NAMESPACE: namespace, ...options.worker.env },
-            logFile: path.join(logDirectory, `worker-${index + 1}.log`),
-            detached: options.detached,
-          }).then((worker) => {
-            stack.push(() => worker.stop('SIGTERM', 15_000));
-            return worker;
-          }),
-        ),
-      ),
+      Promise.all(Array.from({ length: options.workers }, startWorker)),
     );
     let ui: WebUi | undefined;
     if (uiBinary) {
@@ -182,6 +190,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       async restartServer() {
         if (server.process.running) await server.stop();
         server = await startTemporalServer(serverOptions);
+      },
+      restartPostgres: (mode) => postgres.restart(mode),
+      async startWorker() {
+        const worker = await startWorker();
+        workers.push(worker);
+        return worker;
       },
       async stop() {
         await Promise.all(workers.map((worker) => worker.stop('SIGTERM', 15_000)));
