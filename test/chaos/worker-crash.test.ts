@@ -13,9 +13,10 @@ import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { startDevServer, type DevServer } from '../../scripts/dev-server.js';
 import { approveToolCallUpdate, turnStateQuery } from '../../workflows/messages/definitions.js';
 import type { agentTurn } from '../../workflows/index.js';
-import type { AgentTurnResult, Message, ToolMessage } from '../../workflows/types/index.js';
+import type { AgentTurnResult } from '../../workflows/types/index.js';
 import { startFakeProviderServer, type FakeProviderServer } from '../fake-provider/server.js';
 import { sleep, startWorkerProcess, temporaryDirectory, writeBundle, type WorkerProcess } from './chaos-support.js';
+import { everyCallAnsweredOnce } from '../support/call-pairs.js';
 
 const TURNS = 50;
 const KILLS = 6;
@@ -48,16 +49,6 @@ afterAll(async () => {
   await server?.stop();
   rmSync(directory, { recursive: true, force: true });
 });
-
-function everyCallAnsweredOnce(messages: Message[]): boolean {
-  return messages.every((message, index) => {
-    if (message.role !== 'assistant') return true;
-    const ids = message.content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : []));
-    if (ids.length === 0) return true;
-    const next = messages[index + 1] as ToolMessage | undefined;
-    return next?.role === 'tool' && JSON.stringify(next.content.map((part) => part.toolCallId)) === JSON.stringify(ids);
-  });
-}
 
 describe('worker crashes', () => {
   it(`completes ${TURNS} concurrent turns through ${KILLS} SIGKILLs of the worker, each approved charge taking effect once`, async () => {

@@ -4,7 +4,8 @@
  * checks and diagnostics on turns.
  */
 import type { Client, WorkflowHandle } from '@temporalio/client';
-import { turnStateQuery, type agentTurn, type AgentTurnInput, type DocumentPart, type Message, type ToolMessage, type TurnState } from '../../client/index.js';
+export { everyCallAnsweredOnce } from '../support/call-pairs.js';
+import { turnStateQuery, type agentTurn, type AgentTurnInput, type DocumentPart, type TurnState } from '../../client/index.js';
 
 export const TASK_QUEUE = 'cluster';
 
@@ -74,15 +75,4 @@ export async function diagnose(client: Client, ids: string[], query: string): Pr
     }),
   );
   return `not listed by ${query}: ${ids.filter((id) => !listed.has(id)).length}\n${reports.join('\n')}`;
-}
-
-/** Every assistant message's tool calls are answered, in order, by the tool message right after it. */
-export function everyCallAnsweredOnce(messages: Message[]): boolean {
-  return messages.every((message, index) => {
-    if (message.role !== 'assistant') return true;
-    const ids = message.content.flatMap((part) => (part.type === 'tool-call' ? [part.toolCallId] : []));
-    if (ids.length === 0) return true;
-    const next = messages[index + 1] as ToolMessage | undefined;
-    return next?.role === 'tool' && JSON.stringify(next.content.map((part) => part.toolCallId)) === JSON.stringify(ids);
-  });
 }
