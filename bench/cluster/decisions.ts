@@ -26,8 +26,10 @@ interface ListedCall {
 }
 
 export interface ListingFigures {
-  /** Parked turns the API reads at most per listing (api/parked-listing.ts's limit). */
+  /** Calls each identity's first page listed (the API reads at most 5,000 turns per listing, api/parked-listing.ts). */
   listedByApprover: Record<string, number>;
+  /** Each identity's first page, p50 over the rounds (ms). */
+  p50MsByApprover: Record<string, number>;
   p50Ms: number;
   maxMs: number;
   rounds: number;
@@ -76,7 +78,10 @@ async function decidedTurnCost(client: Client, turnIds: readonly string[]): Prom
   return { sample: sample.length, events: per(events), actions: per(actions), activityRetries: per(retries), bytes: per(bytes), actionTypes: Object.fromEntries(Object.entries(types).map(([type, count]) => [type, per(count)])) };
 }
 
-const approverOf = (call: ListedCall) => (call.toolName === 'bench_charge' ? 'approver-1' : 'approver-2');
+const APPROVER_OF_TOOL: Record<string, string> = { bench_charge: 'approver-1', bench_refund: 'approver-2', bench_review: 'approver-3' };
+const approverOf = (call: ListedCall) => APPROVER_OF_TOOL[call.toolName] ?? 'nobody';
+/** Who lists in `measureListing`: the two large queues, the rare one, and one who may decide nothing. */
+const LISTERS = ['approver-1', 'approver-2', 'approver-3', 'mallory'] as const;
 const tokenOf = (identity: string) => `tok-${identity}`;
 
 async function listApprovals(api: ApiProcess, identity: string): Promise<ListedCall[]> {
@@ -88,15 +93,17 @@ async function listApprovals(api: ApiProcess, identity: string): Promise<ListedC
 /** Each approver's first page, timed on both processes; returns the calls listed too. */
 export async function measureListing(apis: ApiProcess[]): Promise<{ figures: ListingFigures; calls: ListedCall[] }> {
   const times: number[] = [];
+  const timesOf: Record<string, number[]> = {};
   const listed: Record<string, number> = {};
   let calls: ListedCall[] = [];
   for (let round_ = 0; round_ < LISTING_ROUNDS; round_++) {
-    for (const [index, identity] of ['approver-1', 'approver-2', 'mallory'].entries()) {
+    for (const [index, identity] of LISTERS.entries()) {
       // Past the API's 500 ms shared-listing window, so every read computes a listing.
       await sleep(600);
       const started = performance.now();
       const page = await listApprovals(apis[(round_ + index) % apis.length]!, identity);
       times.push(performance.now() - started);
+      (timesOf[identity] ??= []).push(performance.now() - started);
       listed[identity] = page.length;
       if (identity !== 'mallory') calls = round_ === 0 ? [...calls, ...page] : calls;
       if (page.some((call) => identity !== 'mallory' && approverOf(call) !== identity)) throw new Error(`${identity} was listed a call of another approver`);
@@ -104,7 +111,8 @@ export async function measureListing(apis: ApiProcess[]): Promise<{ figures: Lis
   }
   if (listed.mallory !== 0) throw new Error(`mallory, who may decide nothing, was listed ${listed.mallory} calls`);
   const sorted = times.sort((a, b) => a - b);
-  return { figures: { listedByApprover: listed, p50Ms: round(percentile(sorted, 50), 0), maxMs: round(sorted.at(-1)!, 0), rounds: LISTING_ROUNDS }, calls };
+  const p50MsByApprover = Object.fromEntries(Object.entries(timesOf).map(([identity, own]) => [identity, round(percentile([...own].sort((a, b) => a - b), 50), 0)]));
+  return { figures: { listedByApprover: listed, p50MsByApprover, p50Ms: round(percentile(sorted, 50), 0), maxMs: round(sorted.at(-1)!, 0), rounds: LISTING_ROUNDS }, calls };
 }
 
 async function post(api: ApiProcess, identity: string, turnId: string, approvalId: string, body: object): Promise<number> {

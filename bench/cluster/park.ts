@@ -1,6 +1,7 @@
 /**
- * Parking N turns on the cluster: each a scripted turn whose one tool call needs approval (half
- * `bench_charge`, approver-1's; half `bench_refund`, approver-2's). Parked means visibility's
+ * Parking N turns on the cluster: each a scripted turn whose one tool call needs approval (one in
+ * 100 `bench_review`, approver-3's; of the rest half `bench_charge`, approver-1's, and half
+ * `bench_refund`, approver-2's). Parked means visibility's
  * `AgentTurnStatus="awaiting-input"` count reached N, as an operator's query would find them.
  * Temporal actions per parked turn are counted from a sample of histories (see `actionsOf`).
  */
@@ -29,12 +30,15 @@ export interface ParkFigures {
 
 export const parkedTurnId = (index: number) => `cluster-park-${index}`;
 
+/** The tool turn `index` calls: approver-3's one in 100, else approver-1's and approver-2's in turn. */
+export const toolOfTurn = (index: number) => (index % 100 === 99 ? 'bench_review' : index % 2 === 0 ? 'bench_charge' : 'bench_refund');
+
 export async function parkTurns(client: Client, turns: number, log: (line: string) => void): Promise<ParkFigures> {
   const turnpike = new TurnpikeClient({ client, taskQueue: TASK_QUEUE });
   const started = performance.now();
   let progress = 0;
   await runPool(turns, START_CONCURRENCY, async (index) => {
-    const tool = index % 2 === 0 ? 'bench_charge' : 'bench_refund';
+    const tool = toolOfTurn(index);
     await turnpike.startTurn({ model: { provider: 'scripted', model: 'bench' }, messages: [{ role: 'user', content: `use ${tool} with {"n": ${index}}` }] }, { turnId: parkedTurnId(index) });
     if (++progress % 2_000 === 0) log(`  cluster: ${progress} of ${turns} turns started (${((performance.now() - started) / 1000).toFixed(0)} s)`);
   });

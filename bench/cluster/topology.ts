@@ -19,7 +19,7 @@ export const WORKERS = 3;
 export const API_PROCESSES = 2;
 export const TASK_QUEUE = 'cluster-bench';
 /** Bearer token → identity, for every API process. */
-export const TOKENS = { 'tok-approver-1': 'approver-1', 'tok-approver-2': 'approver-2', 'tok-mallory': 'mallory', 'tok-reader': 'reader' } as const;
+export const TOKENS = { 'tok-approver-1': 'approver-1', 'tok-approver-2': 'approver-2', 'tok-approver-3': 'approver-3', 'tok-mallory': 'mallory', 'tok-reader': 'reader' } as const;
 
 export interface ApiProcess {
   base: string;

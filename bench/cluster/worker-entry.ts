@@ -1,8 +1,8 @@
 /**
  * A worker process of the cluster bench (bench/scenarios/cluster.ts), configured from the
  * environment as a deployment's is (`runWorker`: TEMPORAL_*, TURNPIKE_LIVE_POSTGRES_URL for the
- * live channel, OPENAI_* for the streaming turns). Two approval-gated tools with different
- * approvers, so an approver's listing is filtered by rights; each returns the wall-clock time it
+ * live channel, OPENAI_* for the streaming turns). Three approval-gated tools with different
+ * approvers (the third for one turn in 100), so an approver's listing is filtered by rights; each returns the wall-clock time it
  * ran, the "effect" a decision's latency is measured to (all processes share this machine's
  * clock). Env: TURNPIKE_TASK_QUEUE, WORKFLOW_BUNDLE. Prints `ready …` once it polls.
  */
@@ -23,10 +23,15 @@ const effect = (name: string, approver: string) =>
     },
   });
 
-export const CLUSTER_BENCH_TOOLS = { first: { tool: 'bench_charge', approver: 'approver-1' }, second: { tool: 'bench_refund', approver: 'approver-2' } } as const;
+export const CLUSTER_BENCH_TOOLS = {
+  first: { tool: 'bench_charge', approver: 'approver-1' },
+  second: { tool: 'bench_refund', approver: 'approver-2' },
+  /** One turn in 100 (bench/cluster/park.ts): the queue of an approver with few calls among many parked. */
+  rare: { tool: 'bench_review', approver: 'approver-3' },
+} as const;
 
 await runWorker({
-  tools: [effect(CLUSTER_BENCH_TOOLS.first.tool, CLUSTER_BENCH_TOOLS.first.approver), effect(CLUSTER_BENCH_TOOLS.second.tool, CLUSTER_BENCH_TOOLS.second.approver)],
+  tools: Object.values(CLUSTER_BENCH_TOOLS).map(({ tool, approver }) => effect(tool, approver)),
   taskQueue: process.env.TURNPIKE_TASK_QUEUE!,
   workflowBundle: { codePath: process.env.WORKFLOW_BUNDLE! },
   runtimeOptions: { logger: new DefaultLogger('ERROR') },
