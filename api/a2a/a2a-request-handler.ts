@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AgentCard, CancelTaskRequest, DeleteTaskPushNotificationConfigRequest, GetTaskPushNotificationConfigRequest, ListTaskPushNotificationConfigsRequest, ListTaskPushNotificationConfigsResponse, Message, SendMessageRequest, StreamResponse, SubscribeToTaskRequest, Task, GetTaskRequest, TaskPushNotificationConfig } from '@a2a-js/sdk';
-import { ContentTypeNotSupportedError, ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { ExtendedAgentCardNotConfiguredError, PushNotificationNotSupportedError, RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
 import type { Caller } from '../auth.js';
 import type { RouteContext } from '../route-context.js';
@@ -18,6 +18,7 @@ import { followTask, settledTask } from './a2a-follow.js';
 import { A2aPushConfigs, checkedPushConfig, wireConfig } from './a2a-push-configs.js';
 import { isTerminal, readTask } from './a2a-task-view.js';
 import { answersOf, checkResults, sendAnswers } from './a2a-answers.js';
+import { messageContent } from './a2a-parts.js';
 
 /** Where the route puts the caller and the stream's abort signal in the SDK's call context. */
 export const CALLER_KEY = 'turnpike.caller';
@@ -132,7 +133,8 @@ export class TurnpikeA2aHandler implements A2ARequestHandler {
       return withPush(message.taskId);
     }
     if (message.contextId) throw new UnsupportedOperationError({ message: 'A context that spans several tasks is not served yet: send a new task without contextId (each task is its own context), or a follow-up with its taskId' });
-    const text = messageText(message);
+    // Its files are checked here too (a2a-parts.ts); startTurn keeps the large ones in the content store.
+    const content = messageContent(message);
     const taskId = taskIdFor(this.name, caller.identity, message.messageId);
     // A retried message finds its turn, running or ended, and starts nothing.
     if (await this.routes.client.describeStart(taskId)) return withPush(taskId);
@@ -141,7 +143,7 @@ export class TurnpikeA2aHandler implements A2ARequestHandler {
     const { model, system, tools, maxSteps, approvalTimeout } = this.agent;
     const input = {
       model,
-      messages: [{ role: 'user' as const, content: text }],
+      messages: [{ role: 'user' as const, content }],
       ...(system !== undefined ? { system } : {}),
       ...(tools !== undefined ? { tools } : {}),
       ...(maxSteps !== undefined ? { maxSteps } : {}),
@@ -182,18 +184,4 @@ function callerOf(context: ServerCallContext): Caller {
 
 function signalOf(context: ServerCallContext): AbortSignal | undefined {
   return context.state.get(SIGNAL_KEY) as AbortSignal | undefined;
-}
-
-/** The text of a new task's message: text parts, and data parts as JSON. Files are not taken yet. */
-function messageText(message: Message): string {
-  const texts = message.parts.map((part) => {
-    const content = part.content;
-    if (content?.$case === 'text') return content.value;
-    if (content?.$case === 'data') return JSON.stringify(content.value);
-    if (content?.$case === 'raw' || content?.$case === 'url') throw new ContentTypeNotSupportedError({ message: 'File parts are not taken yet: send text or data parts' });
-    throw new RequestMalformedError({ message: 'A part must hold text, data, raw bytes or a url' });
-  });
-  const text = texts.join('\n');
-  if (text.trim() === '') throw new RequestMalformedError({ message: 'The message has no text' });
-  return text;
 }

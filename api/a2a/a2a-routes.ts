@@ -16,6 +16,7 @@ import { A2A_BASE_PATH, type A2aAgent, type A2aOptions } from './a2a-agents.js';
 import { AGENT_NAME } from '../published-agents.js';
 import { CALLER_KEY, SIGNAL_KEY, TurnpikeA2aHandler } from './a2a-request-handler.js';
 import { A2aPushConfigs } from './a2a-push-configs.js';
+import { A2A_INPUT_MODES } from './a2a-parts.js';
 
 const agentParams = z.object({ agent: z.string().regex(AGENT_NAME) });
 
@@ -29,7 +30,7 @@ function agentCard(name: string, agent: A2aAgent, url: string, version: string, 
     capabilities: { streaming: true, pushNotifications, extensions: [], extendedAgentCard: false },
     securitySchemes: { bearer: { scheme: { $case: 'httpAuthSecurityScheme', value: { description: 'A bearer token this API accepts (a JWT of its identity provider, or a static token)', scheme: 'Bearer', bearerFormat: '' } } } },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
-    defaultInputModes: ['text/plain', 'application/json'],
+    defaultInputModes: [...A2A_INPUT_MODES],
     defaultOutputModes: ['text/plain', 'application/json'],
     skills: [{ id: name, name, description: agent.description, tags: ['turnpike'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
     signatures: [],

@@ -177,7 +177,7 @@ describe('A2A server', () => {
     const stranger = await clientWith('unknown-token');
     await expect(send(stranger, message([text(use('record_action', { action: 'a2a-stranger' }))]))).rejects.toThrow(/401/);
     await expect(stranger.getTask({ tenant: '', id: done.id })).rejects.toThrow(/401/);
-    // A new task whose message holds a file, blank text or no part at all is refused before anything starts.
+    // A new task whose message holds a file by url, blank text or no part at all is refused before anything starts.
     const url: Part = { content: { $case: 'url', value: 'https://files.example/report.pdf' }, metadata: undefined, filename: 'report.pdf', mediaType: 'application/pdf' };
     const malformed = [message([text('summarise this'), url]), message([text('   ')]), message([])];
     expect(await Promise.all(malformed.map(async (sent) => (await refusal(send(alice, sent))).name))).toEqual(['ContentTypeNotSupportedError', 'RequestMalformedError', 'RequestMalformedError']);
