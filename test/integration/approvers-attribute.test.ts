@@ -5,6 +5,8 @@
  *
  * 1. A turn started through the client carries it: `unset`, then the approvers of what it parks,
  *    `anyone` and `reader`, then `none`; a conversation's turns carry it too.
+ *    An escalation and a delegation, which change who may decide and nothing else the turn
+ *    upserts, upsert it alone (patch `0.5.0-approvers-attribute`), and the new approver lists it.
  * 2. An approver's listing is filtered by visibility: with a limit of one turn, bob finds his call
  *    behind newer turns he may not decide; a turn started without the attribute (as before it
  *    existed) is still listed, to those who may decide it; an identity with a quote is quoted.
@@ -17,8 +19,10 @@ import { describe, expect, it } from 'vitest';
 import { defineTool } from '../../activities/tools.js';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import { turnpikeApproversKey } from '../../workflows/context/search-attributes.js';
+import { APPROVERS_PATCH } from '../../workflows/context/approver-values.js';
 import type { AgentTurnInput } from '../../workflows/types/turn.js';
 import { testTools, use } from '../support/test-tools.js';
+import { noteStarted } from '../support/history-recorder.js';
 import { useTurnpikeWithFakes, waitForPending, waitForState } from '../support/turnpike-harness.js';
 
 /** An approval that names no approver: anyone may decide it. */
@@ -43,7 +47,18 @@ const quotedAction = defineTool({
   },
 });
 
-const suite = useTurnpikeWithFakes({ tools: [...testTools, openAction, quotedAction] });
+/** ann decides; after 2 s the call escalates to mgr, who may delegate it. */
+const escalatingAction = defineTool({
+  name: 'escalating_action',
+  description: 'Needs ann’s approval, escalated to mgr.',
+  inputSchema: z.object({ target: z.string().min(1) }),
+  approval: { approvers: ['ann'], escalate: [{ after: '2s', to: { approvers: ['mgr'] } }] },
+  async execute(input) {
+    return { done: input.target };
+  },
+});
+
+const suite = useTurnpikeWithFakes({ tools: [...testTools, openAction, quotedAction, escalatingAction] });
 
 const turnOf = (...calls: string[]): AgentTurnInput => ({ model: { provider: 'scripted', model: 'demo' }, messages: [{ role: 'user', content: calls.join(' and ') }] });
 const guarded = (target: string) => use('guarded_action', { target, count: 1 });
@@ -79,6 +94,7 @@ describe('TurnpikeApprovers', () => {
     const turnId = `approvers-${randomUUID()}`;
     await client.startTurn(turnOf(guarded('one'), finance('acct-1'), use('open_action', { target: 'x' }), use('pick_colour', { options: ['red'] })), { turnId });
     const handle = client.turn(turnId);
+    noteStarted(handle);
     const pending = await waitForPending(handle, 4);
     expect(await approversListed(client, turnId, (values) => (values?.length ?? 0) > 1)).toEqual(['anyone', 'group:finance', 'reader', 'user:alice', 'user:bob', 'user:controller']);
 
@@ -89,6 +105,11 @@ describe('TurnpikeApprovers', () => {
     expect((await client.turnResult(turnId)).status).toBe('completed');
     // Kept when nothing is parked: its presence is how a hand-over's next run knows the namespace has it.
     expect(await approversListed(client, turnId, (values) => values?.[0] === 'none')).toEqual(['none']);
+    // Its values rode on the upserts the turn makes anyway: no patch marker, no upsert of their own.
+    const { events } = await handle.fetchHistory();
+    expect(events?.filter((event) => event.markerRecordedEventAttributes)).toEqual([]);
+    const upserts = (events ?? []).flatMap((event) => (event.upsertWorkflowSearchAttributesEventAttributes ? [Object.keys(event.upsertWorkflowSearchAttributesEventAttributes.searchAttributes?.indexedFields ?? {})] : []));
+    expect(upserts.every((keys) => keys.includes('AgentTurnStatus'))).toBe(true);
 
     // A conversation's turn: started by the conversation, which passes the attribute on.
     const conversationId = `approvers-conversation-${randomUUID()}`;
@@ -133,5 +154,31 @@ describe('TurnpikeApprovers', () => {
     const theirs = await client.listParkedCalls({ query: `WorkflowId="${quoted}"`, approver: { identity: "o'brien \\ ops" } });
     expect(theirs.map((call) => call.toolName)).toEqual(['quoted_action']);
     expect(await client.listParkedCalls({ query: `WorkflowId="${quoted}"`, approver: { identity: "o'brien" } })).toEqual([]);
+  });
+
+  it('follows an escalation and a delegation: the approver they add finds the call in their own listing', async () => {
+    const { client } = suite;
+    const turnId = `approvers-escalation-${randomUUID()}`;
+    await client.startTurn(turnOf(use('escalating_action', { target: 'e' })), { turnId });
+    noteStarted(client.turn(turnId)); // for the replay set of the patch
+    const [call] = await waitForPending(client.turn(turnId), 1);
+    expect(await approversListed(client, turnId, (values) => values?.includes('user:ann') === true)).toEqual(['user:ann']);
+    const mine = (identity: string) => client.listParkedCalls({ query: `WorkflowId="${turnId}"`, approver: { identity } });
+    expect(await mine('mgr')).toEqual([]);
+
+    // The escalation adds mgr; the status and the parked tool stay as they were.
+    expect(await approversListed(client, turnId, (values) => values?.includes('user:mgr') === true)).toEqual(['user:ann', 'user:mgr']);
+    expect((await mine('mgr')).map((parked) => parked.approvalId)).toEqual([call!.approvalId]);
+
+    // mgr hands it to eve.
+    await client.delegateApproval(turnId, { approvalId: call!.approvalId!, approver: 'mgr', to: { approvers: ['eve'] }, reason: 'eve owns it' });
+    expect(await approversListed(client, turnId, (values) => values?.includes('user:eve') === true)).toContain('user:eve');
+    expect((await mine('eve')).map((parked) => parked.approvalId)).toEqual([call!.approvalId]);
+    await client.approveToolCall(turnId, { approvalId: call!.approvalId!, approved: true, approver: 'eve' });
+    expect((await client.turnResult(turnId)).status).toBe('completed');
+    const { events } = await client.turn(turnId).fetchHistory();
+    // One marker of the patch, however many times who may decide changed.
+    const markers = (events ?? []).flatMap((event) => event.markerRecordedEventAttributes?.details?.['patch-data']?.payloads ?? []);
+    expect(markers.filter((payload) => Buffer.from(payload.data ?? []).toString('utf8').includes(APPROVERS_PATCH))).toHaveLength(1);
   });
 });

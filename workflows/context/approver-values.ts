@@ -27,7 +27,11 @@ const MAX_VALUE_LENGTH = 255;
 /** Characters that visibility's query language quotes or escapes, differently per store: never sent. */
 const UNQUOTABLE = /['"\\\p{Cc}]/gu;
 
-/** Behind `patched(APPROVERS_PATCH)`: turns recorded before it never upserted `TurnpikeApprovers`. */
+/**
+ * Behind `patched(APPROVERS_PATCH)`: an upsert of `TurnpikeApprovers` alone, when who may decide
+ * changes while nothing else a turn upserts does (an escalation, a delegation); turns recorded
+ * before it made no such upsert. Everywhere else the values ride on the upserts turns made before.
+ */
 export const APPROVERS_PATCH = '0.5.0-approvers-attribute';
 
 /** The values a turn publishes for its parked calls (sorted, without repeats). */

@@ -26,8 +26,8 @@ export class TurnPublisher {
   private lastSearchAttributes = '';
   private lastMemo = '';
   private publishQueued = false;
-  /** Whether the turn keeps `TurnpikeApprovers` current (`publishesApprovers`); asked once. */
-  private approvers: boolean | undefined;
+  /** The `TurnpikeApprovers` values last upserted (`approver-values.ts`). */
+  private lastApprovers = '';
 
   constructor(
     private readonly ledger: CallLedger,
@@ -68,11 +68,15 @@ export class TurnPublisher {
     this.publishMemo();
     const asking = this.elicitations.pending().map((view) => view.toolName);
     const pendingTools = asking.length > 0 ? [...new Set([...this.ledger.parkedToolNames(), ...asking])].sort() : this.ledger.parkedToolNames();
-    const approvers = this.publishesApprovers() ? approverValues([...this.ledger.pending(), ...this.elicitations.pending()]) : undefined;
-    const snapshot = JSON.stringify(approvers ? [this.status, pendingTools, approvers] : [this.status, pendingTools]);
-    if (snapshot === this.lastSearchAttributes) return;
+    const approvers = carriesApprovers() ? approverValues([...this.ledger.pending(), ...this.elicitations.pending()]) : undefined;
+    const snapshot = JSON.stringify([this.status, pendingTools]);
+    if (snapshot === this.lastSearchAttributes) {
+      this.publishApproversAlone(approvers);
+      return;
+    }
     const first = this.lastSearchAttributes === '';
     this.lastSearchAttributes = snapshot;
+    if (approvers) this.lastApprovers = JSON.stringify(approvers);
     wf.upsertSearchAttributes([
       { key: agentTurnStatusKey, value: this.status },
       { key: agentPendingToolsKey, value: pendingTools.length > 0 ? pendingTools : null },
@@ -83,14 +87,16 @@ export class TurnPublisher {
   }
 
   /**
-   * Whether the turn keeps `TurnpikeApprovers` (approver-values.ts) current: only a turn started
-   * with it (its client found the namespace has it; an upsert of an attribute the namespace lacks
-   * would fail every workflow task), and behind `patched(APPROVERS_PATCH)`, asked once, at the
-   * turn's first publish: a turn recorded before never upserted it.
+   * Who may decide changed while the status and the parked tools did not (an escalation, a
+   * delegation): an upsert of `TurnpikeApprovers` alone, behind `patched(APPROVERS_PATCH)`, asked
+   * only then. Everywhere else the values ride on the upserts a turn made before they existed,
+   * which replay does not compare by content, so a turn that never escalates records no marker
+   * and sends the same commands as before.
    */
-  private publishesApprovers(): boolean {
-    this.approvers ??= wf.workflowInfo().typedSearchAttributes.get(turnpikeApproversKey) !== undefined && wf.patched(APPROVERS_PATCH);
-    return this.approvers;
+  private publishApproversAlone(approvers: string[] | undefined): void {
+    if (!approvers || JSON.stringify(approvers) === this.lastApprovers || !wf.patched(APPROVERS_PATCH)) return;
+    this.lastApprovers = JSON.stringify(approvers);
+    wf.upsertSearchAttributes([{ key: turnpikeApproversKey, value: approvers }]);
   }
 
   /** Appends an event to the turn's stream. */
@@ -125,4 +131,13 @@ export class TurnPublisher {
     this.lastMemo = snapshot;
     wf.upsertMemo({ [PENDING_MEMO_KEY]: memo });
   }
+}
+
+/**
+ * Whether the turn keeps `TurnpikeApprovers` current: only a turn started with it (its client
+ * found the namespace has it; an upsert of an attribute the namespace lacks would fail every
+ * workflow task). It is never removed once set, so a hand-over's next run carries it too.
+ */
+function carriesApprovers(): boolean {
+  return wf.workflowInfo().typedSearchAttributes.get(turnpikeApproversKey) !== undefined;
 }
