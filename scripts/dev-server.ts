@@ -8,7 +8,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { connectTemporal } from '../connection/temporal-connection.js';
 import { ensureTemporalCli } from './temporal-cli.js';
+import { temporal } from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
+
+const { IndexedValueType } = temporal.api.enums.v1;
+const INDEXED_VALUE_TYPES = { Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST } as const;
 
 export interface DevServerOptions {
   /** Defaults to a free port. */
@@ -107,9 +111,14 @@ async function waitUntilReady(address: string, namespace: string, child: ChildPr
       const connection = await connectTemporal({ address, connectTimeout: 1_000 });
       try {
         const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
-        const registered = Object.keys(SEARCH_ATTRIBUTE_TYPES).every((name) => customAttributes && name in customAttributes);
-        if (registered) return;
-        lastError = new Error('search attributes not registered yet');
+        const missing = Object.entries(SEARCH_ATTRIBUTE_TYPES).filter(([name]) => !customAttributes || !(name in customAttributes));
+        if (missing.length === 0) return;
+        // `--search-attribute` registers attributes only in a new database: one kept from an earlier
+        // `npm start` lacks those added since, so they are registered here.
+        if (customAttributes && Object.keys(customAttributes).length > 0) {
+          await connection.operatorService.addSearchAttributes({ namespace, searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, INDEXED_VALUE_TYPES[type]])) });
+        }
+        lastError = new Error(`search attributes not registered yet: ${missing.map(([name]) => name).join(', ')}`);
       } finally {
         await connection.close();
       }

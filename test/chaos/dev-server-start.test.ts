@@ -7,7 +7,10 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { connectTemporal } from '../../connection/temporal-connection.js';
 import { freePort, startDevServer } from '../../scripts/dev-server.js';
+import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/context/search-attributes.js';
 import { ensureTemporalCli } from '../../scripts/temporal-cli.js';
 
 describe('starting the dev server', () => {
@@ -70,5 +73,55 @@ describe('a server that loses one of its own ports', () => {
       rmSync(directory, { recursive: true, force: true });
     }
     expect(log.filter((line) => /starting again \(2\/3\)/.test(line))).toHaveLength(1);
+  });
+});
+
+describe('a database kept from an earlier start', () => {
+  it('gets the search attributes turnpike added since (start-dev registers them only in a new database)', { timeout: 120_000 }, async () => {
+    const directory = mkdtempSync(path.join(os.tmpdir(), 'turnpike-dev-server-'));
+    const dbFile = path.join(directory, 'temporal.sqlite');
+    try {
+      // An earlier version's database: one turnpike attribute only.
+      const earlier = await freePort();
+      const cli = await ensureTemporalCli();
+      const child = spawn(cli, ['server', 'start-dev', '--headless', '--port', String(earlier), '--ui-port', '0', '--http-port', '0', '--metrics-port', '0', '--db-filename', dbFile, '--search-attribute', 'AgentTurnStatus=Keyword'], { stdio: 'ignore' });
+      try {
+        for (let attempt = 0; ; attempt++) {
+          const listed = await connectTemporal({ address: `127.0.0.1:${earlier}`, connectTimeout: 1_000 })
+            .then(async (connection) => {
+              try {
+                return (await connection.operatorService.listSearchAttributes({ namespace: 'default' })).customAttributes ?? {};
+              } finally {
+                await connection.close();
+              }
+            })
+            .catch(() => undefined);
+          if (listed && 'AgentTurnStatus' in listed) {
+            expect(Object.keys(listed)).not.toContain('TurnpikeApprovers');
+            break;
+          }
+          if (attempt > 300) throw new Error('the earlier server never started');
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+      } finally {
+        child.kill('SIGINT');
+        await new Promise((resolve) => child.once('exit', resolve));
+      }
+
+      const server = await startDevServer({ dbFile });
+      try {
+        const connection = await connectTemporal({ address: server.address });
+        try {
+          const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+          expect(Object.keys(customAttributes ?? {}).sort()).toEqual(expect.arrayContaining(Object.keys(SEARCH_ATTRIBUTE_TYPES).sort()));
+        } finally {
+          await connection.close();
+        }
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
