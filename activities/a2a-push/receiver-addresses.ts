@@ -93,7 +93,8 @@ export function isLocalhostName(host: string): boolean {
 
 /** The private receivers an operator allowed, checked. */
 export interface PushAllowList {
-  readonly addresses: BlockList;
+  /** True for an address (IPv4 or IPv6, no brackets) in an allowed CIDR. */
+  readonly allowsAddress: (address: string, family: 'ipv4' | 'ipv6') => boolean;
   readonly hosts: ReadonlySet<string>;
   /** The entries as given, for messages. */
   readonly entries: readonly string[];
@@ -121,7 +122,7 @@ export function checkedPushAllowList(entries: readonly string[] | undefined, whe
       throw new TypeError(`${where}: ${JSON.stringify(given)} is neither a CIDR, an address nor a host name`);
     }
   }
-  return { addresses, hosts, entries: [...(entries ?? [])] };
+  return { allowsAddress: (address, family) => addresses.check(address, family), hosts, entries: [...(entries ?? [])] };
 }
 
 /** `TURNPIKE_A2A_PUSH_ALLOW`: entries separated by commas (or whitespace); none when unset. */
@@ -135,7 +136,7 @@ export const NOTHING_ALLOWED: PushAllowList = checkedPushAllowList([], 'NOTHING_
 function allowedAddress(allow: PushAllowList, address: string): boolean {
   const ip = bare(address);
   const family = isIP(ip);
-  return family !== 0 && allow.addresses.check(ip, family === 4 ? 'ipv4' : 'ipv6');
+  return family !== 0 && allow.allowsAddress(ip, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 function allowedHost(allow: PushAllowList, host: string): boolean {
