@@ -31,6 +31,7 @@ import type { CheckedTenantBudgets } from './tenant-budgets/tenant-budget-option
 import { TenantBudgetGuard } from './tenant-budgets/tenant-budget-guard.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
 import type { A2aPushDeliveryResult, A2aPushNotifierInput } from '../workflows/a2a/a2a-push-types.js';
+import { NOTHING_ALLOWED, type PushAllowList } from './a2a-push/receiver-addresses.js';
 import type { AgentToolPromptInput, ApprovalNotification, NotifyApproversResult, SlackMessageRef, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
 
 export interface CreateActivitiesOptions {
@@ -67,9 +68,11 @@ export interface CreateActivitiesOptions {
   liveDeltas?: LiveDeltaChannel;
   /** Budgets per tenant over time, counted in a store the fleet shares (tenant-budgets/). */
   tenantBudgets?: CheckedTenantBudgets;
+  /** The private A2A push receivers the worker may reach (a2a-push/receiver-addresses.ts); none when absent. */
+  a2aPushAllow?: PushAllowList;
 }
 
-export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas, tenantBudgets }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas, tenantBudgets, a2aPushAllow }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
   const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}), ...(liveDeltas ? { liveDeltas } : {}) };
   const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
@@ -100,7 +103,7 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
     /** An A2A task's push notifications to one config (workflows/a2a/a2a-push-notifier.ts); loads `@a2a-js/sdk` at its first run. */
     async deliverA2aPush(input: A2aPushNotifierInput): Promise<A2aPushDeliveryResult> {
       const { deliverA2aPush } = await import('./a2a-push/push-delivery.js');
-      return deliverA2aPush(input);
+      return deliverA2aPush(input, { allow: a2aPushAllow ?? NOTHING_ALLOWED });
     },
     /**
      * One nudge: the call's Slack message (posted on `parked`, updated after), then the webhook;

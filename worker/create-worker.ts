@@ -60,6 +60,8 @@ export interface CreateWorkerOptions {
   remoteMcpServers?: TurnpikePluginOptions['remoteMcpServers'];
   /** Budgets per tenant over time, in a store the fleet shares (see `TurnpikePluginOptions.tenantBudgets`). */
   tenantBudgets?: TurnpikePluginOptions['tenantBudgets'];
+  /** Private A2A push receivers the worker may reach (see `TurnpikePluginOptions.a2aPushAllow`). */
+  a2aPushAllow?: TurnpikePluginOptions['a2aPushAllow'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /**
@@ -161,5 +163,6 @@ function turnpikePluginOptions(options: CreateWorkerOptions): TurnpikePluginOpti
     ...(options.remoteMcpServers ? { remoteMcpServers: options.remoteMcpServers } : {}),
     ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
     ...(options.tenantBudgets ? { tenantBudgets: options.tenantBudgets } : {}),
+    ...(options.a2aPushAllow ? { a2aPushAllow: options.a2aPushAllow } : {}),
   };
 }

@@ -19,6 +19,7 @@ import type { DataConverter } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import { Runtime, type BundleOptions, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
+import { checkedPushAllowList, pushAllowFromEnvironment } from '../activities/a2a-push/receiver-addresses.js';
 import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
 import { LazyMcpTools } from '../activities/mcp/lazy-mcp-tools.js';
 import type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
@@ -158,6 +159,15 @@ export interface TurnpikePluginOptions {
    * the caller's to close.
    */
   tenantBudgets?: TenantBudgetOptions;
+  /**
+   * The A2A push receivers on private networks this worker may deliver to: CIDRs (`10.0.0.0/8`,
+   * `fd00::/8`), addresses, or host names (every address of an allowed name is allowed). A push
+   * notification to any other receiver whose address (the URL's, or one its name resolves to when
+   * it is sent) is loopback, private, link-local, unique-local, CGNAT, multicast, unspecified or
+   * reserved is refused and given up on (docs/protocols.md). Default `TURNPIKE_A2A_PUSH_ALLOW`
+   * (comma-separated), else none.
+   */
+  a2aPushAllow?: readonly string[];
 }
 
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
@@ -206,6 +216,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.remoteMcpServers !== undefined ? { remoteMcpServers: checkedRemoteMcpServers(options.remoteMcpServers, 'TurnpikePlugin') } : {}),
       ...(liveDeltas ? { liveDeltas } : {}),
       ...(options.tenantBudgets !== undefined ? { tenantBudgets: checkedTenantBudgets(options.tenantBudgets) } : {}),
+      a2aPushAllow: checkedPushAllowList(options.a2aPushAllow ?? pushAllowFromEnvironment(), options.a2aPushAllow ? 'TurnpikePlugin a2aPushAllow' : 'TURNPIKE_A2A_PUSH_ALLOW'),
     });
     super({
       name: 'turnpike',

@@ -29,8 +29,10 @@
  *   whose next attempt tries the same notification again after 1 s, doubling, up to a minute. After
  *   {@link MAX_FAILURES} failures of one notification (about a quarter of an hour, as for the
  *   approval webhooks) it is given up on, and the next goes. Any other answer (a 4xx, a redirect)
- *   refuses it for good: it is given up on at once. An attempt heartbeats every 5 s while it
- *   works, so a worker that dies mid-attempt is found by the heartbeat timeout.
+ *   refuses it for good: it is given up on at once; so is a receiver the worker refuses to reach,
+ *   an address (the URL's, or one its name resolves to now) private and not allowed
+ *   (push-request.ts). An attempt heartbeats every 5 s while it works, so a worker that dies
+ *   mid-attempt is found by the heartbeat timeout.
  */
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure, ApplicationFailureCategory } from '@temporalio/common';
@@ -41,6 +43,8 @@ import { isTurnEnded } from '../../workflows/types/turn-statuses.js';
 import type { AgentTurnResult } from '../../workflows/types/index.js';
 import type { A2aPushConfig, A2aPushDeliveryResult, A2aPushNotifierInput, A2aPushProgress } from '../../workflows/a2a/a2a-push-types.js';
 import { isTerminal, shownOf, taskFrom } from './a2a-task-view.js';
+import { NOTHING_ALLOWED } from './receiver-addresses.js';
+import { postPush, type PushAnswer, type PushPolicy } from './push-request.js';
 import { PUSH_DELIVERY_HEADER, PUSH_SIGNATURE_HEADER, PUSH_TIMESTAMP_HEADER, PUSH_TOKEN_HEADER, signPushNotification } from './push-signature.js';
 
 /** Failures of one notification before it is given up on: 1 + 2 + 4 + … + 60 s ≈ 15 minutes. */
@@ -61,7 +65,8 @@ const HEARTBEAT_MS = 5_000;
 
 const fresh = (): A2aPushProgress => ({ shown: null, queue: [], failures: 0, delivered: 0, dropped: 0, finished: false });
 
-export async function deliverA2aPush({ config }: A2aPushNotifierInput): Promise<A2aPushDeliveryResult> {
+/** What the worker allows of private receivers (none unless its operator said so); `resolve` is for tests. */
+export async function deliverA2aPush({ config }: A2aPushNotifierInput, policy: PushPolicy = { allow: NOTHING_ALLOWED }): Promise<A2aPushDeliveryResult> {
   const context = Context.current();
   let progress: A2aPushProgress = (context.info.heartbeatDetails as A2aPushProgress | undefined) ?? fresh();
   const beat = () => context.heartbeat(progress);
@@ -93,7 +98,7 @@ export async function deliverA2aPush({ config }: A2aPushNotifierInput): Promise<
   async function deliverQueue(): Promise<void> {
     while (progress.queue.length > 0) {
       const [next, ...rest] = progress.queue;
-      const outcome = await post(config, next!.delivery, next!.body, context.cancellationSignal);
+      const outcome = await post(config, next!.delivery, next!.body, policy, context.cancellationSignal);
       if (outcome.ok || outcome.refused || progress.failures + 1 >= MAX_FAILURES) {
         if (!outcome.ok) context.log.warn('An A2A push notification was given up on', { taskId: config.taskId, configId: config.id, delivery: next!.delivery, reason: outcome.reason });
         progress = { ...progress, queue: rest, failures: 0, ...(outcome.ok ? { delivered: progress.delivered + 1 } : { dropped: progress.dropped + 1 }) };
@@ -142,31 +147,27 @@ function changes(task: Task, shown: string | null, configId: string): Array<{ de
 
 type Outcome = { ok: true } | { ok: false; refused: boolean; reason: string };
 
-async function post(config: A2aPushConfig, delivery: string, body: string, cancelled: AbortSignal): Promise<Outcome> {
+async function post(config: A2aPushConfig, delivery: string, body: string, policy: PushPolicy, cancelled: AbortSignal): Promise<Outcome> {
   const timestamp = String(Math.floor(Date.now() / 1000));
-  let response: Response;
+  const headers = {
+    'content-type': A2A_CONTENT_TYPE,
+    ...(config.authentication ? { authorization: `${config.authentication.scheme} ${config.authentication.credentials}` } : {}),
+    [PUSH_TOKEN_HEADER]: config.token,
+    [PUSH_DELIVERY_HEADER]: delivery,
+    [PUSH_TIMESTAMP_HEADER]: timestamp,
+    [PUSH_SIGNATURE_HEADER]: signPushNotification(config.token, timestamp, body),
+  };
+  let answer: PushAnswer;
   try {
-    response = await fetch(config.url, {
-      method: 'POST',
-      headers: {
-        'content-type': A2A_CONTENT_TYPE,
-        ...(config.authentication ? { authorization: `${config.authentication.scheme} ${config.authentication.credentials}` } : {}),
-        [PUSH_TOKEN_HEADER]: config.token,
-        [PUSH_DELIVERY_HEADER]: delivery,
-        [PUSH_TIMESTAMP_HEADER]: timestamp,
-        [PUSH_SIGNATURE_HEADER]: signPushNotification(config.token, timestamp, body),
-      },
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.any([cancelled, AbortSignal.timeout(REQUEST_TIMEOUT_MS)]),
-    });
-    await response.arrayBuffer().catch(() => undefined);
+    answer = await postPush(config.url, headers, body, policy, cancelled, REQUEST_TIMEOUT_MS);
   } catch (error) {
     if (cancelled.aborted) throw cancelled.reason;
     return { ok: false, refused: false, reason: String(error) };
   }
-  if (response.status >= 200 && response.status < 300) return { ok: true };
+  // A private receiver that is not allowed stays so: no retry would reach it.
+  if ('refused' in answer) return { ok: false, refused: true, reason: `refused to connect: ${answer.refused} (allow it with TURNPIKE_A2A_PUSH_ALLOW or the worker's a2aPushAllow)` };
+  if (answer.status >= 200 && answer.status < 300) return { ok: true };
   // 408, 429 and 5xx may pass; any other answer (a 4xx, a redirect) will not, however often it is retried.
-  const passing = response.status === 408 || response.status === 429 || response.status >= 500;
-  return { ok: false, refused: !passing, reason: `answered ${response.status}` };
+  const passing = answer.status === 408 || answer.status === 429 || answer.status >= 500;
+  return { ok: false, refused: !passing, reason: `answered ${answer.status}` };
 }

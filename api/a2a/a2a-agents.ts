@@ -5,6 +5,7 @@
  * No import of the optional `@a2a-js/sdk` here, so that `ApiOptions` names none of its types.
  */
 import { checkAgentNames, publishedAgentsFromEnvironment, type PublishedAgent } from '../published-agents.js';
+import { checkedPushAllowList, pushAllowFromEnvironment } from '../../activities/a2a-push/receiver-addresses.js';
 
 /** One agent served over A2A: what each of its tasks (turns) runs with (A2A carries no typed answer). */
 export type A2aAgent = Omit<PublishedAgent, 'output'>;
@@ -26,6 +27,15 @@ export interface A2aOptions {
    * `pushNotifications: false`. Turn it off while workers older than the notifier serve the queue.
    */
   pushNotifications?: boolean;
+  /**
+   * The push receivers on private networks callers may register: CIDRs (`10.0.0.0/8`,
+   * `fd00::/8`), addresses, or host names (`hooks.internal`, `localhost`). A push config whose URL's
+   * host is any other loopback, private, link-local, unique-local, CGNAT, multicast, unspecified
+   * or reserved address, or `localhost` (or a name under it), is refused with
+   * `RequestMalformedError`. Names are not resolved here: the workers check the address they
+   * connect to, with their own allow-list (`TurnpikePluginOptions.a2aPushAllow`). Default: none.
+   */
+  pushAllow?: readonly string[];
 }
 
 /** Where the agents live under the API: `/api/a2a/<name>`. */
@@ -34,17 +44,20 @@ export const A2A_BASE_PATH = '/api/a2a';
 /** Refuses agent names a URL path or a turn id could not carry, before anything is served. */
 export function checkA2aOptions(options: A2aOptions): void {
   checkAgentNames('a2a', options.agents);
+  checkedPushAllowList(options.pushAllow, 'a2a.pushAllow');
 }
 
 /**
  * `npm run api`'s agents: `TURNPIKE_A2A_AGENTS` (JSON, name → `{ description, model: { provider,
- * model }, system?, tools?, maxSteps?, approvalTimeout? }`) and `TURNPIKE_A2A_PUBLIC_URL`.
+ * model }, system?, tools?, maxSteps?, approvalTimeout? }`), `TURNPIKE_A2A_PUBLIC_URL` and
+ * `TURNPIKE_A2A_PUSH_ALLOW` (comma-separated, as the workers read it).
  * Undefined when no agents are named; a malformed value is refused with the reason.
  */
 export function a2aOptionsFromEnvironment(env: NodeJS.ProcessEnv = process.env): A2aOptions | undefined {
   const agents = publishedAgentsFromEnvironment('TURNPIKE_A2A_AGENTS', env);
   if (!agents) return undefined;
-  const options: A2aOptions = { agents, ...(env.TURNPIKE_A2A_PUBLIC_URL ? { publicUrl: env.TURNPIKE_A2A_PUBLIC_URL } : {}) };
+  const pushAllow = pushAllowFromEnvironment(env);
+  const options: A2aOptions = { agents, ...(env.TURNPIKE_A2A_PUBLIC_URL ? { publicUrl: env.TURNPIKE_A2A_PUBLIC_URL } : {}), ...(pushAllow ? { pushAllow } : {}) };
   checkA2aOptions(options);
   return options;
 }

@@ -4,6 +4,8 @@
  * Create starts it (workflow id `<task id>/push/<config id>`, so a retried create finds the one it
  * started), Get reads its memo, List lists the task's notifiers from visibility, Delete cancels it.
  * The rights are checked by the handler before any of these runs, as for the other methods.
+ * A receiver on a private network is refused unless `A2aOptions.pushAllow` allows it
+ * (activities/a2a-push/receiver-addresses.ts): `checked`, and again by `create` before anything starts.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { TaskPushNotificationConfig } from '@a2a-js/sdk';
@@ -11,6 +13,7 @@ import { RequestMalformedError, TaskNotFoundError } from '@a2a-js/sdk/errors';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startA2aPushNotifier } from '../../client/a2a-push-notifiers.js';
+import { refusedReceiverUrl, type PushAllowList } from '../../activities/a2a-push/receiver-addresses.js';
 import { A2A_PUSH_CONFIG_MEMO_KEY, A2A_PUSH_NOTIFIER_WORKFLOW, a2aPushNotifierId, type A2aPushConfig } from '../../workflows/a2a/a2a-push-notifier.js';
 
 const CONFIG_ID = /^[A-Za-z0-9._-]{1,64}$/;
@@ -56,10 +59,26 @@ export function wireConfig(config: A2aPushConfig): TaskPushNotificationConfig {
 }
 
 export class A2aPushConfigs {
-  constructor(private readonly client: TurnpikeClient) {}
+  constructor(
+    private readonly client: TurnpikeClient,
+    private readonly allow: PushAllowList,
+  ) {}
+
+  /** `checkedPushConfig`, and its receiver is one callers may register (not private, unless allowed). */
+  checked(taskId: string, given: TaskPushNotificationConfig): A2aPushConfig {
+    const config = checkedPushConfig(taskId, given);
+    this.checkReceiver(config.url);
+    return config;
+  }
+
+  private checkReceiver(url: string): void {
+    const refused = refusedReceiverUrl(new URL(url), this.allow);
+    if (refused) throw new RequestMalformedError({ message: `The push notification url ${JSON.stringify(url)} is refused: ${refused}. turnpike sends notifications to receivers on private networks only when its operator allows them` });
+  }
 
   /** Starts the config's notifier, or finds the one a retried create started; a different config under the same id is refused. */
   async create(config: A2aPushConfig): Promise<A2aPushConfig> {
+    this.checkReceiver(config.url);
     const existing = await this.read(config.taskId, config.id);
     if (existing) {
       if (JSON.stringify(existing) === JSON.stringify(config)) return existing;

@@ -123,7 +123,7 @@ export class TurnpikeA2aHandler implements A2ARequestHandler {
     // A config sent with the message is checked before anything starts, and set once the task exists.
     const push = params.configuration?.taskPushNotificationConfig;
     const pushConfigs = push ? this.pushing() : undefined;
-    if (push) checkedPushConfig(message.taskId || 'a2a-', push);
+    if (push) pushConfigs?.checked(message.taskId || 'a2a-', push);
     const withPush = async (taskId: string) => {
       if (push && pushConfigs) await pushConfigs.create(checkedPushConfig(taskId, { ...push, id: push.id || `message-${createHash('sha256').update(message.messageId).digest('hex').slice(0, 16)}` }));
       return taskId;

@@ -16,6 +16,7 @@ import { A2A_BASE_PATH, type A2aAgent, type A2aOptions } from './a2a-agents.js';
 import { AGENT_NAME } from '../published-agents.js';
 import { CALLER_KEY, SIGNAL_KEY, TurnpikeA2aHandler } from './a2a-request-handler.js';
 import { A2aPushConfigs } from './a2a-push-configs.js';
+import { checkedPushAllowList } from '../../activities/a2a-push/receiver-addresses.js';
 import { A2A_INPUT_MODES } from './a2a-parts.js';
 
 const agentParams = z.object({ agent: z.string().regex(AGENT_NAME) });
@@ -46,7 +47,7 @@ export function registerA2aRoutes(app: ApiApp, routes: RouteContext, options: A2
   const api = zodRoutes(app);
   const version = options.version ?? '1.0.0';
   const pushNotifications = options.pushNotifications ?? true;
-  const pushConfigs = pushNotifications ? new A2aPushConfigs(routes.client) : undefined;
+  const pushConfigs = pushNotifications ? new A2aPushConfigs(routes.client, checkedPushAllowList(options.pushAllow, 'a2a.pushAllow')) : undefined;
   const handlerFor = (request: FastifyRequest, name: string) => {
     const agent = options.agents[name];
     return agent ? new TurnpikeA2aHandler(routes, name, agent, agentCard(name, agent, agentUrl(request, options, name), version, pushNotifications), pushConfigs) : undefined;

@@ -36,10 +36,11 @@ async function clientWith(token: string): Promise<Client> {
 }
 
 beforeAll(async () => {
-  turnpike = await startTurnpike({ tools: testTools });
+  // The receivers listen on 127.0.0.1: allowed explicitly, on the worker and the API (private receivers are refused by default, a2a-push-private.test.ts).
+  turnpike = await startTurnpike({ tools: testTools, a2aPushAllow: ['127.0.0.1/32'] });
   served = await serveApi(turnpike, {
     tokens: parseTokenMap('alice-token:alice,carol-token:carol'),
-    a2a: { agents: { desk: { description: 'Answers and acts on orders', model: { provider: 'scripted' as const, model: 'demo' }, tools: ['record_action', 'guarded_action'] } } },
+    a2a: { agents: { desk: { description: 'Answers and acts on orders', model: { provider: 'scripted' as const, model: 'demo' }, tools: ['record_action', 'guarded_action'] } }, pushAllow: ['127.0.0.1/32'] },
   });
   alice = await clientWith('alice-token');
   carol = await clientWith('carol-token');

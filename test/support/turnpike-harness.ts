@@ -55,8 +55,11 @@ export async function startTurnpike({
   endpoints,
   clouds,
   liveDeltas,
+  a2aPushAllow,
   workerOptions,
 }: {
+  /** Private A2A push receivers the worker may reach (see `createWorker`); none by default. */
+  a2aPushAllow?: CreateWorkerOptions['a2aPushAllow'];
   /** More options of the Worker (e.g. `sinks`), over the harness's. */
   workerOptions?: CreateWorkerOptions['workerOptions'];
   /** Where streaming model steps push each delta (see `createWorker`). */
@@ -126,6 +129,7 @@ export async function startTurnpike({
         ...(endpoints ? { endpoints } : {}),
         ...(clouds ? { clouds } : {}),
         ...(liveDeltas ? { liveDeltas } : {}),
+        ...(a2aPushAllow ? { a2aPushAllow } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,

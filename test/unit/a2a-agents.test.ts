@@ -21,6 +21,12 @@ describe('a2aOptionsFromEnvironment', () => {
     expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk: { ...desk, colour: 'red' } }) })).toThrow(/colour/);
     expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: '{}' })).toThrow(/at least one agent/);
   });
+
+  it('reads the private push receivers allowed from TURNPIKE_A2A_PUSH_ALLOW, and refuses a bad entry as the API starts', () => {
+    expect(a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk }), TURNPIKE_A2A_PUSH_ALLOW: '10.0.0.0/8,hooks.internal' })?.pushAllow).toEqual(['10.0.0.0/8', 'hooks.internal']);
+    expect(a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk }) })).not.toHaveProperty('pushAllow');
+    expect(() => a2aOptionsFromEnvironment({ TURNPIKE_A2A_AGENTS: JSON.stringify({ desk }), TURNPIKE_A2A_PUSH_ALLOW: '10.0.0.0/99' })).toThrow(/a2a\.pushAllow: "10\.0\.0\.0\/99"/);
+  });
 });
 
 describe('mcpOptionsFromEnvironment', () => {
