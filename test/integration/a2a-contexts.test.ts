@@ -43,7 +43,7 @@ function text(value: string): Part {
   return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
 }
 
-function message(words: string, contextId = '', messageId = randomUUID()): Message {
+function message(words: string, contextId = '', messageId: string = randomUUID()): Message {
   return { messageId, contextId, taskId: '', role: Role.ROLE_USER, parts: [text(words)], metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
@@ -124,7 +124,7 @@ describe('A2A contexts', () => {
 
   it('refuses an unknown context, another caller’s, and another agent’s, starting nothing', async () => {
     const mine = await sendTask(alice, message(use('record_action', { action: 'ctx-mine' })));
-    const unknown = taskIdFor('desk', 'alice', randomUUID());
+    const unknown = taskIdFor('desk', 'alice', `unknown-${randomUUID()}`);
     for (const [client, contextId] of [
       [alice, unknown],
       [alice, 'not-a-context'],
