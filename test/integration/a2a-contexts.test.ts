@@ -157,4 +157,48 @@ describe('A2A contexts', () => {
     const transcript = await served.client.turnTranscript(after.id);
     expect(transcript.some((entry) => entry.role === 'tool')).toBe(true);
   });
+
+  it('answers a later task of a context like any task: parked for approval, approved by a follow-up naming its taskId and the contextId, then resubscribed and cancelled', async () => {
+    const first = await sendTask(alice, message(use('record_action', { action: 'ctx-before-approval' })));
+    const second = await sendTask(alice, message(use('guarded_action', { target: 'ctx-later', count: 1 }), first.id));
+    expect(second.id).toBe(`${first.id}/turn-2`);
+    expect(second.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(second.status?.message?.contextId).toBe(first.id);
+    const waiting = second.status!.message!.parts.find((part) => part.content?.$case === 'data')!.content as { value: { waiting: { approvalId: string }[] } };
+    const approval: Message = { ...message('', first.id), taskId: second.id, parts: [{ content: { $case: 'data', value: { approvalId: waiting.value.waiting[0]!.approvalId, approved: true } }, metadata: undefined, filename: '', mediaType: 'application/json' }] };
+    const approved = await sendTask(alice, approval);
+    expect(approved.id).toBe(second.id);
+    expect(approved.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(answerText(approved)).toContain('ctx-later');
+    // A follow-up naming another context is refused.
+    expect(await refusal(sendTask(alice, { ...approval, messageId: randomUUID(), contextId: second.id }))).toMatchObject({ name: 'RequestMalformedError' });
+
+    const third = await sendTask(alice, message(use('guarded_action', { target: 'ctx-cancel', count: 1 }), first.id));
+    expect(third.id).toBe(`${first.id}/turn-3`);
+    const stream = alice.resubscribeTask({ tenant: '', id: third.id });
+    const snapshot = await stream.next();
+    expect(snapshot.value?.payload?.$case === 'task' && snapshot.value.payload.value.contextId).toBe(first.id);
+    expect((await alice.cancelTask({ tenant: '', id: third.id, metadata: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    const rest: StreamResponse[] = [];
+    for await (const event of stream) rest.push(event);
+    const last = rest.at(-1)!.payload;
+    expect(last?.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await served.client.turnResult(third.id)).status).toBe('cancelled');
+  });
+
+  it('two messages sent to a context at once never share a task: each accepted one is the last user message of its own turn', async () => {
+    const first = await sendTask(alice, message(use('record_action', { action: 'ctx-race' })));
+    const sent = [message(use('record_action', { action: 'ctx-race-a' }), first.id), message(use('record_action', { action: 'ctx-race-b' }), first.id)];
+    const outcomes = await Promise.all(sent.map((one) => sendTask(alice, one).then((task) => ({ task }), (error: { name: string }) => ({ error }))));
+    const accepted = outcomes.flatMap((outcome, index) => ('task' in outcome ? [{ task: outcome.task, sent: sent[index]! }] : []));
+    expect(accepted.length).toBeGreaterThanOrEqual(1);
+    for (const outcome of outcomes) if ('error' in outcome) expect(outcome.error.name).toBe('UnsupportedOperationError');
+    expect(new Set(accepted.map(({ task }) => task.id)).size).toBe(accepted.length);
+    for (const { task, sent: one } of accepted) {
+      const users = (await served.client.turnTranscript(task.id)).filter((entry) => entry.role === 'user');
+      expect(users.at(-1)!.content).toBe((one.parts[0]!.content as { value: string }).value);
+    }
+    // Nothing was started beyond the accepted tasks.
+    expect(await exists(`${first.id}/turn-${accepted.length + 2}`)).toBe(false);
+  });
 });
