@@ -5,8 +5,8 @@
  * its previous task ended with (that turn's whole transcript) and the new user message. So each
  * task is still a turn — read, streamed, cancelled, answered and notified as every task is — and
  * nothing is kept in the API process: the context's tasks are found by their ids, and the message
- * a later task was started for by its memo (`a2aMessage`, a hash of the caller and messageId), so
- * a retried message finds its task and starts nothing.
+ * a later task was started for by its memo (`turnpikeA2aMessage`, a hash of the caller and the
+ * messageId), so a retried message finds its task and starts nothing.
  *
  * A message to a context whose last task has not ended (it runs or waits for input) is refused
  * rather than queued: a queued task would have no turn to read until the earlier one ended, and
@@ -22,7 +22,7 @@ import type { Caller } from '../auth.js';
 import type { RouteContext } from '../route-context.js';
 
 /** The memo field of a context's later task: which caller's message started it. */
-export const A2A_MESSAGE_MEMO_KEY = 'a2aMessage';
+export const A2A_MESSAGE_MEMO_KEY = 'turnpikeA2aMessage';
 
 /** Starts a context's next task as a turn with the given history before the message. */
 export type StartInContext = (taskId: string, history: Message[], memo: Record<string, string>) => Promise<void>;
