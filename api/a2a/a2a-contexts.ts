@@ -12,6 +12,12 @@
  * rather than queued: a queued task would have no turn to read until the earlier one ended, and
  * its history would depend on how that one ends. Two messages that race for the same next task
  * are told apart the same way: the one whose memo the turn does not carry is refused.
+ *
+ * A context is bounded, so that no length of it reaches Temporal's limits: at most
+ * {@link MAX_CONTEXT_TASKS} tasks (finding the next one reads each earlier task's description),
+ * and a history of at most {@link MAX_CONTEXT_HISTORY_BYTES} (each later task carries the whole
+ * history in its input, and a start's payload is at most 2 MB). A message past either is refused
+ * with `UnsupportedOperationError`, naming the bound: the caller starts a new context.
  */
 import { createHash } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
@@ -28,6 +34,11 @@ export const A2A_MESSAGE_MEMO_KEY = 'turnpikeA2aMessage';
 export type StartInContext = (taskId: string, history: Message[], memo: Record<string, string>) => Promise<void>;
 
 const LATER_TASK = /\/turn-\d+$/;
+
+/** Tasks in one context at most. */
+export const MAX_CONTEXT_TASKS = 50;
+/** The history a context's next task may start with, at most (bytes of JSON; images and documents of 128 KiB or more are references). */
+export const MAX_CONTEXT_HISTORY_BYTES = 1_000_000;
 
 /** The context of a task: its own id for a context's first task, else the first task's. */
 export function contextOf(taskId: string): string {
@@ -55,6 +66,7 @@ export async function taskInContext(routes: RouteContext, agent: string, caller:
   let previous = contextId;
   for (let n = 2; ; n++) {
     const taskId = `${contextId}/turn-${n}`;
+    if (n > MAX_CONTEXT_TASKS) throw new UnsupportedOperationError({ message: `Context ${contextId} has ${MAX_CONTEXT_TASKS} tasks, the most one context holds: start a new context (a message without contextId)` });
     const memo = await memoOf(routes, taskId);
     if (memo?.[A2A_MESSAGE_MEMO_KEY] === key) return taskId;
     if (memo !== undefined) {
@@ -65,7 +77,12 @@ export async function taskInContext(routes: RouteContext, agent: string, caller:
     if (!isTurnEnded(state.status)) {
       throw new UnsupportedOperationError({ message: `Task ${previous}, the last of context ${contextId}, has not ended (${state.status}): answer it with its taskId, or wait for it to end, before the context's next message` });
     }
-    await start(taskId, await routes.client.turnTranscript(previous), { [A2A_MESSAGE_MEMO_KEY]: key });
+    const history = await routes.client.turnTranscript(previous);
+    const bytes = Buffer.byteLength(JSON.stringify(history));
+    if (bytes > MAX_CONTEXT_HISTORY_BYTES) {
+      throw new UnsupportedOperationError({ message: `Context ${contextId}'s history is ${bytes} bytes, over the ${MAX_CONTEXT_HISTORY_BYTES} a task may start with: start a new context (a message without contextId)` });
+    }
+    await start(taskId, history, { [A2A_MESSAGE_MEMO_KEY]: key });
     // Another message may have started this task first (the start finds the running turn).
     if ((await memoOf(routes, taskId))?.[A2A_MESSAGE_MEMO_KEY] !== key) {
       throw new UnsupportedOperationError({ message: `Another message to context ${contextId} started its next task (${taskId}) at the same time: send this one once that task has ended` });

@@ -9,6 +9,7 @@ import { Role, TaskState, type Message, type Part, type StreamResponse, type Tas
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskIdFor } from '../../api/a2a/a2a-request-handler.js';
+import { MAX_CONTEXT_HISTORY_BYTES } from '../../api/a2a/a2a-contexts.js';
 import { parseTokenMap } from '../../api/auth.js';
 import { serveApi, type ServedApi } from '../support/api-server.js';
 import { testTools, use } from '../support/test-tools.js';
@@ -139,6 +140,17 @@ describe('A2A contexts', () => {
       expect(await exists(taskIdFor('ledger', 'bob', sent.messageId))).toBe(false);
     }
     expect(await exists(unknown)).toBe(false);
+  });
+
+  it('refuses to continue a context whose history is over the bound a task may start with, starting nothing', async () => {
+    // A first task whose own message is over MAX_CONTEXT_HISTORY_BYTES: its transcript is too.
+    const long = `${'a long brief. '.repeat(Math.ceil(MAX_CONTEXT_HISTORY_BYTES / 14) + 1000)}`;
+    const first = await sendTask(alice, message(long));
+    expect(first.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const refused = await refusal(sendTask(alice, message('and then?', first.id)));
+    expect(refused).toMatchObject({ name: 'UnsupportedOperationError' });
+    expect(refused.message).toMatch(/history is \d+ bytes, over the 1000000 a task may start with: start a new context/);
+    expect(await exists(`${first.id}/turn-2`)).toBe(false);
   });
 
   it('refuses a message to a context whose last task waits for input, and takes it once that task has ended', async () => {
