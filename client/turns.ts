@@ -51,6 +51,8 @@ export interface WorkflowStarter {
 export interface StartTurnOptions extends TenantPlacement {
   turnId: string;
   startedBy?: string;
+  /** More memo fields to record on the turn's workflow (string values; `startedBy` wins over its own key). */
+  memo?: Record<string, string>;
 }
 
 /** Starts a turn, idempotent by `turnId` (see `TurnpikeClient.startTurn`). */
@@ -75,7 +77,7 @@ export async function startTurn(starter: WorkflowStarter, input: StartTurnInput,
       workflowId: options.turnId,
       args: [turnInput],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      ...(options.startedBy !== undefined ? { memo: { [STARTED_BY_MEMO_KEY]: options.startedBy } } : {}),
+      ...(options.startedBy !== undefined || options.memo !== undefined ? { memo: { ...options.memo, ...(options.startedBy !== undefined ? { [STARTED_BY_MEMO_KEY]: options.startedBy } : {}) } } : {}),
       ...placement,
       ...(typedSearchAttributes ? { typedSearchAttributes } : {}),
     }),

@@ -19,6 +19,8 @@ import { A2aPushConfigs, checkedPushConfig, wireConfig } from './a2a-push-config
 import { isTerminal, readTask } from './a2a-task-view.js';
 import { answersOf, checkResults, sendAnswers } from './a2a-answers.js';
 import { messageContent } from './a2a-parts.js';
+import { taskInContext } from './a2a-contexts.js';
+import type { Message as ModelMessage } from '../../workflows/types/index.js';
 
 /** Where the route puts the caller and the stream's abort signal in the SDK's call context. */
 export const CALLER_KEY = 'turnpike.caller';
@@ -132,25 +134,32 @@ export class TurnpikeA2aHandler implements A2ARequestHandler {
       await this.decide(message, caller);
       return withPush(message.taskId);
     }
-    if (message.contextId) throw new UnsupportedOperationError({ message: 'A context that spans several tasks is not served yet: send a new task without contextId (each task is its own context), or a follow-up with its taskId' });
     // Its files are checked here too (a2a-parts.ts); startTurn keeps the large ones in the content store.
     const content = messageContent(message);
+    const start = (taskId: string, history: ModelMessage[], memo?: Record<string, string>) => this.start(taskId, [...history, { role: 'user', content }], caller, memo);
+    // A context's next task, with the history its last task ended with (a2a-contexts.ts).
+    if (message.contextId) return withPush(await taskInContext(this.routes, this.name, caller, message.contextId, message.messageId, start));
     const taskId = taskIdFor(this.name, caller.identity, message.messageId);
     // A retried message finds its turn, running or ended, and starts nothing.
     if (await this.routes.client.describeStart(taskId)) return withPush(taskId);
+    await start(taskId, []);
+    return withPush(taskId);
+  }
+
+  /** Starts a task's turn with the agent's settings, for the caller's tenant. */
+  private async start(taskId: string, messages: ModelMessage[], caller: Caller, memo?: Record<string, string>): Promise<void> {
     const placement = requestPlacement(caller, this.routes.access.isAdmin(caller), {});
     if (typeof placement === 'string') throw new RequestMalformedError({ message: placement });
     const { model, system, tools, maxSteps, approvalTimeout } = this.agent;
     const input = {
       model,
-      messages: [{ role: 'user' as const, content }],
+      messages,
       ...(system !== undefined ? { system } : {}),
       ...(tools !== undefined ? { tools } : {}),
       ...(maxSteps !== undefined ? { maxSteps } : {}),
       ...(approvalTimeout !== undefined ? { approvalTimeout } : {}),
     };
-    await this.routes.client.startTurn(input, { turnId: taskId, startedBy: caller.identity, ...placement });
-    return withPush(taskId);
+    await this.routes.client.startTurn(input, { turnId: taskId, startedBy: caller.identity, ...placement, ...(memo ? { memo } : {}) });
   }
 
   /** A follow-up on a task: its data parts decide approvals and answer client tools and questions (a2a-answers.ts). */
