@@ -8,10 +8,10 @@ import net from 'node:net';
 import path from 'node:path';
 import { connectTemporal } from '../connection/temporal-connection.js';
 import { ensureTemporalCli } from './temporal-cli.js';
-import { temporal } from '@temporalio/proto';
+import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 
-const { IndexedValueType } = temporal.api.enums.v1;
+const { IndexedValueType } = proto.temporal.api.enums.v1;
 const INDEXED_VALUE_TYPES = { Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST } as const;
 
 export interface DevServerOptions {
