@@ -20,6 +20,7 @@ import type { ReportRow } from '../report-row.js';
 import { measureDecisions, measureListing, type DecisionFigures, type ListingFigures } from '../cluster/decisions.js';
 import { parkTurns, PARKED_QUERY, type ParkFigures } from '../cluster/park.js';
 import { measureReaders, startStreamingFake, type ReaderFigures } from '../cluster/readers.js';
+import { measureFirstPaint, type FirstPaint } from '../cluster/first-paint.js';
 import { API_PROCESSES, startClusterTopology, WORKERS, type DatabaseActivity } from '../cluster/topology.js';
 import { round } from '../stats.js';
 
@@ -39,6 +40,8 @@ export interface ClusterFigures {
   cpuPerDecisionMs: { workers: number; apis: number };
   databaseWork: { perParkedTurn: { commits: number; rowsWritten: number }; perDecision: { commits: number; rowsWritten: number } };
   listing: ListingFigures;
+  /** The dashboard's first paint in Chromium, per identity (bench/cluster/first-paint.ts), or why it was not measured. */
+  firstPaint?: Record<string, FirstPaint> | { skipped: string };
   decisions: DecisionFigures;
   readers?: ReaderFigures;
   readersError?: string;
@@ -65,6 +68,8 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
 
     const { figures: listing, calls } = await measureListing(topology.apis);
     context.log(`  cluster: listing ${JSON.stringify(listing)}`);
+    const firstPaint = await measureFirstPaint(topology.apis[0]!, ['approver-3', 'mallory', 'approver-1']);
+    context.log(`  cluster: dashboard first paint ${JSON.stringify(firstPaint)}`);
     const cpuBefore = topology.cpuSeconds();
     const decisionCount = Math.min(Math.round(clusterDecisionRate * DECISION_SECONDS), Math.floor(calls.length / 2));
     const decisions = await measureDecisions(topology.client, topology.apis, calls, {
@@ -104,6 +109,7 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
       databaseWork,
       cpuPerDecisionMs,
       listing,
+      firstPaint,
       decisions,
       ...(readers ? { readers } : {}),
       ...(readersError ? { readersError } : {}),
@@ -130,6 +136,14 @@ export function clusterRows(figures: ClusterFigures): ReportRow[] {
     row('CPU per decision in its window, all workers / all API processes (hostile decisions and the effects\' reads included)', `${figures.cpuPerDecisionMs.workers} / ${figures.cpuPerDecisionMs.apis} ms`),
     row(`an approver's first page (GET /api/approvals), p50 / max of ${listing.rounds * Object.keys(listing.listedByApprover).length}`, `${listing.p50Ms} / ${listing.maxMs} ms (listed ${JSON.stringify(listing.listedByApprover)})`),
     row(`each one's first page, p50 of ${listing.rounds} (ms)`, JSON.stringify(listing.p50MsByApprover ?? {})),
+    ...(figures.firstPaint
+      ? [
+          row(
+            "the dashboard's first paint in Chromium: sign-in → the first card (or the empty notice), cards then",
+            'skipped' in figures.firstPaint ? `not measured: ${String(figures.firstPaint.skipped)}` : Object.entries(figures.firstPaint).map(([identity, paint]) => `${identity} ${paint.ms} ms (${paint.cards} cards)`).join('; '),
+          ),
+        ]
+      : []),
     row(`decision → tool's effect p50 / p99 (${decisions.decisions} at ${decisions.ratePerSecond}/s over both APIs)`, `${decisions.toEffect.p50} / ${decisions.toEffect.p99} ms (answer p50 / p99 ${decisions.answered.p50} / ${decisions.answered.p99} ms; refused ${decisions.refused})`),
     row(`a decided turn's whole history: events / actions / bytes (${decisions.decidedTurn.sample} histories; parked: ${park.eventsPerTurn} / ${park.actionsPerTurn})`, `${decisions.decidedTurn.events} / ${decisions.decidedTurn.actions} / ${(decisions.decidedTurn.bytes / 1024).toFixed(1)} KiB (activity retries ${decisions.decidedTurn.activityRetries})`),
     row(`hostile decisions accepted (${hostile.sent} in the same window)`, `${hostile.accepted}; targets still parked: ${decisions.untouchedStillParked ? 'yes' : 'NO'}`, '0', hostile.accepted === 0 && decisions.untouchedStillParked && decisions.refused === 0),
