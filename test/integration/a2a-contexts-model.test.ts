@@ -5,7 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task } from '@a2a-js/sdk';
-import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
+import { a2aClient, sendTask as sendTo } from '../support/a2a-client.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
@@ -24,8 +25,7 @@ beforeAll(async () => {
     a2a: { agents: { clerk: { description: 'Answers questions', model: { provider: 'anthropic', model: 'claude-sonnet-4-6' }, system: 'You are the clerk.', tools: [] } } },
   });
   const base = await api.listen({ host: '127.0.0.1', port: 0 });
-  const authorized: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: 'Bearer alice-token' } });
-  alice = await new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: authorized })] }).createFromUrl(`${base}/api/a2a/clerk/`);
+  alice = await a2aClient(`${base}/api/a2a/clerk/`, 'alice-token');
 });
 afterAll(async () => {
   await api?.close();
@@ -36,11 +36,7 @@ function message(words: string, contextId = ''): Message {
   return { messageId: randomUUID(), contextId, taskId: '', role: Role.ROLE_USER, parts: [{ content: { $case: 'text', value: words }, metadata: undefined, filename: '', mediaType: 'text/plain' }], metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
-async function sendTask(sent: Message): Promise<Task> {
-  const result = await alice.sendMessage({ tenant: '', message: sent, configuration: undefined, metadata: undefined });
-  expect('status' in result).toBe(true);
-  return result as Task;
-}
+const sendTask = (sent: Message): Promise<Task> => sendTo(alice, sent);
 
 /** A recorded Anthropic request's messages, each as its role and its text. */
 function conversationSent(body: unknown): Array<{ role: string; text: string }> {

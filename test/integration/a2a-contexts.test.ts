@@ -5,12 +5,13 @@
  * contexts are refused and start nothing; a retried message starts no further turn.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type StreamResponse, type Task } from '@a2a-js/sdk';
-import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import { Role, TaskState, type Message, type Part, type StreamResponse } from '@a2a-js/sdk';
+import type { Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskIdFor } from '../../api/a2a/a2a-request-handler.js';
 import { MAX_CONTEXT_HISTORY_BYTES } from '../../api/a2a/a2a-contexts.js';
 import { parseTokenMap } from '../../api/auth.js';
+import { a2aClient, answerText, refusal, sendTask } from '../support/a2a-client.js';
 import { serveApi, type ServedApi } from '../support/api-server.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
@@ -21,10 +22,8 @@ let alice: Client;
 let bob: Client;
 let bobOnLedger: Client;
 
-async function clientWith(token: string, agent = 'desk'): Promise<Client> {
-  const authorized: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: `Bearer ${token}` } });
-  const factory = new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: authorized })] });
-  return factory.createFromUrl(`${served.base}/api/a2a/${agent}/`);
+function clientWith(token: string, agent = 'desk'): Promise<Client> {
+  return a2aClient(`${served.base}/api/a2a/${agent}/`, token);
 }
 
 beforeAll(async () => {
@@ -46,22 +45,6 @@ function text(value: string): Part {
 
 function message(words: string, contextId = '', messageId: string = randomUUID()): Message {
   return { messageId, contextId, taskId: '', role: Role.ROLE_USER, parts: [text(words)], metadata: undefined, extensions: [], referenceTaskIds: [] };
-}
-
-async function sendTask(client: Client, sent: Message): Promise<Task> {
-  const result = await client.sendMessage({ tenant: '', message: sent, configuration: undefined, metadata: undefined });
-  expect('status' in result).toBe(true);
-  return result as Task;
-}
-
-function answerText(task: Task): string {
-  return task.artifacts.flatMap((artifact) => artifact.parts).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-}
-
-async function refusal(work: Promise<unknown>): Promise<{ name: string; code?: number; message: string }> {
-  const error = await work.then(() => undefined, (caught: unknown) => caught as { name: string; code?: number; message: string });
-  expect(error).toBeDefined();
-  return error!;
 }
 
 /** Whether a workflow of that id exists, asked of the server itself. */

@@ -8,7 +8,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
-import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
+import type { Client } from '@a2a-js/sdk/client';
+import { a2aClient, answerText, sendTask as sendTo } from '../support/a2a-client.js';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { taskIdFor } from '../../api/a2a/a2a-request-handler.js';
@@ -35,8 +36,7 @@ beforeAll(async () => {
     a2a: { agents: { viewer: { description: 'Looks at images and documents', model: { provider: 'anthropic', model: 'claude-sonnet-4-6' } } } },
   });
   const base = await api.listen({ host: '127.0.0.1', port: 0 });
-  const authorized: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), authorization: 'Bearer alice-token' } });
-  alice = await new ClientFactory({ transports: [new JsonRpcTransportFactory({ fetchImpl: authorized })] }).createFromUrl(`${base}/api/a2a/viewer/`);
+  alice = await a2aClient(`${base}/api/a2a/viewer/`, 'alice-token');
 });
 afterAll(async () => {
   await api?.close();
@@ -56,15 +56,7 @@ function message(parts: Part[]): Message {
   return { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
-async function sendTask(sent: Message): Promise<Task> {
-  const result = await alice.sendMessage({ tenant: '', message: sent, configuration: undefined, metadata: undefined });
-  expect('status' in result).toBe(true);
-  return result as Task;
-}
-
-function answerText(task: Task): string {
-  return task.artifacts.flatMap((artifact) => artifact.parts).map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
-}
+const sendTask = (sent: Message): Promise<Task> => sendTo(alice, sent);
 
 /** The Anthropic image blocks of a recorded request: their media type and the SHA-256 of their bytes. */
 function imagesSent(request: RecordedRequest): Array<{ mediaType: string; sha: string }> {
