@@ -27,11 +27,14 @@ export async function start() {
   $('#main').hidden = false;
   if (params.get('turn')) await showTurn(params.get('turn'));
   if (params.get('evaluation')) await showEvaluation(params.get('evaluation'));
-  await refreshDecisions();
+  // The queue first: the trail of decisions fills in beside it, not before it (with thousands of
+  // turns parked it reads for seconds; docs/capacity.md, the dashboard's first paint).
+  const decisions = refreshDecisions();
   // The stream's first message is the listing: no separate first request.
   if (STREAM) connectStream();
   else if (REFRESH_MS > 0) startPolling();
   else await refresh();
+  await decisions;
 }
 
 /** The sign-in form in place of the page; the feed stops. `message` says why, to one who was signed in. */
