@@ -8,41 +8,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
-import type { Client } from '@a2a-js/sdk/client';
-import { a2aClient, answerText, sendTask as sendTo } from '../support/a2a-client.js';
-import type { FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { answerText, sendTask as sendTo } from '../support/a2a-client.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { taskIdFor } from '../../api/a2a/a2a-request-handler.js';
 import { A2A_INPUT_MODES, MAX_A2A_FILE_BYTES } from '../../api/a2a/a2a-parts.js';
-import { parseTokenMap } from '../../api/auth.js';
-import { buildApi } from '../../api/server.js';
 import type { Json, RecordedRequest } from '../fake-provider/server.js';
-import { pdfOf, pdfsSent, sha, startContentTurnpike, storedKeys, type ContentTurnpike } from '../support/content-fixtures.js';
+import { pdfOf, pdfsSent, sha, storedKeys } from '../support/content-fixtures.js';
+import { useA2aContentAgent } from '../support/a2a-content-agent.js';
 import { historyText } from '../support/history-text.js';
 
 /** A 1×1 PNG. */
 const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64');
 
-let context: ContentTurnpike;
-let api: FastifyInstance;
-let alice: Client;
-
-beforeAll(async () => {
-  context = await startContentTurnpike([]);
-  // The API's client stores large parts where the worker reads them: the harness's own store.
-  api = await buildApi({
-    client: context.client,
-    tokens: parseTokenMap('alice-token:alice'),
-    a2a: { agents: { viewer: { description: 'Looks at images and documents', model: { provider: 'anthropic', model: 'claude-sonnet-4-6' } } } },
-  });
-  const base = await api.listen({ host: '127.0.0.1', port: 0 });
-  alice = await a2aClient(`${base}/api/a2a/viewer/`, 'alice-token');
-});
-afterAll(async () => {
-  await api?.close();
-  await context?.stop();
-});
-beforeEach(() => context.fake.reset());
+const served = useA2aContentAgent('viewer', { description: 'Looks at images and documents', model: { provider: 'anthropic', model: 'claude-sonnet-4-6' } });
+beforeEach(() => served.context.fake.reset());
 
 function text(value: string): Part {
   return { content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' };
@@ -56,7 +35,7 @@ function message(parts: Part[]): Message {
   return { messageId: randomUUID(), contextId: '', taskId: '', role: Role.ROLE_USER, parts, metadata: undefined, extensions: [], referenceTaskIds: [] };
 }
 
-const sendTask = (sent: Message): Promise<Task> => sendTo(alice, sent);
+const sendTask = (sent: Message): Promise<Task> => sendTo(served.alice, sent);
 
 /** The Anthropic image blocks of a recorded request: their media type and the SHA-256 of their bytes. */
 function imagesSent(request: RecordedRequest): Array<{ mediaType: string; sha: string }> {
@@ -72,23 +51,23 @@ function imagesSent(request: RecordedRequest): Array<{ mediaType: string; sha: s
 
 /** Everything the turn's start recorded in its history (its input), as text. */
 async function startedInput(taskId: string): Promise<string> {
-  const history = await context.turnpike.client.workflow.getHandle(taskId).fetchHistory();
+  const history = await served.context.turnpike.client.workflow.getHandle(taskId).fetchHistory();
   return historyText(history.events![0]!.workflowExecutionStartedEventAttributes!.input);
 }
 
 describe('A2A file parts', () => {
   it('lists the accepted media types on the Agent Card', async () => {
-    const card = await alice.getAgentCard();
+    const card = await served.alice.getAgentCard();
     expect(card.defaultInputModes).toEqual(['text/plain', 'application/json', 'image/png', 'image/jpeg', 'image/gif', 'image/webp', 'application/pdf']);
     expect(card.defaultInputModes).toEqual([...A2A_INPUT_MODES]);
   });
 
   it('sends a PNG sent as raw bytes to the model as an image, byte for byte, after the text', async () => {
-    context.fake.script('anthropic', [{ text: 'A single grey pixel.' }]);
+    served.context.fake.script('anthropic', [{ text: 'A single grey pixel.' }]);
     const task = await sendTask(message([text('What is in this picture?'), file(PNG, 'image/png', 'pixel.png')]));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(answerText(task)).toBe('A single grey pixel.');
-    const requests = context.fake.requests.filter((request) => request.provider === 'anthropic');
+    const requests = served.context.fake.requests.filter((request) => request.provider === 'anthropic');
     expect(requests.map((request) => request.errors)).toEqual([[]]);
     expect(imagesSent(requests[0]!)).toEqual([{ mediaType: 'image/png', sha: sha(PNG) }]);
     const [user] = (requests[0]!.body as { messages: Array<{ role: string; content: Array<Record<string, Json>> }> }).messages;
@@ -102,14 +81,14 @@ describe('A2A file parts', () => {
 
   it('keeps a 200 KiB PDF in the content store: the turn holds its reference, the model gets its bytes', async () => {
     const pdf = pdfOf(200 * 1024);
-    context.fake.script('anthropic', [{ text: 'A report of many pages.' }]);
+    served.context.fake.script('anthropic', [{ text: 'A report of many pages.' }]);
     const task = await sendTask(message([text('Summarise this report.'), file(pdf, 'application/pdf', 'report.pdf')]));
     expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(answerText(task)).toBe('A report of many pages.');
-    const requests = context.fake.requests.filter((request) => request.provider === 'anthropic');
+    const requests = served.context.fake.requests.filter((request) => request.provider === 'anthropic');
     expect(requests.map((request) => request.errors)).toEqual([[]]);
     expect(pdfsSent(requests[0]!)).toEqual([sha(pdf)]);
-    expect(await storedKeys(context.store)).toContain(sha(pdf));
+    expect(await storedKeys(served.context.store)).toContain(sha(pdf));
     const input = await startedInput(task.id);
     expect(input).toContain(`"source":{"type":"stored","ref":"sha256:${sha(pdf)}","mediaType":"application/pdf","bytes":${pdf.length}}`);
     expect(input).toContain('"filename":"report.pdf"');
@@ -118,7 +97,7 @@ describe('A2A file parts', () => {
   });
 
   it('refuses other media types, files by url, oversized files, too many small files and files without bytes or media type: nothing starts, is stored or reaches the model', async () => {
-    const keysBefore = await storedKeys(context.store);
+    const keysBefore = await storedKeys(served.context.store);
     const cases: Array<[Message, string, RegExp]> = [
       [message([text('read this'), file(Buffer.from('a,b\n1,2\n'), 'text/csv', 'table.csv')]), 'ContentTypeNotSupportedError', /type "text\/csv" are not taken; accepted: image\/png, image\/jpeg, image\/gif, image\/webp, application\/pdf/],
       [message([text('read this'), { content: { $case: 'url', value: 'https://files.example/report.pdf' }, metadata: undefined, filename: 'report.pdf', mediaType: 'application/pdf' }]), 'ContentTypeNotSupportedError', /files by url are not taken/],
@@ -129,12 +108,12 @@ describe('A2A file parts', () => {
       [message(Array.from({ length: 13 }, () => file(pdfOf(120 * 1024), 'application/pdf'))), 'RequestMalformedError', /hold 2129920 base64 characters together; at most 1500000 fit/],
     ];
     for (const [sent, name, words] of cases) {
-      const error = await alice.sendMessage({ tenant: '', message: sent, configuration: undefined, metadata: undefined }).then(() => undefined, (caught: unknown) => caught as Error);
+      const error = await served.alice.sendMessage({ tenant: '', message: sent, configuration: undefined, metadata: undefined }).then(() => undefined, (caught: unknown) => caught as Error);
       expect(error?.name).toBe(name);
       expect(error?.message).toMatch(words);
-      await expect(context.turnpike.client.workflow.getHandle(taskIdFor('viewer', 'alice', sent.messageId)).describe()).rejects.toThrow(/not found/i);
+      await expect(served.context.turnpike.client.workflow.getHandle(taskIdFor('viewer', 'alice', sent.messageId)).describe()).rejects.toThrow(/not found/i);
     }
-    expect(context.fake.requests).toEqual([]);
-    expect(await storedKeys(context.store)).toEqual(keysBefore);
+    expect(served.context.fake.requests).toEqual([]);
+    expect(await storedKeys(served.context.store)).toEqual(keysBefore);
   });
 });
