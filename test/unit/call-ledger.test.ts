@@ -4,7 +4,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { acceptedDecision, checkDecision, checkResult, SchemaCache } from '../../workflows/calls/call-checks.js';
+import { acceptedDecision, acceptedDelegation, acceptedResult, checkDecision, checkResult, SchemaCache } from '../../workflows/calls/call-checks.js';
 import { CallLedger, type CallEntry, type SettledReason } from '../../workflows/calls/call-ledger.js';
 import { inputHash } from '../../workflows/messages/input-hash.js';
 import { MAX_PAYLOAD_BYTES } from '../../workflows/messages/message-schemas.js';
@@ -172,6 +172,22 @@ describe('the call ledger', () => {
     const { ledger, approval } = parkedTurn();
     const accepted = acceptedDecision(ledger, { approvalId: 'apr_1', approved: true, approver: 'mallory' });
     expect(accepted.entry).toBe(approval);
+  });
+
+  it('refuses an accepted update whose call no longer waits, as its validator would have (Core can skip a validator)', () => {
+    const { ledger, approval, client, schemas } = parkedTurn();
+    // An update delivered without its validator: refused as a failed update, never a TypeError that fails the task.
+    expect(rejectionOf(() => acceptedDecision(ledger, { approvalId: 'apr_unknown', approved: true })).type).toBe('UnknownApprovalId');
+    expect(rejectionOf(() => acceptedDelegation(ledger, { approvalId: 'apr_unknown', approver: 'alice', to: { approvers: ['carol'] }, reason: 'away' })).type).toBe('UnknownApprovalId');
+    expect(rejectionOf(() => acceptedResult(ledger, { toolCallId: 'call_unknown', output: {} })).type).toBe('UnknownToolCallId');
+    expect(rejectionOf(() => acceptedResult(ledger, { toolCallId: 'call_1', output: {} })).type).toBe('NotAClientTool');
+    ledger.applyDecision(checkDecision(ledger, { approvalId: 'apr_1', approved: true, approver: 'alice' }, schemas), '2026-11-23T01:00:00.000Z');
+    expect(rejectionOf(() => acceptedDecision(ledger, { approvalId: 'apr_1', approved: true })).type).toBe('ApprovalAlreadyDecided');
+    ledger.applyResult(checkResult(ledger, { toolCallId: 'call_2', output: { colour: 'red' } }, schemas), '2026-11-23T01:00:00.000Z');
+    expect(rejectionOf(() => acceptedResult(ledger, { toolCallId: 'call_2', output: { colour: 'blue' } })).type).toBe('ToolCallAlreadySettled');
+    // What still waits is given as before, whoever sent it: rights are the validator's alone.
+    expect(approval.resolution).toBeDefined();
+    expect(client.resolution).toBeDefined();
   });
 
   it('reports each call as a result part and a record, once it has a result', () => {

@@ -88,18 +88,24 @@ export function checkDelegation(ledger: CallLedger, raw: unknown): { entry: Call
   return { entry, request };
 }
 
-/** The parked approval a decision or delegation names, still waiting, and the sender allowed to decide it. */
-function awaitingDecision(ledger: CallLedger, request: { approvalId: string; approver?: string; approverGroups?: string[] }) {
-  const entry = ledger.byApprovalId(request.approvalId);
+/** The parked approval `approvalId` names, while it still waits for a decision. */
+function parkedApproval(ledger: CallLedger, approvalId: string): { entry: CallEntry; parked: NonNullable<CallEntry['parked']> } {
+  const entry = ledger.byApprovalId(approvalId);
   // From here on the approval id is one the turn issued (found in its ledger), so quoting it quotes the turn.
   const parked = entry?.parked;
   if (!entry || !parked) {
     const settled = entry?.settledReason && APPROVAL_SETTLED[entry.settledReason];
-    if (settled) reject(settled[0], settled[1](request.approvalId));
-    reject('UnknownApprovalId', `Unknown approvalId (${request.approvalId.length} characters): this turn has no approval with this id`);
+    if (settled) reject(settled[0], settled[1](approvalId));
+    reject('UnknownApprovalId', `Unknown approvalId (${approvalId.length} characters): this turn has no approval with this id`);
   }
-  if (entry.resolution?.kind === 'superseded') reject('ApprovalSuperseded', `Approval ${request.approvalId} was superseded by a newer user message`);
-  if (entry.resolution) reject('ApprovalAlreadyDecided', `Approval ${request.approvalId} was already decided`);
+  if (entry.resolution?.kind === 'superseded') reject('ApprovalSuperseded', `Approval ${approvalId} was superseded by a newer user message`);
+  if (entry.resolution) reject('ApprovalAlreadyDecided', `Approval ${approvalId} was already decided`);
+  return { entry, parked };
+}
+
+/** The parked approval a decision or delegation names, still waiting, and the sender allowed to decide it. */
+function awaitingDecision(ledger: CallLedger, request: { approvalId: string; approver?: string; approverGroups?: string[] }) {
+  const { entry, parked } = parkedApproval(ledger, request.approvalId);
   const rights = decisionRights(parked);
   if (!mayDecide(rights, request)) {
     const { approvers = [], approverGroups = [] } = rights;
@@ -113,7 +119,23 @@ function awaitingDecision(ledger: CallLedger, request: { approvalId: string; app
 /** The delegation an *accepted* `delegateApproval` update carries (see `acceptedDecision`). */
 export function acceptedDelegation(ledger: CallLedger, raw: unknown): { entry: CallEntry; request: DelegateApprovalInput } {
   const request = delegateApprovalInputSchema().parse(raw);
-  return { entry: ledger.byApprovalId(request.approvalId)!, request };
+  return { entry: parkedApproval(ledger, request.approvalId).entry, request };
+}
+
+/** The parked client tool call `toolCallId` names, while it still waits for its result. */
+function parkedClientCall(ledger: CallLedger, toolCallId: string): { entry: CallEntry; parked: NonNullable<CallEntry['parked']> } {
+  const entry = ledger.get(toolCallId);
+  // A tool call id found in the ledger is the turn's own (one its model made), so quoting it quotes the turn.
+  if (entry && entry.kind !== 'client') {
+    reject('NotAClientTool', `Tool call ${toolCallId} is not a client tool call; it cannot take a submitted result`);
+  }
+  const parked = entry?.parked;
+  if (!entry || !parked || entry.resolution) {
+    const settled = entry?.settledReason ?? (entry?.resolution ? (entry.resolution.kind === 'superseded' ? 'superseded' : 'submitted') : undefined);
+    if (settled) reject('ToolCallAlreadySettled', `Tool call ${toolCallId} is already settled (${settled})`);
+    reject('UnknownToolCallId', `Unknown toolCallId (${toolCallId.length} characters): this turn has no tool call with this id`);
+  }
+  return { entry, parked };
 }
 
 /** Checks a `submitToolResult` message against the ledger; returns the result to apply. */
@@ -123,17 +145,7 @@ export function checkResult(ledger: CallLedger, raw: unknown, schemas: SchemaCac
   const shape = submitToolResultInputSchema().safeParse(raw);
   if (!shape.success) reject('InvalidRequest', `Invalid submitToolResult: ${describeShapeError(shape.error)}`);
   const request = shape.data;
-  const entry = ledger.get(request.toolCallId);
-  // A tool call id found in the ledger is the turn's own (one its model made), so quoting it quotes the turn.
-  if (entry && entry.kind !== 'client') {
-    reject('NotAClientTool', `Tool call ${request.toolCallId} is not a client tool call; it cannot take a submitted result`);
-  }
-  const parked = entry?.parked;
-  if (!entry || !parked || entry.resolution) {
-    const settled = entry?.settledReason ?? (entry?.resolution ? (entry.resolution.kind === 'superseded' ? 'superseded' : 'submitted') : undefined);
-    if (settled) reject('ToolCallAlreadySettled', `Tool call ${request.toolCallId} is already settled (${settled})`);
-    reject('UnknownToolCallId', `Unknown toolCallId (${request.toolCallId.length} characters): this turn has no tool call with this id`);
-  }
+  const { entry, parked } = parkedClientCall(ledger, request.toolCallId);
   const { outputSchema } = parked.spec;
   if (outputSchema && request.isError !== true) {
     const checked = schemas.schemaFor(`output:${parked.spec.name}`, outputSchema).safeParse(request.output);
@@ -145,18 +157,24 @@ export function checkResult(ledger: CallLedger, raw: unknown, schemas: SchemaCac
 }
 
 /**
- * The decision an *accepted* `approveToolCall` update carries, without checking it again.
- * Temporal does not run validators on replay, so a handler that re-checked would, after a
- * stricter check shipped, refuse on replay an update its validator once accepted: a
- * non-deterministic turn. The validator ran when the update arrived; the handler trusts it.
+ * The decision an *accepted* `approveToolCall` update carries, checked only for what every
+ * version of its validator required: that its call is in the ledger and still waits.
+ *
+ * Temporal does not run validators on replay, so a handler that re-checked everything would,
+ * after a stricter check shipped (a rule on rights, a schema), refuse on replay an update its
+ * validator once accepted: a non-deterministic turn. That the call still waits is not such a
+ * rule: the handler runs in the same activation as the validator, so in any history it held.
+ * It is checked because Core can deliver a new update as if replaying, without its validator
+ * (docs/versioning.md, "Update handlers check only that their call still waits"): such an update is then refused here, as a failed
+ * update the caller reads like a rejected one, and the workflow task does not fail.
  */
 export function acceptedDecision(ledger: CallLedger, raw: unknown): CheckedDecision {
   const request = approveToolCallInputSchema().parse(raw);
-  return { entry: ledger.byApprovalId(request.approvalId)!, request };
+  return { entry: parkedApproval(ledger, request.approvalId).entry, request };
 }
 
-/** The result an *accepted* `submitToolResult` update carries, without checking it again (see `acceptedDecision`). */
+/** The result an *accepted* `submitToolResult` update carries, checked only for its call still waiting (see `acceptedDecision`). */
 export function acceptedResult(ledger: CallLedger, raw: unknown): CheckedResult {
   const request = submitToolResultInputSchema().parse(raw);
-  return { entry: ledger.get(request.toolCallId)!, request };
+  return { entry: parkedClientCall(ledger, request.toolCallId).entry, request };
 }
