@@ -14,6 +14,7 @@ import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { freeLowPort } from '../../test/support/free-port.js';
 import type { ManagedProcess } from '../../scripts/managed-process.js';
 import { randomClusterPorts, ROOT, startCluster, startWorkerProcess, type Cluster } from '../../scripts/temporal-cluster.js';
+import { treeCpuSeconds } from './process-cpu.js';
 
 export const WORKERS = 3;
 export const API_PROCESSES = 2;
@@ -37,7 +38,8 @@ export interface ClusterTopology {
   /** pg_database_size of the Temporal and visibility databases together, in bytes. */
   databaseBytes(): Promise<number>;
   /** CPU seconds (user + system) each process has used so far: workers, then API processes. */
-  cpuSeconds(): { workers: number[]; apis: number[] };
+  /** CPU seconds so far: each worker and API process, the Temporal server, PostgreSQL (the postmaster and its backends). */
+  cpuSeconds(): { workers: number[]; apis: number[]; server: number; postgres: number };
   /** PostgreSQL's counters for Temporal's two databases since the cluster started (`pg_stat_database`). */
   databaseActivity(): Promise<DatabaseActivity>;
   /** What each API process's `LISTEN` connection has received so far. */
@@ -123,7 +125,12 @@ export async function startClusterTopology(options: { bundlePath: string; openai
       const { rows } = await database.query<{ bytes: string }>("SELECT pg_database_size('temporal') + pg_database_size('temporal_visibility') AS bytes");
       return Number(rows[0]!.bytes);
     },
-    cpuSeconds: () => ({ workers: cluster.workers.map((worker) => cpuSecondsOf(worker.pid)), apis: apis.map((api) => cpuSecondsOf(api.process.pid)) }),
+    cpuSeconds: () => ({
+      workers: cluster.workers.map((worker) => cpuSecondsOf(worker.pid)),
+      apis: apis.map((api) => cpuSecondsOf(api.process.pid)),
+      server: treeCpuSeconds(cluster.server.process.pid),
+      postgres: treeCpuSeconds(cluster.postgres.process.pid),
+    }),
     async databaseActivity() {
       // Statistics reach pg_stat_database when a backend goes idle (at most a second later): wait that out.
       await new Promise((resolve) => setTimeout(resolve, 1_500));

@@ -21,7 +21,7 @@ import { measureDecisions, measureListing, type DecisionFigures, type ListingFig
 import { parkTurns, PARKED_QUERY, type ParkFigures } from '../cluster/park.js';
 import { measureReaders, startStreamingFake, type ReaderFigures } from '../cluster/readers.js';
 import { measureFirstPaint, type FirstPaint } from '../cluster/first-paint.js';
-import { API_PROCESSES, startClusterTopology, WORKERS, type DatabaseActivity } from '../cluster/topology.js';
+import { API_PROCESSES, startClusterTopology, WORKERS, type ClusterTopology, type DatabaseActivity } from '../cluster/topology.js';
 import { round } from '../stats.js';
 
 const DECISION_SECONDS = 30;
@@ -36,8 +36,10 @@ export interface ClusterFigures {
   park: ParkFigures;
   databaseBytes: { before: number; after: number; perParkedTurn: number };
   /** PostgreSQL transactions and rows written (Temporal's databases) per parked turn, and per decision in the decisions' window (hostile ones and the effects' reads included). */
-  /** CPU milliseconds per decision in the decisions' window, all workers together and all API processes together. */
-  cpuPerDecisionMs: { workers: number; apis: number };
+  /** CPU milliseconds per decision in the decisions' window: all workers together, all API processes together, the Temporal server, PostgreSQL. */
+  cpuPerDecisionMs: { workers: number; apis: number; server: number; postgres: number };
+  /** CPU milliseconds per parked turn while parking, the same four. */
+  cpuPerParkedTurnMs: { workers: number; apis: number; server: number; postgres: number };
   databaseWork: { perParkedTurn: { commits: number; rowsWritten: number }; perDecision: { commits: number; rowsWritten: number } };
   listing: ListingFigures;
   /** The dashboard's first paint in Chromium, per identity (bench/cluster/first-paint.ts), or why it was not measured. */
@@ -47,6 +49,15 @@ export interface ClusterFigures {
   readersError?: string;
   /** MiB, per process: cluster up with nothing parked, after parking, and at the end. */
   rss: { start: { workers: number[]; apis: number[] }; parked: { workers: number[]; apis: number[] }; end: { workers: number[]; apis: number[] } };
+}
+
+type CpuSeconds = ReturnType<ClusterTopology['cpuSeconds']>;
+
+/** CPU milliseconds per unit of work between two readings, each part of the cluster (workers and API processes summed). */
+function cpuPer(count: number, [from, to]: [CpuSeconds, CpuSeconds]) {
+  const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
+  const ms = (seconds: number) => round((seconds * 1000) / count, 1);
+  return { workers: ms(sum(to.workers) - sum(from.workers)), apis: ms(sum(to.apis) - sum(from.apis)), server: ms(to.server - from.server), postgres: ms(to.postgres - from.postgres) };
 }
 
 const mib = (rss: { workers: number[]; apis: number[] }) => ({ workers: rss.workers.map((bytes) => round(bytes / 2 ** 20, 0)), apis: rss.apis.map((bytes) => round(bytes / 2 ** 20, 0)) });
@@ -60,7 +71,9 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
     const bytesBefore = await topology.databaseBytes();
     const activityBefore = await topology.databaseActivity();
     context.log(`  cluster up: ${WORKERS} workers, ${API_PROCESSES} API processes; RSS ${JSON.stringify(start)} MiB; databases ${(bytesBefore / 2 ** 20).toFixed(0)} MiB; parking ${clusterTurns} turns`);
+    const cpuStart = topology.cpuSeconds();
     const park = await parkTurns(topology.client, clusterTurns, context.log);
+    const cpuParked = topology.cpuSeconds();
     const bytesAfter = await topology.databaseBytes();
     const activityParked = await topology.databaseActivity();
     const parked = mib(topology.rss());
@@ -81,11 +94,7 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
     });
     const cpuAfter = topology.cpuSeconds();
     const activityDecided = await topology.databaseActivity();
-    const sum = (values: number[]) => values.reduce((total, value) => total + value, 0);
-    const cpuPerDecisionMs = {
-      workers: round(((sum(cpuAfter.workers) - sum(cpuBefore.workers)) * 1000) / Math.max(1, decisions.decisions), 1),
-      apis: round(((sum(cpuAfter.apis) - sum(cpuBefore.apis)) * 1000) / Math.max(1, decisions.decisions), 1),
-    };
+    const cpuPerDecisionMs = cpuPer(Math.max(1, decisions.decisions), [cpuBefore, cpuAfter]);
     context.log(`  cluster: decisions ${JSON.stringify(decisions)}`);
     const per = (count: number, [from, to]: [DatabaseActivity, DatabaseActivity]) => ({ commits: round((to.commits - from.commits) / count, 1), rowsWritten: round((to.rowsWritten - from.rowsWritten) / count, 1) });
     const databaseWork = { perParkedTurn: per(clusterTurns, [activityBefore, activityParked]), perDecision: per(Math.max(1, decisions.decisions), [activityParked, activityDecided]) };
@@ -108,6 +117,7 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
       databaseBytes: { before: bytesBefore, after: bytesAfter, perParkedTurn: round((bytesAfter - bytesBefore) / clusterTurns, 0) },
       databaseWork,
       cpuPerDecisionMs,
+      cpuPerParkedTurnMs: cpuPer(clusterTurns, [cpuStart, cpuParked]),
       listing,
       firstPaint,
       decisions,
@@ -121,6 +131,8 @@ export async function measureCluster(context: BenchContext): Promise<ClusterFigu
   }
 }
 
+const cpuCells = (cpu: ClusterFigures['cpuPerDecisionMs']) => `${cpu.workers} / ${cpu.apis} / ${cpu.server} / ${cpu.postgres} ms`;
+
 /** The report's rows: figures of turnpike alone (no floor on the cluster). */
 export function clusterRows(figures: ClusterFigures): ReportRow[] {
   const n = figures.park.turns.toLocaleString('en-US');
@@ -133,7 +145,8 @@ export function clusterRows(figures: ClusterFigures): ReportRow[] {
     row(`Temporal actions / history events per parked turn (${park.historySample} histories)`, `${park.actionsPerTurn} / ${park.eventsPerTurn}`),
     row('database bytes per parked turn (temporal + temporal_visibility)', `${(figures.databaseBytes.perParkedTurn / 1024).toFixed(1)} KiB`),
     row('PostgreSQL transactions / rows written per parked turn, and per decision (its window: hostile decisions and the effects\' reads included)', `${figures.databaseWork.perParkedTurn.commits} / ${figures.databaseWork.perParkedTurn.rowsWritten}; ${figures.databaseWork.perDecision.commits} / ${figures.databaseWork.perDecision.rowsWritten}`),
-    row('CPU per decision in its window, all workers / all API processes (hostile decisions and the effects\' reads included)', `${figures.cpuPerDecisionMs.workers} / ${figures.cpuPerDecisionMs.apis} ms`),
+    row('CPU per decision in its window, all workers / all API processes / Temporal server / PostgreSQL (hostile decisions and the effects\' reads included)', cpuCells(figures.cpuPerDecisionMs)),
+    row('CPU per parked turn while parking, all workers / all API processes / Temporal server / PostgreSQL', cpuCells(figures.cpuPerParkedTurnMs)),
     row(`an approver's first page (GET /api/approvals), p50 / max of ${listing.rounds * Object.keys(listing.listedByApprover).length}`, `${listing.p50Ms} / ${listing.maxMs} ms (listed ${JSON.stringify(listing.listedByApprover)})`),
     row(`each one's first page, p50 of ${listing.rounds} (ms)`, JSON.stringify(listing.p50MsByApprover ?? {})),
     ...(figures.firstPaint
