@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import type { ParkedCall, TurnpikeClient } from '../client/turnpike-client.js';
 import { waitOutTransient } from '../client/transient-wait.js';
+import { decidable } from '../client/listings.js';
 import { mayDecide } from '../workflows/calls/call-checks.js';
 import { signDecision, type Caller } from './auth.js';
 import type { ReadAccess } from './read-access.js';
@@ -16,11 +17,6 @@ import type { decisionsQuery } from './request-schemas.js';
 const LISTING_TTL_MS = 500;
 /** Parked turns one listing reads at most (from visibility; see `TurnpikeClient.listParkedCalls`). */
 const DEFAULT_LISTING_LIMIT = 5_000;
-
-/** A call a person decides: a tool approval, or a budget approval (extend or stop; docs/budgets.md). */
-function decidable(call: ParkedCall): boolean {
-  return call.kind === 'approval' || call.kind === 'budget';
-}
 
 /** The key of a caller's rights to decide: callers with the same share one listing. */
 export function rightsKey(who: Caller): string {

@@ -59,7 +59,7 @@ export async function listParkedCalls(reader: TurnReader, options: ParkedCallsOp
   const { approver } = options;
   if (!approver) return listWhere(reader, query, options.limit);
   // Visibility returns the turns the approver may decide in, by `TurnpikeApprovers`; the check after reading is exact.
-  const mine = (calls: ParkedCall[]) => calls.filter((call) => (call.kind !== 'approval' && call.kind !== 'budget') || mayDecide(call, { approver: approver.identity, approverGroups: approver.groups }));
+  const mine = (calls: ParkedCall[]) => calls.filter((call) => !decidable(call) || mayDecide(call, { approver: approver.identity, approverGroups: approver.groups }));
   if (knownWithoutApprovers(reader.client)) return mine(await listWhere(reader, query, options.limit));
   try {
     return mine(await listWhere(reader, `(${query}) AND ${approversClause(callerValues(approver))}`, options.limit));
@@ -68,6 +68,11 @@ export async function listParkedCalls(reader: TurnReader, options: ParkedCallsOp
     if (!refusedApprovers(reader.client, error)) throw error;
     return mine(await listWhere(reader, query, options.limit));
   }
+}
+
+/** A call a person decides: a tool approval, or a budget approval (extend or stop; docs/budgets.md). Others are answered by whoever may read the turn. */
+export function decidable(call: Pick<PendingToolCall, 'kind'>): boolean {
+  return call.kind === 'approval' || call.kind === 'budget';
 }
 
 /** What `listParkedCalls` reads: see `TurnpikeClient.listParkedCalls`. */
