@@ -23,15 +23,19 @@ export const PUSH_JWT_LIFETIME_SECONDS = 300;
 export const PUSH_JWT_ALGORITHMS = ['ES256', 'ES384', 'ES512', 'RS256', 'EdDSA'] as const;
 export type PushJwtAlgorithm = (typeof PUSH_JWT_ALGORITHMS)[number];
 
-/** A JSON Web Key, as parsed JSON. */
+/** A JSON Web Key (RFC 7517), as parsed JSON. */
 export interface A2aPushJwk {
+  /** `EC`, `RSA` or `OKP` (Ed25519). */
   readonly kty: string;
+  /** The key's id, which the tokens' header names; default its RFC 7638 thumbprint. */
   readonly kid?: string;
+  /** The key's other members (`crv`, `x`, `y`, `n`, `e`; `d` and the rest for a private key). */
   readonly [member: string]: unknown;
 }
 
 /** The worker's signing key: a PKCS#8 PEM or a private JWK, and the `kid` its tokens name. */
 export interface A2aPushSigningKey {
+  /** A PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`), or a private JWK as an object or as JSON. */
   key: string | A2aPushJwk;
   /** Default: the JWK's `kid`, else the public key's RFC 7638 thumbprint. */
   kid?: string;

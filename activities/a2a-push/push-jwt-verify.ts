@@ -13,6 +13,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { JWTVerifyGetKey } from 'jose';
 import { BODY_HASH_CLAIM, PUSH_JWT_ALGORITHMS, PUSH_JWT_HEADER, PUSH_JWT_LIFETIME_SECONDS, TASK_ID_CLAIM } from './push-jwt-key.js';
 
+/** What `verifyA2aPush` checks: the request as it came, and what the receiver expects of it. */
 export interface A2aPushVerification {
   /** The JWKS URL the API publishes (its Agent Card names it): `<API>/api/a2a/.well-known/jwks.json`. */
   jwksUrl: string | URL;
@@ -35,6 +36,7 @@ export interface A2aPushVerification {
   now?: number;
 }
 
+/** `verifyA2aPush`'s answer: the token's task, id, key and times when it holds, else why not. */
 export type A2aPushVerdict = { ok: true; taskId: string; jti: string; kid: string; issuedAt: number; expiresAt: number } | { ok: false; reason: string };
 
 const keySets = new Map<string, JWTVerifyGetKey>();
