@@ -61,7 +61,11 @@ function bodyTaskId(text: string): string | undefined {
   }
 }
 
-/** Checks an A2A push notification's JWT; `{ ok: false, reason }` for one to answer 401 (turnpike does not retry it). */
+/**
+ * Checks an A2A push notification's JWT; `{ ok: false, reason }` for one to answer 401 (turnpike
+ * does not retry it). Throws when the check cannot be made (the JWKS could not be fetched): answer
+ * that with a 503, and turnpike sends the notification again.
+ */
 export async function verifyA2aPush({ jwksUrl, body, headers, taskId, audience, maxAgeSeconds = PUSH_JWT_LIFETIME_SECONDS, seen, now = Date.now() }: A2aPushVerification): Promise<A2aPushVerdict> {
   const token = tokenOf(headers);
   if (!token) return { ok: false, reason: 'no token' };
@@ -79,6 +83,8 @@ export async function verifyA2aPush({ jwksUrl, body, headers, taskId, audience, 
       ...(audience !== undefined ? { audience } : {}),
     });
   } catch (error) {
+    // The keys could not be had (no answer in 5 s, not a 200, not a JWKS): nothing was checked.
+    if (error instanceof errors.JOSEError && ['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_GENERIC'].includes(error.code)) throw error;
     if (error instanceof errors.JWTExpired) return { ok: false, reason: 'token expired' };
     if (error instanceof errors.JWSSignatureVerificationFailed) return { ok: false, reason: 'signature does not match' };
     if (error instanceof errors.JWKSNoMatchingKey) return { ok: false, reason: 'no published key has its kid' };

@@ -188,6 +188,10 @@ describe('JWT-signed A2A push notifications', () => {
     // The same body and a good, fresh token pass: the refusals above are the forgeries', not the check's.
     expect(await check({ text: notification!.text, headers: withToken(await signed(current.privateKey, now)) }, plain.url)).toBeUndefined();
     expect(await verifyA2aPush({ jwksUrl, body: notification!.text, headers: withToken(await signed(current.privateKey, now)), taskId: other.id })).toEqual({ ok: false, reason: 'taskId is not the one expected' });
+    // Keys it cannot fetch (nothing listens; an API that publishes none answers 404): it cannot check, and throws (the receiver answers 503, turnpike retries).
+    const fresh = { jwksUrl: 'http://127.0.0.1:9/jwks.json', body: notification!.text, headers: withToken(await signed(current.privateKey, now)) };
+    await expect(verifyA2aPush(fresh)).rejects.toThrow();
+    await expect(verifyA2aPush({ ...fresh, jwksUrl: `${unsigned.base}/api/a2a/.well-known/jwks.json` })).rejects.toThrow(/Expected 200 OK/);
     await alice.cancelTask({ tenant: '', id: other.id, metadata: undefined });
   });
 });

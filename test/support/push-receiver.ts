@@ -39,7 +39,15 @@ export async function startPushReceiver(token: () => string, options: { failFirs
     request.on('end', async () => {
       const text = Buffer.concat(chunks).toString('utf8');
       const delivery = String(request.headers['x-turnpike-delivery'] ?? '');
-      const refusal = checkPushNotification({ token: token(), body: text, headers: request.headers }) ?? (await options.check?.(text, request.headers));
+      let refusal: string | undefined;
+      try {
+        refusal = checkPushNotification({ token: token(), body: text, headers: request.headers }) ?? (await options.check?.(text, request.headers));
+      } catch (error) {
+        // The check could not be made (the JWKS unreachable): turnpike sends the notification again.
+        attempts.push({ delivery, status: 503, refusal: String(error) });
+        response.writeHead(503).end();
+        return;
+      }
       if (refusal) {
         attempts.push({ delivery, status: 401, refusal });
         response.writeHead(401).end();
