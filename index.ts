@@ -28,6 +28,7 @@ export {
 export { defineAgentTool, DEFAULT_MAX_AGENT_DEPTH, type AgentToolOptions } from './activities/agent-tools.js';
 export { A2A_TOOL_INPUT, defineA2aAgentTool, type A2aAgentToolOptions } from './activities/a2a-remote/a2a-agent-tool.js';
 export { checkPushNotification, signPushNotification, type PushNotificationCheck } from './activities/a2a-push/push-signature.js';
+export { verifyA2aPush, type A2aPushVerdict, type A2aPushVerification } from './activities/a2a-push/push-jwt-verify.js';
 export type { A2aAgentCard } from './activities/a2a-remote/a2a-remote-settings.js';
 export { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError } from './client/errors.js';
 export { AGENT_CONVERSATION_WORKFLOW, AGENT_TURN_WORKFLOW, DEFAULT_TASK_QUEUE } from './workflows/messages/definitions.js';

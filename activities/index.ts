@@ -32,6 +32,7 @@ import { TenantBudgetGuard } from './tenant-budgets/tenant-budget-guard.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
 import type { A2aPushDeliveryResult, A2aPushNotifierInput } from '../workflows/a2a/a2a-push-types.js';
 import { NOTHING_ALLOWED, type PushAllowList } from './a2a-push/receiver-addresses.js';
+import type { CheckedPushKey } from './a2a-push/push-jwt-key.js';
 import type { AgentToolPromptInput, ApprovalNotification, NotifyApproversResult, SlackMessageRef, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
 
 export interface CreateActivitiesOptions {
@@ -70,9 +71,11 @@ export interface CreateActivitiesOptions {
   tenantBudgets?: CheckedTenantBudgets;
   /** The private A2A push receivers the worker may reach (a2a-push/receiver-addresses.ts); none when absent. */
   a2aPushAllow?: PushAllowList;
+  /** The key A2A push notifications' JWTs are signed with (a2a-push/push-jwt-key.ts), checked; none: HMAC only. */
+  a2aPushSigningKey?: CheckedPushKey & { privateKey: NonNullable<CheckedPushKey['privateKey']> };
 }
 
-export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas, tenantBudgets, a2aPushAllow }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas, tenantBudgets, a2aPushAllow, a2aPushSigningKey }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
   const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}), ...(liveDeltas ? { liveDeltas } : {}) };
   const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
@@ -103,7 +106,7 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
     /** An A2A task's push notifications to one config (workflows/a2a/a2a-push-notifier.ts); loads `@a2a-js/sdk` at its first run. */
     async deliverA2aPush(input: A2aPushNotifierInput): Promise<A2aPushDeliveryResult> {
       const { deliverA2aPush } = await import('./a2a-push/push-delivery.js');
-      return deliverA2aPush(input, { allow: a2aPushAllow ?? NOTHING_ALLOWED });
+      return deliverA2aPush(input, { allow: a2aPushAllow ?? NOTHING_ALLOWED }, a2aPushSigningKey);
     },
     /**
      * One nudge: the call's Slack message (posted on `parked`, updated after), then the webhook;

@@ -21,4 +21,6 @@ export { SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/i
 export { SLACK_USER_CACHE_MS, type SlackEmailMapping, type SlackIdentity, type SlackUserMapping } from './slack/slack-users.js';
 export { slackInteractionOptionsFromEnvironment } from './slack/slack-environment.js';
 export { A2A_BASE_PATH, type A2aAgent, type A2aOptions } from './a2a/a2a-agents.js';
+export { A2A_PUSH_JWKS_PATH, A2A_PUSH_JWT_EXTENSION } from './a2a/a2a-push-jwks.js';
+export type { A2aPushJwk } from '../activities/a2a-push/push-jwt-key.js';
 export type { PublishedAgent } from './published-agents.js';

@@ -41,6 +41,7 @@ import { registerBranchRoutes } from './branch-routes.js';
 import { registerEvaluationRoutes } from './evaluation-routes.js';
 import { registerSlackInteractions, SLACK_INTERACTIONS_PATH, type SlackInteractionOptions } from './slack/interactions-route.js';
 import { A2A_BASE_PATH, checkA2aOptions, type A2aOptions } from './a2a/a2a-agents.js';
+import { A2A_PUSH_JWKS_PATH } from './a2a/a2a-push-jwks.js';
 import { importOptional } from '../peers/optional-packages.js';
 
 declare module 'fastify' {
@@ -158,6 +159,8 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     if (request.url.split('?')[0] === SLACK_INTERACTIONS_PATH) return;
     // An A2A Agent Card is public, as discovery is; its JSON-RPC route needs a caller.
     if (request.url.startsWith(`${A2A_BASE_PATH}/`) && request.url.split('?')[0]!.endsWith('/.well-known/agent-card.json')) return;
+    // So are the public keys of its push notifications' JWTs.
+    if (request.url.split('?')[0] === A2A_PUSH_JWKS_PATH) return;
     // Event streams check a bearer token or their own stream token (EventSource sends no headers).
     if (/^\/api\/(turns|conversations)\/[^/]+\/events(\?|$)/.test(request.url) || /^\/api\/approvals\/events(\?|$)/.test(request.url)) return;
     if (request.headers.authorization) {

@@ -62,6 +62,8 @@ export interface CreateWorkerOptions {
   tenantBudgets?: TurnpikePluginOptions['tenantBudgets'];
   /** Private A2A push receivers the worker may reach (see `TurnpikePluginOptions.a2aPushAllow`). */
   a2aPushAllow?: TurnpikePluginOptions['a2aPushAllow'];
+  /** The key A2A push notifications' JWTs are signed with (see `TurnpikePluginOptions.a2aPushSigningKey`). */
+  a2aPushSigningKey?: TurnpikePluginOptions['a2aPushSigningKey'];
   /** Default `turnpike`, or `TURNPIKE_TASK_QUEUE`. */
   taskQueue?: string;
   /**
@@ -164,5 +166,6 @@ function turnpikePluginOptions(options: CreateWorkerOptions): TurnpikePluginOpti
     ...(options.liveDeltas ? { liveDeltas: options.liveDeltas } : {}),
     ...(options.tenantBudgets ? { tenantBudgets: options.tenantBudgets } : {}),
     ...(options.a2aPushAllow ? { a2aPushAllow: options.a2aPushAllow } : {}),
+    ...(options.a2aPushSigningKey ? { a2aPushSigningKey: options.a2aPushSigningKey } : {}),
   };
 }

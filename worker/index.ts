@@ -12,6 +12,7 @@ export {
   type CreateWorkerOptions,
 } from './create-worker.js';
 export { runWorker, type RunWorkerOptions } from './run-worker.js';
+export type { A2aPushJwk, A2aPushSigningKey } from '../activities/a2a-push/push-jwt-key.js';
 export type { ModelCapacityOptions } from './model-capacity.js';
 export type { FollowProviderHeaders } from './provider-headers.js';
 export type { SlowDownThresholds } from '../activities/providers/rate-limit-headers.js';

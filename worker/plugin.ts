@@ -20,6 +20,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import { Runtime, type BundleOptions, type Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities } from '../activities/index.js';
 import { checkedPushAllowList, pushAllowFromEnvironment } from '../activities/a2a-push/receiver-addresses.js';
+import { checkedPushSigningKey, pushSigningKeyFromEnvironment, type A2aPushSigningKey } from '../activities/a2a-push/push-jwt-key.js';
 import type { McpServerConfig } from '../activities/mcp/mcp-servers.js';
 import { LazyMcpTools } from '../activities/mcp/lazy-mcp-tools.js';
 import type { McpServerStatus } from '../activities/mcp/mcp-server-health.js';
@@ -168,6 +169,23 @@ export interface TurnpikePluginOptions {
    * (comma-separated), else none.
    */
   a2aPushAllow?: readonly string[];
+  /**
+   * The private key this worker signs each A2A push notification's JWT with (beside the HMAC
+   * signature, which is always sent): a PKCS#8 PEM or a private JWK (EC P-256/384/521, RSA of
+   * 2048 bits or more, or Ed25519), and the `kid` its tokens name (default: the JWK's `kid`, else
+   * the public key's RFC 7638 thumbprint). The API publishes the public keys
+   * (`A2aOptions.pushKeys`); to rotate, publish the new key beside the old, then give the workers
+   * the new one. A malformed key is refused as the plugin is made. Needs the optional peer `jose`.
+   * Default `TURNPIKE_A2A_PUSH_SIGNING_KEY` (and `TURNPIKE_A2A_PUSH_SIGNING_KID`), else none: the
+   * notifications carry no JWT.
+   */
+  a2aPushSigningKey?: A2aPushSigningKey;
+}
+
+/** The worker's A2A push signing key, checked now: a malformed one stops the worker before it polls. */
+function signingKeyOf(given: A2aPushSigningKey | undefined) {
+  const key = given ?? pushSigningKeyFromEnvironment();
+  return key ? { a2aPushSigningKey: checkedPushSigningKey(key, given ? 'TurnpikePlugin a2aPushSigningKey' : 'TURNPIKE_A2A_PUSH_SIGNING_KEY') } : {};
 }
 
 /** The SDK's own devtool (bundler.js); a devtool the user chose is left as it is. */
@@ -217,6 +235,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(liveDeltas ? { liveDeltas } : {}),
       ...(options.tenantBudgets !== undefined ? { tenantBudgets: checkedTenantBudgets(options.tenantBudgets) } : {}),
       a2aPushAllow: checkedPushAllowList(options.a2aPushAllow ?? pushAllowFromEnvironment(), options.a2aPushAllow ? 'TurnpikePlugin a2aPushAllow' : 'TURNPIKE_A2A_PUSH_ALLOW'),
+      ...signingKeyOf(options.a2aPushSigningKey),
     });
     super({
       name: 'turnpike',

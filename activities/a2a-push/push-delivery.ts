@@ -21,7 +21,9 @@
  *   SDK's own serialization), with `Authorization: <scheme> <credentials>` when the config has
  *   `authentication`, `X-A2A-Notification-Token: <token>`, `X-Turnpike-Delivery` (the same on every
  *   retry of one notification), and `X-Turnpike-Timestamp` and `X-Turnpike-Signature` (HMAC-SHA256
- *   keyed with the token, push-signature.ts). Each request is bounded by 10 s.
+ *   keyed with the token, push-signature.ts). When the worker has a signing key, also
+ *   `X-Turnpike-Jwt: <JWT>` (push-jwt.ts), and `Authorization: Bearer <JWT>` when the config has no
+ *   `authentication` of its own. Each request is bounded by 10 s.
  * - **Retries**: the progress (the queue, the failures of its first notification, the quiet
  *   reads) is kept in the heartbeat details before anything is sent; Temporal hands the last
  *   attempt's to the next, on any worker. A 2xx takes the notification off the queue; a 408, 429,
@@ -46,6 +48,11 @@ import { isTerminal, shownOf, taskFrom } from './a2a-task-view.js';
 import { NOTHING_ALLOWED } from './receiver-addresses.js';
 import { postPush, type PushAnswer, type PushPolicy } from './push-request.js';
 import { PUSH_DELIVERY_HEADER, PUSH_SIGNATURE_HEADER, PUSH_TIMESTAMP_HEADER, PUSH_TOKEN_HEADER, signPushNotification } from './push-signature.js';
+import { PUSH_JWT_HEADER, type CheckedPushKey } from './push-jwt-key.js';
+import { signPushJwt } from './push-jwt.js';
+
+/** The worker's checked signing key (push-jwt-key.ts), when it has one. */
+export type PushSigningKey = CheckedPushKey & { privateKey: NonNullable<CheckedPushKey['privateKey']> };
 
 /** Failures of one notification before it is given up on: 1 + 2 + 4 + … + 60 s ≈ 15 minutes. */
 export const MAX_FAILURES = 20;
@@ -65,8 +72,11 @@ const HEARTBEAT_MS = 5_000;
 
 const fresh = (): A2aPushProgress => ({ shown: null, queue: [], failures: 0, delivered: 0, dropped: 0, finished: false });
 
-/** What the worker allows of private receivers (none unless its operator said so); `resolve` is for tests. */
-export async function deliverA2aPush({ config }: A2aPushNotifierInput, policy: PushPolicy = { allow: NOTHING_ALLOWED }): Promise<A2aPushDeliveryResult> {
+/**
+ * What the worker allows of private receivers (none unless its operator said so; `resolve` is for
+ * tests), and its signing key, if any: without one, notifications carry the HMAC signature only.
+ */
+export async function deliverA2aPush({ config }: A2aPushNotifierInput, policy: PushPolicy = { allow: NOTHING_ALLOWED }, signingKey?: PushSigningKey): Promise<A2aPushDeliveryResult> {
   const context = Context.current();
   let progress: A2aPushProgress = (context.info.heartbeatDetails as A2aPushProgress | undefined) ?? fresh();
   const beat = () => context.heartbeat(progress);
@@ -98,7 +108,7 @@ export async function deliverA2aPush({ config }: A2aPushNotifierInput, policy: P
   async function deliverQueue(): Promise<void> {
     while (progress.queue.length > 0) {
       const [next, ...rest] = progress.queue;
-      const outcome = await post(config, next!.delivery, next!.body, policy, context.cancellationSignal);
+      const outcome = await post(config, next!.delivery, next!.body, policy, context.cancellationSignal, signingKey);
       if (outcome.ok || outcome.refused || progress.failures + 1 >= MAX_FAILURES) {
         if (!outcome.ok) context.log.warn('An A2A push notification was given up on', { taskId: config.taskId, configId: config.id, delivery: next!.delivery, reason: outcome.reason });
         progress = { ...progress, queue: rest, failures: 0, ...(outcome.ok ? { delivered: progress.delivered + 1 } : { dropped: progress.dropped + 1 }) };
@@ -147,11 +157,16 @@ function changes(task: Task, shown: string | null, configId: string): Array<{ de
 
 type Outcome = { ok: true } | { ok: false; refused: boolean; reason: string };
 
-async function post(config: A2aPushConfig, delivery: string, body: string, policy: PushPolicy, cancelled: AbortSignal): Promise<Outcome> {
-  const timestamp = String(Math.floor(Date.now() / 1000));
+async function post(config: A2aPushConfig, delivery: string, body: string, policy: PushPolicy, cancelled: AbortSignal, signingKey: PushSigningKey | undefined): Promise<Outcome> {
+  const now = Math.floor(Date.now() / 1000);
+  const timestamp = String(now);
+  const jwt = signingKey ? await signPushJwt(signingKey, { taskId: config.taskId, url: config.url, body, issuedAt: now }) : undefined;
+  // The config's own authentication is what A2A says to send; the JWT goes in Authorization only when there is none.
+  const authorization = config.authentication ? `${config.authentication.scheme} ${config.authentication.credentials}` : jwt ? `Bearer ${jwt}` : undefined;
   const headers = {
     'content-type': A2A_CONTENT_TYPE,
-    ...(config.authentication ? { authorization: `${config.authentication.scheme} ${config.authentication.credentials}` } : {}),
+    ...(authorization ? { authorization } : {}),
+    ...(jwt ? { [PUSH_JWT_HEADER]: jwt } : {}),
     [PUSH_TOKEN_HEADER]: config.token,
     [PUSH_DELIVERY_HEADER]: delivery,
     [PUSH_TIMESTAMP_HEADER]: timestamp,

@@ -17,18 +17,20 @@ import { AGENT_NAME } from '../published-agents.js';
 import { CALLER_KEY, SIGNAL_KEY, TurnpikeA2aHandler } from './a2a-request-handler.js';
 import { A2aPushConfigs } from './a2a-push-configs.js';
 import { checkedPushAllowList } from '../../activities/a2a-push/receiver-addresses.js';
+import { A2A_PUSH_JWKS_PATH, checkedPushKeys, pushJwks, pushJwtExtension } from './a2a-push-jwks.js';
 import { A2A_INPUT_MODES } from './a2a-parts.js';
 
 const agentParams = z.object({ agent: z.string().regex(AGENT_NAME) });
 
-function agentCard(name: string, agent: A2aAgent, url: string, version: string, pushNotifications: boolean): Card {
+/** `base`: the API's URL, when its push notifications carry a JWT whose keys it publishes (the card names them). */
+function agentCard(name: string, agent: A2aAgent, url: string, version: string, pushNotifications: boolean, jwksBase: string | undefined): Card {
   return {
     name,
     description: agent.description,
     supportedInterfaces: [{ url, protocolBinding: 'JSONRPC', tenant: '', protocolVersion: '1.0' }],
     provider: undefined,
     version,
-    capabilities: { streaming: true, pushNotifications, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications, extensions: jwksBase !== undefined ? [pushJwtExtension(jwksBase)] : [], extendedAgentCard: false },
     securitySchemes: { bearer: { scheme: { $case: 'httpAuthSecurityScheme', value: { description: 'A bearer token this API accepts (a JWT of its identity provider, or a static token)', scheme: 'Bearer', bearerFormat: '' } } } },
     securityRequirements: [{ schemes: { bearer: { list: [] } } }],
     defaultInputModes: [...A2A_INPUT_MODES],
@@ -38,9 +40,8 @@ function agentCard(name: string, agent: A2aAgent, url: string, version: string, 
   };
 }
 
-function agentUrl(request: FastifyRequest, options: A2aOptions, name: string): string {
-  const base = options.publicUrl?.replace(/\/$/, '') ?? `${request.protocol}://${request.host}`;
-  return `${base}${A2A_BASE_PATH}/${name}`;
+function apiBase(request: FastifyRequest, options: A2aOptions): string {
+  return options.publicUrl?.replace(/\/$/, '') ?? `${request.protocol}://${request.host}`;
 }
 
 export function registerA2aRoutes(app: ApiApp, routes: RouteContext, options: A2aOptions): void {
@@ -48,10 +49,18 @@ export function registerA2aRoutes(app: ApiApp, routes: RouteContext, options: A2
   const version = options.version ?? '1.0.0';
   const pushNotifications = options.pushNotifications ?? true;
   const pushConfigs = pushNotifications ? new A2aPushConfigs(routes.client, checkedPushAllowList(options.pushAllow, 'a2a.pushAllow')) : undefined;
+  const pushKeys = pushNotifications ? checkedPushKeys(options.pushKeys, 'a2a.pushKeys') : [];
   const handlerFor = (request: FastifyRequest, name: string) => {
     const agent = options.agents[name];
-    return agent ? new TurnpikeA2aHandler(routes, name, agent, agentCard(name, agent, agentUrl(request, options, name), version, pushNotifications), pushConfigs) : undefined;
+    const base = apiBase(request, options);
+    return agent ? new TurnpikeA2aHandler(routes, name, agent, agentCard(name, agent, `${base}${A2A_BASE_PATH}/${name}`, version, pushNotifications, pushKeys.length > 0 ? base : undefined), pushConfigs) : undefined;
   };
+
+  // The push JWTs' public keys, public as the cards are (the server's auth hook lets it through).
+  if (pushKeys.length > 0) {
+    const document = pushJwks(pushKeys);
+    api.get(A2A_PUSH_JWKS_PATH, {}, async (_request, reply) => reply.header('cache-control', 'public, max-age=300').type('application/jwk-set+json').send(document));
+  }
 
   api.get(`${A2A_BASE_PATH}/:agent/.well-known/agent-card.json`, { schema: { params: agentParams } }, async (request, reply) => {
     const handler = handlerFor(request, request.params.agent);

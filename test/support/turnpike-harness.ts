@@ -56,8 +56,11 @@ export async function startTurnpike({
   clouds,
   liveDeltas,
   a2aPushAllow,
+  a2aPushSigningKey,
   workerOptions,
 }: {
+  /** The key A2A push notifications' JWTs are signed with (see `createWorker`); none by default. */
+  a2aPushSigningKey?: CreateWorkerOptions['a2aPushSigningKey'];
   /** Private A2A push receivers the worker may reach (see `createWorker`); none by default. */
   a2aPushAllow?: CreateWorkerOptions['a2aPushAllow'];
   /** More options of the Worker (e.g. `sinks`), over the harness's. */
@@ -130,6 +133,7 @@ export async function startTurnpike({
         ...(clouds ? { clouds } : {}),
         ...(liveDeltas ? { liveDeltas } : {}),
         ...(a2aPushAllow ? { a2aPushAllow } : {}),
+        ...(a2aPushSigningKey ? { a2aPushSigningKey } : {}),
         taskQueue,
         connection: nativeConnection,
         namespace,
