@@ -4,7 +4,6 @@
  * `cancel` says what it did; a tool that has none, or that this worker does not register, is told
  * so in the result, which the turn only records.
  */
-import { ApplicationFailure } from '@temporalio/common';
 import type { ToolRegistry } from './tool-registry.js';
 import type { CancelToolCallInput } from '../workflows/types/index.js';
 
@@ -14,7 +13,7 @@ export async function cancelToolCall(registry: ToolRegistry, request: CancelTool
     return `No server tool "${request.toolName}" with a cancel is registered on this worker; nothing was cancelled.`;
   }
   const parsed = tool.inputSchema.safeParse(request.input);
-  // The call ran with this input: one that fails the schema now never ran, so nothing started.
-  if (!parsed.success) throw ApplicationFailure.nonRetryable(`The input of tool "${tool.name}" is not valid; nothing was cancelled.`, 'InvalidToolInput');
+  // The call ran with this input: one that fails the schema now never ran its tool, so nothing started.
+  if (!parsed.success) return `The input of tool "${tool.name}" is not valid, so the call never ran it; nothing was cancelled.`;
   return tool.cancel(parsed.data, { toolCallId: request.toolCallId, idempotencyKey: request.idempotencyKey, startedAtMs: request.startedAtMs });
 }

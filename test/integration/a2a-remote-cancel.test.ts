@@ -14,6 +14,7 @@ import { defineA2aAgentTool } from '../../activities/a2a-remote/a2a-agent-tool.j
 import { REMOTE_CANCEL_PATCH } from '../../workflows/turn/cancel-running-calls.js';
 import type { agentTurn } from '../../workflows/index.js';
 import type { AgentTurnResult } from '../../workflows/types/index.js';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -97,7 +98,7 @@ describe('a turn cancelled while it follows a remote A2A task', () => {
     const { handle, taskIds } = await following(warehouse, use('warehouse', { message: 'wait: pack order 1001' }), 1);
     expect(await stateOf(warehouse, taskIds[0]!)).toBe(TaskState.TASK_STATE_WORKING);
     const methodsBefore = warehouse.methods.length;
-    await handle.cancel();
+    await new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue }).turn(handle.workflowId).cancel();
     const result = await handle.result();
     expectEveryCallCancelled(result, 1);
     expect(await stateOf(warehouse, taskIds[0]!)).toBe(TaskState.TASK_STATE_CANCELED);
