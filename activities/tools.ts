@@ -66,6 +66,7 @@ export interface ServerTool<InputSchema extends z.ZodType = z.ZodType, OutputSch
 
 /** What a tool's `cancel` receives besides the call's input. */
 export interface ToolCancelContext {
+  /** The call's id, as its `execute` had it. */
   toolCallId: string;
   /** The call's `idempotencyKey`, as its `execute` had it. */
   idempotencyKey: string;
