@@ -2,7 +2,8 @@
  * A turn cancelled while it calls a remote A2A agent (`defineA2aAgentTool`) cancels the remote
  * task too, on the dev server, against remote agents served by `@a2a-js/sdk`'s own server classes
  * (test/support/a2a-remote-agent.ts): the remote task reaches `canceled` in the remote's task
- * store, and the turn ends cancelled with one result per call. Also: two calls of one step, a
+ * store, and the turn ends cancelled with one result per call. Also: two calls of one step, an
+ * answer to a remote task's question (the task answered is cancelled), a
  * remote that lists no tasks (nothing to cancel: the turn still ends, bounded), and a turn
  * cancelled while no worker runs (the cancellation waits for the next worker).
  */
@@ -120,6 +121,27 @@ describe('a turn cancelled while it follows a remote A2A task', () => {
     const { scheduled, notes } = await cancelNotes(handle);
     expect(scheduled).toBe(2);
     expect(notes.sort()).toEqual(taskIds.map((taskId) => `The remote task ${taskId} was asked to cancel; it is canceled.`).sort());
+  });
+
+  it('cancels the remote task an answer was following, found by the answer its history holds', async () => {
+    const before = warehouse.created.length;
+    const first = await turnpike.startTurn({ text: use('warehouse', { message: 'hold: paint my order' }) });
+    const asked = await first.result();
+    expect(asked.toolCalls[0]!.output).toContain('Which colour do you want?');
+    const taskId = warehouse.created[before]!;
+    const reads = () => warehouse.methods.filter((method) => method === 'GetTask').length;
+    const readsBefore = reads();
+    const second = await turnpike.startTurn({ messages: [...asked.messages, { role: 'user', content: use('warehouse', { message: 'blue', taskId }) }] });
+    await until(() => warehouse.received.some((received) => received.taskId === taskId && received.text === 'blue') && reads() >= readsBefore + 3);
+    expect(await stateOf(warehouse, taskId)).toBe(TaskState.TASK_STATE_WORKING);
+    const methodsBefore = warehouse.methods.length;
+    await second.cancel();
+    expectEveryCallCancelled(await second.result(), 1);
+    expect(await stateOf(warehouse, taskId)).toBe(TaskState.TASK_STATE_CANCELED);
+    // The task answered is read (it holds the answer), then cancelled; nothing is listed.
+    expect(warehouse.methods.slice(methodsBefore).filter((method) => method !== 'GetTask')).toEqual(['CancelTask']);
+    expect((await cancelNotes(second)).notes).toEqual([`The remote task ${taskId} was asked to cancel; it is canceled.`]);
+    expect(warehouse.created).toHaveLength(before + 1);
   });
 
   it('ends the turn cancelled when the remote lists no tasks, leaving the task it cannot find', async () => {

@@ -7,6 +7,7 @@
  * What it does is chosen by the first message's text:
  * - `answer …`: completes with an artifact (a text part and a data part);
  * - `ask …`: asks "Which colour do you want?" (`input-required`), then completes with the answer;
+ * - `hold …`: asks as `ask` does, then works on the answer until the test opens `latch`;
  * - `fail …`: fails, saying why;
  * - `wait …`: works until the test opens `latch`, then completes; `CancelTask` cancels it
  *   (the executor publishes `canceled` and ends the task, as the SDK's sample agent does);
@@ -123,6 +124,12 @@ class TestExecutor implements AgentExecutor {
     } else if (asked.startsWith('ask')) {
       if (existing) complete([text(`Painted it ${said}.`)]);
       else status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which colour do you want?');
+    } else if (asked.startsWith('hold')) {
+      if (!existing) status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which colour do you want?');
+      else {
+        await this.latch;
+        if (!this.cancelled.has(taskId)) complete([text(`Held, then painted it ${said}.`)]);
+      }
     } else if (asked.startsWith('big')) {
       complete([text(BIG_ANSWER)]);
     } else if (asked.startsWith('fail')) {
