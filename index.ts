@@ -23,6 +23,7 @@ export {
   type ServerToolOptions,
   type Tool,
   type ToolExecutionContext,
+  type ToolCancelContext,
   type AgentTool,
 } from './activities/tools.js';
 export { defineAgentTool, DEFAULT_MAX_AGENT_DEPTH, type AgentToolOptions } from './activities/agent-tools.js';

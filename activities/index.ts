@@ -9,6 +9,7 @@ import type { ContentStore } from '../content/content-store.js';
 import { readStoredContent, storeLargeOutput } from '../content/stored-content.js';
 import { agentToolPrompt } from './agent-tools.js';
 import { executeTool } from './execute-tool.js';
+import { cancelToolCall } from './cancel-tool-call.js';
 import { callModel, type WorkerModels } from './model.js';
 import { modelGovernorActivities } from './model-governor.js';
 import type { AiSdkModels } from './providers/ai-sdk-models.js';
@@ -33,7 +34,7 @@ import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache
 import type { A2aPushDeliveryResult, A2aPushNotifierInput } from '../workflows/a2a/a2a-push-types.js';
 import { NOTHING_ALLOWED, type PushAllowList } from './a2a-push/receiver-addresses.js';
 import type { CheckedPushKey } from './a2a-push/push-jwt-key.js';
-import type { AgentToolPromptInput, ApprovalNotification, NotifyApproversResult, SlackMessageRef, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
+import type { AgentToolPromptInput, ApprovalNotification, CancelToolCallInput, NotifyApproversResult, SlackMessageRef, ExecuteToolInput, ExecuteToolResult, ModelStepInput, ModelStepRequest } from '../workflows/types/index.js';
 
 export interface CreateActivitiesOptions {
   tools: readonly Tool[];
@@ -151,6 +152,10 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
     async executeTool(input: ExecuteToolInput): Promise<ExecuteToolResult> {
       const result = mcp?.owns(input.toolName) ? await mcp.execute(input) : await executeTool(registry, input);
       return contentStore ? storeLargeOutput(result, contentStore) : result;
+    },
+    /** A call of a `cancellable` tool running when its turn was cancelled: the tool undoes what it started (cancel-tool-call.ts). */
+    async cancelToolCall(input: CancelToolCallInput): Promise<string> {
+      return cancelToolCall(registry, input);
     },
     /** An agent tool call's user message for its child turn, from the tool's prompt function. */
     async agentToolPrompt(request: AgentToolPromptInput): Promise<string> {

@@ -26,6 +26,7 @@ function toSpec(tool: Tool, maxAgentDepth: number): ToolSpec {
     approval: policyKind(approvalPolicyOf(tool.approval)),
     ...approvalSpecFields(tool.approval, tool),
     ...(tool.activityOptions ? { activityOptions: tool.activityOptions } : {}),
+    ...(typeof tool.cancel === 'function' ? { cancellable: true as const } : {}),
   };
 }
 

@@ -56,6 +56,22 @@ export type ClientToolOptions<InputSchema extends z.ZodType, OutputSchema extend
 export interface ServerTool<InputSchema extends z.ZodType = z.ZodType, OutputSchema extends z.ZodType = z.ZodType>
   extends ServerToolOptions<InputSchema, OutputSchema> {
   kind: 'server';
+  /**
+   * Undoes what a call started outside the worker when its turn is cancelled while the call runs
+   * (`defineA2aAgentTool` sets it: the remote task is asked to cancel). Run once, best effort, by
+   * the `cancelToolCall` activity; what it returns is recorded as that activity's result.
+   */
+  cancel?(input: z.output<InputSchema>, context: ToolCancelContext): Promise<string>;
+}
+
+/** What a tool's `cancel` receives besides the call's input. */
+export interface ToolCancelContext {
+  /** The call's id, as its `execute` had it. */
+  toolCallId: string;
+  /** The call's `idempotencyKey`, as its `execute` had it. */
+  idempotencyKey: string;
+  /** When the call started to run (milliseconds since the epoch, the turn's clock). */
+  startedAtMs: number;
 }
 
 export interface ClientTool<InputSchema extends z.ZodType = z.ZodType, OutputSchema extends z.ZodType = z.ZodType>

@@ -98,9 +98,21 @@ function answerArtifact(result: AgentTurnResult): Artifact {
   return { artifactId: 'answer', name: 'answer', description: `The turn's answer (status ${result.status})`, parts, metadata: undefined, extensions: [] };
 }
 
-/** The task as the turn has it now. Each task is its own context: its contextId is its id. */
+/** A later task of a context, `<contextId>/turn-<n>` (api/a2a/a2a-contexts.ts). */
+const LATER_TASK = /\/turn-\d+$/;
+
+/** The context of a task: its own id for a context's first task (or a task alone), else the first task's. */
+export function contextOf(taskId: string): string {
+  return taskId.replace(LATER_TASK, '');
+}
+
+/**
+ * The task as the turn has it now, read the same by the API and by push notifications: its
+ * contextId (and its status message's) is its context's, which is its own id unless it is a
+ * context's later task.
+ */
 export function taskFrom(taskId: string, state: TurnState, result?: AgentTurnResult): Task {
-  const contextId = taskId;
+  const contextId = contextOf(taskId);
   const status = result?.status ?? state.status;
   const message = status === 'awaiting-input' && state.pending.length > 0 ? waitingMessage(taskId, contextId, state.pending) : result && status !== 'completed' ? agentMessage(taskId, contextId, `${taskId}/ended`, [textPart(`The turn ended ${status}.`)]) : undefined;
   return {

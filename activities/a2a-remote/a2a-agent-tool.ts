@@ -129,6 +129,11 @@ export function defineA2aAgentTool<InputSchema extends z.ZodType = typeof A2A_TO
       const { callRemoteAgent } = await import('./a2a-remote-call.js');
       return callRemoteAgent(settings, input, context);
     },
+    // The turn cancelled while the call follows the remote task: the remote task is asked to cancel.
+    async cancel(input, context) {
+      const { cancelRemoteCall } = await import('./a2a-remote-cancel.js');
+      return cancelRemoteCall(settings, input, context);
+    },
   };
 }
 

@@ -42,9 +42,9 @@ interface Followed {
 const CLOCK_SKEW_MS = 60_000;
 const LIST_PAGES = 10;
 
-type Sdk = Awaited<ReturnType<typeof loadSdk>>;
+export type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 
-function loadSdk() {
+export function loadSdk() {
   return importOptional('A remote A2A agent tool', ['@a2a-js/sdk'], async () => {
     const [client, errors] = await Promise.all([import('@a2a-js/sdk/client'), import('@a2a-js/sdk/errors')]);
     return { ClientFactory: client.ClientFactory, JsonRpcTransportFactory: client.JsonRpcTransportFactory, A2AError: errors.A2AError, TaskNotFoundError: errors.TaskNotFoundError };
@@ -54,7 +54,7 @@ function loadSdk() {
 /** One client per tool and worker, made from the card on first use (and again after a failure). */
 const clients = new Map<A2aRemoteSettings, Promise<Client>>();
 
-function clientFor(settings: A2aRemoteSettings, sdk: Sdk): Promise<Client> {
+export function clientFor(settings: A2aRemoteSettings, sdk: Sdk): Promise<Client> {
   let client = clients.get(settings);
   if (!client) {
     const factory = new sdk.ClientFactory({ transports: [new sdk.JsonRpcTransportFactory(settings.fetch ? { fetchImpl: settings.fetch } : {})] });
@@ -137,7 +137,7 @@ function statusMark(task: Task): string {
   return `${task.status?.state ?? ''}|${task.status?.message?.messageId ?? ''}|${task.status?.timestamp ?? ''}`;
 }
 
-function holdsMessage(task: Task, messageId: string): boolean {
+export function holdsMessage(task: Task, messageId: string): boolean {
   return Array.isArray(task.history) && task.history.some((message) => message?.messageId === messageId);
 }
 
@@ -146,7 +146,7 @@ function holdsMessage(task: Task, messageId: string): boolean {
  * history holds a message with this call's `messageId`, among the tasks changed since the call
  * was first scheduled.
  */
-async function findStarted(client: Client, sdk: Sdk, messageId: string, since: number): Promise<Task | undefined> {
+export async function findStarted(client: Client, sdk: Sdk, messageId: string, since: number): Promise<Task | undefined> {
   let pageToken = '';
   for (let page = 0; page < LIST_PAGES; page++) {
     let listed;

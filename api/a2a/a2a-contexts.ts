@@ -33,17 +33,13 @@ export const A2A_MESSAGE_MEMO_KEY = 'turnpikeA2aMessage';
 /** Starts a context's next task as a turn with the given history before the message. */
 export type StartInContext = (taskId: string, history: Message[], memo: Record<string, string>) => Promise<void>;
 
-const LATER_TASK = /\/turn-\d+$/;
-
 /** Tasks in one context at most. */
 export const MAX_CONTEXT_TASKS = 50;
 /** The history a context's next task may start with, at most (bytes of JSON; images and documents of 128 KiB or more are references). */
 export const MAX_CONTEXT_HISTORY_BYTES = 1_000_000;
 
-/** The context of a task: its own id for a context's first task, else the first task's. */
-export function contextOf(taskId: string): string {
-  return taskId.replace(LATER_TASK, '');
-}
+/** The context of a task (shared with the worker's push notifications, which name it too). */
+export { contextOf } from '../../activities/a2a-push/a2a-task-view.js';
 
 /** The memo key of a caller's message. */
 export function messageKey(identity: string, messageId: string): string {

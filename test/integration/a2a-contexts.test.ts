@@ -2,10 +2,11 @@
  * An A2A context that spans several tasks, driven only by `@a2a-js/sdk`'s own client over real
  * HTTP on the dev server: a task that names the contextId of an earlier one is a new turn given
  * the context's history; each task reads and streams on its own; unknown and other callers'
- * contexts are refused and start nothing; a retried message starts no further turn.
+ * contexts are refused and start nothing; a retried message starts no further turn; a later
+ * task's push notifications name the context's id.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type Part, type StreamResponse } from '@a2a-js/sdk';
+import { Role, StreamResponse, TaskState, type Message, type Part } from '@a2a-js/sdk';
 import type { Client } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { taskIdFor } from '../../api/a2a/a2a-request-handler.js';
@@ -13,6 +14,7 @@ import { MAX_CONTEXT_HISTORY_BYTES } from '../../api/a2a/a2a-contexts.js';
 import { parseTokenMap } from '../../api/auth.js';
 import { a2aClient, answerText, refusal, sendTask } from '../support/a2a-client.js';
 import { serveApi, type ServedApi } from '../support/api-server.js';
+import { startPushReceiver, type PushReceiver } from '../support/push-receiver.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
@@ -21,15 +23,17 @@ let served: ServedApi;
 let alice: Client;
 let bob: Client;
 let bobOnLedger: Client;
+const receivers: PushReceiver[] = [];
 
 function clientWith(token: string, agent = 'desk'): Promise<Client> {
   return a2aClient(`${served.base}/api/a2a/${agent}/`, token);
 }
 
 beforeAll(async () => {
-  turnpike = await startTurnpike({ tools: testTools });
+  // Push receivers listen on 127.0.0.1: allowed on the worker and the API.
+  turnpike = await startTurnpike({ tools: testTools, a2aPushAllow: ['127.0.0.1/32'] });
   const agent = { description: 'Answers and acts on orders', model: { provider: 'scripted' as const, model: 'demo' }, tools: ['record_action', 'guarded_action'] };
-  served = await serveApi(turnpike, { tokens: parseTokenMap('alice-token:alice,bob-token:bob'), a2a: { agents: { desk: agent, ledger: agent } } });
+  served = await serveApi(turnpike, { tokens: parseTokenMap('alice-token:alice,bob-token:bob'), a2a: { agents: { desk: agent, ledger: agent }, pushAllow: ['127.0.0.1/32'] } });
   alice = await clientWith('alice-token');
   bob = await clientWith('bob-token');
   bobOnLedger = await clientWith('bob-token', 'ledger');
@@ -37,6 +41,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await served?.api.close();
   await turnpike?.stop();
+  await Promise.all(receivers.map((receiver) => receiver.close()));
 });
 
 function text(value: string): Part {
@@ -181,6 +186,33 @@ describe('A2A contexts', () => {
     expect((await served.client.turnResult(third.id)).status).toBe('cancelled');
   });
 
+  it("sends a later task's push notifications with the context's id, as reading the task shows it", async () => {
+    const first = await sendTask(alice, message(use('record_action', { action: 'ctx-push-first' })));
+    const second = await sendTask(alice, message(use('guarded_action', { target: 'ctx-push', count: 1 }), first.id));
+    expect(second.id).toBe(`${first.id}/turn-2`);
+    expect(second.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    let token = '';
+    const receiver = await startPushReceiver(() => token);
+    receivers.push(receiver);
+    const set = await alice.createTaskPushNotificationConfig({ tenant: '', id: 'ctx-hook', taskId: second.id, url: receiver.url, token: '', authentication: undefined });
+    token = set.token;
+    await until(() => receiver.taken.length >= 1, 'the input-required notification');
+    const waiting = second.status!.message!.parts.find((part) => part.content?.$case === 'data')!.content as { value: { waiting: { approvalId: string }[] } };
+    await served.client.approveToolCall(second.id, { approvalId: waiting.value.waiting[0]!.approvalId, approved: true, approver: 'alice' });
+    const completed = (response: StreamResponse) => response.payload?.$case === 'statusUpdate' && response.payload.value.status?.state === TaskState.TASK_STATE_COMPLETED;
+    await until(() => receiver.taken.some((taken) => completed(StreamResponse.fromJSON(taken.body))), 'the completed notification');
+    const notified = receiver.taken.map((taken) => StreamResponse.fromJSON(taken.body).payload);
+    expect(notified.map((payload) => payload?.$case)).toContain('artifactUpdate');
+    for (const payload of notified) {
+      if (payload?.$case !== 'statusUpdate' && payload?.$case !== 'artifactUpdate') throw new Error(`unexpected notification ${payload?.$case}`);
+      expect(payload.value).toMatchObject({ taskId: second.id, contextId: first.id });
+      if (payload.$case === 'statusUpdate' && payload.value.status?.message) expect(payload.value.status.message).toMatchObject({ taskId: second.id, contextId: first.id });
+    }
+    // The input-required one names what waits, in the context's id, as the task read by the API does.
+    const parked = notified[0]!;
+    expect(parked.$case === 'statusUpdate' && parked.value.status?.message?.contextId).toBe(first.id);
+  });
+
   it('two messages sent to a context at once never share a task: each accepted one is the last user message of its own turn', async () => {
     const first = await sendTask(alice, message(use('record_action', { action: 'ctx-race' })));
     const sent = [message(use('record_action', { action: 'ctx-race-a' }), first.id), message(use('record_action', { action: 'ctx-race-b' }), first.id)];
@@ -197,3 +229,11 @@ describe('A2A contexts', () => {
     expect(await exists(`${first.id}/turn-${accepted.length + 2}`)).toBe(false);
   });
 });
+
+async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {
+  const ends = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > ends) throw new Error(`Timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}

@@ -21,6 +21,7 @@ import { BRANCHES_PATCH } from '../../workflows/conversation/conversation-branch
 import { TENANT_BUDGETS_PATCH } from '../../workflows/turn/tenant-budget-gate.js';
 import { GRADERS_PATCH } from '../../workflows/evaluation/grader-types.js';
 import { APPROVERS_PATCH } from '../../workflows/context/approver-values.js';
+import { REMOTE_CANCEL_PATCH } from '../../workflows/turn/cancel-running-calls.js';
 import { HISTORIES_DIRECTORY, WORKFLOW_IDS_FILE } from '../support/history-recorder.js';
 
 const PRE_RELEASE_HISTORY = fileURLToPath(new URL('../replay/pre-release/update-after-local-activity.json.gz', import.meta.url));
@@ -76,7 +77,7 @@ describe('replay of recorded histories', () => {
         recorded.add((JSON.parse(Buffer.from(marker!.details!['patch-data']!.payloads[0]!.data, 'base64').toString('utf8')) as { id: string }).id);
       }
     }
-    expect([...recorded].sort()).toEqual([BOUNDED_POLL_PATCH, TURN_HAND_OVER_PATCH, TYPED_OUTPUT_PATCH, BUDGETS_PATCH, AGENT_TOOLS_PATCH, HANDOFFS_PATCH, CHILD_TOOL_CALLS_PATCH, ANTHROPIC_CONSTRAINTS_PATCH, MCP_APPROVAL_PATCH, BRANCHES_PATCH, '0.4.0-approval-quorum', '0.4.0-approval-escalation', '0.4.0-approval-delegation', '0.4.0-slack-messages', HISTORY_LIMIT_FLOOR_PATCH, TENANT_BUDGETS_PATCH, GRADERS_PATCH, APPROVERS_PATCH].sort());
+    expect([...recorded].sort()).toEqual([BOUNDED_POLL_PATCH, TURN_HAND_OVER_PATCH, TYPED_OUTPUT_PATCH, BUDGETS_PATCH, AGENT_TOOLS_PATCH, HANDOFFS_PATCH, CHILD_TOOL_CALLS_PATCH, ANTHROPIC_CONSTRAINTS_PATCH, MCP_APPROVAL_PATCH, BRANCHES_PATCH, '0.4.0-approval-quorum', '0.4.0-approval-escalation', '0.4.0-approval-delegation', '0.4.0-slack-messages', HISTORY_LIMIT_FLOOR_PATCH, TENANT_BUDGETS_PATCH, GRADERS_PATCH, APPROVERS_PATCH, REMOTE_CANCEL_PATCH].sort());
     const versioning = readFileSync(fileURLToPath(new URL('../../docs/versioning.md', import.meta.url)), 'utf8');
     for (const patch of recorded) expect(versioning).toContain(`| \`${patch}\` |`);
   });

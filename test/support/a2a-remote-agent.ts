@@ -7,8 +7,10 @@
  * What it does is chosen by the first message's text:
  * - `answer …`: completes with an artifact (a text part and a data part);
  * - `ask …`: asks "Which colour do you want?" (`input-required`), then completes with the answer;
+ * - `hold …`: asks as `ask` does, then works on the answer until the test opens `latch`;
  * - `fail …`: fails, saying why;
- * - `wait …`: works until the test opens `latch`, then completes;
+ * - `wait …`: works until the test opens `latch`, then completes; `CancelTask` cancels it
+ *   (the executor publishes `canceled` and ends the task, as the SDK's sample agent does);
  * - `big …`: completes with a 300 KiB artifact.
  *
  * It records every task it creates, every message it receives and every JSON-RPC method called,
@@ -44,6 +46,8 @@ export interface RemoteAgent {
   forge: ((method: string, answer: Record<string, unknown>) => unknown) | undefined;
   /** Lets every `wait` task complete. */
   openLatch(): void;
+  /** The task as the agent's task store holds it. */
+  stored(taskId: string): Promise<Task | undefined>;
   close(): Promise<void>;
 }
 
@@ -58,13 +62,28 @@ function agentMessage(taskId: string, contextId: string, parts: Part[]): Message
 class TestExecutor implements AgentExecutor {
   constructor(private readonly agent: Pick<RemoteAgent, 'created' | 'received'>, private readonly latch: Promise<void>) {}
 
-  cancelTask = async (): Promise<void> => {};
+  private readonly contexts = new Map<string, string>();
+  private readonly cancelled = new Set<string>();
+
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    this.cancelled.add(taskId);
+    bus.publish(
+      AgentEvent.statusUpdate({
+        taskId,
+        contextId: this.contexts.get(taskId) ?? '',
+        status: { state: TaskState.TASK_STATE_CANCELED, timestamp: new Date().toISOString(), message: agentMessage(taskId, this.contexts.get(taskId) ?? '', [text('Cancelled as asked.')]) },
+        metadata: {},
+      }),
+    );
+    bus.finished();
+  };
 
   async execute(request: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId, userMessage } = request;
     const said = userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
     this.agent.received.push({ messageId: userMessage.messageId, taskId, text: said });
     const existing = request.task;
+    this.contexts.set(taskId, contextId);
     if (!existing) this.agent.created.push(taskId);
     const task: Task = existing ?? {
       id: taskId,
@@ -105,12 +124,19 @@ class TestExecutor implements AgentExecutor {
     } else if (asked.startsWith('ask')) {
       if (existing) complete([text(`Painted it ${said}.`)]);
       else status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which colour do you want?');
+    } else if (asked.startsWith('hold')) {
+      if (!existing) status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which colour do you want?');
+      else {
+        await this.latch;
+        if (!this.cancelled.has(taskId)) complete([text(`Held, then painted it ${said}.`)]);
+      }
     } else if (asked.startsWith('big')) {
       complete([text(BIG_ANSWER)]);
     } else if (asked.startsWith('fail')) {
       status(TaskState.TASK_STATE_FAILED, 'The warehouse is closed.');
     } else if (asked.startsWith('wait')) {
       await this.latch;
+      if (this.cancelled.has(taskId)) return;
       complete([text('Waited, and done.')]);
     } else {
       status(TaskState.TASK_STATE_REJECTED, `I do not know how to "${asked}".`);
@@ -147,9 +173,12 @@ export async function startRemoteAgent(name = 'warehouse'): Promise<RemoteAgent>
     methods: [],
     forge: undefined,
     openLatch,
+    stored: async () => undefined,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-  const handler = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), new TestExecutor(agent, latch)));
+  const store = new InMemoryTaskStore();
+  agent.stored = (taskId) => store.load(taskId, new ServerCallContext({ requestedVersion: '1.0' }));
+  const handler = new JsonRpcTransportHandler(new DefaultRequestHandler(card, store, new TestExecutor(agent, latch)));
   server.on('request', (request, response) => {
     void (async () => {
       if (request.method === 'GET' && request.url === '/.well-known/agent-card.json') {

@@ -1,5 +1,6 @@
 /**
- * `defineA2aAgentTool` as it is defined (what it refuses, the retry policy its polls run on) and
+ * `defineA2aAgentTool` as it is defined (what it refuses, the retry policy its polls run on, its
+ * cancel) and
  * what a remote A2A task means for the call (`a2a-task-result.ts`): the answer, the question, the
  * error, and forged or broken tasks refused.
  */
@@ -9,7 +10,8 @@ import { z } from 'zod';
 import { defineA2aAgentTool } from '../../activities/a2a-remote/a2a-agent-tool.js';
 import { messageIdOf } from '../../activities/a2a-remote/a2a-remote-call.js';
 import { A2A_STATE, checkedTask, MalformedRemoteAnswer, textOf, verdictOf } from '../../activities/a2a-remote/a2a-task-result.js';
-import { ToolDefinitionError } from '../../activities/tools.js';
+import { defineTool, ToolDefinitionError } from '../../activities/tools.js';
+import { createToolRegistry } from '../../activities/tool-registry.js';
 
 function task(state: number, extra: Partial<Task> = {}): Task {
   return { id: 't-1', contextId: 'c-1', status: { state, message: undefined, timestamp: undefined }, artifacts: [], history: [], metadata: {}, ...extra } as Task;
@@ -30,6 +32,14 @@ describe('defineA2aAgentTool', () => {
     expect(tool.inputSchema.safeParse({ message: 'hi' }).success).toBe(true);
     expect(tool.inputSchema.safeParse({ message: '' }).success).toBe(false);
     expect(tool.inputSchema.safeParse({ message: 'blue', taskId: 't-1' }).success).toBe(true);
+  });
+
+  it('is cancellable: the turn, cancelled during a call, runs its cancel (a tool without one is not)', () => {
+    const tool = defineA2aAgentTool({ name: 'desk', url: 'https://agents.example.com/desk/', description: 'The desk.' });
+    expect(typeof tool.cancel).toBe('function');
+    const plain = defineTool({ name: 'plain', description: 'Plain.', inputSchema: z.object({}), execute: () => 'ok' });
+    const specs = createToolRegistry([tool, plain]).specs();
+    expect(specs.map((spec) => [spec.name, spec.cancellable])).toEqual([['desk', true], ['plain', undefined]]);
   });
 
   it('takes its description from the card', () => {

@@ -14,6 +14,7 @@ import { Elicitations } from '../calls/elicitations.js';
 import { TurnPublisher } from './turn-publisher.js';
 import { Transcript } from './transcript.js';
 import type {
+  CancelToolCallInput,
   AgentTurnInput,
   CutOffStep,
   DecisionRecord,
@@ -81,6 +82,8 @@ export class TurnContext {
   childToolCalls = 0;
   /** Agent tool calls whose child turn runs (agent-tool-call.ts). */
   readonly agentCalls = new AgentCalls();
+  /** Running calls of `cancellable` tools, by call id: what a cancelled turn cancels where they run (turn/cancel-running-calls.ts). */
+  readonly cancellableCalls = new Map<string, CancelToolCallInput>();
   /**
    * A budgeted turn's shares of its budget among the step's agent tool calls (agents/child-budgets.ts):
    * by call id, the budget a running child was given, or null for a call that may still start one.

@@ -30,6 +30,7 @@ import { providerToolEvent, providerToolParts, providerToolRecord } from '../cal
 import { modelToolsOf, toolSetHash } from './tool-set.js';
 import { textOf, TurnContext } from '../context/turn-context.js';
 import { finish, finishCancelled, finishCutOff } from './turn-endings.js';
+import { cancelRunningCalls } from './cancel-running-calls.js';
 import { budgetResult } from '../budgets/turn-budget.js';
 import { FORMER_MIN_HISTORY_LIMIT_BYTES, handOverIfDue, HISTORY_LIMIT_FLOOR_PATCH, historyLimitProblem } from './turn-hand-over.js';
 import { installTurnHandlers } from './turn-handlers.js';
@@ -62,8 +63,9 @@ export async function agentTurn(input: AgentTurnInput): Promise<AgentTurnResult>
       throw error;
     }
     result = await wf.CancellationScope.nonCancellable(async () => {
-      // Children of agent calls settle their own open calls first (agent-tool-call.ts).
-      await turn.agentCalls.settled();
+      // Children of agent calls settle their own open calls first (agent-tool-call.ts); calls
+      // of cancellable tools are cancelled where they run (a remote A2A task; cancel-running-calls.ts).
+      await Promise.all([turn.agentCalls.settled(), cancelRunningCalls(turn)]);
       return finishCancelled(turn);
     });
   }

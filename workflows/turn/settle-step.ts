@@ -127,16 +127,17 @@ async function decidedByPolicy(turn: TurnContext, spec: ToolSpec, call: ToolCall
 async function runTool(turn: TurnContext, spec: ToolSpec, call: ToolCallPart, input: unknown, outcome: 'executed' | 'approved'): Promise<Settlement> {
   // A sub-agent runs as a child turn, not as an activity.
   if (spec.kind === 'agent') return runAgentCall(turn, spec, call, input, outcome);
+  const request = { toolName: call.toolName, toolCallId: call.toolCallId, input, idempotencyKey: `${wf.workflowInfo().workflowId}/${call.toolCallId}` };
+  // Its work may run elsewhere (a remote A2A task): a cancelled turn cancels it there (cancel-running-calls.ts).
+  if (spec.cancellable) turn.cancellableCalls.set(call.toolCallId, { ...request, startedAtMs: Date.now() });
   try {
-    const result = await toolActivity(spec)({
-      toolName: call.toolName,
-      toolCallId: call.toolCallId,
-      input,
-      idempotencyKey: `${wf.workflowInfo().workflowId}/${call.toolCallId}`,
-    });
+    const result = await toolActivity(spec)(request);
+    turn.cancellableCalls.delete(call.toolCallId);
     return { outcome: result.isError ? 'error' : outcome, output: result.output, isError: result.isError, input };
   } catch (error) {
+    // Cancelled, the call stays among the turn's cancellable calls until the turn cancels it.
     if (wf.isCancellation(error)) throw error;
+    turn.cancellableCalls.delete(call.toolCallId);
     // The tool failed after its retries: the model sees why and may try something else.
     const cause = error instanceof wf.ActivityFailure && error.cause ? error.cause.message : String(error);
     return { ...errorSettlement('error', `Tool "${call.toolName}" failed: ${cause}`), input };

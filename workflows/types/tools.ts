@@ -43,6 +43,11 @@ export interface ToolSpec extends ModelToolSpec {
   /** A quorum, the requester's exclusion, escalation steps (`defineTool`'s `approval` object). */
   rule?: ApprovalRuleSpec;
   activityOptions?: ActivityCallOptions;
+  /**
+   * The tool undoes what a running call started elsewhere (a remote A2A task) when the turn is
+   * cancelled: the turn then runs `cancelToolCall` for the call (workflows/calls/cancellable-calls.ts).
+   */
+  cancellable?: true;
 }
 
 /** A sub-agent as the workflow knows it: the child turn's settings, data only. */
@@ -75,6 +80,12 @@ export interface ExecuteToolInput {
   toolCallId: string;
   input: unknown;
   idempotencyKey: string;
+}
+
+/** A running call of a `cancellable` tool, cancelled with its turn. */
+export interface CancelToolCallInput extends ExecuteToolInput {
+  /** When the call started to run (milliseconds since the epoch, the turn's clock). */
+  startedAtMs: number;
 }
 
 export interface ExecuteToolResult {
