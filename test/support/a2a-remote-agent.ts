@@ -42,6 +42,8 @@ export interface RemoteAgent {
   methods: string[];
   /** Rewrites the JSON-RPC answer to `method` (return it unchanged to pass it). */
   forge: ((method: string, answer: Record<string, unknown>) => unknown) | undefined;
+  /** A task as the remote's store holds it now (its state after a cancel, say). */
+  task(id: string): Promise<Task | undefined>;
   /** Lets every `wait` task complete. */
   openLatch(): void;
   close(): Promise<void>;
@@ -139,6 +141,7 @@ export async function startRemoteAgent(name = 'warehouse'): Promise<RemoteAgent>
     skills: [],
     signatures: [],
   } as unknown as AgentCard;
+  const store = new InMemoryTaskStore();
   const agent: RemoteAgent = {
     url,
     card,
@@ -146,10 +149,11 @@ export async function startRemoteAgent(name = 'warehouse'): Promise<RemoteAgent>
     received: [],
     methods: [],
     forge: undefined,
+    task: (id) => store.load(id, new ServerCallContext({ requestedVersion: A2A_PROTOCOL_VERSION })),
     openLatch,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-  const handler = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), new TestExecutor(agent, latch)));
+  const handler = new JsonRpcTransportHandler(new DefaultRequestHandler(card, store, new TestExecutor(agent, latch)));
   server.on('request', (request, response) => {
     void (async () => {
       if (request.method === 'GET' && request.url === '/.well-known/agent-card.json') {
