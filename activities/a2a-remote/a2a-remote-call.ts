@@ -54,6 +54,8 @@ const WAITING_FOR_PERSON = "input-required (waiting for a person's answer)";
 /** Tasks changed this long before the call was scheduled are looked at too (clocks differ). */
 const CLOCK_SKEW_MS = 60_000;
 const LIST_PAGES = 10;
+/** How long a request to cancel the remote task is waited for. */
+const CANCEL_WAIT_MS = 5_000;
 
 type Sdk = Awaited<ReturnType<typeof loadSdk>>;
 
@@ -133,7 +135,7 @@ export async function callRemoteAgent(settings: A2aRemoteSettings, input: unknow
     if (verdict.kind === 'answer' || verdict.kind === 'question') return verdict.output;
     if (verdict.kind === 'ended') throw ApplicationFailure.nonRetryable(verdict.error, 'A2aTaskEnded');
     if (Date.now() + settings.pollIntervalMs - scheduledTimestampMs > settings.timeoutMs) {
-      await client.cancelTask({ tenant: '', id: taskId, metadata: undefined }).catch(() => undefined);
+      await askToCancel(client, taskId);
       throw ApplicationFailure.nonRetryable(
         `The remote agent's task ${taskId} was still ${verdict.state} after ${Math.round(settings.timeoutMs / 1000)} s, this tool's timeout; it was asked to cancel.`,
         'A2aTaskTimeout',
@@ -164,7 +166,7 @@ async function takePersonsAnswer(client: Client, activity: Context, followed: As
   const answer = await readAnswer(activity, asked.elicitationId);
   if (answer.kind === 'waiting') return { followed };
   if (answer.kind === 'refused') {
-    await client.cancelTask({ tenant: '', id: a2aTaskId, metadata: undefined }).catch(() => undefined);
+    await askToCancel(client, a2aTaskId);
     throw refusedFailure(answer.action, a2aTaskId);
   }
   if (answer.kind === 'gone') return { followed: { a2aTaskId, ...(taken !== undefined ? { taken } : {}) } };
@@ -177,6 +179,11 @@ async function takePersonsAnswer(client: Client, activity: Context, followed: As
     task = checkedTask(sent, a2aTaskId);
   }
   return { followed: { a2aTaskId, staleStatus: asked.status, taken: asked.elicitationId }, task };
+}
+
+/** Best effort, and bounded: a remote that does not answer a cancel does not hold the attempt. */
+async function askToCancel(client: Client, taskId: string): Promise<void> {
+  await client.cancelTask({ tenant: '', id: taskId, metadata: undefined }, { signal: AbortSignal.timeout(CANCEL_WAIT_MS) }).catch(() => undefined);
 }
 
 function sendRequest(messageId: string, text: string, taskId: string | undefined): Parameters<Client['sendMessage']>[0] {

@@ -60,12 +60,21 @@ function agentMessage(taskId: string, contextId: string, parts: Part[]): Message
 class TestExecutor implements AgentExecutor {
   constructor(private readonly agent: Pick<RemoteAgent, 'created' | 'received'>, private readonly latch: Promise<void>) {}
 
-  cancelTask = async (): Promise<void> => {};
+  /** Each task's context, for its cancellation's status. */
+  private readonly contexts = new Map<string, string>();
+
+  /** As the SDK's cancellable sample agent does: a final `canceled` status, and the bus finished. */
+  cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
+    const contextId = this.contexts.get(taskId) ?? '';
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_CANCELED, timestamp: new Date().toISOString(), message: undefined }, metadata: {} }));
+    bus.finished();
+  };
 
   async execute(request: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const { taskId, contextId, userMessage } = request;
     const said = userMessage.parts.map((part) => (part.content?.$case === 'text' ? part.content.value : '')).join('');
     this.agent.received.push({ messageId: userMessage.messageId, taskId, text: said });
+    this.contexts.set(taskId, contextId);
     const existing = request.task;
     if (!existing) this.agent.created.push(taskId);
     const task: Task = existing ?? {
