@@ -259,6 +259,10 @@ function isMessage(answer: Message | Task): answer is Message {
  * anything else (the network, a 5xx) is retried within the tool's timeout.
  */
 function failureOf(error: unknown, sdk: Sdk, taskId: string | undefined, pastTimeout: boolean): ApplicationFailure {
+  // The turn not reached to park or read a person's question: retried, as the remote is, until the timeout.
+  if (error instanceof ApplicationFailure && pastTimeout && !error.nonRetryable && (error.type === 'A2aQuestionUnasked' || error.type === 'A2aQuestionUnread')) {
+    return ApplicationFailure.nonRetryable(error.message, error.type);
+  }
   if (error instanceof ApplicationFailure) return error;
   if (error instanceof SyntaxError) return ApplicationFailure.nonRetryable(`The remote agent's answer is malformed: it is not JSON (${error.message}).`, 'A2aMalformedAnswer');
   if (error instanceof MalformedRemoteAnswer) return ApplicationFailure.nonRetryable(`The remote agent's answer is malformed: ${error.message}.`, 'A2aMalformedAnswer');
