@@ -3,7 +3,8 @@
  * `inputRequired: 'person'`), on the dev server, against a remote agent served by `@a2a-js/sdk`'s
  * own server classes (test/support/a2a-remote-agent.ts): the remote's question parks in the turn as
  * a question (turnState, listParkedCalls); the answer given through `TurnpikeClient` is the next
- * message the remote task receives, and the remote's artifact is the call's result; a declined
+ * message the remote task receives, and the remote's artifact is the call's result; the same
+ * question asked again parks anew and takes only the new answer; a declined
  * question cancels the remote task and is the call's error result; an answer for an unknown call
  * or of the wrong shape is refused and nothing reaches the remote; a worker stopped while the
  * question waits loses nothing.
@@ -18,7 +19,7 @@ import { TurnpikeClient } from '../../client/turnpike-client.js';
 import type { agentTurn } from '../../workflows/index.js';
 import { turnStateQuery } from '../../workflows/messages/definitions.js';
 import { startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
-import { startTurnpike, waitForListed, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { startTurnpike, waitForListed, waitForPending, waitForState, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
@@ -94,6 +95,20 @@ describe("a person answers a remote agent's question", () => {
     expect(remote.created).toContain(taskId);
     expect((await remote.task(taskId))?.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(await parks(handle)).toBe(1);
+  });
+
+  it('the same question asked again after an answer parks anew, and only the new answer is sent', async () => {
+    const { handle, question, taskId } = await askThePerson('again: paint my order');
+    await client.submitToolResult(handle.workflowId, { toolCallId: question.toolCallId, output: { action: 'accept', content: { answer: 'purple' } } });
+    const { pending } = await waitForState(handle, (state) => state.pending.length === 1 && state.pending[0]!.elicitationId !== question.elicitationId);
+    expect(pending[0]).toMatchObject({ kind: 'elicitation', toolCallId: question.toolCallId, message: 'Which colour do you want?' });
+    await client.submitToolResult(handle.workflowId, { toolCallId: question.toolCallId, output: { action: 'accept', content: { answer: 'teal' } } });
+    const result = await handle.result();
+    expect(result.toolCalls[0]).toMatchObject({ isError: false, output: 'Painted it teal.' });
+    expect(remote.received.filter((message) => message.taskId === taskId).map((message) => message.text)).toEqual(['again: paint my order', 'purple', 'teal']);
+    // Three parks for two questions: the turn hands an earlier attempt's answer to the same words
+    // asked again ('purple'), and the call, which already sent it, parks the question once more.
+    expect(await parks(handle)).toBe(3);
   });
 
   it('a declined question cancels the remote task, and the call says the person declined', async () => {

@@ -7,6 +7,7 @@
  * What it does is chosen by the first message's text:
  * - `answer …`: completes with an artifact (a text part and a data part);
  * - `ask …`: asks "Which colour do you want?" (`input-required`), then completes with the answer;
+ * - `again …`: asks the same question twice, then completes with the second answer;
  * - `fail …`: fails, saying why;
  * - `wait …`: works until the test opens `latch`, then completes;
  * - `big …`: completes with a 300 KiB artifact.
@@ -116,6 +117,10 @@ class TestExecutor implements AgentExecutor {
     } else if (asked.startsWith('ask')) {
       if (existing) complete([text(`Painted it ${said}.`)]);
       else status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which colour do you want?');
+    } else if (asked.startsWith('again')) {
+      // Asks the same question twice; the second answer completes it.
+      if (this.agent.received.filter((message) => message.taskId === taskId).length < 3) status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which colour do you want?');
+      else complete([text(`Painted it ${said}.`)]);
     } else if (asked.startsWith('big')) {
       complete([text(BIG_ANSWER)]);
     } else if (asked.startsWith('fail')) {
