@@ -81,6 +81,11 @@ describe("a person answers a remote agent's question", () => {
     expect(remote.received).toHaveLength(1);
     const [still] = await waitForPending(handle);
     expect(still!.elicitationId).toBe(question.elicitationId);
+    // No attempt waits for the person: each ends at once, and the server schedules the next.
+    const [activity] = (await handle.describe()).raw.pendingActivities ?? [];
+    expect(activity?.attempt).toBeGreaterThan(2);
+    expect(activity?.lastFailure?.applicationFailureInfo?.type).toBe('A2aTaskWorking');
+    expect(activity?.lastFailure?.message).toContain("input-required (waiting for a person's answer)");
 
     await client.submitToolResult(handle.workflowId, { toolCallId: question.toolCallId, output: { action: 'accept', content: { answer: 'ultramarine blue' } } });
     const result = await handle.result();
