@@ -14,9 +14,20 @@
  *     approval: true,                                    // optional: a person approves each call first
  *   });
  *
- * The model calls it with `{ message }`; a remote task that asks for input (`input-required`)
- * answers the call with the question and the remote task's id, and the model answers it by
- * calling the tool again with `{ message, taskId }`.
+ * The model calls it with `{ message }`. A remote task that asks for input (`input-required`) is
+ * answered by whoever `inputRequired` names:
+ * - `'model'` (the default): the call's result is the question and the remote task's id, and the
+ *   model answers it by calling the tool again with `{ message, taskId }`;
+ * - `'person'`: the question (the remote's status message) parks in the turn as a question for a
+ *   person, as an MCP server's question does (`kind: 'elicitation'` in `turnState.pending` and
+ *   `listParkedCalls`), and the call waits, no worker held (a2a-person-question.ts). The person
+ *   answers with `submitToolResult(turnId, { toolCallId, output: { action: 'accept', content: {
+ *   answer } } })` (or the HTTP API, the dashboard, an A2A follow-up): `answer` is sent to the
+ *   remote task as its next message, and the call follows the task to its end. `decline` or
+ *   `cancel` (and a question nobody answers before the turn's `clientToolTimeout`, which answers
+ *   `cancel`) asks the remote to cancel its task and fails the call (`A2aInputDeclined`), so the
+ *   model reads that the person declined. `timeout` bounds the whole call, the person's time
+ *   included. The model's input is then `{ message }` alone.
  */
 import { msToNumber } from '@temporalio/common';
 import { z } from 'zod';
@@ -34,6 +45,9 @@ export const A2A_TOOL_INPUT = z.object({
     .optional()
     .describe('Only to answer a remote task that asked for more input: the taskId its earlier result named.'),
 });
+
+/** The input of a tool whose remote questions a person answers (`inputRequired: 'person'`): no `taskId`. */
+export const A2A_PERSON_TOOL_INPUT = A2A_TOOL_INPUT.pick({ message: true });
 
 /** `defineA2aAgentTool`'s options: where the remote agent is, what the model is told, approval, and how the call follows the remote task. */
 export interface A2aAgentToolOptions<InputSchema extends z.ZodType = typeof A2A_TOOL_INPUT> {
@@ -57,9 +71,15 @@ export interface A2aAgentToolOptions<InputSchema extends z.ZodType = typeof A2A_
   approvers?: string[];
   /** Members of these groups may decide the tool's calls. */
   approverGroups?: string[];
+  /**
+   * Who answers the remote task when it asks for input (`input-required`): `'model'` (the default),
+   * the calling model, from the call's result; or `'person'`, a question parked in the turn and
+   * answered like an MCP server's question, its answer sent to the remote task.
+   */
+  inputRequired?: 'model' | 'person';
   /** How often the remote task is read while it works (default `2s`; at least `100ms`). */
   pollInterval?: string;
-  /** How long a call follows the remote task before it answers with what it has (default `10m`). */
+  /** How long a call follows the remote task, a person's answer included, before it fails and asks the remote to cancel (default `10m`). */
   timeout?: string;
 }
 
@@ -80,7 +100,11 @@ export function defineA2aAgentTool<InputSchema extends z.ZodType = typeof A2A_TO
   }
   if (options.fetch !== undefined && typeof options.fetch !== 'function') throw new ToolDefinitionError(`${what}: fetch must be a function`);
   const description = options.description ?? options.card?.description;
-  const inputSchema = (options.inputSchema ?? A2A_TOOL_INPUT) as InputSchema;
+  const inputRequired = options.inputRequired ?? 'model';
+  if (inputRequired !== 'model' && inputRequired !== 'person') {
+    throw new ToolDefinitionError(`${what}: inputRequired must be 'model' or 'person' (got ${JSON.stringify(options.inputRequired)})`);
+  }
+  const inputSchema = (options.inputSchema ?? (inputRequired === 'person' ? A2A_PERSON_TOOL_INPUT : A2A_TOOL_INPUT)) as InputSchema;
   checkCommon({ name: options.name, description, inputSchema }, 'defineA2aAgentTool');
   if (options.inputSchema !== undefined && typeof options.prompt !== 'function') {
     throw new ToolDefinitionError(`${what}: a tool with its own inputSchema needs prompt, the message text from the input`);
@@ -107,6 +131,7 @@ export function defineA2aAgentTool<InputSchema extends z.ZodType = typeof A2A_TO
     ...(options.card !== undefined ? { card: options.card } : {}),
     ...(options.fetch !== undefined ? { fetch: options.fetch } : {}),
     prompt: (input) => (options.prompt ? options.prompt(input as z.output<InputSchema>) : (input as { message: string }).message),
+    inputRequired,
     pollIntervalMs,
     timeoutMs,
   };

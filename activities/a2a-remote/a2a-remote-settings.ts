@@ -23,6 +23,8 @@ export interface A2aRemoteSettings {
   card?: A2aAgentCard;
   fetch?: typeof fetch;
   prompt: (input: unknown) => string;
+  /** Who answers the remote task's `input-required`: the calling model (the call's result), or a person (a question parked in the turn). */
+  inputRequired: 'model' | 'person';
   pollIntervalMs: number;
   timeoutMs: number;
 }

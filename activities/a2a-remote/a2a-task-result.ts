@@ -89,6 +89,11 @@ export function verdictOf(task: Task, toolName: string): TaskVerdict {
   }
 }
 
+/** What the remote said in the task's status (its question, for `input-required`), or a fallback. */
+export function statusText(task: Task): string {
+  return (task.status?.message ? textOf(task.status.message.parts) : '') || `The remote agent needs more input to go on with its task ${task.id} (it did not say what).`;
+}
+
 /** Text parts as they are, data parts as JSON, files by name and where they are (bytes are not inlined). */
 export function textOf(parts: readonly Part[] | undefined): string {
   if (!Array.isArray(parts)) return '';

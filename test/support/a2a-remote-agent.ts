@@ -8,6 +8,7 @@
  * - `answer …`: completes with an artifact (a text part and a data part);
  * - `ask …`: asks "Which colour do you want?" (`input-required`), then completes with the answer;
  * - `hold …`: asks as `ask` does, then works on the answer until the test opens `latch`;
+ * - `again …`: asks the same question twice, then completes with the second answer;
  * - `fail …`: fails, saying why;
  * - `wait …`: works until the test opens `latch`, then completes; `CancelTask` cancels it
  *   (the executor publishes `canceled` and ends the task, as the SDK's sample agent does);
@@ -44,6 +45,8 @@ export interface RemoteAgent {
   methods: string[];
   /** Rewrites the JSON-RPC answer to `method` (return it unchanged to pass it). */
   forge: ((method: string, answer: Record<string, unknown>) => unknown) | undefined;
+  /** A task as the remote's store holds it now (its state after a cancel, say). */
+  task(id: string): Promise<Task | undefined>;
   /** Lets every `wait` task complete. */
   openLatch(): void;
   /** The task as the agent's task store holds it. */
@@ -62,9 +65,11 @@ function agentMessage(taskId: string, contextId: string, parts: Part[]): Message
 class TestExecutor implements AgentExecutor {
   constructor(private readonly agent: Pick<RemoteAgent, 'created' | 'received'>, private readonly latch: Promise<void>) {}
 
+  /** Each task's context, for its cancellation's status. */
   private readonly contexts = new Map<string, string>();
   private readonly cancelled = new Set<string>();
 
+  /** As the SDK's cancellable sample agent does: a final `canceled` status, and the bus finished. */
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     this.cancelled.add(taskId);
     bus.publish(
@@ -130,6 +135,10 @@ class TestExecutor implements AgentExecutor {
         await this.latch;
         if (!this.cancelled.has(taskId)) complete([text(`Held, then painted it ${said}.`)]);
       }
+    } else if (asked.startsWith('again')) {
+      // Asks the same question twice; the second answer completes it.
+      if (this.agent.received.filter((message) => message.taskId === taskId).length < 3) status(TaskState.TASK_STATE_INPUT_REQUIRED, 'Which colour do you want?');
+      else complete([text(`Painted it ${said}.`)]);
     } else if (asked.startsWith('big')) {
       complete([text(BIG_ANSWER)]);
     } else if (asked.startsWith('fail')) {
@@ -165,6 +174,7 @@ export async function startRemoteAgent(name = 'warehouse'): Promise<RemoteAgent>
     skills: [],
     signatures: [],
   } as unknown as AgentCard;
+  const store = new InMemoryTaskStore();
   const agent: RemoteAgent = {
     url,
     card,
@@ -172,12 +182,11 @@ export async function startRemoteAgent(name = 'warehouse'): Promise<RemoteAgent>
     received: [],
     methods: [],
     forge: undefined,
+    task: (id) => store.load(id, new ServerCallContext({ requestedVersion: A2A_PROTOCOL_VERSION })),
     openLatch,
-    stored: async () => undefined,
+    stored: (id) => store.load(id, new ServerCallContext({ requestedVersion: A2A_PROTOCOL_VERSION })),
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
-  const store = new InMemoryTaskStore();
-  agent.stored = (taskId) => store.load(taskId, new ServerCallContext({ requestedVersion: '1.0' }));
   const handler = new JsonRpcTransportHandler(new DefaultRequestHandler(card, store, new TestExecutor(agent, latch)));
   server.on('request', (request, response) => {
     void (async () => {

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineA2aAgentTool } from '../../activities/a2a-remote/a2a-agent-tool.js';
 import { messageIdOf } from '../../activities/a2a-remote/a2a-remote-call.js';
-import { A2A_STATE, checkedTask, MalformedRemoteAnswer, textOf, verdictOf } from '../../activities/a2a-remote/a2a-task-result.js';
+import { A2A_STATE, checkedTask, MalformedRemoteAnswer, statusText, textOf, verdictOf } from '../../activities/a2a-remote/a2a-task-result.js';
 import { defineTool, ToolDefinitionError } from '../../activities/tools.js';
 import { createToolRegistry } from '../../activities/tool-registry.js';
 
@@ -42,6 +42,13 @@ describe('defineA2aAgentTool', () => {
     expect(specs.map((spec) => [spec.name, spec.cancellable])).toEqual([['desk', true], ['plain', undefined]]);
   });
 
+  it("with inputRequired 'person', takes no taskId from the model", () => {
+    const tool = defineA2aAgentTool({ name: 'desk', url: 'https://agents.example.com/desk/', description: 'The desk.', inputRequired: 'person' });
+    expect(tool.inputSchema.safeParse({ message: 'hi' }).success).toBe(true);
+    expect(tool.inputSchema.safeParse({ message: 'blue', taskId: 't-1' }).data).toEqual({ message: 'blue' });
+    expect(z.toJSONSchema(tool.inputSchema).properties).not.toHaveProperty('taskId');
+  });
+
   it('takes its description from the card', () => {
     const tool = defineA2aAgentTool({ name: 'desk', card: { name: 'desk', description: 'From the card.' } });
     expect(tool.description).toBe('From the card.');
@@ -58,6 +65,7 @@ describe('defineA2aAgentTool', () => {
       [() => defineA2aAgentTool({ name: 'x', url: 'http://example.com', description: 'x', pollInterval: '10s', timeout: '1s' }), /timeout must be at least pollInterval/],
       [() => defineA2aAgentTool({ name: 'x', url: 'http://example.com', description: 'x', inputSchema: z.object({ q: z.string() }) }), /needs prompt/],
       [() => defineA2aAgentTool({ name: 'x', url: 'http://example.com', description: 'x', approvers: ['ops'] }), /no approval policy/],
+      [() => defineA2aAgentTool({ name: 'x', url: 'http://example.com', description: 'x', inputRequired: 'people' as never }), /inputRequired must be 'model' or 'person'/],
       [() => defineA2aAgentTool({ name: 'bad name', url: 'http://example.com', description: 'x' }), /name must match/],
     ];
     for (const [define, message] of refusals) {
@@ -101,6 +109,11 @@ describe('a remote task, for the call', () => {
       kind: 'question',
       output: 'The remote agent needs more input to go on with its task t-1: Which colour?\nTo answer it, call desk again with {"taskId": "t-1", "message": "<the answer>"}.',
     });
+  });
+
+  it("input-required for a person: the remote's words, or what to say when it said none", () => {
+    expect(statusText(task(A2A_STATE.INPUT_REQUIRED, { status: { ...said('Which colour?')!, state: A2A_STATE.INPUT_REQUIRED } }))).toBe('Which colour?');
+    expect(statusText(task(A2A_STATE.INPUT_REQUIRED))).toBe('The remote agent needs more input to go on with its task t-1 (it did not say what).');
   });
 
   it('failed, rejected, canceled, auth-required: an error with what the remote said', () => {
