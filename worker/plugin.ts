@@ -46,6 +46,9 @@ const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
 /** The module every turnpike workflow bundle preloads (see workflows/preload.ts). */
 export const WORKFLOW_PRELOAD_PATH = fileURLToPath(new URL(`../workflows/preload${extension}`, import.meta.url));
 
+/** The workflow interceptor module every turnpike workflow bundle carries (see workflows/legacy-query-guard.ts). */
+export const LEGACY_QUERY_GUARD_PATH = fileURLToPath(new URL(`../workflows/legacy-query-guard${extension}`, import.meta.url));
+
 export interface TurnpikePluginOptions {
   /**
    * Where streaming model steps also push each delta as the provider streams it, for readers
@@ -288,6 +291,7 @@ export class TurnpikePlugin extends SimplePlugin {
     return {
       ...configured,
       preloadModules: [...new Set([...(configured.preloadModules ?? []), WORKFLOW_PRELOAD_PATH])],
+      workflowInterceptorModules: [...new Set([...(configured.workflowInterceptorModules ?? []), LEGACY_QUERY_GUARD_PATH])],
       webpackConfigHook: (config) => {
         const hooked = userHook ? userHook(config) : config;
         return keepSources || hooked.devtool !== SDK_DEVTOOL ? hooked : { ...hooked, devtool: 'inline-nosources-source-map' };
