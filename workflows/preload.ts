@@ -26,10 +26,11 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import * as workflows from './index.js';
 import * as registered from './registered-workflows.js';
+import * as legacyQueryGuard from './legacy-query-guard.js';
 
 // zod sets its default locale on the first schema it builds; build one now, before the SDK
 // freezes shared modules, or every workflow fails with "Cannot add property localeError".
 z.object({ warm: z.string().optional() }).safeParse({ warm: 'up' });
 
 /** Referenced, so that webpack keeps the imports (these packages declare `sideEffects: false`). */
-export const preloaded = [typeof sha256, typeof bytesToHex, typeof utf8ToBytes, typeof workflows, typeof registered];
+export const preloaded = [typeof sha256, typeof bytesToHex, typeof utf8ToBytes, typeof workflows, typeof registered, typeof legacyQueryGuard];

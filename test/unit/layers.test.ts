@@ -22,7 +22,7 @@ const FLOORS: Record<string, number> = { workflows: 1, activities: 2, codec: 2, 
  * before it. The root (`index.ts`, `preload.ts`, `registered-workflows.ts`) stands above them all.
  */
 const WORKFLOW_FOLDERS = ['types', 'messages', 'stream', 'calls', 'context', 'budgets', 'agents', 'turn', 'conversation', 'capacity', 'evaluation', 'a2a'];
-const WORKFLOW_ROOT_FILES = ['index.ts', 'preload.ts', 'registered-workflows.ts'];
+const WORKFLOW_ROOT_FILES = ['index.ts', 'preload.ts', 'registered-workflows.ts', 'legacy-query-guard.ts'];
 
 function sources(folder: string): string[] {
   const full = path.join(ROOT, folder);
