@@ -17,6 +17,7 @@ import { serveApi, type ServedApi } from '../support/api-server.js';
 import { startPushReceiver, type PushReceiver } from '../support/push-receiver.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { until } from '../support/until.js';
 
 let turnpike: TurnpikeHarness;
 let served: ServedApi;
@@ -229,11 +230,3 @@ describe('A2A contexts', () => {
     expect(await exists(`${first.id}/turn-${accepted.length + 2}`)).toBe(false);
   });
 });
-
-async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const ends = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > ends) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}

@@ -22,6 +22,7 @@ import { noteStarted } from '../support/history-recorder.js';
 import { startPushReceiver, type PushReceiver, type ReceivedNotification } from '../support/push-receiver.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { until } from '../support/until.js';
 
 const current = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const older = generateKeyPairSync('ed25519');
@@ -85,13 +86,6 @@ function config(taskId: string, url: string, more: Partial<TaskPushNotificationC
   return { tenant: '', id: '', taskId, url, token: '', authentication: undefined, ...more };
 }
 
-async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const ends = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > ends) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 function state(taken: ReceivedNotification): string {
   const response = StreamResponse.fromJSON(taken.body);

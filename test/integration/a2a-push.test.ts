@@ -21,6 +21,7 @@ import { noteStarted } from '../support/history-recorder.js';
 import { startPushReceiver, type PushReceiver } from '../support/push-receiver.js';
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { until } from '../support/until.js';
 
 let turnpike: TurnpikeHarness;
 let served: ServedApi;
@@ -95,13 +96,6 @@ function expectParkedThenCompleted(receiver: PushReceiver): void {
   expect(new Set(receiver.taken.map((taken) => taken.delivery)).size).toBe(seen.length);
 }
 
-async function until(check: () => boolean, what: string, ms = 60_000): Promise<void> {
-  const ends = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > ends) throw new Error(`Timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
 
 /** The notifier of a config, noted for the replay set (`npm run record-histories`). */
 function notifier(taskId: string, configId: string) {

@@ -18,6 +18,7 @@ import type { AgentTurnResult } from '../../workflows/types/index.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { startRemoteAgent, type RemoteAgent } from '../support/a2a-remote-agent.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { until } from '../support/until.js';
 
 let turnpike: TurnpikeHarness;
 /** Behind `warehouse`. */
@@ -169,11 +170,3 @@ describe('a turn cancelled while it follows a remote A2A task', () => {
     expect(await stateOf(warehouse, taskIds[0]!)).toBe(TaskState.TASK_STATE_CANCELED);
   }, 120_000);
 });
-
-async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

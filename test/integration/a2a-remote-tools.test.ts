@@ -20,6 +20,7 @@ import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { isStoredOutput } from '../../content/stored-content.js';
 import { noteStarted } from '../support/history-recorder.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { until } from '../support/until.js';
 
 let turnpike: TurnpikeHarness;
 /** Behind `warehouse`. */
@@ -261,11 +262,3 @@ describe('a worker killed while the remote task works', () => {
     );
   }, 120_000);
 });
-
-async function until(condition: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition never held');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
