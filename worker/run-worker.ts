@@ -15,6 +15,7 @@ import { connectionOptionsFromEnvironment } from './environment.js';
 import { TurnpikePlugin } from './plugin.js';
 import { modelCapacityFromEnvironment } from './model-capacity.js';
 import { tenantBudgetsFromEnvironment } from '../activities/tenant-budgets/tenant-budget-options.js';
+import { livenessOf } from './liveness.js';
 
 export interface RunWorkerOptions extends Omit<CreateWorkerOptions, 'connection' | 'namespace'> {
   /**
@@ -41,12 +42,14 @@ function numberFromEnvironment(name: string): number | undefined {
 }
 
 /**
- * `/healthz`: the process answers. `/readyz`: the worker is polling its task queue (503 while
- * starting or draining). `/mcp-servers`: what the worker knows of each MCP server it declares
+ * `/healthz`: the process is alive: 503 once the worker has failed, or has been stopping for
+ * longer than its shutdown grace time allows (worker/liveness.ts). `/readyz`: the worker is
+ * polling its task queue (503 while starting or draining). `/mcp-servers`: what the worker knows of each MCP server it declares
  * (up, down with the error and the next retry, or unknown until a turn needs it).
  */
 async function serveHealth(worker: Worker, host: string, port: number): Promise<http.Server> {
   const plugin = worker.options.plugins?.find((candidate): candidate is TurnpikePlugin => candidate instanceof TurnpikePlugin);
+  const liveness = livenessOf(() => worker.getState(), worker.options.shutdownGraceTimeMs);
   const server = http.createServer((request, response) => {
     const reply = (status: number, body: unknown) => {
       response.writeHead(status, { 'content-type': 'application/json' });
@@ -59,10 +62,11 @@ async function serveHealth(worker: Worker, host: string, port: number): Promise<
       );
       return;
     }
-    const state = worker.getState();
+    const { alive, state, stoppingSince } = liveness.check();
     const ready = state === 'RUNNING';
-    const status = request.url === '/healthz' ? 200 : request.url === '/readyz' ? (ready ? 200 : 503) : 404;
-    reply(status, status === 404 ? { error: 'GET /healthz, /readyz or /mcp-servers' } : { state, taskQueue: worker.options.taskQueue });
+    const status = request.url === '/healthz' ? (alive ? 200 : 503) : request.url === '/readyz' ? (ready ? 200 : 503) : 404;
+    const since = stoppingSince === undefined ? {} : { stoppingSince: new Date(stoppingSince).toISOString() };
+    reply(status, status === 404 ? { error: 'GET /healthz, /readyz or /mcp-servers' } : { state, taskQueue: worker.options.taskQueue, ...since });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
