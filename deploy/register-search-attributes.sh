@@ -17,6 +17,9 @@ NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
 RETENTION="${TURNPIKE_NAMESPACE_RETENTION:-168h}"
 ATTEMPTS="${SETUP_ATTEMPTS:-60}"
 SLEEP_SECONDS="${SETUP_SLEEP_SECONDS:-2}"
+# Past the namespace cache's refresh interval (2 s by default), after creating any attribute.
+NAMESPACE_REFRESH_SECONDS="${SETUP_NAMESPACE_REFRESH_SECONDS:-3}"
+CREATED=
 # Exit status a step uses for "retrying cannot fix this".
 FATAL=100
 
@@ -68,6 +71,7 @@ ensure_namespace() {
 create_search_attribute() {
   if out=$(cli operator search-attribute create --namespace "$NAMESPACE" --name "$1" --type "$2" 2>&1); then
     log "$1 ($2) registered"
+    CREATED=yes
     return 0
   fi
   case "$out" in
@@ -103,5 +107,8 @@ retry "TurnpikeForkOf" create_search_attribute TurnpikeForkOf Keyword
 retry "TurnpikeTenant" create_search_attribute TurnpikeTenant Keyword
 retry "TurnpikeApprovers" create_search_attribute TurnpikeApprovers KeywordList
 retry "visibility queries on turnpike's search attributes" query_accepted
+# The frontend accepted the query; the other services read a new search attribute from the
+# namespace's config, which each re-reads every 2 s (system.namespaceCacheRefreshInterval).
+if [ -n "$CREATED" ]; then sleep "$NAMESPACE_REFRESH_SECONDS"; fi
 cli operator search-attribute list --namespace "$NAMESPACE"
 log "done"
