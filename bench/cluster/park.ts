@@ -14,6 +14,13 @@ import { round } from '../stats.js';
 import { TASK_QUEUE } from './topology.js';
 
 const START_CONCURRENCY = 50;
+/**
+ * Turns started but not yet listed parked, at most: starting faster than the cluster parks only
+ * queues first workflow tasks (at 100,000 started at once, the first 60,000 waited over 20 minutes
+ * in the task queue's backlog while the starts took the server's time), so the time to park
+ * measures what the cluster sustains.
+ */
+export const MAX_UNPARKED = 2_000;
 const HISTORY_SAMPLE = 20;
 export const PARKED_QUERY = `WorkflowType="agentTurn" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${TASK_QUEUE}"`;
 
@@ -37,11 +44,27 @@ export async function parkTurns(client: Client, turns: number, log: (line: strin
   const turnpike = new TurnpikeClient({ client, taskQueue: TASK_QUEUE });
   const started = performance.now();
   let progress = 0;
-  await runPool(turns, START_CONCURRENCY, async (index) => {
-    const tool = toolOfTurn(index);
-    await turnpike.startTurn({ model: { provider: 'scripted', model: 'bench' }, messages: [{ role: 'user', content: `use ${tool} with {"n": ${index}}` }] }, { turnId: parkedTurnId(index) });
-    if (++progress % 2_000 === 0) log(`  cluster: ${progress} of ${turns} turns started (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-  });
+  // The parked count, read every 2 s while turns start; each start waits while too many are unparked.
+  let parked = 0;
+  let starting = true;
+  const counting = (async () => {
+    while (starting) {
+      // A refused count (the server busy) keeps the last one.
+      parked = (await client.workflow.count(PARKED_QUERY).catch(() => ({ count: parked }))).count;
+      await sleep(2_000);
+    }
+  })();
+  try {
+    await runPool(turns, START_CONCURRENCY, async (index) => {
+      while (index - parked >= MAX_UNPARKED) await sleep(250);
+      const tool = toolOfTurn(index);
+      await turnpike.startTurn({ model: { provider: 'scripted', model: 'bench' }, messages: [{ role: 'user', content: `use ${tool} with {"n": ${index}}` }] }, { turnId: parkedTurnId(index) });
+      if (++progress % 2_000 === 0) log(`  cluster: ${progress} of ${turns} turns started (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+    });
+  } finally {
+    starting = false;
+    await counting;
+  }
   log(`  cluster: ${turns} turns started in ${((performance.now() - started) / 1000).toFixed(1)} s; waiting for visibility to list them parked`);
   for (let last = -1; ; ) {
     const { count } = await client.workflow.count(PARKED_QUERY);
