@@ -139,7 +139,7 @@ describe('turning fairness on for a live task queue (server 1.29.1)', () => {
     for (const turnId of parked) approvals.set(turnId, (await waitForPending(turnpike.turn(turnId)))[0]!.approvalId!);
 
     // The check: parked turns wait on an update, not on a task. Nothing waits, and the worker polls.
-    const before = await backlogUntil(turnpike, live.taskQueue, (backlog) => backlog.workflowTasks + backlog.activityTasks === 0);
+    const before = await backlogUntil(turnpike, live.taskQueue, (backlog) => backlog.workflowTasks + backlog.activityTasks === 0 && backlog.pollers > 0);
     expect(before).toEqual({ taskQueue: live.taskQueue, workflowTasks: 0, activityTasks: 0, oldestTaskAgeMs: 0, pollers: 1 });
     const checked = await cli('queue', 'backlog', '--json');
     expect(checked.code, checked.stderr).toBe(0);
@@ -196,7 +196,7 @@ describe('turning fairness on for a live task queue (server 1.29.1)', () => {
     // No worker polls: the turns' first workflow tasks wait in the queue.
     const before = await backlogUntil(turnpike, live.taskQueue, (backlog) => backlog.workflowTasks === BACKLOG);
     expect(before).toMatchObject({ taskQueue: live.taskQueue, workflowTasks: BACKLOG, activityTasks: 0, pollers: 0 });
-    expect(before.oldestTaskAgeMs).toBeGreaterThan(0);
+    expect.soft(before.oldestTaskAgeMs).toBeGreaterThan(0);
     // The CLI reads the turns' queue and the model queue its environment names.
     const modelQueue = `${live.taskQueue}-models`;
     const withModelQueue = new TurnpikeClient({ client: turnpike.client, taskQueue: live.taskQueue, modelTaskQueue: modelQueue });
@@ -219,8 +219,10 @@ describe('turning fairness on for a live task queue (server 1.29.1)', () => {
     // The switch, skipping the check.
     await live.stopServer();
     turnpike = await live.start(true);
+    // The check run now would not see them: the queue reports its new table only.
     const afterSwitch = await taskQueueBacklog(turnpike.client, live.taskQueue);
     console.log(`fairness-live-queue: backlog as reported after the switch: ${JSON.stringify(afterSwitch)}`);
+    expect.soft(afterSwitch).toMatchObject({ workflowTasks: 0, activityTasks: 0 });
     await live.startWorker();
     const workerStarted = Date.now();
     const later = `after-switch-${randomUUID()}`;
@@ -233,12 +235,13 @@ describe('turning fairness on for a live task queue (server 1.29.1)', () => {
     expect(stranded).toEqual(Array(BACKLOG).fill({ dispatched: false, status: 'RUNNING' }));
     const whileStranded = await taskQueueBacklog(turnpike.client, live.taskQueue);
     console.log(`fairness-live-queue: backlog as reported while stranded: ${JSON.stringify(whileStranded)}`);
+    expect.soft(whileStranded).toMatchObject({ workflowTasks: 0, activityTasks: 0 });
 
     // Fairness off again: the old table's tasks are dispatched, and the turns complete.
     await live.stopServer();
     turnpike = await live.start(false);
     for (const turnId of waiting) expect((await turnpike.turnResult(turnId)).status).toBe('completed');
-    expect(await backlogUntil(turnpike, live.taskQueue, (backlog) => backlog.workflowTasks === 0)).toMatchObject({ workflowTasks: 0, activityTasks: 0, pollers: 1 });
+    expect(await backlogUntil(turnpike, live.taskQueue, (backlog) => backlog.workflowTasks === 0 && backlog.pollers > 0)).toMatchObject({ workflowTasks: 0, activityTasks: 0, pollers: 1 });
     expect(live.workerState()).toBe('RUNNING');
   });
 });
