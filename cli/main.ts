@@ -18,6 +18,7 @@ import { registerConversationCommands } from './commands/conversations.js';
 import { registerDecisionsCommand } from './commands/decisions.js';
 import { registerEvalCommands } from './commands/eval.js';
 import { registerParkedCommands } from './commands/parked.js';
+import { QueueBacklogError, registerQueueCommands } from './commands/queue.js';
 import { registerReplayCommand } from './commands/replay.js';
 import { registerTurnCommands } from './commands/turns.js';
 import { registerTurnForkCommand } from './commands/turn-fork.js';
@@ -38,6 +39,8 @@ export const EXIT_CODES = {
   rejected: 3,
   /** No turn or conversation with that id, no stored object with that reference. */
   notFound: 4,
+  /** `queue backlog`: tasks wait on a queue it read (QueueBacklogError). */
+  backlog: 5,
 } as const;
 
 /** The rejection types a CLI command can exit 3 with: the turns' and the client's, not the HTTP API's. */
@@ -50,6 +53,7 @@ Exit codes:
   2  usage error (unknown command or option, missing or invalid argument)
   3  rejected by the workflow; its type (below) and message are printed on stderr
   4  not found: no turn or conversation with that id, no stored object with that reference
+  5  queue backlog: tasks wait on a task queue it read
 
 Rejection types (exit code 3):
 ${CLI_REJECTION_TYPES.map(([type, info]) => `  ${type.padEnd(24)}${info.description.replaceAll('`', '')}`).join('\n')}
@@ -62,6 +66,8 @@ Environment:
   TEMPORAL_NAMESPACE   the namespace (default "default")
                        (TEMPORAL_API_KEY, TLS variables and TEMPORAL_PROFILE as the temporal CLI reads them)
   TURNPIKE_TASK_QUEUE  the turnpike workers' task queue (default "turnpike"; --task-queue overrides it)
+  TURNPIKE_MODEL_TASK_QUEUE
+                       the workers' model queue, if any (queue backlog reads it too)
   TURNPIKE_CONTENT_STORE
                        the content store (content get, content sweep): a folder, file:,
                        postgresql:// or s3:// URL (default .turnpike/content); the workers' store
@@ -77,6 +83,7 @@ Examples:
   turnpike deny <turnId> <approvalId> --reason 'not during the freeze'
   turnpike show <turnId>
   turnpike send support-7 'look up order 1002' && turnpike history support-7
+  turnpike queue backlog    # before turning fairness on: exits 5 while tasks wait
   turnpike replay --query 'WorkflowType="agentTurn" AND ExecutionStatus="Running"' --workflows dist/workflows.js`;
 
 /** Builds the program for one run; commander keeps parse state on it, so it is not reused. */
@@ -107,6 +114,7 @@ function buildProgram(context: CliContext, io: CliIo): Command {
   registerContentCommands(program, context);
   registerReplayCommand(program, context);
   registerEvalCommands(program, context);
+  registerQueueCommands(program, context);
   return program;
 }
 
@@ -119,6 +127,10 @@ function report(context: CliContext, error: unknown): number {
   if (error instanceof TurnpikeRejectedError) {
     context.error({ exitCode: EXIT_CODES.rejected, kind: 'rejected', type: error.type, message: error.message });
     return EXIT_CODES.rejected;
+  }
+  if (error instanceof QueueBacklogError) {
+    context.error({ exitCode: EXIT_CODES.backlog, kind: 'backlog', message: error.message });
+    return EXIT_CODES.backlog;
   }
   if (error instanceof TurnpikeUnavailableError) {
     // Temporal could not take it in time (client/transient-wait.ts): the same command may be run again.

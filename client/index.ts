@@ -5,6 +5,7 @@
  */
 export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions, type StartRecord, type StartTurnInput, type StartTurnOptions, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './turnpike-client.js';
 export { capacityWaitOf, MODEL_ACTIVITY_TYPE, type WaitingForCapacity } from './capacity-wait.js';
+export { taskQueueBacklog, type TaskQueueBacklog } from './queue-backlog.js';
 export { MAX_TENANT_BYTES, TURN_PRIORITIES, type TenantPlacement, type TurnPriority } from './tenants.js';
 export { toOutputSpec, typedOutput, TurnpikeOutputError, type DeepPartial, type OutputOf, type OutputOption, type OutputStreamItem } from './typed-output.js';
 export type { ClientToolOutput, ClientToolResult } from '../activities/tools.js';
