@@ -39,7 +39,9 @@ export interface ParkedPageOptions extends Omit<ParkedCallsOptions, 'limit'> {
 
 /** A page of an approver's queue: its calls, soonest-expiring turn first, and the cursor of the next page when there may be one. */
 export interface ParkedPage {
+  /** The calls of the page's turns, soonest-expiring turn first (then by turn id); a turn's calls together. */
   calls: ParkedCall[];
+  /** Pass as `after` for the next page; absent when the queue ended with this page. Opaque: a turn's expiry and id. */
   next?: string;
 }
 
