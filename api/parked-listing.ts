@@ -18,6 +18,12 @@ import type { decisionsQuery } from './request-schemas.js';
 const LISTING_TTL_MS = 500;
 /** Parked turns per page when the request names no `limit` (`buildApi({ listingLimit })`; see `TurnpikeClient.listParkedPage`). */
 const DEFAULT_LISTING_LIMIT = 5_000;
+/**
+ * Parked turns per page of the live feed (at most `listingLimit`), which the dashboards show
+ * first: a caller with a long queue sees its soonest 100 turns without waiting for the rest. The
+ * dashboard asks for pages of the same size (api/dashboard/listing.js).
+ */
+const FEED_PAGE_LIMIT = 100;
 
 /** The key of a caller's rights to decide: callers with the same share one listing. */
 export function rightsKey(who: Caller): string {
@@ -41,10 +47,15 @@ export class ParkedListing {
   ) {}
 
   /**
-   * The first page of the parked calls `who` may decide, and of the client-tool calls and
-   * questions (filtered by reading rights in `viewFor`): what the live feed lists. See `parkedPage`.
+   * The first page (FEED_PAGE_LIMIT turns) of the parked calls `who` may decide, and of the
+   * client-tool calls and questions (filtered by reading rights in `viewFor`): what the live feed
+   * lists. See `parkedPage`.
    */
-  parkedCalls = (who: Caller): Promise<ParkedCall[]> => this.parkedPage(who);
+  parkedCalls = (who: Caller): Promise<ParkedCall[]> => this.parkedPage(who, { limit: Math.min(this.defaultLimit(), FEED_PAGE_LIMIT) });
+
+  private defaultLimit(): number {
+    return Math.min(this.options.listingLimit ?? DEFAULT_LISTING_LIMIT, MAX_PAGE_LIMIT);
+  }
 
   /**
    * A page of the parked calls `who` may decide, and the client-tool calls and questions,
@@ -61,7 +72,7 @@ export class ParkedListing {
    * is read for its request alone.
    */
   parkedPage(who: Caller, page: { limit?: number; after?: string } = {}): Promise<ParkedCall[]> {
-    const limit = page.limit ?? Math.min(this.options.listingLimit ?? DEFAULT_LISTING_LIMIT, MAX_PAGE_LIMIT);
+    const limit = page.limit ?? this.defaultLimit();
     if (page.after !== undefined) return this.list(who, limit, page.after);
     const key = `${rightsKey(who)}/${limit}`;
     const now = Date.now();

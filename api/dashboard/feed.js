@@ -3,12 +3,12 @@
 // already brought the sign-in form up (requests.js); the feed only stops trying.
 import { REFRESH_MS, showStatus, state } from './page.js';
 import { api } from './requests.js';
-import { render } from './listing.js';
+import { PAGE_LIMIT, render } from './listing.js';
 import { refreshDecisions } from './decisions.js';
 
 export async function refresh() {
   try {
-    render(await api('/api/approvals'));
+    render(await api(`/api/approvals?limit=${PAGE_LIMIT}`));
     showStatus(true, `live · updated ${new Date().toLocaleTimeString()}`);
   } catch (error) {
     showStatus(false, error.status === 401 ? 'signed out' : `cannot reach turnpike: ${error.message}`);

@@ -9,6 +9,9 @@ import { renderProgress } from './progress.js';
 import { budgetCard, decide, showContext } from './approvals.js';
 import { answerQuestion, showProblem } from './questions.js';
 
+/** Turns per page, as the live feed's (api/parked-listing.ts, FEED_PAGE_LIMIT). */
+export const PAGE_LIMIT = 100;
+
 const LISTS = { approval: '#approvals', budget: '#approvals', elicitation: '#questions', 'client-tool': '#client-calls' };
 
 /**
@@ -88,7 +91,7 @@ export async function showMore() {
   const button = $('#show-more');
   button.disabled = true;
   try {
-    render(await api(`/api/approvals?after=${encodeURIComponent(cursor)}`), true);
+    render(await api(`/api/approvals?limit=${PAGE_LIMIT}&after=${encodeURIComponent(cursor)}`), true);
   } catch (error) {
     toast(`Could not load more: ${error.message}`, 'error');
   } finally {
