@@ -15,12 +15,12 @@ export function registerApprovalRoutes(app: ApiApp, { listing, access }: RouteCo
   };
 
   api.get('/api/approvals', { schema: { querystring: listingQuery } }, async (request, reply) => {
-    const { tool, conversation, minAgeSeconds, tenant } = request.query;
+    const { tool, conversation, minAgeSeconds, tenant, limit, after } = request.query;
     if (refusedTenant(request, reply, tenant)) return reply;
     return answer(reply, async () => {
       const now = Date.now();
       return listing.viewFor(
-        await listing.parkedCalls(request.caller!),
+        await listing.parkedPage(request.caller!, { ...(limit !== undefined ? { limit } : {}), ...(after !== undefined ? { after } : {}) }),
         request.caller!,
         (call) =>
           (tenant === undefined || call.tenant === tenant) &&

@@ -32,8 +32,8 @@ export interface ApprovalsEventsRouteOptions {
   tokens: StreamTokens;
   /** The caller of the request's sign-in cookie, with when the session ends. */
   signedIn?: (request: FastifyRequest) => (Caller & { expiresAt: number }) | undefined;
-  /** The listing body `GET /api/approvals` answers this caller with. */
-  view: (calls: readonly ParkedCall[], caller: Caller) => unknown;
+  /** The listing body `GET /api/approvals` answers this caller with, of the calls `keep` keeps. */
+  view: (calls: readonly ParkedCall[], caller: Caller, keep: (call: ParkedCall) => boolean) => unknown;
   /** Why `caller` may not name `tenant` in `?tenant=` (api/tenant-binding.ts), or undefined. */
   tenantProblem: (caller: Caller, tenant: string | undefined) => string | undefined;
   unauthorized: (reply: FastifyReply) => FastifyReply;
@@ -71,7 +71,7 @@ export function registerApprovalsEventsRoute(app: Api, options: ApprovalsEventsR
         last = undefined;
         return;
       }
-      const body = JSON.stringify(options.view(tenant === undefined ? calls : calls.filter((call) => call.tenant === tenant), caller));
+      const body = JSON.stringify(options.view(calls, caller, (call) => tenant === undefined || call.tenant === tenant));
       if (body === last) return;
       last = body;
       response.write(`data: ${body}\n\n`);

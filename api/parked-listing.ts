@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { ParkedCall, TurnpikeClient } from '../client/turnpike-client.js';
 import { waitOutTransient } from '../client/transient-wait.js';
 import { decidable } from '../client/listings.js';
+import { MAX_PAGE_LIMIT } from '../client/expiry-pages.js';
 import { mayDecide } from '../workflows/calls/call-checks.js';
 import { signDecision, type Caller } from './auth.js';
 import type { ReadAccess } from './read-access.js';
@@ -15,8 +16,14 @@ import { sameTenant } from './tenant-binding.js';
 import type { decisionsQuery } from './request-schemas.js';
 
 const LISTING_TTL_MS = 500;
-/** Parked turns one listing reads at most (from visibility; see `TurnpikeClient.listParkedCalls`). */
+/** Parked turns per page when the request names no `limit` (`buildApi({ listingLimit })`; see `TurnpikeClient.listParkedPage`). */
 const DEFAULT_LISTING_LIMIT = 5_000;
+/**
+ * Parked turns per page of the live feed (at most `listingLimit`), which the dashboards show
+ * first: a caller with a long queue sees its soonest 100 turns without waiting for the rest. The
+ * dashboard asks for pages of the same size (api/dashboard/listing.js).
+ */
+const FEED_PAGE_LIMIT = 100;
 
 /** The key of a caller's rights to decide: callers with the same share one listing. */
 export function rightsKey(who: Caller): string {
@@ -28,6 +35,8 @@ export class ParkedListing {
   private readonly listings = new Map<string, { at: number; calls: Promise<ParkedCall[]> }>();
   /** Per listing: the starters of the conversations whose client-tool calls and questions it lists, for reading rights. */
   private readonly listedStarters = new WeakMap<readonly ParkedCall[], Map<string, string | undefined>>();
+  /** Per listing: the cursor of the page after it, when there may be one. */
+  private readonly listedNext = new WeakMap<readonly ParkedCall[], string>();
   /** Called after each change, so that open dashboards learn at once (the approvals feed's nudge). */
   onChange: () => void = () => {};
 
@@ -38,34 +47,70 @@ export class ParkedListing {
   ) {}
 
   /**
-   * The parked calls `who` may decide, and the client-tool calls and questions (filtered by
-   * reading rights in `viewFor`), shared by every request with the same rights within
-   * LISTING_TTL_MS: the live feed and API callers (and dashboards that fell back to polling) list
-   * often, so concurrent pollers share one listing instead of multiplying that load. Visibility
-   * is asked for the turns those rights may decide in (`TurnpikeApprovers`,
-   * workflows/context/approver-values.ts), so a listing costs what the approver may decide, not
-   * every parked turn (plus a `turnState` query for the few turns whose memo cannot answer).
+   * The first page (FEED_PAGE_LIMIT turns) of the parked calls `who` may decide, and of the
+   * client-tool calls and questions (filtered by reading rights in `viewFor`): what the live feed
+   * lists. See `parkedPage`.
    */
-  parkedCalls = (who: Caller): Promise<ParkedCall[]> => {
-    const key = rightsKey(who);
+  parkedCalls = (who: Caller): Promise<ParkedCall[]> => this.parkedPage(who, { limit: Math.min(this.defaultLimit(), FEED_PAGE_LIMIT) });
+
+  private defaultLimit(): number {
+    return Math.min(this.options.listingLimit ?? DEFAULT_LISTING_LIMIT, MAX_PAGE_LIMIT);
+  }
+
+  /**
+   * A page of the parked calls `who` may decide, and the client-tool calls and questions,
+   * soonest-expiring turn first (`TurnpikeClient.listParkedPage`): `limit` turns
+   * (`listingLimit`, 5,000, when not given), from `after` on. Visibility is asked for the turns
+   * those rights may decide in (`TurnpikeApprovers`, workflows/context/approver-values.ts), in
+   * windows of expiry (`TurnpikeNextExpiry`), so a page costs about what it shows, not the length
+   * of the approver's queue nor every parked turn (plus a `turnState` query for the few turns
+   * whose memo cannot answer).
+   *
+   * A first page is shared by every request with the same rights and limit within LISTING_TTL_MS:
+   * the live feed and API callers (and dashboards that fell back to polling) list often, so
+   * concurrent pollers share one listing instead of multiplying that load. A later page (`after`)
+   * is read for its request alone.
+   */
+  parkedPage(who: Caller, page: { limit?: number; after?: string } = {}): Promise<ParkedCall[]> {
+    const limit = page.limit ?? this.defaultLimit();
+    if (page.after !== undefined) return this.list(who, limit, page.after);
+    const key = `${rightsKey(who)}/${limit}`;
     const now = Date.now();
     const shared = this.listings.get(key);
     if (shared && now - shared.at <= LISTING_TTL_MS) return shared.calls;
     for (const [other, listing] of this.listings) if (now - listing.at > LISTING_TTL_MS) this.listings.delete(other);
-    // A listing that Temporal refuses for a while (its persistence or visibility rate limit) is asked again, then answered 503.
-    const approver = { identity: who.identity, ...(who.groups ? { groups: who.groups } : {}) };
-    const listed = waitOutTransient('the parked calls', this.client.transientPatienceMs, () => this.client.listParkedCalls({ limit: this.options.listingLimit ?? DEFAULT_LISTING_LIMIT, approver }));
-    const calls = listed.then(async (all) => {
-      const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
-      this.listedStarters.set(all, await this.access.conversationStarters(conversations));
-      return all;
-    });
+    const calls = this.list(who, limit);
     this.listings.set(key, { at: now, calls });
     calls.catch(() => this.listings.get(key)?.calls === calls && this.listings.delete(key));
     return calls;
-  };
+  }
 
-  /** What `caller` sees of the listing: the calls they may decide, with counts per tool and signed when decisions are. */
+  private list(who: Caller, limit: number, after?: string): Promise<ParkedCall[]> {
+    // A listing that Temporal refuses for a while (its persistence or visibility rate limit) is asked again, then answered 503.
+    const approver = { identity: who.identity, ...(who.groups ? { groups: who.groups } : {}) };
+    const listed = waitOutTransient('the parked calls', this.client.transientPatienceMs, () => this.client.listParkedPage({ limit, approver, ...(after !== undefined ? { after } : {}) }));
+    return listed.then(async ({ calls: all, next }) => {
+      const conversations = all.flatMap((call) => (!decidable(call) && !call.startedBy && call.conversationId ? [call.conversationId] : []));
+      this.listedStarters.set(all, await this.access.conversationStarters(conversations));
+      if (next !== undefined) this.listedNext.set(all, next);
+      return all;
+    });
+  }
+
+  /** The calls of a listing that `keep` keeps, as a listing of its own (its starters and next page kept). */
+  narrowed(all: readonly ParkedCall[], keep: (call: ParkedCall) => boolean): readonly ParkedCall[] {
+    const kept = all.filter(keep);
+    const starters = this.listedStarters.get(all);
+    const next = this.listedNext.get(all);
+    if (starters) this.listedStarters.set(kept, starters);
+    if (next !== undefined) this.listedNext.set(kept, next);
+    return kept;
+  }
+
+  /**
+   * What `caller` sees of a page of the listing: the calls they may decide, with counts per tool
+   * (of this page) and signed when decisions are, and `next`, the cursor of the page after it.
+   */
   viewFor(all: readonly ParkedCall[], who: Caller, keep: (call: ParkedCall) => boolean = () => true) {
     const identity = who.identity;
     // Each approver sees what they may decide (the turn checks again when they do); client-tool
@@ -82,7 +127,8 @@ export class ParkedListing {
     const sign = (call: ParkedCall) =>
       secret && call.approvalId ? { decisionToken: signDecision(secret, { turnId: call.turnWorkflowId, approvalId: call.approvalId, inputHash: call.inputHash, approver: identity }) } : {};
     const sorted = mine.filter(keep).sort((a, b) => a.expiresAt.localeCompare(b.expiresAt));
-    return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })) };
+    const next = this.listedNext.get(all);
+    return { approver: identity, counts, calls: sorted.map((call) => ({ ...call, ...sign(call) })), ...(next !== undefined ? { next } : {}) };
   }
 
   /** Decisions on turns the caller may read, each turn checked once; `next` pages on from the last one read. */

@@ -5,6 +5,7 @@
  */
 import { placementProblem, TURN_PRIORITIES, type TurnPriority } from '../client/tenants.js';
 import { z } from 'zod';
+import { MAX_PAGE_LIMIT, parseParkedCursor } from '../client/expiry-pages.js';
 import { MODEL_PROVIDERS } from '../workflows/messages/model-providers.js';
 import { gradersProblem } from '../workflows/evaluation/grader-types.js';
 
@@ -124,6 +125,14 @@ export const listingQuery = z.object({
   conversation: z.string().min(1).optional(),
   /** Only calls waiting at least this long. */
   minAgeSeconds: z.coerce.number().int().min(0).optional(),
+  /** Turns per page, soonest-expiring first (their calls together); `buildApi({ listingLimit })`, 5,000, when not given. */
+  limit: z.coerce.number().int('limit must be a whole number').min(1, 'limit must be at least 1').max(MAX_PAGE_LIMIT, `limit must be at most ${MAX_PAGE_LIMIT}`).optional(),
+  /** The `next` of the page before. */
+  after: z
+    .string()
+    .max(2_000)
+    .refine((cursor) => parseParkedCursor(cursor) !== undefined, 'after must be the `next` of a page of GET /api/approvals')
+    .optional(),
 });
 
 /** The turns an evaluation may take at most (`MAX_EVALUATION_TURNS`), as a list or from a query. */

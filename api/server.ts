@@ -221,7 +221,7 @@ export async function buildApi(options: ApiOptions): Promise<FastifyInstance> {
     authenticate,
     tokens: streamTokens,
     signedIn: (request) => bind(sessions.caller(request)),
-    view: (calls, who) => listing.viewFor(calls, who),
+    view: (calls, who, keep) => listing.viewFor(listing.narrowed(calls, keep), who),
     tenantProblem: (who, tenant) => tenantFilterProblem(who, access.isAdmin(who), tenant),
     invalid: (reply, message) => sendError(reply, 'InvalidRequest', message),
     unauthorized: (reply) => sendError(reply, 'Unauthorized', 'Open the stream with a stream token (POST /api/approvals/stream-token) or Authorization: Bearer <token>'),

@@ -57,7 +57,7 @@ export async function sendMessage(starter: WorkflowStarter, request: Omit<SendMe
       throw notRunning ? noConversationSettings(conversationId) : error;
     });
   }
-  // Started with `TurnpikeApprovers` where the namespace has it, so its turns are (client/approvers-attribute.ts).
+  // Started with `TurnpikeApprovers` and `TurnpikeNextExpiry` where the namespace has them, so its turns are (client/approvers-attribute.ts).
   return startWithApprovers(starter.client, placement.typedSearchAttributes, (typedSearchAttributes) => {
     const start = new WithStartWorkflowOperation<typeof agentConversation>(AGENT_CONVERSATION_WORKFLOW, {
       workflowId: conversationId,

@@ -3,7 +3,7 @@
  * conversations, decide approvals, submit client-tool results. With a plain
  * `@temporalio/client` `Client`, use the message definitions and `turnpikeDataConverter` here.
  */
-export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions, type StartRecord, type StartTurnInput, type StartTurnOptions, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './turnpike-client.js';
+export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions, type ParkedPage, type ParkedPageOptions, type StartRecord, type StartTurnInput, type StartTurnOptions, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './turnpike-client.js';
 export { capacityWaitOf, MODEL_ACTIVITY_TYPE, type WaitingForCapacity } from './capacity-wait.js';
 export { taskQueueBacklog, type TaskQueueBacklog } from './queue-backlog.js';
 export { MAX_TENANT_BYTES, TURN_PRIORITIES, type TenantPlacement, type TurnPriority } from './tenants.js';
@@ -27,7 +27,7 @@ export { CLAIM_ENCODING, ClaimCheckCodec, DEFAULT_CLAIM_THRESHOLD_BYTES, type Cl
 export { DEFAULT_MODEL_OUTPUT_BYTES, DEFAULT_STORE_THRESHOLD_BYTES, isStoredOutput } from '../content/stored-content.js';
 export { sweepContent, type SweepOptions, type SweepReport, type UnreadableWorkflow } from '../content/content-sweep.js';
 export * from '../workflows/messages/definitions.js';
-export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, turnpikeTenantKey, turnpikeApproversKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, turnpikeTenantKey, turnpikeApproversKey, turnpikeNextExpiryKey, SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 export type { agentConversation, agentTurn } from '../workflows/registered-workflows.js';
 export type * from '../workflows/types/index.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from '../workflows/messages/rejection-types.js';

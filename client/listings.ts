@@ -8,7 +8,7 @@
 import type { Client } from '@temporalio/client';
 import { AGENT_TURN_WORKFLOW } from '../workflows/messages/definitions.js';
 import { PENDING_MEMO_KEY, readPendingMemo } from '../workflows/context/pending-memo.js';
-import { agentConversationIdKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
+import { agentConversationIdKey, agentTurnStatusKey, turnpikeNextExpiryKey, turnpikeParentTurnIdKey, turnpikeTenantKey } from '../workflows/context/search-attributes.js';
 import { tenantClause } from './tenants.js';
 import { approversClause, callerValues } from '../workflows/context/approver-values.js';
 import { mayDecide } from '../workflows/calls/call-checks.js';
@@ -54,19 +54,41 @@ const LISTING_CONCURRENCY = 32;
  * `tenant`, from visibility alone where it can: see `TurnpikeClient.listParkedCalls`.
  */
 export async function listParkedCalls(reader: TurnReader, options: ParkedCallsOptions = {}): Promise<ParkedCall[]> {
+  const scope = parkedScope(reader, options);
+  return (await inScope(reader, scope, (query) => listWhere(reader, query, options.limit))).filter(scope.keep);
+}
+
+/** What a listing asks visibility (`scoped`, or `plain` where the namespace lacks `TurnpikeApprovers`) and keeps of what it reads. */
+export interface ParkedScope {
+  plain: string;
+  scoped: string;
+  /** The exact check after reading: the calls the approver may decide, and every client-side call. */
+  keep: (call: ParkedCall) => boolean;
+}
+
+/** The scope of a listing of `options`. */
+export function parkedScope(reader: TurnReader, options: Pick<ParkedCallsOptions, 'query' | 'tenant' | 'approver'>): ParkedScope {
   const base = options.query ?? `WorkflowType="${AGENT_TURN_WORKFLOW}" AND AgentTurnStatus="awaiting-input" AND TaskQueue="${reader.taskQueue}"`;
-  const query = options.tenant === undefined ? base : `(${base})${tenantClause(options.tenant)}`;
+  const plain = options.tenant === undefined ? base : `(${base})${tenantClause(options.tenant)}`;
   const { approver } = options;
-  if (!approver) return listWhere(reader, query, options.limit);
+  if (!approver) return { plain, scoped: plain, keep: () => true };
   // Visibility returns the turns the approver may decide in, by `TurnpikeApprovers`; the check after reading is exact.
-  const mine = (calls: ParkedCall[]) => calls.filter((call) => !decidable(call) || mayDecide(call, { approver: approver.identity, approverGroups: approver.groups }));
-  if (knownWithoutApprovers(reader.client)) return mine(await listWhere(reader, query, options.limit));
+  return {
+    plain,
+    scoped: `(${plain}) AND ${approversClause(callerValues(approver))}`,
+    keep: (call) => !decidable(call) || mayDecide(call, { approver: approver.identity, approverGroups: approver.groups }),
+  };
+}
+
+/** Runs `list` on the scoped query, or on the plain one where the namespace lacks `TurnpikeApprovers` (learnt from its refusal). */
+export async function inScope<T>(reader: TurnReader, scope: ParkedScope, list: (query: string) => Promise<T>): Promise<T> {
+  if (scope.scoped === scope.plain || knownWithoutApprovers(reader.client)) return list(scope.plain);
   try {
-    return mine(await listWhere(reader, `(${query}) AND ${approversClause(callerValues(approver))}`, options.limit));
+    return await list(scope.scoped);
   } catch (error) {
     // A namespace without the attribute refuses the query: list as before it existed.
     if (!refusedApprovers(reader.client, error)) throw error;
-    return mine(await listWhere(reader, query, options.limit));
+    return list(scope.plain);
   }
 }
 
@@ -93,7 +115,19 @@ export interface ParkedCallsOptions {
 
 /** The parked calls of the turns `query` lists, up to `limit` turns. */
 async function listWhere(reader: TurnReader, query: string, limit = 500): Promise<ParkedCall[]> {
-  const turns: Array<{ id: string; place: CallPlace; calls?: ParkedCall[] }> = [];
+  return (await readParkedTurns(reader, query, limit)).flatMap((turn) => turn.calls);
+}
+
+/** A parked turn as a listing reads it: its id, its `TurnpikeNextExpiry` (ISO) when it has one, its parked calls. */
+export interface ParkedTurn {
+  id: string;
+  nextExpiry?: string;
+  calls: ParkedCall[];
+}
+
+/** The parked turns `query` lists, up to `limit` turns, each with its parked calls. */
+export async function readParkedTurns(reader: TurnReader, query: string, limit: number): Promise<ParkedTurn[]> {
+  const turns: Array<{ id: string; nextExpiry?: string; place: CallPlace; calls?: ParkedCall[] }> = [];
   for await (const execution of reader.client.workflow.list({ query, pageSize: 1_000 })) {
     const status = execution.typedSearchAttributes.get(agentTurnStatusKey);
     // Nothing is parked in a turn in any other status (a custom query may return those).
@@ -103,6 +137,7 @@ async function listWhere(reader: TurnReader, query: string, limit = 500): Promis
     const parentTurnId = execution.typedSearchAttributes.get(turnpikeParentTurnIdKey);
     const startedBy = execution.memo?.[STARTED_BY_MEMO_KEY];
     const tenant = execution.typedSearchAttributes.get(turnpikeTenantKey);
+    const nextExpiry = execution.typedSearchAttributes.get(turnpikeNextExpiryKey);
     const place: CallPlace = {
       ...(conversationId ? { conversationId } : {}),
       ...(tenant ? { tenant } : {}),
@@ -112,6 +147,7 @@ async function listWhere(reader: TurnReader, query: string, limit = 500): Promis
     const complete = memo && memo.calls.every((call) => !call.inputOmitted);
     turns.push({
       id: execution.workflowId,
+      ...(nextExpiry ? { nextExpiry: nextExpiry.toISOString() } : {}),
       place,
       ...(complete ? { calls: memo.calls.map(({ inputOmitted: _omitted, ...call }) => ({ ...call, input: call.input, turnWorkflowId: execution.workflowId, ...place })) } : {}),
     });
@@ -119,22 +155,23 @@ async function listWhere(reader: TurnReader, query: string, limit = 500): Promis
   }
   // The rest are queried, a bounded number at a time: a parked turn is usually out of the
   // worker's cache, so each query replays it, and thousands at once would time out.
-  const calls = await mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, place, calls: fromMemo }) => {
-    if (fromMemo) return fromMemo;
+  return mapWithConcurrency(turns, LISTING_CONCURRENCY, async ({ id, nextExpiry, place, calls: fromMemo }) => {
+    const turn = { id, ...(nextExpiry ? { nextExpiry } : {}) };
+    if (fromMemo) return { ...turn, calls: fromMemo };
     try {
       const state = await reader.turnState(id);
-      return state.pending.map((call) => ({
+      const calls = state.pending.map((call) => ({
         ...call,
         turnWorkflowId: id,
         ...place,
         ...(state.conversationId ? { conversationId: state.conversationId } : {}),
         ...(state.parentTurn ? parentOf(id, state.parentTurn.turnId) : {}),
       }));
+      return { ...turn, calls };
     } catch {
-      return []; // It finished between the listing and the query.
+      return { ...turn, calls: [] }; // It finished between the listing and the query.
     }
   });
-  return calls.flat();
 }
 
 /** A turn's parked calls and, depth first, those of its running child turns (from `turnState().children`). */

@@ -101,7 +101,7 @@ export async function forkTurn(starter: WorkflowStarter, turnId: string, options
   const forkId = options.turnId ?? `${turnId}/fork-${options.atStep}-${++forks}-${Date.now().toString(36)}`;
   const forkOf = { turnId, atStep: options.atStep };
   const given = [{ key: turnpikeForkOfKey, value: turnId }, ...(placement.typedSearchAttributes ?? [])];
-  // Started with `TurnpikeApprovers` where the namespace has it (client/approvers-attribute.ts).
+  // Started with `TurnpikeApprovers` and `TurnpikeNextExpiry` where the namespace has them (client/approvers-attribute.ts).
   await startWithApprovers(starter.client, given, (typedSearchAttributes) =>
     starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
       taskQueue: starter.taskQueue,

@@ -26,6 +26,7 @@ import type { ClientTool, ClientToolResult } from '../activities/tools.js';
 import { clientOptionsFromEnvironment, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './client-options.js';
 import type { DecisionQuery, TurnDecision } from './decisions.js';
 import { listDecisions, listParkedCalls, parkedInTurnTree, STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions } from './listings.js';
+import { listParkedPage, type ParkedPage, type ParkedPageOptions } from './expiry-pages.js';
 import { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError } from './errors.js';
 import { readNestedTurnEvents, type NestedReadOptions, type NestedTurnEventRecord } from './nested-turn-events.js';
 import { keyOfRef, readVerified, type ContentStore } from '../content/content-store.js';
@@ -47,7 +48,7 @@ import { forkTurn, listForks, readTurnTranscript, type ForkTurnOptions, type For
 
 export { TurnpikeNotFoundError, TurnpikeRejectedError, TurnpikeUnavailableError };
 
-export { STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions };
+export { STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions, type ParkedPage, type ParkedPageOptions };
 
 export type { StartRecord, StartTurnInput, StartTurnOptions, TurnpikeClientOptions, TurnpikeConnectOptions };
 
@@ -318,6 +319,19 @@ export class TurnpikeClient {
    */
   async listParkedCalls(options: ParkedCallsOptions = {}): Promise<ParkedCall[]> {
     return listParkedCalls(this, options);
+  }
+
+  /**
+   * A page of the parked calls `listParkedCalls` would list, soonest-expiring turn first: the
+   * calls of up to `limit` turns (50 by default), ordered by each turn's soonest decision
+   * (`TurnpikeNextExpiry`), then its id, and `next` to pass as `after` for the page after it.
+   * Visibility is read in windows of expiry, so a page reads about what it shows, whatever the
+   * length of the queue (client/expiry-pages.ts). Turns that publish no expiry (client-side calls
+   * only, or started before the attribute) come after the dated ones. Throws `RangeError` for a
+   * `limit` out of 1 to 5,000 or an `after` that is not a cursor of this listing.
+   */
+  async listParkedPage(options: ParkedPageOptions = {}): Promise<ParkedPage> {
+    return listParkedPage(this, options);
   }
 
   // ---- conversations -------------------------------------------------------------------------

@@ -70,7 +70,7 @@ export async function startTurn(starter: WorkflowStarter, input: StartTurnInput,
   const built = (messages === input?.messages && given === undefined ? input : { ...input, messages, ...(output !== undefined ? { output } : {}) }) as AgentTurnInput;
   // The client's model queue, unless the input names its own; without one the input is as given.
   const turnInput = withModelTaskQueue(built, starter.modelTaskQueue);
-  // Started with `TurnpikeApprovers` where the namespace has it (client/approvers-attribute.ts).
+  // Started with `TurnpikeApprovers` and `TurnpikeNextExpiry` where the namespace has them (client/approvers-attribute.ts).
   return startWithApprovers(starter.client, placement.typedSearchAttributes, (typedSearchAttributes) =>
     starter.client.workflow.start<typeof agentTurn>(AGENT_TURN_WORKFLOW, {
       taskQueue: starter.taskQueue,

@@ -5,8 +5,8 @@
 #   2. register turnpike's search attributes (workflows/context/search-attributes.ts):
 #        AgentTurnStatus Keyword, AgentPendingTools KeywordList, AgentConversationId Keyword,
 #        TurnpikeParentTurnId Keyword, TurnpikeForkOf Keyword, TurnpikeTenant Keyword,
-#        TurnpikeApprovers KeywordList;
-#   3. wait until a visibility query over all seven is accepted, so the worker (which
+#        TurnpikeApprovers KeywordList, TurnpikeNextExpiry Datetime;
+#   3. wait until a visibility query over all eight is accepted, so the worker (which
 #      depends on this job completing successfully) never starts against a namespace
 #      that would reject its search-attribute upserts.
 # Idempotent: re-running it on every `docker compose up` changes nothing once done.
@@ -93,7 +93,7 @@ create_search_attribute() {
 
 query_accepted() {
   cli workflow list --namespace "$NAMESPACE" --limit 1 \
-    --query 'AgentTurnStatus="x" OR AgentPendingTools="x" OR AgentConversationId="x" OR TurnpikeParentTurnId="x" OR TurnpikeForkOf="x" OR TurnpikeTenant="x" OR TurnpikeApprovers="x"' >/dev/null
+    --query 'AgentTurnStatus="x" OR AgentPendingTools="x" OR AgentConversationId="x" OR TurnpikeParentTurnId="x" OR TurnpikeForkOf="x" OR TurnpikeTenant="x" OR TurnpikeApprovers="x" OR TurnpikeNextExpiry="2000-01-01T00:00:00Z"' >/dev/null
 }
 
 log "Temporal at ${TEMPORAL_ADDRESS:-?}, namespace $NAMESPACE"
@@ -106,6 +106,7 @@ retry "TurnpikeParentTurnId" create_search_attribute TurnpikeParentTurnId Keywor
 retry "TurnpikeForkOf" create_search_attribute TurnpikeForkOf Keyword
 retry "TurnpikeTenant" create_search_attribute TurnpikeTenant Keyword
 retry "TurnpikeApprovers" create_search_attribute TurnpikeApprovers KeywordList
+retry "TurnpikeNextExpiry" create_search_attribute TurnpikeNextExpiry Datetime
 retry "visibility queries on turnpike's search attributes" query_accepted
 # The frontend accepted the query; the other services read a new search attribute from the
 # namespace's config, which each re-reads every 2 s (system.namespaceCacheRefreshInterval).

@@ -12,7 +12,11 @@ import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTE_TYPES } from '../workflows/context/search-attributes.js';
 
 const { IndexedValueType } = proto.temporal.api.enums.v1;
-const INDEXED_VALUE_TYPES = { Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST } as const;
+const INDEXED_VALUE_TYPES = {
+  Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+  Datetime: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+} as const;
 
 export interface DevServerOptions {
   /** Defaults to a free port. */

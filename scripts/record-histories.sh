@@ -25,5 +25,6 @@ RECORD_HISTORIES="$name" npx vitest run --project integration \
   test/integration/history-limit.test.ts test/integration/tenants.test.ts \
   test/integration/tenant-budgets.test.ts test/integration/evaluations.test.ts test/integration/provider-headers.test.ts \
   test/integration/a2a-push.test.ts test/integration/evaluation-graders.test.ts test/integration/approvers-attribute.test.ts \
-  test/integration/a2a-remote-tools.test.ts test/integration/a2a-remote-cancel.test.ts
+  test/integration/a2a-remote-tools.test.ts test/integration/a2a-remote-cancel.test.ts \
+  test/integration/expiry-pages.test.ts
 echo "recorded $(ls "$target" | wc -l) histories in $target"

@@ -91,6 +91,7 @@ export type TestTurnInput = Omit<StartTurnInput, 'model' | 'messages'> & {
 const INDEXED_VALUE_TYPES = {
   Keyword: proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
   KeywordList: proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+  Datetime: proto.temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
 } as const;
 
 export class TestEnvironment {

@@ -16,7 +16,7 @@ export { turnpikeEvaluation } from './evaluation/evaluation-run.js';
 export { A2A_PUSH_CONFIG_MEMO_KEY, A2A_PUSH_NOTIFIER_WORKFLOW, a2aPushConfigQuery, a2aPushNotifier, a2aPushNotifierId, type A2aPushConfig, type A2aPushNotifierInput, type A2aPushNotifierResult, type A2aPushProgress } from './a2a/a2a-push-notifier.js';
 export { executeAgentTurn, startAgentTurn, type AgentTurnChildOptions } from './turn/child-turn.js';
 export * from './messages/definitions.js';
-export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, turnpikeTenantKey, turnpikeApproversKey, SEARCH_ATTRIBUTE_TYPES } from './context/search-attributes.js';
+export { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeParentTurnIdKey, turnpikeForkOfKey, turnpikeTenantKey, turnpikeApproversKey, turnpikeNextExpiryKey, SEARCH_ATTRIBUTE_TYPES } from './context/search-attributes.js';
 export type * from './types/index.js';
 export { INVALID_TURN_INPUT, isRejectionType, REJECTION_TYPES, type RejectedBy, type RejectionType, type RejectionTypeInfo } from './messages/rejection-types.js';
 export { isTurnEnded, TURN_STATUSES, type EndedTurnStatus, type TurnStatusInfo } from './types/turn-statuses.js';

@@ -45,6 +45,7 @@ export function removeCard(key) {
   const entry = state.cards.get(key);
   if (!entry) return;
   state.cards.delete(key);
+  state.more.delete(key);
   entry.card.classList.add('leaving');
   setTimeout(() => entry.card.remove(), 300);
 }

@@ -7,10 +7,12 @@ import { $ } from './page.js';
 import { whenSessionEnds } from './requests.js';
 import { listenForShortcuts } from './keyboard.js';
 import { showLogin, signInWithToken, signOut, start } from './session.js';
+import { showMore } from './listing.js';
 
 whenSessionEnds(showLogin);
 listenForShortcuts();
 $('#login-form').addEventListener('submit', signInWithToken);
 $('#sign-out').addEventListener('click', signOut);
+$('#show-more').addEventListener('click', showMore);
 
 start();

@@ -3,13 +3,12 @@
 // already brought the sign-in form up (requests.js); the feed only stops trying.
 import { REFRESH_MS, showStatus, state } from './page.js';
 import { api } from './requests.js';
-import { render } from './listing.js';
+import { PAGE_LIMIT, render } from './listing.js';
 import { refreshDecisions } from './decisions.js';
 
 export async function refresh() {
   try {
-    const { calls } = await api('/api/approvals');
-    render(calls);
+    render(await api(`/api/approvals?limit=${PAGE_LIMIT}`));
     showStatus(true, `live · updated ${new Date().toLocaleTimeString()}`);
   } catch (error) {
     showStatus(false, error.status === 401 ? 'signed out' : `cannot reach turnpike: ${error.message}`);
@@ -53,9 +52,8 @@ export async function connectStream(failures = 0) {
     stopPolling();
   });
   source.addEventListener('message', (event) => {
-    const { calls } = JSON.parse(event.data);
     // A call that left the listing was most likely decided: the trail has a new row.
-    if (render(calls) > 0) refreshDecisions();
+    if (render(JSON.parse(event.data)) > 0) refreshDecisions();
     showStatus(true, `live · updated ${new Date().toLocaleTimeString()}`);
   });
   source.addEventListener('listing-error', (event) => showStatus(false, `cannot list parked calls: ${JSON.parse(event.data).message}`));

@@ -1,26 +1,39 @@
 // The queue: the listing of parked calls shown as cards, approvals, questions and client-tool
-// calls each in their list, kept in step with every new listing.
-import { $, state } from './page.js';
+// calls each in their list, soonest-expiring first, kept in step with every new first page; "Show
+// more" adds the pages after it (GET /api/approvals?after=), which stay until decided or reloaded.
+import { $, state, toast } from './page.js';
+import { api } from './requests.js';
 import { buildFields } from './schema-form.js';
 import { fillCard, keyOf, removeCard, updateTimes } from './cards.js';
 import { renderProgress } from './progress.js';
 import { budgetCard, decide, showContext } from './approvals.js';
 import { answerQuestion, showProblem } from './questions.js';
 
+/** Turns per page, as the live feed's (api/parked-listing.ts, FEED_PAGE_LIMIT). */
+export const PAGE_LIMIT = 100;
+
 const LISTS = { approval: '#approvals', budget: '#approvals', elicitation: '#questions', 'client-tool': '#client-calls' };
 
-/** Shows the listing; returns how many cards left it (their calls were decided or answered elsewhere). */
-export function render(calls) {
-  const approvals = calls.filter((call) => call.kind === 'approval' || call.kind === 'budget');
-  const questions = calls.filter((call) => call.kind === 'elicitation');
-  const clientCalls = calls.filter((call) => call.kind === 'client-tool');
-  const present = new Set(calls.map(keyOf));
+/**
+ * Shows a page of the listing: the first (the feed's, or a poll's), whose cards replace the first
+ * page's before, or with `more` a later one, added. Returns how many cards left (their calls were
+ * decided or answered elsewhere).
+ */
+export function render({ calls, next }, more = false) {
   let removed = 0;
-  for (const key of [...state.cards.keys()]) {
-    if (!present.has(key) && !state.deciding.has(key)) {
-      removeCard(key);
-      removed++;
+  if (more) {
+    for (const call of calls) state.more.add(keyOf(call));
+    state.moreNext = next ?? null;
+    state.loadedMore = true;
+  } else {
+    const present = new Set(calls.map(keyOf));
+    for (const key of [...state.cards.keys()]) {
+      if (!present.has(key) && !state.deciding.has(key) && !state.more.has(key)) {
+        removeCard(key);
+        removed++;
+      }
     }
+    state.firstNext = next ?? null;
   }
   for (const call of calls) {
     const key = keyOf(call);
@@ -49,8 +62,11 @@ export function render(calls) {
         card.querySelector('.cancel').addEventListener('click', () => answerQuestion(card, entry.call, 'cancel'));
       }
       entry = { card, call };
+      // Before the first card that expires later: the list stays soonest-expiring first.
+      const list = $(LISTS[call.kind] ?? '#client-calls');
+      const later = [...list.children].find((other) => (state.cards.get(other.dataset.key)?.call.expiresAt ?? '') > call.expiresAt);
       state.cards.set(key, entry);
-      $(LISTS[call.kind] ?? '#client-calls').append(card);
+      list.insertBefore(card, later ?? null);
       fillCard(card, call);
     } else {
       entry.call = call;
@@ -58,9 +74,27 @@ export function render(calls) {
       updateTimes(entry.card, call);
     }
   }
-  $('#approval-count').textContent = approvals.length;
-  $('#question-count').textContent = questions.length;
-  $('#client-count').textContent = clientCalls.length;
-  $('#empty').hidden = approvals.length > 0;
+  const shown = [...state.cards.values()].map((entry) => entry.call.kind);
+  const approvals = shown.filter((kind) => kind === 'approval' || kind === 'budget').length;
+  $('#approval-count').textContent = approvals;
+  $('#question-count').textContent = shown.filter((kind) => kind === 'elicitation').length;
+  $('#client-count').textContent = shown.filter((kind) => kind === 'client-tool').length;
+  $('#empty').hidden = approvals > 0;
+  $('#show-more').hidden = !(state.loadedMore ? state.moreNext : state.firstNext);
   return removed;
+}
+
+/** Loads the page after the last one shown. */
+export async function showMore() {
+  const cursor = state.loadedMore ? state.moreNext : state.firstNext;
+  if (!cursor) return;
+  const button = $('#show-more');
+  button.disabled = true;
+  try {
+    render(await api(`/api/approvals?limit=${PAGE_LIMIT}&after=${encodeURIComponent(cursor)}`), true);
+  } catch (error) {
+    toast(`Could not load more: ${error.message}`, 'error');
+  } finally {
+    button.disabled = false;
+  }
 }

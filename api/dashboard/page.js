@@ -10,7 +10,8 @@ export const REFRESH_MS = Number(params.get('interval') ?? 1000);
 export const STREAM = params.get('stream') !== '0' && REFRESH_MS > 0 && typeof EventSource === 'function';
 
 export const $ = (selector) => document.querySelector(selector);
-export const state = { csrf: null, expiry: null, config: {}, cards: new Map(), deciding: new Set(), polling: [], source: null };
+// firstNext: the cursor after the first page; more: the cards "Show more" loaded, moreNext: the cursor after them.
+export const state = { csrf: null, expiry: null, config: {}, cards: new Map(), deciding: new Set(), polling: [], source: null, firstNext: null, more: new Set(), moreNext: null, loadedMore: false };
 
 export function toast(message, kind = 'info') {
   const element = document.createElement('div');

@@ -142,6 +142,27 @@ describe('replay of recorded histories', () => {
     }
   });
 
+  it('replays a turn whose upserts carry no TurnpikeNextExpiry, or another instant, as a worker from before the attribute recorded it', async () => {
+    // TurnpikeNextExpiry rides on the upserts turns made before it existed (docs/versioning.md, 0.5.0-next-expiry-attribute).
+    const carrying = files.filter((file) => file.startsWith(`0.5.0-next-expiry-attribute${path.sep}expiry-pages--`) && readFileSync(path.join(HISTORIES_DIRECTORY, file), 'utf8').includes('TurnpikeNextExpiry'));
+    expect(carrying.length).toBeGreaterThan(0);
+    const options = { workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: turnpikeDataConverter };
+    for (const file of carrying) {
+      const original = JSON.stringify(loadHistory(file));
+      type Upsert = { upsertWorkflowSearchAttributesEventAttributes?: { searchAttributes?: { indexedFields?: Record<string, { data?: string }> } } };
+      const rewrite = (change: (fields: Record<string, { data?: string }>) => void) => {
+        const history = JSON.parse(original) as { events: Upsert[] };
+        for (const event of history.events) {
+          const fields = event.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+          if (fields?.TurnpikeNextExpiry) change(fields);
+        }
+        return history;
+      };
+      await Worker.runReplayHistory(options, rewrite((fields) => delete fields.TurnpikeNextExpiry), `${file}-without`);
+      await Worker.runReplayHistory(options, rewrite((fields) => (fields.TurnpikeNextExpiry!.data = Buffer.from('"2000-01-01T00:00:00Z"').toString('base64'))), `${file}-other`);
+    }
+  });
+
   it('fails on a deliberately non-deterministic change to the workflow', async () => {
     // A copy of workflows/ where the turn starts with a timer it did not have when recorded.
     const root = fileURLToPath(new URL('../../', import.meta.url));

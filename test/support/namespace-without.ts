@@ -17,7 +17,11 @@ import { SEARCH_ATTRIBUTE_TYPES } from '../../workflows/context/search-attribute
 import { testTools } from './test-tools.js';
 
 const { IndexedValueType } = temporal.api.enums.v1;
-const TYPES = { Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD, KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST } as const;
+const TYPES = {
+  Keyword: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
+  KeywordList: IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD_LIST,
+  Datetime: IndexedValueType.INDEXED_VALUE_TYPE_DATETIME,
+} as const;
 
 /** Call at the top of a test file; the returned function makes the namespace, its worker and its client. */
 export function useNamespaceWithout(attribute: keyof typeof SEARCH_ATTRIBUTE_TYPES, prefix: string): (connection: Client['connection']) => Promise<TurnpikeClient> {

@@ -19,6 +19,8 @@ export const turnpikeForkOfKey = defineSearchAttributeKey('TurnpikeForkOf', Sear
 export const turnpikeTenantKey = defineSearchAttributeKey('TurnpikeTenant', SearchAttributeType.KEYWORD);
 /** Who may decide what the turn has parked (`approver-values.ts`): what an approver's listing filters by. */
 export const turnpikeApproversKey = defineSearchAttributeKey('TurnpikeApprovers', SearchAttributeType.KEYWORD_LIST);
+/** When the soonest decision the turn has parked expires (`next-expiry.ts`): what an approver's listing pages by. */
+export const turnpikeNextExpiryKey = defineSearchAttributeKey('TurnpikeNextExpiry', SearchAttributeType.DATETIME);
 
 /** Names and types as `temporal operator search-attribute create` and `start-dev` spell them. */
 export const SEARCH_ATTRIBUTE_TYPES = {
@@ -29,4 +31,5 @@ export const SEARCH_ATTRIBUTE_TYPES = {
   TurnpikeForkOf: 'Keyword',
   TurnpikeTenant: 'Keyword',
   TurnpikeApprovers: 'KeywordList',
+  TurnpikeNextExpiry: 'Datetime',
 } as const;

@@ -19,7 +19,8 @@
 import * as wf from '@temporalio/workflow';
 import type { Priority, SearchAttributePair } from '@temporalio/common';
 import { APPROVERS_UNSET } from './approver-values.js';
-import { turnpikeApproversKey, turnpikeTenantKey } from './search-attributes.js';
+import { NEXT_EXPIRY_NONE } from './next-expiry.js';
+import { turnpikeApproversKey, turnpikeNextExpiryKey, turnpikeTenantKey } from './search-attributes.js';
 
 /** The turn's tenant (its `TurnpikeTenant` search attribute), or undefined. */
 export function currentTenant(): string | undefined {
@@ -48,16 +49,20 @@ export function activityPlacement(): Pick<wf.ActivityOptions, 'priority'> {
 
 /**
  * Child workflow options that start a child turn as the tenant's: the priority and the tenant
- * search attribute, or nothing; and `TurnpikeApprovers` (approver-values.ts) when the workflow
- * carries it, so that the child, too, knows the namespace has it and keeps it current.
+ * search attribute, or nothing; and `TurnpikeApprovers` (approver-values.ts) and
+ * `TurnpikeNextExpiry` (next-expiry.ts) when the workflow carries them, so that the child, too,
+ * knows the namespace has them and keeps them current.
  */
 export function childPlacement(): Pick<wf.ChildWorkflowOptions, 'priority' | 'typedSearchAttributes'> {
   const priority = currentPriority();
   const tenant = currentTenant();
-  const approvers = wf.workflowInfo().typedSearchAttributes.get(turnpikeApproversKey) !== undefined;
+  const carried = wf.workflowInfo().typedSearchAttributes;
+  const approvers = carried.get(turnpikeApproversKey) !== undefined;
+  const expiry = carried.get(turnpikeNextExpiryKey) !== undefined;
   const attributes: SearchAttributePair[] = [
     ...(tenant ? [{ key: turnpikeTenantKey, value: tenant }] : []),
     ...(approvers ? [{ key: turnpikeApproversKey, value: [APPROVERS_UNSET] }] : []),
+    ...(expiry ? [{ key: turnpikeNextExpiryKey, value: new Date(NEXT_EXPIRY_NONE) }] : []),
   ];
   return {
     ...(priority ? { priority } : {}),

@@ -13,8 +13,9 @@ import { turnEventsQuery } from '../messages/definitions.js';
 import type { Elicitations } from '../calls/elicitations.js';
 import { EventStream, type WorkflowStreamState } from '../stream/event-stream.js';
 import { PENDING_MEMO_KEY, pendingMemo } from './pending-memo.js';
-import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeApproversKey, turnpikeParentTurnIdKey } from './search-attributes.js';
+import { agentConversationIdKey, agentPendingToolsKey, agentTurnStatusKey, turnpikeApproversKey, turnpikeNextExpiryKey, turnpikeParentTurnIdKey } from './search-attributes.js';
 import { APPROVERS_PATCH, approverValues } from './approver-values.js';
+import { NEXT_EXPIRY_PATCH, nextExpiry } from './next-expiry.js';
 import type { Settlement } from '../calls/tool-results.js';
 import type { TurnEvent } from '../types/turn-events.js';
 import type { DecisionRecord, ToolCallPart, TurnStatus } from '../types/index.js';
@@ -28,6 +29,8 @@ export class TurnPublisher {
   private publishQueued = false;
   /** The `TurnpikeApprovers` values last upserted (`approver-values.ts`). */
   private lastApprovers = '';
+  /** The `TurnpikeNextExpiry` value last upserted (`next-expiry.ts`). */
+  private lastNextExpiry = '';
 
   constructor(
     private readonly ledger: CallLedger,
@@ -68,35 +71,50 @@ export class TurnPublisher {
     this.publishMemo();
     const asking = this.elicitations.pending().map((view) => view.toolName);
     const pendingTools = asking.length > 0 ? [...new Set([...this.ledger.parkedToolNames(), ...asking])].sort() : this.ledger.parkedToolNames();
-    const approvers = carriesApprovers() ? approverValues([...this.ledger.pending(), ...this.elicitations.pending()]) : undefined;
+    const parked = [...this.ledger.pending(), ...this.elicitations.pending()];
+    const approvers = carriesApprovers() ? approverValues(parked) : undefined;
+    const expiry = carriesNextExpiry() ? nextExpiry(parked) : undefined;
     const snapshot = JSON.stringify([this.status, pendingTools]);
     if (snapshot === this.lastSearchAttributes) {
-      this.publishApproversAlone(approvers);
+      this.publishAlone(approvers, expiry);
       return;
     }
     const first = this.lastSearchAttributes === '';
     this.lastSearchAttributes = snapshot;
     if (approvers) this.lastApprovers = JSON.stringify(approvers);
+    if (expiry) this.lastNextExpiry = expiry;
     wf.upsertSearchAttributes([
       { key: agentTurnStatusKey, value: this.status },
       { key: agentPendingToolsKey, value: pendingTools.length > 0 ? pendingTools : null },
       ...(approvers ? [{ key: turnpikeApproversKey, value: approvers }] : []),
+      ...(expiry ? [{ key: turnpikeNextExpiryKey, value: new Date(expiry) }] : []),
       ...(first && this.conversationId ? [{ key: agentConversationIdKey, value: this.conversationId }] : []),
       ...(first && this.parentTurnId ? [{ key: turnpikeParentTurnIdKey, value: this.parentTurnId }] : []),
     ]);
   }
 
   /**
-   * Who may decide changed while the status and the parked tools did not (an escalation, a
-   * delegation): an upsert of `TurnpikeApprovers` alone, behind `patched(APPROVERS_PATCH)`, asked
+   * Who may decide, or the soonest expiry, changed while the status and the parked tools did not:
+   * an upsert of those attributes alone. Who may decide changes so in an escalation or a
+   * delegation: that upsert is behind `patched(APPROVERS_PATCH)`, asked only then, and carries
+   * the soonest expiry too when it changed. The soonest expiry alone changes when one of two
+   * parked calls of one tool is decided: that upsert is behind `patched(NEXT_EXPIRY_PATCH)`, asked
    * only then. Everywhere else the values ride on the upserts a turn made before they existed,
-   * which replay does not compare by content, so a turn that never escalates records no marker
-   * and sends the same commands as before.
+   * which replay does not compare by content, so a turn records no marker and sends the same
+   * commands as before.
    */
-  private publishApproversAlone(approvers: string[] | undefined): void {
-    if (!approvers || JSON.stringify(approvers) === this.lastApprovers || !wf.patched(APPROVERS_PATCH)) return;
-    this.lastApprovers = JSON.stringify(approvers);
-    wf.upsertSearchAttributes([{ key: turnpikeApproversKey, value: approvers }]);
+  private publishAlone(approvers: string[] | undefined, expiry: string | undefined): void {
+    const approversChanged = approvers !== undefined && JSON.stringify(approvers) !== this.lastApprovers;
+    const expiryChanged = expiry !== undefined && expiry !== this.lastNextExpiry;
+    if (approversChanged && wf.patched(APPROVERS_PATCH)) {
+      this.lastApprovers = JSON.stringify(approvers);
+      if (expiryChanged) this.lastNextExpiry = expiry;
+      wf.upsertSearchAttributes([{ key: turnpikeApproversKey, value: approvers }, ...(expiryChanged ? [{ key: turnpikeNextExpiryKey, value: new Date(expiry) }] : [])]);
+      return;
+    }
+    if (!expiryChanged || !wf.patched(NEXT_EXPIRY_PATCH)) return;
+    this.lastNextExpiry = expiry;
+    wf.upsertSearchAttributes([{ key: turnpikeNextExpiryKey, value: new Date(expiry) }]);
   }
 
   /** Appends an event to the turn's stream. */
@@ -140,4 +158,12 @@ export class TurnPublisher {
  */
 function carriesApprovers(): boolean {
   return wf.workflowInfo().typedSearchAttributes.get(turnpikeApproversKey) !== undefined;
+}
+
+/**
+ * Whether the turn keeps `TurnpikeNextExpiry` current: as `TurnpikeApprovers`, only a turn
+ * started with it (next-expiry.ts).
+ */
+function carriesNextExpiry(): boolean {
+  return wf.workflowInfo().typedSearchAttributes.get(turnpikeNextExpiryKey) !== undefined;
 }
