@@ -93,7 +93,10 @@ describe('a fork shares its prefix by reference', () => {
     expect(JSON.stringify(seen.input)).not.toContain(distinct);
     expect(seen.firstStep.transcript).toMatchObject({ length: 15, from: 15, added: [] });
     expect(JSON.stringify(seen.firstStep)).not.toContain(distinct);
-    expect(seen.historyBytes).toBeLessThan(originalBytes / 4);
+    // Its own two steps and a turn's fixed costs (the start, search attributes on each upsert) come
+    // to about a quarter of the original's twelve steps; a fork that copied steps 1–7 would hold
+    // more than half the original's bytes.
+    expect(seen.historyBytes).toBeLessThan(originalBytes / 3);
     console.log(`fork at 7 of a 12-step turn: start payload ${seen.startBytes} bytes, history ${seen.historyBytes} bytes; the original's history ${originalBytes} bytes`);
 
     // Every reader sees the whole transcript: the fork's own query answers its part and the reference.
