@@ -6,18 +6,17 @@
  * themselves: expiry-pages.test.ts.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { buildApi } from '../../api/server.js';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { launchChromium } from '../support/sign-in-browser.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, waitForPending, type TurnpikeHarness } from '../support/turnpike-harness.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let turnpike: TurnpikeHarness;
 let client: TurnpikeClient;
@@ -26,16 +25,12 @@ let browser: Browser;
 let baseUrl: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`No Chromium at ${CHROMIUM}: apt-get install chromium (bash .ci/run does), or set CHROMIUM_PATH`);
   turnpike = await startTurnpike({ tools: testTools });
   client = new TurnpikeClient({ client: turnpike.client, taskQueue: turnpike.taskQueue });
   api = await buildApi({ client, tokens: parseTokenMap('alice-token:alice'), listingLimit: 2, approvalsFeedIntervalMs: 300 });
   await api.listen({ host: '127.0.0.1', port: 0 });
   baseUrl = `http://127.0.0.1:${(api.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {
