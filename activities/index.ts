@@ -30,6 +30,7 @@ import type { LiveDeltaChannel } from './live-deltas.js';
 import { ToolSetCache } from './tool-set-cache.js';
 import type { CheckedTenantBudgets } from './tenant-budgets/tenant-budget-options.js';
 import { TenantBudgetGuard } from './tenant-budgets/tenant-budget-guard.js';
+import type { ModelTokenGate } from './model-tokens/token-gate.js';
 import { TranscriptCache, type TranscriptCacheOptions } from './transcript-cache.js';
 import type { A2aPushDeliveryResult, A2aPushNotifierInput } from '../workflows/a2a/a2a-push-types.js';
 import { NOTHING_ALLOWED, type PushAllowList } from './a2a-push/receiver-addresses.js';
@@ -70,13 +71,15 @@ export interface CreateActivitiesOptions {
   liveDeltas?: LiveDeltaChannel;
   /** Budgets per tenant over time, counted in a store the fleet shares (tenant-budgets/). */
   tenantBudgets?: CheckedTenantBudgets;
+  /** The fleet's tokens-per-minute limit, on the model queue's Worker (model-tokens/). */
+  modelTokens?: ModelTokenGate;
   /** The private A2A push receivers the worker may reach (a2a-push/receiver-addresses.ts); none when absent. */
   a2aPushAllow?: PushAllowList;
   /** The key A2A push notifications' JWTs are signed with (a2a-push/push-jwt-key.ts), checked; none: HMAC only. */
   a2aPushSigningKey?: CheckedPushKey & { privateKey: NonNullable<CheckedPushKey['privateKey']> };
 }
 
-export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas, tenantBudgets, a2aPushAllow, a2aPushSigningKey }: CreateActivitiesOptions) {
+export function createActivities({ tools, notifications, slack, transcriptCache, mcp, contentStore, modelToolOutputBytes, prices, maxAgentDepth, models, endpoints, clouds, remoteMcpServers, liveDeltas, tenantBudgets, modelTokens, a2aPushAllow, a2aPushSigningKey }: CreateActivitiesOptions) {
   const priceTable: PriceTable = { ...DEFAULT_PRICES, ...prices };
   const workerModels: WorkerModels = { models: models ?? {}, endpoints: endpoints ?? {}, clouds: clouds ?? {}, ...(remoteMcpServers ? { remoteMcpServers } : {}), ...(liveDeltas ? { liveDeltas } : {}) };
   const callWorkerModel = (input: ModelStepInput) => callModel(input, workerModels);
@@ -176,9 +179,11 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
       // timeout (30 s by default), not after the whole start-to-close timeout.
       const keepAlive = setInterval(() => context.heartbeat(), MODEL_HEARTBEAT_MS);
       try {
-        const call = contentStore
+        const read = contentStore
           ? async (input: ModelStepInput) => callWorkerModel({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) })
           : callWorkerModel;
+        // Under the fleet's token limit, the call waits for its booking first (model-tokens/token-gate.ts).
+        const call = modelTokens ? (input: ModelStepInput) => modelTokens.around(context, input, read) : read;
         const price = aiSdkPriceOf(priceTable, request.model, workerModels.models) ?? priceOf(priceTable, request.model);
         // With tenant budgets, a tenant over its budget is answered without the model (tenant-budgets/tenant-budget-guard.ts).
         const guarded = tenantGuard ? (input: ModelStepInput) => tenantGuard.around(context, request, input, call, (usage) => costOf(price, usage)) : call;

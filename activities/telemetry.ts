@@ -47,7 +47,7 @@ export function recordToolAttempt(context: Context, tool: string, toolCallId: st
  * sets to the turn's tenant; `none` for a turn without one) and the task queue the call ran on
  * (the model queue with `modelCapacity`, else the turns' queue).
  */
-function capacityTags(context: Context): { tenant: string; queue: string } {
+export function capacityTags(context: Context): { tenant: string; queue: string } {
   return { tenant: context.info.priority?.fairnessKey || 'none', queue: context.info.taskQueue };
 }
 

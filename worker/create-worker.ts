@@ -126,7 +126,8 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
         ...(capacity.followProviderHeaders !== undefined
           ? { interceptors: { activity: [providerHeadersInterceptor({ modelQueue: capacity.taskQueue, governorTaskQueue: taskQueue, thresholds: typeof capacity.followProviderHeaders === 'object' ? capacity.followProviderHeaders : {} })] } }
           : {}),
-        plugins: [new TurnpikePlugin(pluginOptions)],
+        // The fleet's token limit applies to the model queue's calls only.
+        plugins: [new TurnpikePlugin({ ...pluginOptions, ...(capacity.tokenLimit ? { modelTokenLimit: capacity.tokenLimit } : {}) })],
       })
     : undefined;
   const workflowBundle = options.workflowBundle ?? (await bundleWorkflows());

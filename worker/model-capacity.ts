@@ -14,6 +14,8 @@
  */
 import type { Worker, WorkerPlugin } from '@temporalio/worker';
 import { checkedFollowProviderHeaders, type FollowProviderHeaders } from './provider-headers.js';
+import { PostgresModelTokenCounter } from '../activities/model-tokens/postgres-token-counter.js';
+import { checkedModelTokenLimit, type ModelTokenLimit } from '../activities/model-tokens/token-gate.js';
 
 export interface ModelCapacityOptions {
   /** The task queue of model calls. Default: the turns' task queue with `-models` after it. */
@@ -35,13 +37,21 @@ export interface ModelCapacityOptions {
    * provider package is given `providerObservedFetch`. Default: off.
    */
   followProviderHeaders?: FollowProviderHeaders;
+  /**
+   * Tokens per minute for the queue's calls, held across the fleet in a counter every worker
+   * shares (`PostgresModelTokenCounter`): each call books the tokens it is expected to use and
+   * waits until they fit (activities/model-tokens/). Give every worker of the queue the same
+   * limit and counter. Default: none.
+   */
+  tokenLimit?: ModelTokenLimit;
 }
 
 /** The options checked, with the queue's name: a bad one throws a clear TypeError before anything polls. */
 export function checkedModelCapacity(options: ModelCapacityOptions, turnTaskQueue: string): Required<Pick<ModelCapacityOptions, 'taskQueue'>> & ModelCapacityOptions {
   if (options === null || typeof options !== 'object') throw new TypeError('Invalid modelCapacity: expected an object { taskQueue?, requestsPerSecond?, maxConcurrentCalls? }');
-  const { taskQueue = `${turnTaskQueue}-models`, requestsPerSecond, maxConcurrentCalls, followProviderHeaders } = options;
+  const { taskQueue = `${turnTaskQueue}-models`, requestsPerSecond, maxConcurrentCalls, followProviderHeaders, tokenLimit } = options;
   const thresholds = checkedFollowProviderHeaders(followProviderHeaders);
+  if (tokenLimit !== undefined) checkedModelTokenLimit(tokenLimit);
   if (typeof taskQueue !== 'string' || taskQueue.trim() === '') {
     throw new TypeError(`Invalid modelCapacity.taskQueue: a task queue name must be a non-empty string (got ${JSON.stringify(taskQueue)})`);
   }
@@ -59,6 +69,7 @@ export function checkedModelCapacity(options: ModelCapacityOptions, turnTaskQueu
     ...(requestsPerSecond !== undefined ? { requestsPerSecond } : {}),
     ...(maxConcurrentCalls !== undefined ? { maxConcurrentCalls } : {}),
     ...(thresholds !== undefined ? { followProviderHeaders: thresholds } : {}),
+    ...(tokenLimit !== undefined ? { tokenLimit } : {}),
   };
 }
 
@@ -66,7 +77,9 @@ export function checkedModelCapacity(options: ModelCapacityOptions, turnTaskQueu
  * `modelCapacity` from the environment, for `runWorker`: `TURNPIKE_MODEL_TASK_QUEUE` (the queue;
  * the same variable tells `TurnpikeClient.connect` and `npm run api` to schedule model calls
  * there), `TURNPIKE_MODEL_REQUESTS_PER_SECOND`, `TURNPIKE_MODEL_MAX_CONCURRENT_CALLS` and
- * `TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS` (`true` or `false`).
+ * `TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS` (`true` or `false`), and the token limit:
+ * `TURNPIKE_MODEL_TOKENS_PER_MINUTE` with `TURNPIKE_MODEL_TOKENS_POSTGRES_URL` (the counter the
+ * fleet shares), `TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS`, `TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS`.
  * Undefined when none is set; a value that is not a number is refused with the variable's name.
  */
 export function modelCapacityFromEnvironment(environment: NodeJS.ProcessEnv = process.env): ModelCapacityOptions | undefined {
@@ -82,13 +95,38 @@ export function modelCapacityFromEnvironment(environment: NodeJS.ProcessEnv = pr
   const maxConcurrentCalls = number('TURNPIKE_MODEL_MAX_CONCURRENT_CALLS');
   const follow = environment.TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS || undefined;
   if (follow !== undefined && follow !== 'true' && follow !== 'false') throw new TypeError(`TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS must be true or false (got "${follow}")`);
-  if (taskQueue === undefined && requestsPerSecond === undefined && maxConcurrentCalls === undefined && follow === undefined) return undefined;
+  const tokenLimit = tokenLimitFromEnvironment(environment, number);
+  if (taskQueue === undefined && requestsPerSecond === undefined && maxConcurrentCalls === undefined && follow === undefined && tokenLimit === undefined) return undefined;
   return {
+    ...(tokenLimit !== undefined ? { tokenLimit } : {}),
     ...(taskQueue !== undefined ? { taskQueue } : {}),
     ...(requestsPerSecond !== undefined ? { requestsPerSecond } : {}),
     ...(maxConcurrentCalls !== undefined ? { maxConcurrentCalls } : {}),
     ...(follow === 'true' ? { followProviderHeaders: true } : {}),
   };
+}
+
+/** The token limit's variables; the PostgreSQL URL is needed with a limit, since a fleet's limit needs a counter every worker shares. */
+function tokenLimitFromEnvironment(environment: NodeJS.ProcessEnv, number: (name: string) => number | undefined): ModelTokenLimit | undefined {
+  const tokensPerMinute = number('TURNPIKE_MODEL_TOKENS_PER_MINUTE');
+  const windowSeconds = number('TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS');
+  const outputTokens = number('TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS');
+  const url = environment.TURNPIKE_MODEL_TOKENS_POSTGRES_URL || undefined;
+  if (tokensPerMinute === undefined) {
+    if (windowSeconds !== undefined || outputTokens !== undefined || url !== undefined) {
+      throw new TypeError('TURNPIKE_MODEL_TOKENS_PER_MINUTE is needed with TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS, TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS or TURNPIKE_MODEL_TOKENS_POSTGRES_URL');
+    }
+    return undefined;
+  }
+  if (url === undefined) throw new TypeError('TURNPIKE_MODEL_TOKENS_POSTGRES_URL is needed with TURNPIKE_MODEL_TOKENS_PER_MINUTE: the PostgreSQL database in which every worker of the fleet counts tokens');
+  const limit: ModelTokenLimit = {
+    tokensPerMinute,
+    counter: new PostgresModelTokenCounter({ connectionString: url }),
+    ...(windowSeconds !== undefined ? { windowSeconds } : {}),
+    ...(outputTokens !== undefined ? { outputTokens } : {}),
+  };
+  checkedModelTokenLimit(limit);
+  return limit;
 }
 
 /**

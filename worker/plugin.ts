@@ -39,6 +39,7 @@ import { checkedRemoteMcpServers, type RemoteMcpServers } from '../activities/pr
 import type { LiveDeltaChannel } from '../activities/live-deltas.js';
 import { liveDeltasFromEnvironment, type PostgresLiveDeltas } from '../activities/postgres-live/postgres-live-deltas.js';
 import { checkedTenantBudgets, type TenantBudgetOptions } from '../activities/tenant-budgets/tenant-budget-options.js';
+import { ModelTokenGate, type ModelTokenLimit } from '../activities/model-tokens/token-gate.js';
 
 /** Our own modules' extension: `.ts` when run from source (tsx, vitest), `.js` once built. */
 const extension = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
@@ -164,6 +165,12 @@ export interface TurnpikePluginOptions {
    */
   tenantBudgets?: TenantBudgetOptions;
   /**
+   * A tokens-per-minute limit on this Worker's model calls, held across the fleet in a shared
+   * counter: give it to the Worker of the model task queue (`createWorker` does, from
+   * `modelCapacity.tokenLimit`).
+   */
+  modelTokenLimit?: ModelTokenLimit;
+  /**
    * The A2A push receivers on private networks this worker may deliver to: CIDRs (`10.0.0.0/8`,
    * `fd00::/8`), addresses, or host names (every address of an allowed name is allowed). A push
    * notification to any other receiver whose address (the URL's, or one its name resolves to when
@@ -237,6 +244,7 @@ export class TurnpikePlugin extends SimplePlugin {
       ...(options.remoteMcpServers !== undefined ? { remoteMcpServers: checkedRemoteMcpServers(options.remoteMcpServers, 'TurnpikePlugin') } : {}),
       ...(liveDeltas ? { liveDeltas } : {}),
       ...(options.tenantBudgets !== undefined ? { tenantBudgets: checkedTenantBudgets(options.tenantBudgets) } : {}),
+      ...(options.modelTokenLimit !== undefined ? { modelTokens: new ModelTokenGate(options.modelTokenLimit) } : {}),
       a2aPushAllow: checkedPushAllowList(options.a2aPushAllow ?? pushAllowFromEnvironment(), options.a2aPushAllow ? 'TurnpikePlugin a2aPushAllow' : 'TURNPIKE_A2A_PUSH_ALLOW'),
       ...signingKeyOf(options.a2aPushSigningKey),
     });
