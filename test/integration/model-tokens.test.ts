@@ -1,0 +1,229 @@
+/**
+ * A tokens-per-minute limit the fleet shares (`modelCapacity.tokenLimit`), on the dev server:
+ * three worker processes (`runWorker` with `TURNPIKE_MODEL_TOKENS_*`) book their model calls in
+ * one PostgreSQL counter (scripts/postgres.ts runs a private one) against a fake OpenAI that
+ * enforces tokens per minute with its real 429s. With the limit no call is refused, and every
+ * turn completes with one admitted call; the same burst without it meets 429s. In one process
+ * with the in-memory counter: a call larger than the limit fails at once without reaching the
+ * provider, and a booking further away than `maxWaitSeconds` is retried when due.
+ *
+ * The turns are started before the workers, so the calls meet a backlog at once: no timing is
+ * asserted, only counts and the provider's windows.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import { TurnpikeClient } from '../../client/turnpike-client.js';
+import { InMemoryModelTokenCounter } from '../../activities/model-tokens/token-counter.js';
+import { createWorker } from '../../worker/create-worker.js';
+import type { ModelTokenLimit } from '../../activities/model-tokens/token-gate.js';
+import { startPostgres, type Postgres } from '../../scripts/postgres.js';
+import { providerRateLimit } from '../fake-provider/rate-limit.js';
+import { startWorkerProcess } from '../chaos/chaos-support.js';
+import { useClientWithFakes } from '../support/client-with-fakes.js';
+import { freeLowPort } from '../support/free-port.js';
+import { noteStarted } from '../support/history-recorder.js';
+import { testTools } from '../support/test-tools.js';
+
+try {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+} catch {
+  // Already installed in this process.
+}
+
+const { EventType } = temporal.api.enums.v1;
+const directory = mkdtempSync(path.join(tmpdir(), 'turnpike-model-tokens-'));
+// PostgreSQL runs as the postgres user when we are root: it must reach <directory>/pg.
+chmodSync(directory, 0o755);
+
+/**
+ * The provider: 8,000 tokens a minute, held over any 3 s (400 tokens), each call charged 100
+ * (90 in, 10 out); requests are not what binds. The fleet's counter: 400 tokens over any 4 s
+ * (6,000 a minute), a second's margin for the time between a booking and its request's arrival.
+ * A call expects its request's characters ÷ 4 plus 100 output tokens: about 113.
+ */
+const USAGE = { inputTokens: 90, outputTokens: 10 };
+const PROVIDER = { requestsPerMinute: 60_000, tokensPerMinute: 8_000, windowMs: 3_000 };
+const COUNTER = { tokensPerMinute: 6_000, windowSeconds: 4, outputTokens: 100 };
+const TURNS = 18;
+const WORKERS = 3;
+
+const suite = useClientWithFakes();
+let postgres: Postgres;
+let connectionString: string;
+
+beforeAll(async () => {
+  const port = await freeLowPort();
+  postgres = await startPostgres({ dataDirectory: path.join(directory, 'pg'), port, user: 'turnpike', password: 'tokens-test', logFile: path.join(directory, 'postgres.log') });
+  connectionString = `postgresql://turnpike:tokens-test@127.0.0.1:${port}/postgres`;
+}, 180_000);
+
+afterAll(async () => {
+  await postgres?.stop();
+  rmSync(directory, { recursive: true, force: true });
+}, 120_000);
+
+/** Three worker processes on the turns' queue, each polling the model queue, with the token limit or without it. */
+async function startWorkerProcesses(taskQueue: string, modelQueue: string, withLimit: boolean): Promise<() => Promise<void>> {
+  const env = {
+    TEMPORAL_ADDRESS: inject('temporalAddress'),
+    TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+    TURNPIKE_TASK_QUEUE: taskQueue,
+    WORKFLOW_BUNDLE: inject('workflowBundlePath'),
+    TURNPIKE_MODEL_TASK_QUEUE: modelQueue,
+    TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: '4',
+    ...(withLimit
+      ? {
+          TURNPIKE_MODEL_TOKENS_PER_MINUTE: String(COUNTER.tokensPerMinute),
+          TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: String(COUNTER.windowSeconds),
+          TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS: String(COUNTER.outputTokens),
+          TURNPIKE_MODEL_TOKENS_POSTGRES_URL: connectionString,
+        }
+      : {}),
+  };
+  // Started together: with the limit, all three create the counter's table at once.
+  const processes = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/env-worker-process.ts')));
+  return async () => {
+    const ended = await Promise.all(processes.map((worker) => worker.terminate()));
+    for (const { output } of ended) expect(output).toContain('stopped');
+  };
+}
+
+async function startTurns(turnpike: TurnpikeClient, count: number, prefix: string): Promise<WorkflowHandle[]> {
+  const handles: WorkflowHandle[] = [];
+  for (let index = 0; index < count; index++) {
+    const handle = await turnpike.startTurn(
+      { model: { provider: 'openai', model: 'gpt-4.1-mini' }, messages: [{ role: 'user', content: `question ${index}` }], tools: [] },
+      { turnId: `${prefix}-${randomUUID()}`, tenant: index % 2 === 0 ? 'acme' : 'globex', priority: 'batch' },
+    );
+    noteStarted(handle);
+    handles.push(handle);
+  }
+  return handles;
+}
+
+/** `TURNS` turns queued at once, then the worker processes; resolves once every turn has ended. */
+async function burst(withLimit: boolean) {
+  const taskQueue = `tokens-${randomUUID()}`;
+  const modelQueue = `${taskQueue}-models`;
+  const limit = providerRateLimit({ ...PROVIDER, reply: { text: 'ok', usage: USAGE } });
+  suite.fake.setDefault('openai', (request) => limit.respond(request.body as { model?: string }));
+  const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
+  const handles = await startTurns(turnpike, TURNS, 'tokens');
+  const stop = await startWorkerProcesses(taskQueue, modelQueue, withLimit);
+  try {
+    const results = await Promise.all(handles.map((handle) => handle.result()));
+    return { results, handles, limit, modelQueue };
+  } finally {
+    await stop();
+  }
+}
+
+/** The most tokens the provider admitted in any one of its windows. */
+function busiestTokens(admitted: readonly number[]): number {
+  return Math.max(...admitted.map((end) => admitted.filter((at) => at <= end && at > end - PROVIDER.windowMs).length)) * (USAGE.inputTokens + USAGE.outputTokens);
+}
+
+describe('a tokens-per-minute limit held by three worker processes in one PostgreSQL counter', () => {
+  it('meets no 429 and admits every call once; the counter holds what each call used', async () => {
+    const { results, handles, limit, modelQueue } = await burst(true);
+    expect(results.map((result) => result.status)).toEqual(handles.map(() => 'completed'));
+    expect(limit.rejected).toBe(0);
+    expect(limit.admitted.length).toBe(TURNS);
+    expect(busiestTokens(limit.admitted)).toBeLessThanOrEqual((PROVIDER.tokensPerMinute * PROVIDER.windowMs) / 60_000);
+    // The rows still in the counter were settled to the provider's usage (100), not the 113 expected.
+    const client = new pg.Client({ connectionString });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ tokens: string }>('SELECT tokens FROM turnpike_model_tokens WHERE key = $1', [modelQueue]);
+      expect(rows.length).toBeGreaterThan(0);
+      expect(rows.map((row) => Number(row.tokens))).toEqual(rows.map(() => USAGE.inputTokens + USAGE.outputTokens));
+    } finally {
+      await client.end();
+    }
+  }, 240_000);
+
+  it('meets 429s without it (the control): every worker calls as fast as it can', async () => {
+    const { results, handles, limit } = await burst(false);
+    expect(results.map((result) => result.status)).toEqual(handles.map(() => 'completed'));
+    expect(limit.rejectedBy.tokens).toBeGreaterThan(0);
+    expect(limit.admitted.length).toBe(TURNS);
+  }, 240_000);
+});
+
+/** A Worker in this process on the turns' queue, also polling the model queue with a token limit in memory. */
+async function startInProcess(taskQueue: string, modelQueue: string, tokenLimit: ModelTokenLimit): Promise<() => Promise<void>> {
+  const native = await NativeConnection.connect({ address: inject('temporalAddress') });
+  const worker = await createWorker({
+    tools: testTools,
+    taskQueue,
+    connection: native,
+    namespace: inject('temporalNamespace'),
+    workflowBundle: { codePath: inject('workflowBundlePath') },
+    modelCapacity: { taskQueue: modelQueue, tokenLimit },
+  });
+  const running = worker.run();
+  return async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    await native.close();
+  };
+}
+
+describe('the token limit in one process', () => {
+  it('fails a call larger than the limit at once, and the provider sees no request', async () => {
+    const taskQueue = `tokens-${randomUUID()}`;
+    const modelQueue = `${taskQueue}-models`;
+    const stop = await startInProcess(taskQueue, modelQueue, { tokensPerMinute: 60, counter: new InMemoryModelTokenCounter(), outputTokens: 100 });
+    try {
+      const before = suite.fake.requests.length;
+      const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
+      const [handle] = await startTurns(turnpike, 1, 'tokens-large');
+      const error = await handle!.result().catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(WorkflowFailedError);
+      const failure = (error as WorkflowFailedError).cause?.cause as ApplicationFailure | undefined;
+      expect(failure?.type).toBe('ModelTokensTooLarge');
+      expect(failure?.message).toMatch(/^Model call too large for the token limit of queue ".+-models": a call expecting \d+ tokens can never fit a limit of 60 tokens per 60 s$/);
+      expect(suite.fake.requests.length).toBe(before);
+    } finally {
+      await stop();
+    }
+  }, 120_000);
+
+  it('retries a call whose booking is further away than maxWaitSeconds when it is due; no 429', async () => {
+    const taskQueue = `tokens-${randomUUID()}`;
+    const modelQueue = `${taskQueue}-models`;
+    // 150 tokens over any 2 s: one call of about 113 at a time.
+    const stop = await startInProcess(taskQueue, modelQueue, { tokensPerMinute: 4_500, windowSeconds: 2, counter: new InMemoryModelTokenCounter(), outputTokens: 100, maxWaitSeconds: 0 });
+    try {
+      const limit = providerRateLimit({ ...PROVIDER, reply: { text: 'ok', usage: USAGE } });
+      suite.fake.setDefault('openai', (request) => limit.respond(request.body as { model?: string }));
+      const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
+      const handles = await startTurns(turnpike, 2, 'tokens-busy');
+      const results = await Promise.all(handles.map((handle) => handle.result()));
+      expect(results.map((result) => result.status)).toEqual(['completed', 'completed']);
+      expect(limit.rejected).toBe(0);
+      expect(limit.admitted.length).toBe(2);
+      expect(limit.admitted[1]! - limit.admitted[0]!).toBeGreaterThanOrEqual(1_500);
+      // One of the two calls ran on its second attempt, after the first told it the limit was busy.
+      const started = [];
+      for (const handle of handles) {
+        const events = (await handle.fetchHistory()).events ?? [];
+        started.push(...events.filter((event) => event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED).map((event) => event.activityTaskStartedEventAttributes!));
+      }
+      const retried = started.filter((attributes) => attributes.attempt === 2);
+      expect(retried.length).toBe(1);
+      expect(retried[0]!.lastFailure?.applicationFailureInfo?.type).toBe('ModelTokensBusy');
+      expect(retried[0]!.lastFailure?.message).toMatch(/^The token limit of queue ".+-models" has no room for \d+ tokens for \d+ s; retried then$/);
+    } finally {
+      await stop();
+    }
+  }, 120_000);
+});
