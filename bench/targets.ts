@@ -23,7 +23,7 @@ import type { Figures, ReportRow } from './results.js';
 import type { HistorySide } from './scenarios/history.js';
 import type { ScaleFigures } from './scenarios/scale.js';
 import { bytes, judged, ms, pair, ratioPair, tps, x } from './row-format.js';
-import { fleetRows } from './scenarios/fleet.js';
+import { fleetRows } from './scenarios/fleet-rows.js';
 import { clusterRows } from './scenarios/cluster.js';
 import { evaluationRows } from './scenarios/evaluation.js';
 import { aiSdkModelRows, closedTurnRows, largeImageRows, longStreamRow, readersRows, streamingRows } from './rows-without-floor.js';

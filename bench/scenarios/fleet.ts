@@ -9,7 +9,11 @@
  *   - model queue: `modelTaskQueue` on the client, `TURNPIKE_MODEL_*` on each worker, the queue's
  *     rate under the provider's, on a dev server of its own with `matching.enableFairness=true`
  *     and one read and one write partition (so the rate and the order are exact; see
- *     docs/tenants-and-capacity.md).
+ *     docs/tenants-and-capacity.md);
+ *   - model queue and token counter: the same, with the queue at `TOKENS_QUEUE_RATE`, each worker
+ *     booking its calls in one PostgreSQL token counter (`TURNPIKE_MODEL_TOKENS_*`, a private
+ *     PostgreSQL from scripts/postgres.ts) and following the provider's headers; on the same
+ *     fairness dev server, with queues of its own.
  * Each variant reports the 429s, B's latency (start → result) alone and under A's burst, A's
  * throughput against the provider's limit, and, from a sample of histories, the events and
  * `callModel` attempts per turn (each attempt, a retry included, is a Temporal action).
@@ -22,15 +26,20 @@ import proto from '@temporalio/proto';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { connectTemporal } from '../../connection/temporal-connection.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { startDevServer } from '../../scripts/dev-server.js';
+import { startPostgres } from '../../scripts/postgres.js';
+import { freeLowPort } from '../../test/support/free-port.js';
 import { startWorkerProcess } from '../../test/chaos/chaos-support.js';
 import { startFakeProviderServer } from '../../test/fake-provider/server.js';
 import { providerRateLimit } from '../../test/fake-provider/rate-limit.js';
 import type { BenchContext } from '../context.js';
-import type { ReportRow } from '../report-row.js';
 import { SERVER_DYNAMIC_CONFIG } from '../options.js';
 import { runPool } from '../pool.js';
 import { percentile, round } from '../stats.js';
+
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -46,6 +55,20 @@ const PROVIDER = { requestsPerMinute: 600, tokensPerMinute: 48_000, windowMs: 10
  * met a 429, at 7.5 10; at 6.8 (74.8) none.
  */
 const QUEUE_RATE = 6.8;
+/**
+ * With the token counter, the queue's rate is nearer the limit (`--fleet-tokens-rate`): the
+ * counter, not the rate's headroom, keeps the provider's windows within its limit, and the rate
+ * stays a little under the counter's so that few calls wait in a worker (where priority no longer
+ * applies) rather than in the queue.
+ */
+const TOKENS_QUEUE_RATE = 7.5;
+/**
+ * The counter: the provider's 8,000 tokens per 10 s, held over any 10.5 s (the half second is the
+ * margin for the time between a booking and its request's arrival at the provider): 45,714 a
+ * minute. A call expects its request's characters ÷ 4 (about 15 tokens here: the bench's turns offer
+ * no tools) plus `EXPECTED_OUTPUT` tokens: about the 100 the fake charges.
+ */
+const COUNTER = { tokensPerMinute: 45_714, windowSeconds: 10.5, expectedOutput: 85, maxConcurrentCalls: 10 };
 const WORKERS = 3;
 const HISTORY_SAMPLE = 20;
 
@@ -78,6 +101,10 @@ export interface FleetFigures {
   queueRate: number;
   today: FleetVariant;
   modelQueue: FleetVariant;
+  /** The model queue at `tokensQueueRate` with the token counter and the provider's headers (absent in runs before it). */
+  tokensQueueRate?: number;
+  counter?: typeof COUNTER;
+  tokenCounter?: FleetVariant;
 }
 
 const latency = (samples: number[]) => {
@@ -93,6 +120,9 @@ interface VariantSetup {
   address: string;
   namespace: string;
   withModelQueue: boolean;
+  /** The token counter's database, for the variant that books its calls there. */
+  tokenCounterUrl?: string;
+  queueRate?: number;
 }
 
 async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: number, bAloneTurns: number): Promise<FleetVariant> {
@@ -108,13 +138,23 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     WORKFLOW_BUNDLE: context.bundlePaths.turnpike,
     OPENAI_API_KEY: 'sk-bench-fleet',
     OPENAI_BASE_URL: fake.openaiBaseURL,
-    ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue, TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(context.options.fleetRate ?? QUEUE_RATE) } : {}),
+    ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue, TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(setup.queueRate ?? context.options.fleetRate ?? QUEUE_RATE) } : {}),
+    ...(setup.tokenCounterUrl
+      ? {
+          TURNPIKE_MODEL_TOKENS_POSTGRES_URL: setup.tokenCounterUrl,
+          TURNPIKE_MODEL_TOKENS_PER_MINUTE: String(COUNTER.tokensPerMinute),
+          TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: String(COUNTER.windowSeconds),
+          TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS: String(COUNTER.expectedOutput),
+          TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: String(COUNTER.maxConcurrentCalls),
+          TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS: 'true',
+        }
+      : {}),
   };
   const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/env-worker-process.ts')));
   const turnpike = new TurnpikeClient({ client: setup.client, taskQueue, ...(setup.withModelQueue ? { modelTaskQueue: modelQueue } : {}) });
   const model = { provider: 'openai', model: 'gpt-4.1-mini' } as const;
   const start = (tenant: string, priority: 'interactive' | 'batch', index: number) =>
-    turnpike.startTurn({ model, messages: [{ role: 'user', content: `${tenant} question ${index}` }] }, { turnId: `fleet-${tenant}-${randomUUID()}`, tenant, priority });
+    turnpike.startTurn({ model, messages: [{ role: 'user', content: `${tenant} question ${index}` }], tools: [] }, { turnId: `fleet-${tenant}-${randomUUID()}`, tenant, priority });
   const bTurn = async (index: number) => {
     const started = performance.now();
     const result = await (await start('tenant-b', 'interactive', index)).result();
@@ -173,7 +213,7 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     const aPerSecond = aTurns / aSeconds;
     const allCalls = aTurns + underBurst.length;
     const figures: FleetVariant = {
-      server: setup.withModelQueue ? 'own dev server, matching.enableFairness=true, 1 read / 1 write partition' : "the run's dev server, stock matcher",
+      server: setup.withModelQueue ? `own dev server, matching.enableFairness=true, 1 read / 1 write partition${setup.tokenCounterUrl ? '; token counter in PostgreSQL, provider headers followed' : ''}` : "the run's dev server, stock matcher",
       rejected: { ...limit.rejectedBy },
       rejectedBySecond: limit.rejectedAt.reduce<Record<string, number>>((counts, at) => {
         const bucket = String(Math.floor((at - burstStartedAt) / 10_000) * 10);
@@ -212,42 +252,36 @@ export async function measureFleet(context: BenchContext): Promise<FleetFigures>
     log: context.log,
   });
   const connection = await connectTemporal({ address: server.address });
+  const directory = mkdtempSync(path.join(tmpdir(), 'turnpike-bench-fleet-'));
+  // PostgreSQL runs as the postgres user when we are root: it must reach <directory>/pg.
+  chmodSync(directory, 0o755);
+  const port = await freeLowPort();
+  const postgres = await startPostgres({ dataDirectory: path.join(directory, 'pg'), port, user: 'turnpike', password: 'bench-fleet', logFile: path.join(directory, 'postgres.log') });
   try {
     const client = new Client({ connection, namespace: server.namespace, dataConverter: turnpikeDataConverter });
-    const modelQueue = await runVariant(context, { name: 'model-queue', client, address: server.address, namespace: server.namespace, withModelQueue: true }, fleetTurns, bAloneTurns);
-    return { workers: WORKERS, provider: { ...PROVIDER, tokensPerCall: limit.tokensPerCall, callsPerSecond: limit.callsPerSecond }, queueRate: context.options.fleetRate ?? QUEUE_RATE, today, modelQueue };
+    const common = { client, address: server.address, namespace: server.namespace, withModelQueue: true };
+    const modelQueue = await runVariant(context, { ...common, name: 'model-queue' }, fleetTurns, bAloneTurns);
+    const tokensQueueRate = context.options.fleetTokensRate ?? TOKENS_QUEUE_RATE;
+    const tokenCounter = await runVariant(
+      context,
+      { ...common, name: 'token-counter', tokenCounterUrl: `postgresql://turnpike:bench-fleet@127.0.0.1:${port}/postgres`, queueRate: tokensQueueRate },
+      fleetTurns,
+      bAloneTurns,
+    );
+    return {
+      workers: WORKERS,
+      provider: { ...PROVIDER, tokensPerCall: limit.tokensPerCall, callsPerSecond: limit.callsPerSecond },
+      queueRate: context.options.fleetRate ?? QUEUE_RATE,
+      today,
+      modelQueue,
+      tokensQueueRate,
+      counter: COUNTER,
+      tokenCounter,
+    };
   } finally {
     await connection.close();
     await server.stop();
+    await postgres.stop();
+    rmSync(directory, { recursive: true, force: true });
   }
-}
-
-/** The report's rows: the model queue's figure in the turnpike column, today's in the floor column. */
-export function fleetRows(fleet: FleetFigures): ReportRow[] {
-  const { today, modelQueue: queue, provider } = fleet;
-  const at = `${fleet.workers} workers, A ${queue.aTurns} turns at once, B 1/s; provider ${provider.requestsPerMinute} RPM / ${provider.tokensPerMinute} TPM per ${provider.windowMs / 1_000} s window (${provider.callsPerSecond} calls/s at ${provider.tokensPerCall} tokens); queue ${fleet.queueRate}/s`;
-  const note = 'turnpike = with the model queue; floor column = today (no model queue)';
-  const ratioOf = (variant: FleetVariant) => round(variant.bUnderBurst.p95 / variant.bAlone.p95, 2);
-  return [
-    { figure: `fleet: 429s received, RPM + TPM (${at})`, turnpike: `${queue.rejected.requests} + ${queue.rejected.tokens}`, floor: `${today.rejected.requests} + ${today.rejected.tokens}`, ratio: '—', target: '0 with the queue', met: queue.rejected.requests + queue.rejected.tokens === 0, note },
-    {
-      figure: `fleet: B's latency p50 / p95, alone → under A's burst (${at})`,
-      turnpike: `${queue.bAlone.p50} / ${queue.bAlone.p95} → ${queue.bUnderBurst.p50} / ${queue.bUnderBurst.p95} ms (p95 ${ratioOf(queue)}×)`,
-      floor: `${today.bAlone.p50} / ${today.bAlone.p95} → ${today.bUnderBurst.p50} / ${today.bUnderBurst.p95} ms (p95 ${ratioOf(today)}×)`,
-      ratio: '—',
-      target: 'under burst ≤ 1.5× alone',
-      met: ratioOf(queue) <= 1.5,
-      note,
-    },
-    {
-      figure: `fleet: A's turns/s ÷ the provider's calls/s (A and B's) (${at})`,
-      turnpike: `${queue.aPerSecond}/s = ${(queue.aShareOfLimit * 100).toFixed(0)}% (${(queue.allShareOfLimit * 100).toFixed(0)}%)`,
-      floor: `${today.aPerSecond}/s = ${(today.aShareOfLimit * 100).toFixed(0)}% (${(today.allShareOfLimit * 100).toFixed(0)}%)`,
-      ratio: '—',
-      target: '≥ 90%',
-      met: queue.aShareOfLimit >= 0.9,
-      note,
-    },
-    { figure: `fleet: events / callModel attempts per turn (${at})`, turnpike: `${queue.eventsPerTurn} / ${queue.modelAttemptsPerTurn}`, floor: `${today.eventsPerTurn} / ${today.modelAttemptsPerTurn}`, ratio: '—', target: '—', met: null, note },
-  ];
 }

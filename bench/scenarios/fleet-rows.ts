@@ -1,0 +1,46 @@
+/** The fleet figure's rows in the bench report (scenarios/fleet.ts measures them). */
+import type { ReportRow } from '../report-row.js';
+import { round } from '../stats.js';
+import type { FleetFigures, FleetVariant } from './fleet.js';
+
+/**
+ * The report's rows: each model queue variant in the turnpike column, today's in the floor column.
+ * The throughput goal is met by A's and B's calls together: B's turns spend from the same limit
+ * (one call a second of the provider's 8), so A's alone cannot reach 90% of it.
+ */
+export function fleetRows(fleet: FleetFigures): ReportRow[] {
+  const { today, provider } = fleet;
+  const setting = `${fleet.workers} workers, A ${today.aTurns} turns at once, B 1/s; provider ${provider.requestsPerMinute} RPM / ${provider.tokensPerMinute} TPM per ${provider.windowMs / 1_000} s window (${provider.callsPerSecond} calls/s at ${provider.tokensPerCall} tokens)`;
+  const ratioOf = (variant: FleetVariant) => round(variant.bUnderBurst.p95 / variant.bAlone.p95, 2);
+  const variants: Array<[string, FleetVariant | undefined]> = [
+    [`queue ${fleet.queueRate}/s`, fleet.modelQueue],
+    [`queue ${fleet.tokensQueueRate}/s + token counter ${fleet.counter?.tokensPerMinute} TPM over ${fleet.counter?.windowSeconds} s + headers`, fleet.tokenCounter],
+  ];
+  return variants.flatMap(([name, queue]) => {
+    if (!queue) return [];
+    const at = `${setting}; ${name}`;
+    const note = `turnpike = ${name}; floor column = today (no model queue)`;
+    return [
+      { figure: `fleet: 429s received, RPM + TPM (${at})`, turnpike: `${queue.rejected.requests} + ${queue.rejected.tokens}`, floor: `${today.rejected.requests} + ${today.rejected.tokens}`, ratio: '—', target: '0 with the queue', met: queue.rejected.requests + queue.rejected.tokens === 0, note },
+      {
+        figure: `fleet: B's latency p50 / p95, alone → under A's burst (${at})`,
+        turnpike: `${queue.bAlone.p50} / ${queue.bAlone.p95} → ${queue.bUnderBurst.p50} / ${queue.bUnderBurst.p95} ms (p95 ${ratioOf(queue)}×)`,
+        floor: `${today.bAlone.p50} / ${today.bAlone.p95} → ${today.bUnderBurst.p50} / ${today.bUnderBurst.p95} ms (p95 ${ratioOf(today)}×)`,
+        ratio: '—',
+        target: 'under burst ≤ 1.5× alone',
+        met: ratioOf(queue) <= 1.5,
+        note,
+      },
+      {
+        figure: `fleet: A's turns/s ÷ the provider's calls/s (A and B's) (${at})`,
+        turnpike: `${queue.aPerSecond}/s = ${(queue.aShareOfLimit * 100).toFixed(0)}% (${(queue.allShareOfLimit * 100).toFixed(0)}%)`,
+        floor: `${today.aPerSecond}/s = ${(today.aShareOfLimit * 100).toFixed(0)}% (${(today.allShareOfLimit * 100).toFixed(0)}%)`,
+        ratio: '—',
+        target: "≥ 90% (A's and B's calls: B spends from the same limit)",
+        met: queue.allShareOfLimit >= 0.9,
+        note,
+      },
+      { figure: `fleet: events / callModel attempts per turn (${at})`, turnpike: `${queue.eventsPerTurn} / ${queue.modelAttemptsPerTurn}`, floor: `${today.eventsPerTurn} / ${today.modelAttemptsPerTurn}`, ratio: '—', target: '—', met: null, note },
+    ];
+  });
+}
