@@ -179,11 +179,11 @@ export function createActivities({ tools, notifications, slack, transcriptCache,
       // timeout (30 s by default), not after the whole start-to-close timeout.
       const keepAlive = setInterval(() => context.heartbeat(), MODEL_HEARTBEAT_MS);
       try {
-        const read = contentStore
-          ? async (input: ModelStepInput) => callWorkerModel({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) })
-          : callWorkerModel;
         // Under the fleet's token limit, the call waits for its booking first (model-tokens/token-gate.ts).
-        const call = modelTokens ? (input: ModelStepInput) => modelTokens.around(context, input, read) : read;
+        const metered = modelTokens ? (input: ModelStepInput) => modelTokens.around(context, input, callWorkerModel) : callWorkerModel;
+        const call = contentStore
+          ? async (input: ModelStepInput) => metered({ ...input, messages: await readStoredContent(input.messages, contentStore, modelToolOutputBytes) })
+          : metered;
         const price = aiSdkPriceOf(priceTable, request.model, workerModels.models) ?? priceOf(priceTable, request.model);
         // With tenant budgets, a tenant over its budget is answered without the model (tenant-budgets/tenant-budget-guard.ts).
         const guarded = tenantGuard ? (input: ModelStepInput) => tenantGuard.around(context, request, input, call, (usage) => costOf(price, usage)) : call;

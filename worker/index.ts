@@ -14,7 +14,7 @@ export {
 export { runWorker, type RunWorkerOptions } from './run-worker.js';
 export type { A2aPushJwk, A2aPushSigningKey } from '../activities/a2a-push/push-jwt-key.js';
 export type { ModelCapacityOptions } from './model-capacity.js';
-export type { ModelTokenLimit } from '../activities/model-tokens/token-gate.js';
+export { expectedTokens, IMAGE_TOKENS, type ModelTokenLimit } from '../activities/model-tokens/token-gate.js';
 export { InMemoryModelTokenCounter, earliestBooking, type ModelTokenCounter, type TokenBooking, type TokenBookingRequest } from '../activities/model-tokens/token-counter.js';
 export { PostgresModelTokenCounter, DEFAULT_MODEL_TOKENS_TABLE, type PostgresModelTokenCounterOptions } from '../activities/model-tokens/postgres-token-counter.js';
 export type { FollowProviderHeaders } from './provider-headers.js';

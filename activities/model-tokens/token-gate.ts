@@ -30,19 +30,35 @@ export interface ModelTokenLimit {
   outputTokens?: number;
   /** Longest wait in this process for a booking; a later one is retried when due. Default 60. */
   maxWaitSeconds?: number;
+  /** Tokens a call is expected to use, e.g. from the model's own tokenizer. Default {@link expectedTokens} with `outputTokens`. */
+  estimate?: (input: ModelStepInput) => number;
 }
 
-/** Tokens a call is expected to use: its request's characters ÷ 4 (system, messages, tools), plus its output. */
+/** What an image is expected to cost: about Anthropic's largest (1,568 px a side), above OpenAI's high detail at 1,024². */
+export const IMAGE_TOKENS = 1_600;
+
+/**
+ * Tokens a call is expected to use: its request's characters ÷ 4 (system, messages and tools, as
+ * JSON; a PDF's base64 too, which overcounts it), each image as {@link IMAGE_TOKENS}, plus its
+ * `maxTokens`, or `outputTokens` without one.
+ */
 export function expectedTokens(input: ModelStepInput, outputTokens: number): number {
-  const characters = JSON.stringify([input.system ?? '', input.messages, input.tools]).length;
-  return Math.ceil(characters / 4) + (input.model.maxTokens ?? outputTokens);
+  let images = 0;
+  const characters = JSON.stringify([input.system ?? '', input.messages, input.tools], (_key, value: unknown) => {
+    if (value !== null && typeof value === 'object' && (value as { type?: unknown }).type === 'image' && 'source' in value) {
+      images++;
+      return undefined;
+    }
+    return value;
+  }).length;
+  return Math.ceil(characters / 4) + images * IMAGE_TOKENS + (input.model.maxTokens ?? outputTokens);
 }
 
 /** The options checked: a bad one throws a clear TypeError naming it, before anything polls. */
-export function checkedModelTokenLimit(limit: ModelTokenLimit): Required<ModelTokenLimit> {
+export function checkedModelTokenLimit(limit: ModelTokenLimit): Required<Omit<ModelTokenLimit, 'estimate'>> & Pick<ModelTokenLimit, 'estimate'> {
   const invalid = (field: string, must: string, value: unknown) => new TypeError(`Invalid modelCapacity.tokenLimit.${field}: ${must} (got ${String(value)})`);
   if (limit === null || typeof limit !== 'object') throw new TypeError('Invalid modelCapacity.tokenLimit: expected { tokensPerMinute, counter, windowSeconds?, outputTokens?, maxWaitSeconds? }');
-  const { tokensPerMinute, windowSeconds = 60, counter, outputTokens = 1_000, maxWaitSeconds = 60 } = limit;
+  const { tokensPerMinute, windowSeconds = 60, counter, outputTokens = 1_000, maxWaitSeconds = 60, estimate } = limit;
   if (!(Number.isInteger(tokensPerMinute) && tokensPerMinute >= 1)) throw invalid('tokensPerMinute', 'must be a whole number of at least 1', tokensPerMinute);
   if (!(typeof windowSeconds === 'number' && Number.isFinite(windowSeconds) && windowSeconds >= 1 && windowSeconds <= 3_600)) throw invalid('windowSeconds', 'must be a number of seconds from 1 to 3600', windowSeconds);
   if (!(Number.isInteger(outputTokens) && outputTokens >= 0)) throw invalid('outputTokens', 'must be a whole number of at least 0', outputTokens);
@@ -50,12 +66,13 @@ export function checkedModelTokenLimit(limit: ModelTokenLimit): Required<ModelTo
   if (!counter || typeof counter.book !== 'function' || typeof counter.settle !== 'function') {
     throw new TypeError('Invalid modelCapacity.tokenLimit.counter: expected a ModelTokenCounter (PostgresModelTokenCounter, or InMemoryModelTokenCounter for one process)');
   }
+  if (estimate !== undefined && typeof estimate !== 'function') throw invalid('estimate', 'must be a function of the model step input', estimate);
   if (Math.floor((tokensPerMinute * windowSeconds) / 60) < 1) throw invalid('tokensPerMinute', `allows no whole token in a window of ${windowSeconds} s`, tokensPerMinute);
-  return { tokensPerMinute, windowSeconds, counter, outputTokens, maxWaitSeconds };
+  return { tokensPerMinute, windowSeconds, counter, outputTokens, maxWaitSeconds, ...(estimate ? { estimate } : {}) };
 }
 
 export class ModelTokenGate {
-  private readonly limit: Required<ModelTokenLimit>;
+  private readonly limit: ReturnType<typeof checkedModelTokenLimit>;
 
   constructor(limit: ModelTokenLimit) {
     this.limit = checkedModelTokenLimit(limit);
@@ -63,11 +80,13 @@ export class ModelTokenGate {
 
   /** Runs `call` once its booking is due; settles the booking to the call's usage. */
   async around(context: Context, input: ModelStepInput, call: (input: ModelStepInput) => Promise<ModelStepResult>): Promise<ModelStepResult> {
-    const { tokensPerMinute, windowSeconds, counter, outputTokens, maxWaitSeconds } = this.limit;
+    const { tokensPerMinute, windowSeconds, counter, outputTokens, maxWaitSeconds, estimate } = this.limit;
     const { workflowExecution, activityId, attempt, taskQueue } = context.info;
     const key = taskQueue;
     const id = `${workflowExecution?.workflowId ?? '-'}/${workflowExecution?.runId ?? '-'}/${activityId}/${attempt}`;
-    const tokens = expectedTokens(input, outputTokens);
+    const expected = estimate ? estimate(input) : expectedTokens(input, outputTokens);
+    if (!(Number.isFinite(expected) && expected >= 0)) throw ApplicationFailure.nonRetryable(`modelCapacity.tokenLimit.estimate gave ${String(expected)} tokens; expected a number of at least 0`, 'InvalidModelSettings');
+    const tokens = Math.ceil(expected);
     const limit = Math.floor((tokensPerMinute * windowSeconds) / 60);
     let waitMs: number;
     try {

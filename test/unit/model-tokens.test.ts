@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { earliestBooking, InMemoryModelTokenCounter, type TokenBooking } from '../../activities/model-tokens/token-counter.js';
-import { checkedModelTokenLimit, expectedTokens } from '../../activities/model-tokens/token-gate.js';
+import { checkedModelTokenLimit, expectedTokens, IMAGE_TOKENS } from '../../activities/model-tokens/token-gate.js';
 import { modelCapacityFromEnvironment } from '../../worker/model-capacity.js';
 import type { ModelStepInput } from '../../workflows/types/index.js';
 
@@ -98,6 +98,13 @@ describe('expectedTokens', () => {
     expect(expectedTokens(input, 1_000)).toBe(Math.ceil(characters / 4) + 1_000);
     expect(expectedTokens({ ...input, model: { ...input.model, maxTokens: 64 } }, 1_000)).toBe(Math.ceil(characters / 4) + 64);
   });
+
+  it('counts an image as IMAGE_TOKENS, not by its bytes', () => {
+    const image = { type: 'image' as const, source: { type: 'base64' as const, mediaType: 'image/png', data: 'A'.repeat(400_000) } };
+    const withImage: ModelStepInput = { ...input, messages: [{ role: 'user', content: [{ type: 'text', text: 'x'.repeat(400) }, image] }] };
+    const characters = JSON.stringify(['Be brief.', [{ role: 'user', content: [{ type: 'text', text: 'x'.repeat(400) }, null] }], []]).length;
+    expect(expectedTokens(withImage, 0)).toBe(Math.ceil(characters / 4) + IMAGE_TOKENS);
+  });
 });
 
 describe('the options', () => {
@@ -115,6 +122,7 @@ describe('the options', () => {
     [{ tokensPerMinute: 1_000, outputTokens: -1, counter }, /outputTokens/],
     [{ tokensPerMinute: 1_000, maxWaitSeconds: 600, counter }, /maxWaitSeconds: .*5 minutes/],
     [{ tokensPerMinute: 1_000, counter: {} }, /tokenLimit\.counter: expected a ModelTokenCounter/],
+    [{ tokensPerMinute: 1_000, counter, estimate: 5 }, /tokenLimit\.estimate: must be a function/],
   ])('refuses %j', (options, message) => {
     expect(() => checkedModelTokenLimit(options as never)).toThrow(message);
   });
