@@ -71,8 +71,8 @@ afterAll(async () => {
 }, 120_000);
 
 /** Three worker processes on the turns' queue, each polling the model queue, with the token limit or without it. */
-async function startWorkerProcesses(taskQueue: string, modelQueue: string, withLimit: boolean): Promise<() => Promise<void>> {
-  const env = {
+function workerEnv(taskQueue: string, modelQueue: string, withLimit: boolean): Record<string, string> {
+  return {
     TEMPORAL_ADDRESS: inject('temporalAddress'),
     TEMPORAL_NAMESPACE: inject('temporalNamespace'),
     TURNPIKE_TASK_QUEUE: taskQueue,
@@ -88,6 +88,10 @@ async function startWorkerProcesses(taskQueue: string, modelQueue: string, withL
         }
       : {}),
   };
+}
+
+async function startWorkerProcesses(taskQueue: string, modelQueue: string, withLimit: boolean): Promise<() => Promise<void>> {
+  const env = workerEnv(taskQueue, modelQueue, withLimit);
   // Started together: with the limit, all three create the counter's table at once.
   const processes = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/env-worker-process.ts')));
   return async () => {
@@ -96,11 +100,16 @@ async function startWorkerProcesses(taskQueue: string, modelQueue: string, withL
   };
 }
 
-async function startTurns(turnpike: TurnpikeClient, count: number, prefix: string): Promise<WorkflowHandle[]> {
+async function startTurns(turnpike: TurnpikeClient, count: number, prefix: string, heartbeatTimeout?: string): Promise<WorkflowHandle[]> {
   const handles: WorkflowHandle[] = [];
   for (let index = 0; index < count; index++) {
     const handle = await turnpike.startTurn(
-      { model: { provider: 'openai', model: 'gpt-4.1-mini' }, messages: [{ role: 'user', content: `question ${index}` }], tools: [] },
+      {
+        model: { provider: 'openai', model: 'gpt-4.1-mini' },
+        messages: [{ role: 'user', content: `${prefix} question ${index}` }],
+        tools: [],
+        ...(heartbeatTimeout ? { modelCallOptions: { heartbeatTimeout } } : {}),
+      },
       { turnId: `${prefix}-${randomUUID()}`, tenant: index % 2 === 0 ? 'acme' : 'globex', priority: 'batch' },
     );
     noteStarted(handle);
@@ -155,6 +164,75 @@ describe('a tokens-per-minute limit held by three worker processes in one Postgr
     expect(results.map((result) => result.status)).toEqual(handles.map(() => 'completed'));
     expect(limit.rejectedBy.tokens).toBeGreaterThan(0);
     expect(limit.admitted.length).toBe(TURNS);
+  }, 240_000);
+});
+
+/** Admitted (200) provider requests, by the question each turn asks. */
+function admittedByQuestion(): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const request of suite.fake.requests) {
+    if (request.provider !== 'openai' || request.status !== 200) continue;
+    const messages = (request.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    const question = String(messages.filter((message) => message.role === 'user').at(-1)?.content);
+    counts.set(question, (counts.get(question) ?? 0) + 1);
+  }
+  return counts;
+}
+
+async function until(done: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await done())) await new Promise((resolve) => setTimeout(resolve, 50));
+}
+
+describe('a worker SIGKILLed while calls wait in it for their bookings', () => {
+  it('loses nothing and doubles nothing: the calls are retried elsewhere, every turn completes with one admitted call', async () => {
+    const taskQueue = `tokens-crash-${randomUUID()}`;
+    const modelQueue = `${taskQueue}-models`;
+    const turns = 6;
+    let admitting = true;
+    // The provider refuses nothing on tokens here; it stops admitting (a 429, so a refused call never ran) before the kill.
+    suite.fake.setDefault('openai', () => (admitting ? { text: 'ok', usage: USAGE } : { status: 429, headers: { 'retry-after': '1' } }));
+    const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
+    // A 10 s heartbeat timeout (the step heartbeats every 5 s): the dead worker's calls are retried 10 s after their last heartbeat.
+    const handles = await startTurns(turnpike, turns, 'tokens-crash', '10s');
+    const first = await startWorkerProcess(workerEnv(taskQueue, modelQueue, true), 'test/support/env-worker-process.ts');
+    let second: Awaited<ReturnType<typeof startWorkerProcess>> | undefined;
+    const database = new pg.Client({ connectionString });
+    await database.connect();
+    try {
+      // About three calls per window of 4 s: the others wait in the worker for their bookings.
+      const ours = () => [...admittedByQuestion().keys()].filter((question) => question.startsWith('tokens-crash '));
+      await until(() => ours().length >= 2);
+      admitting = false;
+      const admittedBeforeKill = ours();
+      // Every admitted call has ended its turn, so none is in flight in the process about to die.
+      const byQuestion = new Map(handles.map((handle, index) => [`tokens-crash question ${index}`, handle]));
+      for (const question of admittedBeforeKill) expect((await byQuestion.get(question)!.result()).status).toBe('completed');
+      // Calls are waiting in the worker: bookings later than now.
+      await until(async () => {
+        const { rows } = await database.query<{ waiting: string }>(
+          'SELECT count(*) AS waiting FROM turnpike_model_tokens WHERE key = $1 AND at_ms > extract(epoch FROM clock_timestamp()) * 1000',
+          [modelQueue],
+        );
+        return Number(rows[0]!.waiting) > 0;
+      });
+      expect(admittedBeforeKill.length).toBeLessThan(turns);
+
+      await first.kill();
+      admitting = true;
+      second = await startWorkerProcess(workerEnv(taskQueue, modelQueue, true), 'test/support/env-worker-process.ts');
+      const results = await Promise.all(handles.map((handle) => handle.result()));
+      expect(results.map((result) => result.status)).toEqual(handles.map(() => 'completed'));
+      const admitted = [...admittedByQuestion()].filter(([question]) => question.startsWith('tokens-crash '));
+      expect(Object.fromEntries(admitted)).toEqual(Object.fromEntries(handles.map((_, index) => [`tokens-crash question ${index}`, 1])));
+      for (const handle of handles) {
+        const events = (await handle.fetchHistory()).events ?? [];
+        expect(events.filter((event) => event.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED).length).toBe(1);
+      }
+    } finally {
+      await database.end();
+      await first.kill();
+      if (second) expect((await second.terminate()).output).toContain('stopped');
+    }
   }, 240_000);
 });
 
