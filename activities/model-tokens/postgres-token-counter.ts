@@ -2,11 +2,12 @@
  * The token counter every worker of a fleet shares (`modelCapacity.tokenLimit`): one table in
  * PostgreSQL, a row per booking (key, id, when, tokens).
  *
- * A booking is one transaction under an advisory lock of its key, so bookings of a key are placed
- * one at a time in the order they reach the database, by the database's clock (one clock for the
- * whole fleet): it reads the key's bookings of the last window, places the new one by
- * `earliestBooking` (token-counter.ts) and inserts it. The rows that have left the window are
- * deleted by the next booking of their key. Settling a booking is one update of its row.
+ * A booking is one transaction under an advisory lock of its key, sent in one round trip, so
+ * bookings of a key are placed one at a time in the order they reach the database, by the
+ * database's clock (one clock for the whole fleet): one statement reads the key's bookings of the
+ * last window, places the new one by the rule of `earliestBooking` (token-counter.ts) and inserts
+ * it. The rows that have left the window are deleted by the next booking of their key. Settling a
+ * booking is one update of its row.
  *
  * `pg` (node-postgres) is an optional peer of turnpike, loaded on first use.
  */
@@ -81,6 +82,12 @@ export class PostgresModelTokenCounter implements ModelTokenCounter {
     const pool = new PoolClass(config);
     // An idle connection that the server drops must not crash the process; the next query reconnects.
     pool.on('error', () => {});
+    // A booking's commit does not wait for its WAL to reach the disk, so the key's lock is not held
+    // through a flush: a database that crashes may lose its last fraction of a second of bookings,
+    // and the windows just after hold that much more than the limit.
+    pool.on('connect', (client) => {
+      client.query('SET synchronous_commit TO off').catch(() => {});
+    });
     try {
       // Workers starting together create the table one at a time (CREATE ... IF NOT EXISTS alone races).
       await this.transaction(pool, `SELECT pg_advisory_xact_lock(${lockOf(this.table, '')})`, async (client) => {
@@ -111,25 +118,55 @@ export class PostgresModelTokenCounter implements ModelTokenCounter {
   }
 
   async book({ key, id, tokens, limit, windowMs }: TokenBookingRequest): Promise<{ waitMs: number }> {
+    if (tokens > limit) earliestBooking([], 0, tokens, limit, windowMs);
     const pool = await this.pool();
-    return this.transaction(pool, `SELECT pg_advisory_xact_lock(${lockOf(this.table, key)})`, async (client) => {
-      // The database's clock, and the key's bookings still in the window; older ones are deleted.
-      const { rows } = await client.query<{ now_ms: number; bookings: Array<{ atMs: number; tokens: number }> | null }>(
-        `WITH now AS (SELECT extract(epoch FROM clock_timestamp()) * 1000 AS ms),
-              gone AS (DELETE FROM ${this.quoted} WHERE key = $1 AND at_ms <= (SELECT ms FROM now) - $2)
-         SELECT (SELECT ms FROM now)::float8 AS now_ms,
-                (SELECT json_agg(json_build_object('atMs', at_ms, 'tokens', tokens)) FROM ${this.quoted}
-                  WHERE key = $1 AND at_ms > (SELECT ms FROM now) - $2 AND id <> $3) AS bookings`,
-        [key, windowMs, id],
-      );
-      const nowMs = Number(rows[0]!.now_ms);
-      const atMs = earliestBooking(rows[0]!.bookings ?? [], nowMs, tokens, limit, windowMs);
-      await client.query(
-        `INSERT INTO ${this.quoted} (key, id, at_ms, tokens) VALUES ($1, $2, $3, $4) ON CONFLICT (key, id) DO UPDATE SET at_ms = EXCLUDED.at_ms, tokens = EXCLUDED.tokens`,
-        [key, id, atMs, tokens],
-      );
-      return { waitMs: atMs - nowMs };
-    });
+    const client = await pool.connect();
+    try {
+      // One round trip: the lock is held only while the database places the booking.
+      const results = (await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${lockOf(this.table, key)}); ${this.placing(client, { key, id, tokens, limit, windowMs })}; COMMIT`)) as unknown as Array<{
+        rows: Array<{ at_ms?: number; now_ms?: number }>;
+      }>;
+      client.release();
+      const placed = results.find((result) => result.rows[0]?.at_ms !== undefined)?.rows[0];
+      if (!placed) throw new Error(`The token counter placed no booking for ${tokens} tokens under a limit of ${limit}`);
+      return { waitMs: Number(placed.at_ms) - Number(placed.now_ms) };
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      client.release(true);
+      throw error;
+    }
+  }
+
+  /**
+   * The statement that places a booking, as `earliestBooking` does: the candidates are the time
+   * after every booking (not before now) and each later time at which a booking leaves the window;
+   * the earliest at which the window holds the call is taken. `upto` is the tokens booked at or
+   * before a booking's time, so the window after it holds `total - upto`. The values are literals
+   * (escaped), since a statement of several takes no parameters.
+   */
+  private placing(client: import('pg').PoolClient, { key, id, tokens, limit, windowMs }: TokenBookingRequest): string {
+    const k = client.escapeLiteral(key);
+    const number = (value: number) => {
+      if (!Number.isFinite(value)) throw new TypeError(`not a finite number: ${value}`);
+      return String(value);
+    };
+    const [w, t, l] = [number(windowMs), number(tokens), number(limit)];
+    return `WITH now AS (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS ms),
+      gone AS (DELETE FROM ${this.quoted} WHERE key = ${k} AND at_ms <= (SELECT ms FROM now) - ${w}),
+      booked AS (
+        SELECT at_ms, sum(tokens) OVER (ORDER BY at_ms RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS upto
+        FROM ${this.quoted} WHERE key = ${k} AND id <> ${client.escapeLiteral(id)} AND at_ms > (SELECT ms FROM now) - ${w}
+      ),
+      total AS (SELECT coalesce(max(upto), 0) AS tokens, greatest((SELECT ms FROM now), coalesce(max(at_ms), 0)) AS first FROM booked),
+      candidate AS (
+        SELECT first AS at, tokens - coalesce((SELECT max(upto) FROM booked WHERE at_ms <= first - ${w}), 0) AS held FROM total
+        UNION ALL
+        SELECT booked.at_ms + ${w}, total.tokens - booked.upto FROM booked, total WHERE booked.at_ms + ${w} > total.first
+      )
+      INSERT INTO ${this.quoted} (key, id, at_ms, tokens)
+        SELECT ${k}, ${client.escapeLiteral(id)}, min(at), ${t} FROM candidate WHERE held + ${t} <= ${l} HAVING min(at) IS NOT NULL
+      ON CONFLICT (key, id) DO UPDATE SET at_ms = EXCLUDED.at_ms, tokens = EXCLUDED.tokens
+      RETURNING at_ms, (SELECT ms FROM now) AS now_ms`;
   }
 
   async settle(key: string, id: string, tokens: number): Promise<void> {

@@ -16,7 +16,21 @@ export function fleetRows(fleet: FleetFigures): ReportRow[] {
     [`queue ${fleet.queueRate}/s`, fleet.modelQueue],
     [`queue ${fleet.tokensQueueRate}/s + token counter ${fleet.counter?.tokensPerMinute} TPM over ${fleet.counter?.windowSeconds} s + headers`, fleet.tokenCounter],
   ];
-  return variants.flatMap(([name, queue]) => {
+  const counter = fleet.counterRate;
+  const counterRows: ReportRow[] = counter
+    ? [
+        {
+          figure: `fleet: PostgreSQL token counter, bookings/s for one key (${counter.counters} counters × ${counter.concurrentBookers / counter.counters} concurrent bookers, ${counter.seconds} s, each booking settled)`,
+          turnpike: `${counter.bookingsPerSecond}/s; a booking p50 ${counter.bookMs.p50} ms, p95 ${counter.bookMs.p95} ms`,
+          floor: '—',
+          ratio: '—',
+          target: "above the provider's requests/s",
+          met: null,
+          note: "the limit's own cost: one key's bookings are serialised by its lock",
+        },
+      ]
+    : [];
+  return [...counterRows, ...variants.flatMap(([name, queue]) => {
     if (!queue) return [];
     const at = `${setting}; ${name}`;
     const note = `turnpike = ${name}; floor column = today (no model queue)`;
@@ -42,5 +56,5 @@ export function fleetRows(fleet: FleetFigures): ReportRow[] {
       },
       { figure: `fleet: events / callModel attempts per turn (${at})`, turnpike: `${queue.eventsPerTurn} / ${queue.modelAttemptsPerTurn}`, floor: `${today.eventsPerTurn} / ${today.modelAttemptsPerTurn}`, ratio: '—', target: '—', met: null, note },
     ];
-  });
+  })];
 }

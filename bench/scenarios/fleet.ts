@@ -32,6 +32,7 @@ import path from 'node:path';
 import { startDevServer } from '../../scripts/dev-server.js';
 import { startPostgres } from '../../scripts/postgres.js';
 import { freeLowPort } from '../../test/support/free-port.js';
+import { measureTokenCounterRate, type TokenCounterRate } from './token-counter-rate.js';
 import { startWorkerProcess } from '../../test/chaos/chaos-support.js';
 import { startFakeProviderServer } from '../../test/fake-provider/server.js';
 import { providerRateLimit } from '../../test/fake-provider/rate-limit.js';
@@ -105,6 +106,8 @@ export interface FleetFigures {
   tokensQueueRate?: number;
   counter?: typeof COUNTER;
   tokenCounter?: FleetVariant;
+  /** The PostgreSQL counter's bookings a second for one key (scenarios/token-counter-rate.ts). */
+  counterRate?: TokenCounterRate;
 }
 
 const latency = (samples: number[]) => {
@@ -262,9 +265,12 @@ export async function measureFleet(context: BenchContext): Promise<FleetFigures>
     const common = { client, address: server.address, namespace: server.namespace, withModelQueue: true };
     const modelQueue = await runVariant(context, { ...common, name: 'model-queue' }, fleetTurns, bAloneTurns);
     const tokensQueueRate = context.options.fleetTokensRate ?? TOKENS_QUEUE_RATE;
+    const counterUrl = `postgresql://turnpike:bench-fleet@127.0.0.1:${port}/postgres`;
+    const counterRate = await measureTokenCounterRate(counterUrl);
+    context.log(`  fleet: token counter ${JSON.stringify(counterRate)}`);
     const tokenCounter = await runVariant(
       context,
-      { ...common, name: 'token-counter', tokenCounterUrl: `postgresql://turnpike:bench-fleet@127.0.0.1:${port}/postgres`, queueRate: tokensQueueRate },
+      { ...common, name: 'token-counter', tokenCounterUrl: counterUrl, queueRate: tokensQueueRate },
       fleetTurns,
       bAloneTurns,
     );
@@ -277,6 +283,7 @@ export async function measureFleet(context: BenchContext): Promise<FleetFigures>
       tokensQueueRate,
       counter: COUNTER,
       tokenCounter,
+      counterRate,
     };
   } finally {
     await connection.close();

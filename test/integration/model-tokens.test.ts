@@ -21,7 +21,8 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { InMemoryModelTokenCounter } from '../../activities/model-tokens/token-counter.js';
+import { earliestBooking, InMemoryModelTokenCounter } from '../../activities/model-tokens/token-counter.js';
+import { PostgresModelTokenCounter } from '../../activities/model-tokens/postgres-token-counter.js';
 import { createWorker } from '../../worker/create-worker.js';
 import type { ModelTokenLimit } from '../../activities/model-tokens/token-gate.js';
 import { startPostgres, type Postgres } from '../../scripts/postgres.js';
@@ -139,6 +140,38 @@ async function burst(withLimit: boolean) {
 function busiestTokens(admitted: readonly number[]): number {
   return Math.max(...admitted.map((end) => admitted.filter((at) => at <= end && at > end - PROVIDER.windowMs).length)) * (USAGE.inputTokens + USAGE.outputTokens);
 }
+
+describe('the PostgreSQL counter', () => {
+  it('places each booking where earliestBooking places it, given the rows it held', async () => {
+    const counter = new PostgresModelTokenCounter({ connectionString, table: 'placement_check' });
+    const database = new pg.Client({ connectionString });
+    await database.connect();
+    try {
+      const key = `check-${randomUUID()}`;
+      const [limit, windowMs] = [1_000, 300];
+      let seed = 11;
+      let waited = 0;
+      const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+      for (let call = 0; call < 150; call++) {
+        const rows = (await database.query<{ at_ms: number; tokens: string }>('SELECT at_ms, tokens FROM placement_check WHERE key = $1', [key]).catch(() => ({ rows: [] }))).rows;
+        const tokens = 1 + Math.floor(random() * 300);
+        const { waitMs } = await counter.book({ key, id: `call-${call}`, tokens, limit, windowMs });
+        const placed = (await database.query<{ at_ms: number }>('SELECT at_ms FROM placement_check WHERE key = $1 AND id = $2', [key, `call-${call}`])).rows[0]!.at_ms;
+        const nowMs = placed - waitMs;
+        if (waitMs > 0) waited++;
+        const before = rows.map((row) => ({ atMs: row.at_ms, tokens: Number(row.tokens) })).filter((booking) => booking.atMs > nowMs - windowMs);
+        expect(placed).toBe(earliestBooking(before, nowMs, tokens, limit, windowMs));
+        // Some calls use less than they expected.
+        if (random() < 0.3) await counter.settle(key, `call-${call}`, Math.floor(tokens / 2));
+      }
+      // Most bookings went beyond a full window, into the future.
+      expect(waited).toBeGreaterThan(100);
+    } finally {
+      await database.end();
+      await counter.close();
+    }
+  });
+});
 
 describe('a tokens-per-minute limit held by three worker processes in one PostgreSQL counter', () => {
   it('meets no 429 and admits every call once; the counter holds what each call used', async () => {
