@@ -14,100 +14,44 @@
  *
  * `pg` (node-postgres) is an optional peer of turnpike, loaded on first use.
  */
-import type { Pool, PoolConfig } from 'pg';
-import { importOptional } from '../../peers/optional-packages.js';
+import type { Pool } from 'pg';
+import { checkedPostgresOptions, LazyPostgresPool, quotedTable, type PostgresPoolOptions } from '../../peers/postgres-pool.js';
 import { redactConnectionString } from '../../content/postgres-content-store.js';
 import type { TenantSpend } from '../../workflows/types/index.js';
 import { NO_TENANT_SPEND, type TenantUsageRecord, type TenantUsageStore } from './tenant-usage-store.js';
 
 export const DEFAULT_TENANT_USAGE_TABLE = 'turnpike_tenant_usage';
-/** An unquoted SQL identifier, optionally qualified by a schema. */
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,55}(\.[A-Za-z_][A-Za-z0-9_]{0,55})?$/;
 
-export interface PostgresTenantUsageStoreOptions {
-  /** `postgresql://user:password@host:port/database`, as node-postgres takes it. */
-  connectionString: string;
+export interface PostgresTenantUsageStoreOptions extends PostgresPoolOptions {
   /** The totals' table, optionally `schema.table`; the steps' is the same name with `_steps`. Created when missing. Default `turnpike_tenant_usage`. */
   table?: string;
-  /** Most connections the store opens at once. Default 4. */
-  maxConnections?: number;
 }
-
-const quoted = (table: string) =>
-  table
-    .split('.')
-    .map((part) => `"${part}"`)
-    .join('.');
 
 export class PostgresTenantUsageStore implements TenantUsageStore {
   readonly description: string;
   readonly table: string;
   private readonly totals: string;
   private readonly steps: string;
-  private closed = false;
-  /** Private fields (#): the password never shows in JSON.stringify or console.log of the store. */
-  readonly #options: PostgresTenantUsageStoreOptions;
-  #ready?: Promise<Pool>;
+  readonly #pool: LazyPostgresPool;
 
   constructor(options: PostgresTenantUsageStoreOptions) {
-    if (!options || typeof options.connectionString !== 'string' || options.connectionString.trim() === '') {
-      throw new TypeError('PostgresTenantUsageStore: connectionString must be a PostgreSQL URL such as postgresql://user:password@host:5432/database');
-    }
-    this.#options = options;
-    this.table = options.table ?? DEFAULT_TENANT_USAGE_TABLE;
-    if (!TABLE_NAME.test(this.table)) {
-      throw new TypeError(`PostgresTenantUsageStore: table must be an SQL identifier such as turnpike_tenant_usage or schema.table (got ${JSON.stringify(this.table)})`);
-    }
-    const maxConnections = options.maxConnections ?? 4;
-    if (!Number.isInteger(maxConnections) || maxConnections < 1) {
-      throw new TypeError(`PostgresTenantUsageStore: maxConnections must be a whole number of at least 1 (got ${String(options.maxConnections)})`);
-    }
-    this.totals = quoted(this.table);
-    this.steps = quoted(`${this.table}_steps`);
-    this.description = `${redactConnectionString(options.connectionString)} (table ${this.table})`;
-  }
-
-  /** The pool, once the tables exist. A failed first use is tried again by the next call. */
-  private pool(): Promise<Pool> {
-    if (this.closed) return Promise.reject(new Error('The PostgreSQL tenant usage store is closed'));
-    this.#ready ??= this.open().catch((error: unknown) => {
-      this.#ready = undefined;
-      throw error;
-    });
-    return this.#ready;
-  }
-
-  private async open(): Promise<Pool> {
-    const pg = await importOptional('The PostgreSQL tenant usage store', ['pg'], () => import('pg'));
-    // A CommonJS module: Node's ESM loader gives its exports as the default export.
-    const { Pool: PoolClass } = (pg as unknown as { default?: typeof pg }).default ?? pg;
-    const config: PoolConfig = { connectionString: this.#options.connectionString, max: this.#options.maxConnections ?? 4, connectionTimeoutMillis: 10_000, query_timeout: 10_000 };
-    const pool = new PoolClass(config);
-    // An idle connection that the server drops must not crash the process; the next query reconnects.
-    pool.on('error', () => {});
-    const client = await pool.connect().catch(async (error: unknown) => {
-      await pool.end().catch(() => {});
-      throw error;
-    });
-    try {
-      // Workers starting together create the tables one at a time (CREATE ... IF NOT EXISTS alone races).
-      await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [this.table]);
+    const { table, quoted } = checkedPostgresOptions('PostgresTenantUsageStore', options, DEFAULT_TENANT_USAGE_TABLE);
+    this.table = table;
+    this.totals = quoted;
+    this.steps = quotedTable(`${table}_steps`);
+    this.description = `${redactConnectionString(options.connectionString)} (table ${table})`;
+    this.#pool = new LazyPostgresPool('The PostgreSQL tenant usage store', options, table, async (client) => {
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${this.totals} (tenant text NOT NULL, period text NOT NULL, input_tokens bigint NOT NULL DEFAULT 0, output_tokens bigint NOT NULL DEFAULT 0, cost_usd numeric NOT NULL DEFAULT 0, steps bigint NOT NULL DEFAULT 0, updated_at timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (tenant, period))`,
       );
       await client.query(
         `CREATE TABLE IF NOT EXISTS ${this.steps} (step text PRIMARY KEY, tenant text NOT NULL, period text NOT NULL, input_tokens bigint NOT NULL, output_tokens bigint NOT NULL, cost_usd numeric, recorded_at timestamptz NOT NULL DEFAULT now())`,
       );
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => {});
-      client.release(true);
-      await pool.end().catch(() => {});
-      throw error;
-    }
-    client.release();
-    return pool;
+    });
+  }
+
+  private pool(): Promise<Pool> {
+    return this.#pool.get();
   }
 
   async spent(tenant: string, period: string): Promise<TenantSpend> {
@@ -144,11 +88,6 @@ export class PostgresTenantUsageStore implements TenantUsageStore {
   }
 
   async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    const ready = this.#ready;
-    this.#ready = undefined;
-    const pool = await ready?.catch(() => undefined);
-    await pool?.end();
+    await this.#pool.close();
   }
 }
