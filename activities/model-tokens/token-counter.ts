@@ -83,6 +83,8 @@ export class InMemoryModelTokenCounter implements ModelTokenCounter {
     const now = this.clock();
     const ofKey = this.bookings.get(key) ?? new Map<string, TokenBooking>();
     this.bookings.set(key, ofKey);
+    // A booking of the same id is placed again, as the PostgreSQL counter does.
+    ofKey.delete(id);
     for (const [other, booking] of ofKey) if (booking.atMs <= now - windowMs) ofKey.delete(other);
     const atMs = earliestBooking([...ofKey.values()], now, tokens, limit, windowMs);
     ofKey.set(id, { atMs, tokens });
