@@ -19,6 +19,7 @@
  *   --fleet-turns N            tenant A's turns started at once in the fleet figure (default 500; 100 with --quick)
  *   --fleet-rate R             the model queue's calls a second in the fleet figure (default 6.8, see scenarios/fleet.ts)
  *   --fleet-tokens-rate R      the same with the token counter (default 7.5)
+ *   --fleet-token-window S     the token counter's window in seconds, over which it holds the provider's 8,000 tokens (default 10.5)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); recorded and
  *                              evaluated turns in the eval figure (default 1,000; 100 with --quick; at most 1,000)
@@ -94,6 +95,8 @@ export interface BenchOptions {
   fleetRate?: number;
   /** The model queue's rate in the fleet figure's token counter variant, when not the scenario's own. */
   fleetTokensRate?: number;
+  /** The token counter's window in the fleet figure, when not the scenario's own. */
+  fleetTokenWindow?: number;
   /** Minutes the long-stream figure's model step streams. */
   streamMinutes?: number;
   /** Conversation lengths (messages) for the resume-payload figure. */
@@ -134,6 +137,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'fleet-turns': { type: 'string' },
       'fleet-rate': { type: 'string' },
       'fleet-tokens-rate': { type: 'string' },
+      'fleet-token-window': { type: 'string' },
       'image-turns': { type: 'string' },
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
@@ -173,6 +177,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     conversationLengths: [10, 100, 1000],
     ...(values['fleet-rate'] !== undefined ? { fleetRate: positiveNumber('fleet-rate', values['fleet-rate']) } : {}),
     ...(values['fleet-tokens-rate'] !== undefined ? { fleetTokensRate: positiveNumber('fleet-tokens-rate', values['fleet-tokens-rate']) } : {}),
+    ...(values['fleet-token-window'] !== undefined ? { fleetTokenWindow: positiveNumber('fleet-token-window', values['fleet-token-window']) } : {}),
     fleetTurns: positiveInteger('fleet-turns', values['fleet-turns'], quick ? 100 : 500),
     clusterTurns: positiveInteger('turns', values.turns, quick ? 10_000 : 100_000),
     clusterDecisionRate: values['decision-rate'] !== undefined ? positiveNumber('decision-rate', values['decision-rate']) : 20,

@@ -70,6 +70,11 @@ const TOKENS_QUEUE_RATE = 7.5;
  * no tools) plus `EXPECTED_OUTPUT` tokens: about the 100 the fake charges.
  */
 const COUNTER = { tokensPerMinute: 45_714, windowSeconds: 10.5, expectedOutput: 85, maxConcurrentCalls: 10 };
+
+/** The counter for a window of `windowSeconds` (`--fleet-token-window`): the provider's 8,000 tokens over it. */
+function counterFor(windowSeconds: number | undefined): typeof COUNTER {
+  return windowSeconds === undefined ? COUNTER : { ...COUNTER, windowSeconds, tokensPerMinute: Math.floor((8_000 * 60) / windowSeconds) };
+}
 const WORKERS = 3;
 const HISTORY_SAMPLE = 20;
 
@@ -123,8 +128,9 @@ interface VariantSetup {
   address: string;
   namespace: string;
   withModelQueue: boolean;
-  /** The token counter's database, for the variant that books its calls there. */
+  /** The token counter's database and settings, for the variant that books its calls there. */
   tokenCounterUrl?: string;
+  counter?: typeof COUNTER;
   queueRate?: number;
 }
 
@@ -142,13 +148,13 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     OPENAI_API_KEY: 'sk-bench-fleet',
     OPENAI_BASE_URL: fake.openaiBaseURL,
     ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue, TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(setup.queueRate ?? context.options.fleetRate ?? QUEUE_RATE) } : {}),
-    ...(setup.tokenCounterUrl
+    ...(setup.tokenCounterUrl && setup.counter
       ? {
           TURNPIKE_MODEL_TOKENS_POSTGRES_URL: setup.tokenCounterUrl,
-          TURNPIKE_MODEL_TOKENS_PER_MINUTE: String(COUNTER.tokensPerMinute),
-          TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: String(COUNTER.windowSeconds),
-          TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS: String(COUNTER.expectedOutput),
-          TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: String(COUNTER.maxConcurrentCalls),
+          TURNPIKE_MODEL_TOKENS_PER_MINUTE: String(setup.counter.tokensPerMinute),
+          TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: String(setup.counter.windowSeconds),
+          TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS: String(setup.counter.expectedOutput),
+          TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: String(setup.counter.maxConcurrentCalls),
           TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS: 'true',
         }
       : {}),
@@ -265,12 +271,13 @@ export async function measureFleet(context: BenchContext): Promise<FleetFigures>
     const common = { client, address: server.address, namespace: server.namespace, withModelQueue: true };
     const modelQueue = await runVariant(context, { ...common, name: 'model-queue' }, fleetTurns, bAloneTurns);
     const tokensQueueRate = context.options.fleetTokensRate ?? TOKENS_QUEUE_RATE;
+    const counter = counterFor(context.options.fleetTokenWindow);
     const counterUrl = `postgresql://turnpike:bench-fleet@127.0.0.1:${port}/postgres`;
     const counterRate = await measureTokenCounterRate(counterUrl);
     context.log(`  fleet: token counter ${JSON.stringify(counterRate)}`);
     const tokenCounter = await runVariant(
       context,
-      { ...common, name: 'token-counter', tokenCounterUrl: counterUrl, queueRate: tokensQueueRate },
+      { ...common, name: 'token-counter', tokenCounterUrl: counterUrl, counter, queueRate: tokensQueueRate },
       fleetTurns,
       bAloneTurns,
     );
@@ -281,7 +288,7 @@ export async function measureFleet(context: BenchContext): Promise<FleetFigures>
       today,
       modelQueue,
       tokensQueueRate,
-      counter: COUNTER,
+      counter,
       tokenCounter,
       counterRate,
     };
