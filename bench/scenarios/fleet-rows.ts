@@ -3,6 +3,12 @@ import type { ReportRow } from '../report-row.js';
 import { round } from '../stats.js';
 import type { FleetFigures, FleetVariant } from './fleet.js';
 
+/** A phase summary as `a/b · c/d · e/f · g/h ms`. */
+function phasesText(phases: NonNullable<FleetVariant['bPhasesUnderBurst']>): string {
+  const { firstTaskWaitMs: first, modelQueueWaitMs: queue, modelCallMs: call, lastTaskWaitMs: last } = phases;
+  return `${first.p50}/${first.p95} · ${queue.p50}/${queue.p95} · ${call.p50}/${call.p95} · ${last.p50}/${last.p95} ms`;
+}
+
 /**
  * The report's rows: each model queue variant in the turnpike column, today's in the floor column.
  * The throughput goal is met by A's and B's calls together: B's turns spend from the same limit
@@ -54,6 +60,19 @@ export function fleetRows(fleet: FleetFigures): ReportRow[] {
         met: queue.allShareOfLimit >= 0.9,
         note,
       },
+      ...(queue.bPhasesUnderBurst
+        ? [
+            {
+              figure: `fleet: B under A's burst, p50 / p95 by phase: first workflow task's wait, model call's queue wait, model call, last workflow task's wait (${at})`,
+              turnpike: phasesText(queue.bPhasesUnderBurst),
+              floor: today.bPhasesUnderBurst ? phasesText(today.bPhasesUnderBurst) : '—',
+              ratio: '—',
+              target: '—',
+              met: null,
+              note,
+            },
+          ]
+        : []),
       { figure: `fleet: events / callModel attempts per turn (${at})`, turnpike: `${queue.eventsPerTurn} / ${queue.modelAttemptsPerTurn}`, floor: `${today.eventsPerTurn} / ${today.modelAttemptsPerTurn}`, ratio: '—', target: '—', met: null, note },
     ];
   })];

@@ -33,6 +33,7 @@ import { startDevServer } from '../../scripts/dev-server.js';
 import { startPostgres } from '../../scripts/postgres.js';
 import { freeLowPort } from '../../test/support/free-port.js';
 import { measureTokenCounterRate, type TokenCounterRate } from './token-counter-rate.js';
+import { phasesOf, phaseSummary, type TurnPhases } from './fleet-phases.js';
 import { startWorkerProcess } from '../../test/chaos/chaos-support.js';
 import { startFakeProviderServer } from '../../test/fake-provider/server.js';
 import { providerRateLimit } from '../../test/fake-provider/rate-limit.js';
@@ -88,6 +89,8 @@ export interface FleetVariant {
   /** B's turns (ms, start → result): alone, then while A's burst runs. */
   bAlone: { n: number; p50: number; p95: number };
   bUnderBurst: { n: number; p50: number; p95: number };
+  /** B's turns under the burst, by phase (scenarios/fleet-phases.ts); absent in runs before it. */
+  bPhasesUnderBurst?: ReturnType<typeof phaseSummary>;
   aTurns: number;
   aSeconds: number;
   /** A's turns a second, and A's and B's model calls a second, each ÷ the provider's allowed calls a second. */
@@ -164,9 +167,12 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
   const model = { provider: 'openai', model: 'gpt-4.1-mini' } as const;
   const start = (tenant: string, priority: 'interactive' | 'batch', index: number) =>
     turnpike.startTurn({ model, messages: [{ role: 'user', content: `${tenant} question ${index}` }], tools: [] }, { turnId: `fleet-${tenant}-${randomUUID()}`, tenant, priority });
+  const bHandles: WorkflowHandle[] = [];
   const bTurn = async (index: number) => {
     const started = performance.now();
-    const result = await (await start('tenant-b', 'interactive', index)).result();
+    const handle = await start('tenant-b', 'interactive', index);
+    bHandles.push(handle);
+    const result = await handle.result();
     if (result.status !== 'completed') throw new Error(`B's turn ended ${result.status}`);
     return performance.now() - started;
   };
@@ -200,6 +206,12 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     aDone = true;
     await bLoop;
     const underBurst = await Promise.all(under);
+    // Where B's time went under the burst, from its histories.
+    const bPhases: TurnPhases[] = [];
+    for (const handle of bHandles.slice(bAloneTurns)) {
+      const phases = phasesOf((await handle.fetchHistory()).events ?? []);
+      if (phases) bPhases.push(phases);
+    }
 
     // Events and callModel attempts per turn, from a sample of A's histories.
     let events = 0;
@@ -232,6 +244,7 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
       admitted: limit.admitted.length,
       bAlone: latency(alone),
       bUnderBurst: latency(underBurst),
+      ...(bPhases.length > 0 ? { bPhasesUnderBurst: phaseSummary(bPhases) } : {}),
       aTurns,
       aSeconds: round(aSeconds, 1),
       aPerSecond: round(aPerSecond, 2),
