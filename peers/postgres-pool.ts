@@ -2,42 +2,13 @@
  * A PostgreSQL pool opened on first use, for the stores the fleet shares in PostgreSQL (the tenant
  * usage store, the model token counter): `pg` (node-postgres, an optional peer) is loaded then, the
  * pool's tables are set up once, a failed first use is tried again by the next, and `close()` ends
- * it. With the checks of the options those stores have in common.
+ * it. Its options and their checks are in postgres-options.ts, which names no type of `pg`: the
+ * stores' published typings reach that file, and an application without `pg` type-checks them.
  */
 import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { importOptional } from './optional-packages.js';
+import type { PostgresPoolOptions } from './postgres-options.js';
 
-/** An unquoted SQL identifier, optionally qualified by a schema. */
-const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,55}(\.[A-Za-z_][A-Za-z0-9_]{0,55})?$/;
-
-export interface PostgresPoolOptions {
-  /** `postgresql://user:password@host:port/database`, as node-postgres takes it. */
-  connectionString: string;
-  /** Most connections the pool opens at once. Default 4. */
-  maxConnections?: number;
-}
-
-/** The options checked, naming `owner` and an `example` table in each error: a TypeError before anything connects. */
-export function checkedPostgresOptions(owner: string, options: PostgresPoolOptions & { table?: string }, defaultTable: string): { table: string; quoted: string } {
-  if (!options || typeof options.connectionString !== 'string' || options.connectionString.trim() === '') {
-    throw new TypeError(`${owner}: connectionString must be a PostgreSQL URL such as postgresql://user:password@host:5432/database`);
-  }
-  const table = options.table ?? defaultTable;
-  if (!TABLE_NAME.test(table)) throw new TypeError(`${owner}: table must be an SQL identifier such as ${defaultTable} or schema.table (got ${JSON.stringify(table)})`);
-  const maxConnections = options.maxConnections ?? 4;
-  if (!Number.isInteger(maxConnections) || maxConnections < 1) {
-    throw new TypeError(`${owner}: maxConnections must be a whole number of at least 1 (got ${String(options.maxConnections)})`);
-  }
-  return { table, quoted: quotedTable(table) };
-}
-
-/** `schema.table` as `"schema"."table"`. */
-export function quotedTable(table: string): string {
-  return table
-    .split('.')
-    .map((part) => `"${part}"`)
-    .join('.');
-}
 
 export class LazyPostgresPool {
   private closed = false;

@@ -17,7 +17,7 @@ export type { ModelCapacityOptions } from './model-capacity.js';
 export { expectedTokens, IMAGE_TOKENS, type ModelTokenLimit } from '../activities/model-tokens/token-gate.js';
 export { InMemoryModelTokenCounter, earliestBooking, type ModelTokenCounter, type TokenBooking, type TokenBookingRequest } from '../activities/model-tokens/token-counter.js';
 export { PostgresModelTokenCounter, DEFAULT_MODEL_TOKENS_TABLE, type PostgresModelTokenCounterOptions } from '../activities/model-tokens/postgres-token-counter.js';
-export type { PostgresPoolOptions } from '../peers/postgres-pool.js';
+export type { PostgresPoolOptions } from '../peers/postgres-options.js';
 export type { FollowProviderHeaders } from './provider-headers.js';
 export type { SlowDownThresholds } from '../activities/providers/rate-limit-headers.js';
 export { providerObservedFetch } from '../activities/providers/observed-fetch.js';

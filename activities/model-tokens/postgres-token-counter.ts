@@ -13,7 +13,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { PoolClient } from 'pg';
-import { checkedPostgresOptions, LazyPostgresPool, type PostgresPoolOptions } from '../../peers/postgres-pool.js';
+import { LazyPostgresPool } from '../../peers/postgres-pool.js';
+import { checkedPostgresOptions, type PostgresPoolOptions } from '../../peers/postgres-options.js';
 import { redactConnectionString } from '../../content/postgres-content-store.js';
 import { earliestBooking, type ModelTokenCounter, type TokenBookingRequest } from './token-counter.js';
 

@@ -15,7 +15,8 @@
  * `pg` (node-postgres) is an optional peer of turnpike, loaded on first use.
  */
 import type { Pool } from 'pg';
-import { checkedPostgresOptions, LazyPostgresPool, quotedTable, type PostgresPoolOptions } from '../../peers/postgres-pool.js';
+import { LazyPostgresPool } from '../../peers/postgres-pool.js';
+import { checkedPostgresOptions, quotedTable, type PostgresPoolOptions } from '../../peers/postgres-options.js';
 import { redactConnectionString } from '../../content/postgres-content-store.js';
 import type { TenantSpend } from '../../workflows/types/index.js';
 import { NO_TENANT_SPEND, type TenantUsageRecord, type TenantUsageStore } from './tenant-usage-store.js';
