@@ -16,7 +16,7 @@ import type { PoolClient } from 'pg';
 import { LazyPostgresPool } from '../../peers/postgres-pool.js';
 import { checkedPostgresOptions, type PostgresPoolOptions } from '../../peers/postgres-options.js';
 import { redactConnectionString } from '../../content/postgres-content-store.js';
-import { earliestBooking, type ModelTokenCounter, type TokenBookingRequest } from './token-counter.js';
+import { checkFits, type ModelTokenCounter, type TokenBookingRequest } from './token-counter.js';
 
 export const DEFAULT_MODEL_TOKENS_TABLE = 'turnpike_model_tokens';
 
@@ -59,7 +59,7 @@ export class PostgresModelTokenCounter implements ModelTokenCounter {
   }
 
   async book({ key, id, tokens, limit, windowMs }: TokenBookingRequest): Promise<{ waitMs: number }> {
-    if (tokens > limit) earliestBooking([], 0, tokens, limit, windowMs);
+    checkFits(tokens, limit, windowMs);
     const pool = await this.#pool.get();
     const client = await pool.connect();
     try {

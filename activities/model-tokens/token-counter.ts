@@ -46,6 +46,11 @@ export interface ModelTokenCounter {
   close?(): Promise<void>;
 }
 
+/** Refuses (RangeError) a call that expects more tokens than the limit allows in a window: it could never go. */
+export function checkFits(tokens: number, limit: number, windowMs: number): void {
+  if (tokens > limit) throw new RangeError(`a call expecting ${tokens} tokens can never fit a limit of ${limit} tokens per ${windowMs / 1_000} s`);
+}
+
 /**
  * When a booking of `tokens` may go, given the key's bookings in the window before now and after
  * it (`bookings`, any order): the earliest time at or after `nowMs` and after every booking at
@@ -53,7 +58,7 @@ export interface ModelTokenCounter {
  * at `t` leaves the window ending at `t + windowMs`.
  */
 export function earliestBooking(bookings: readonly TokenBooking[], nowMs: number, tokens: number, limit: number, windowMs: number): number {
-  if (tokens > limit) throw new RangeError(`a call expecting ${tokens} tokens can never fit a limit of ${limit} tokens per ${windowMs / 1_000} s`);
+  checkFits(tokens, limit, windowMs);
   const sorted = [...bookings].sort((a, b) => a.atMs - b.atMs);
   let at = Math.max(nowMs, sorted.length > 0 ? sorted[sorted.length - 1]!.atMs : nowMs);
   // `held`: the tokens of sorted[first..], the bookings in the window ending at `at`.
