@@ -34,6 +34,7 @@ import { startPostgres } from '../../scripts/postgres.js';
 import { freeLowPort } from '../../test/support/free-port.js';
 import { measureTokenCounterRate, type TokenCounterRate } from './token-counter-rate.js';
 import { phasesOf, phaseSummary, type TurnPhases } from './fleet-phases.js';
+import { counterEnvironment, counterFor, TOKENS_QUEUE_RATE, type FleetCounter } from './fleet-counter.js';
 import { startWorkerProcess } from '../../test/chaos/chaos-support.js';
 import { startFakeProviderServer } from '../../test/fake-provider/server.js';
 import { providerRateLimit } from '../../test/fake-provider/rate-limit.js';
@@ -57,25 +58,6 @@ const PROVIDER = { requestsPerMinute: 600, tokensPerMinute: 48_000, windowMs: 10
  * met a 429, at 7.5 10; at 6.8 (74.8) none.
  */
 const QUEUE_RATE = 6.8;
-/**
- * With the token counter, the queue's rate is nearer the limit (`--fleet-tokens-rate`): the
- * counter, not the rate's headroom, keeps the provider's windows within its limit, and the rate
- * stays a little under the counter's so that few calls wait in a worker (where priority no longer
- * applies) rather than in the queue.
- */
-const TOKENS_QUEUE_RATE = 7.5;
-/**
- * The counter: the provider's 8,000 tokens per 10 s, held over any 10.5 s (the half second is the
- * margin for the time between a booking and its request's arrival at the provider): 45,714 a
- * minute. A call expects its request's characters ÷ 4 (about 15 tokens here: the bench's turns offer
- * no tools) plus `EXPECTED_OUTPUT` tokens: about the 100 the fake charges.
- */
-const COUNTER = { tokensPerMinute: 45_714, windowSeconds: 10.5, expectedOutput: 85, maxConcurrentCalls: 10 };
-
-/** The counter for a window of `windowSeconds` (`--fleet-token-window`): the provider's 8,000 tokens over it. */
-function counterFor(windowSeconds: number | undefined): typeof COUNTER {
-  return windowSeconds === undefined ? COUNTER : { ...COUNTER, windowSeconds, tokensPerMinute: Math.floor((8_000 * 60) / windowSeconds) };
-}
 const WORKERS = 3;
 const HISTORY_SAMPLE = 20;
 
@@ -112,7 +94,7 @@ export interface FleetFigures {
   modelQueue: FleetVariant;
   /** The model queue at `tokensQueueRate` with the token counter and the provider's headers (absent in runs before it). */
   tokensQueueRate?: number;
-  counter?: typeof COUNTER;
+  counter?: FleetCounter;
   tokenCounter?: FleetVariant;
   /** The PostgreSQL counter's bookings a second for one key (scenarios/token-counter-rate.ts). */
   counterRate?: TokenCounterRate;
@@ -133,7 +115,7 @@ interface VariantSetup {
   withModelQueue: boolean;
   /** The token counter's database and settings, for the variant that books its calls there. */
   tokenCounterUrl?: string;
-  counter?: typeof COUNTER;
+  counter?: FleetCounter;
   queueRate?: number;
 }
 
@@ -151,16 +133,7 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     OPENAI_API_KEY: 'sk-bench-fleet',
     OPENAI_BASE_URL: fake.openaiBaseURL,
     ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue, TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(setup.queueRate ?? context.options.fleetRate ?? QUEUE_RATE) } : {}),
-    ...(setup.tokenCounterUrl && setup.counter
-      ? {
-          TURNPIKE_MODEL_TOKENS_POSTGRES_URL: setup.tokenCounterUrl,
-          TURNPIKE_MODEL_TOKENS_PER_MINUTE: String(setup.counter.tokensPerMinute),
-          TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: String(setup.counter.windowSeconds),
-          TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS: String(setup.counter.expectedOutput),
-          TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: String(setup.counter.maxConcurrentCalls),
-          TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS: 'true',
-        }
-      : {}),
+    ...(setup.tokenCounterUrl && setup.counter ? counterEnvironment(setup.tokenCounterUrl, setup.counter) : {}),
   };
   const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/env-worker-process.ts')));
   const turnpike = new TurnpikeClient({ client: setup.client, taskQueue, ...(setup.withModelQueue ? { modelTaskQueue: modelQueue } : {}) });
