@@ -2,11 +2,30 @@
 import type { ReportRow } from '../report-row.js';
 import { round } from '../stats.js';
 import type { FleetFigures, FleetVariant } from './fleet.js';
+import { PHASES, type PhaseSummary } from './fleet-phases.js';
 
-/** A phase summary as `a/b · c/d · e/f · g/h ms`. */
-function phasesText(phases: NonNullable<FleetVariant['bPhasesUnderBurst']>): string {
-  const { firstTaskWaitMs: first, modelQueueWaitMs: queue, modelCallMs: call, lastTaskWaitMs: last } = phases;
-  return `${first.p50}/${first.p95} · ${queue.p50}/${queue.p95} · ${call.p50}/${call.p95} · ${last.p50}/${last.p95} ms`;
+const PHASE_NAMES: Record<keyof PhaseSummary, string> = {
+  startMs: 'start',
+  firstTaskWaitMs: 'first task wait',
+  firstTaskRunMs: 'run',
+  modelQueueWaitMs: 'model queue',
+  beforeRequestMs: 'in worker',
+  modelCallMs: 'model call',
+  lastTaskWaitMs: 'next task wait',
+  finishMs: 'finish',
+  resultMs: 'result',
+};
+
+/**
+ * A phase summary as `start 3/9 (12) · first task wait …` ms: p50/p95 (the slowest 5%'s mean).
+ * Results from before the segments were cut this way (bench/rejudge.ts) have four of them and no means.
+ */
+function phasesText(phases: Partial<PhaseSummary>): string {
+  const text = (name: keyof PhaseSummary) => {
+    const phase = phases[name]!;
+    return `${PHASE_NAMES[name]} ${phase.p50}/${phase.p95}${phase.slowestMean === undefined ? '' : ` (${phase.slowestMean})`}`;
+  };
+  return `${PHASES.filter((name) => phases[name]).map(text).join(' · ')} ms`;
 }
 
 /**
@@ -63,7 +82,7 @@ export function fleetRows(fleet: FleetFigures): ReportRow[] {
       ...(queue.bPhasesUnderBurst
         ? [
             {
-              figure: `fleet: B under A's burst, p50 / p95 by phase: first workflow task's wait, model call's queue wait, model call, last workflow task's wait (${at})`,
+              figure: `fleet: B under A's burst by segment (scenarios/fleet-phases.ts), p50/p95 and in brackets the slowest 5% of B's turns' mean (${at})`,
               turnpike: phasesText(queue.bPhasesUnderBurst),
               floor: today.bPhasesUnderBurst ? phasesText(today.bPhasesUnderBurst) : '—',
               ratio: '—',

@@ -3,7 +3,8 @@
  * organisation allows so many requests and tokens a minute (a fake that enforces both, with
  * OpenAI's own 429 body and `x-ratelimit-*` / `retry-after` headers, test/fake-provider/rate-limit.ts).
  * Tenant A starts `fleetTurns` batch turns at once; tenant B starts one interactive turn a second
- * while A's run, after as many alone. Two variants in one run:
+ * while A's run, after 20 alone (5 with --quick; two before them, unmeasured, warm the workers and
+ * connections up). Three variants in one run:
  *   - today: no model queue, on the run's dev server (the matcher FIFO); every worker calls the
  *     model as fast as it can, and each 429 is retried after `retry-after`;
  *   - model queue: `modelTaskQueue` on the client, `TURNPIKE_MODEL_*` on each worker, the queue's
@@ -33,7 +34,7 @@ import { startDevServer } from '../../scripts/dev-server.js';
 import { startPostgres } from '../../scripts/postgres.js';
 import { freeLowPort } from '../../test/support/free-port.js';
 import { measureTokenCounterRate, type TokenCounterRate } from './token-counter-rate.js';
-import { phasesOf, phaseSummary, type TurnPhases } from './fleet-phases.js';
+import { phasesOf, phaseSummary, type ClientTimes, type TurnPhases } from './fleet-phases.js';
 import { counterEnvironment, counterFor, TOKENS_QUEUE_RATE, type FleetCounter } from './fleet-counter.js';
 import { startWorkerProcess } from '../../test/chaos/chaos-support.js';
 import { startFakeProviderServer } from '../../test/fake-provider/server.js';
@@ -71,7 +72,8 @@ export interface FleetVariant {
   /** B's turns (ms, start → result): alone, then while A's burst runs. */
   bAlone: { n: number; p50: number; p95: number };
   bUnderBurst: { n: number; p50: number; p95: number };
-  /** B's turns under the burst, by phase (scenarios/fleet-phases.ts); absent in runs before it. */
+  /** B's turns alone and under the burst, by phase (scenarios/fleet-phases.ts); absent in runs before it. */
+  bPhasesAlone?: ReturnType<typeof phaseSummary>;
   bPhasesUnderBurst?: ReturnType<typeof phaseSummary>;
   aTurns: number;
   aSeconds: number;
@@ -122,7 +124,14 @@ interface VariantSetup {
 async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: number, bAloneTurns: number): Promise<FleetVariant> {
   const fake = await startFakeProviderServer();
   const limit = providerRateLimit(PROVIDER);
-  fake.setDefault('openai', (body) => limit.respond(body));
+  // When each of B's requests first reached the provider, by its question (`tenant-b question N`).
+  const bRequests = new Map<string, number>();
+  fake.setDefault('openai', (body) => {
+    const content = (body as { messages?: Array<{ content?: unknown }> }).messages?.at(-1)?.content;
+    const question = Array.isArray(content) ? (content[0] as { text?: unknown } | undefined)?.text : content;
+    if (typeof question === 'string' && question.startsWith('tenant-b ') && !bRequests.has(question)) bRequests.set(question, Date.now());
+    return limit.respond(body);
+  });
   const taskQueue = `bench-fleet-${setup.name}-${randomUUID().slice(0, 8)}`;
   const modelQueue = `${taskQueue}-models`;
   const env: Record<string, string> = {
@@ -140,17 +149,28 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
   const model = { provider: 'openai', model: 'gpt-4.1-mini' } as const;
   const start = (tenant: string, priority: 'interactive' | 'batch', index: number) =>
     turnpike.startTurn({ model, messages: [{ role: 'user', content: `${tenant} question ${index}` }], tools: [] }, { turnId: `fleet-${tenant}-${randomUUID()}`, tenant, priority });
-  const bHandles: WorkflowHandle[] = [];
+  const bTurns: Array<{ handle: WorkflowHandle; times: ClientTimes }> = [];
   const bTurn = async (index: number) => {
     const started = performance.now();
+    const startedAt = Date.now();
     const handle = await start('tenant-b', 'interactive', index);
-    bHandles.push(handle);
     const result = await handle.result();
     if (result.status !== 'completed') throw new Error(`B's turn ended ${result.status}`);
+    bTurns[index] = { handle, times: { startedAt, requestAt: bRequests.get(`tenant-b question ${index}`) ?? NaN, endedAt: Date.now() } };
     return performance.now() - started;
   };
+  /** Where the time of B's turns `from`..`to` went, from their histories. */
+  const phasesOfB = async (from: number, to?: number) => {
+    const phases: TurnPhases[] = [];
+    for (const { handle, times } of bTurns.slice(from, to)) {
+      const turn = phasesOf((await handle.fetchHistory()).events ?? [], times);
+      if (turn) phases.push(turn);
+    }
+    return phases.length > 0 ? phaseSummary(phases) : undefined;
+  };
   try {
-    // B alone: one a second, as many as measured.
+    // Two turns of B's that warm the workers and connections up, not measured; then B alone, one a second.
+    for (const index of [0, 1]) await start('tenant-b', 'interactive', -1 - index).then((handle) => handle.result());
     const alone = await Promise.all(Array.from({ length: bAloneTurns }, async (_, index) => {
       await sleep(index * 1_000);
       return bTurn(index);
@@ -179,12 +199,8 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     aDone = true;
     await bLoop;
     const underBurst = await Promise.all(under);
-    // Where B's time went under the burst, from its histories.
-    const bPhases: TurnPhases[] = [];
-    for (const handle of bHandles.slice(bAloneTurns)) {
-      const phases = phasesOf((await handle.fetchHistory()).events ?? []);
-      if (phases) bPhases.push(phases);
-    }
+    const bPhasesAlone = await phasesOfB(0, bAloneTurns);
+    const bPhasesUnderBurst = await phasesOfB(bAloneTurns);
 
     // Events and callModel attempts per turn, from a sample of A's histories.
     let events = 0;
@@ -217,7 +233,8 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
       admitted: limit.admitted.length,
       bAlone: latency(alone),
       bUnderBurst: latency(underBurst),
-      ...(bPhases.length > 0 ? { bPhasesUnderBurst: phaseSummary(bPhases) } : {}),
+      ...(bPhasesAlone ? { bPhasesAlone } : {}),
+      ...(bPhasesUnderBurst ? { bPhasesUnderBurst } : {}),
       aTurns,
       aSeconds: round(aSeconds, 1),
       aPerSecond: round(aPerSecond, 2),
@@ -237,7 +254,7 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
 
 export async function measureFleet(context: BenchContext): Promise<FleetFigures> {
   const { fleetTurns, quick } = context.options;
-  const bAloneTurns = quick ? 5 : 10;
+  const bAloneTurns = quick ? 5 : 20;
   const limit = providerRateLimit(PROVIDER);
   const today = await runVariant(context, { name: 'today', client: context.client, address: context.address, namespace: context.namespace, withModelQueue: false }, fleetTurns, bAloneTurns);
 
