@@ -79,8 +79,8 @@ export function checkedModelCapacity(options: ModelCapacityOptions, turnTaskQueu
  * there), `TURNPIKE_MODEL_REQUESTS_PER_SECOND`, `TURNPIKE_MODEL_MAX_CONCURRENT_CALLS` and
  * `TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS` (`true` or `false`), and the token limit:
  * `TURNPIKE_MODEL_TOKENS_PER_MINUTE` with `TURNPIKE_MODEL_TOKENS_POSTGRES_URL` (the counter the
- * fleet shares), `TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS`, `TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS`.
- * Undefined when none is set; a value that is not a number is refused with the variable's name.
+ * fleet shares), `TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS`, `TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS`,
+ * `TURNPIKE_MODEL_TOKENS_INTERACTIVE_SHARE`. Undefined when none is set; a value that is not a number is refused with the variable's name.
  */
 export function modelCapacityFromEnvironment(environment: NodeJS.ProcessEnv = process.env): ModelCapacityOptions | undefined {
   const number = (name: string): number | undefined => {
@@ -111,10 +111,11 @@ function tokenLimitFromEnvironment(environment: NodeJS.ProcessEnv, number: (name
   const tokensPerMinute = number('TURNPIKE_MODEL_TOKENS_PER_MINUTE');
   const windowSeconds = number('TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS');
   const outputTokens = number('TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS');
+  const interactiveShare = number('TURNPIKE_MODEL_TOKENS_INTERACTIVE_SHARE');
   const url = environment.TURNPIKE_MODEL_TOKENS_POSTGRES_URL || undefined;
   if (tokensPerMinute === undefined) {
-    if (windowSeconds !== undefined || outputTokens !== undefined || url !== undefined) {
-      throw new TypeError('TURNPIKE_MODEL_TOKENS_PER_MINUTE is needed with TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS, TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS or TURNPIKE_MODEL_TOKENS_POSTGRES_URL');
+    if (windowSeconds !== undefined || outputTokens !== undefined || interactiveShare !== undefined || url !== undefined) {
+      throw new TypeError('TURNPIKE_MODEL_TOKENS_PER_MINUTE is needed with TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS, TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS, TURNPIKE_MODEL_TOKENS_INTERACTIVE_SHARE or TURNPIKE_MODEL_TOKENS_POSTGRES_URL');
     }
     return undefined;
   }
@@ -124,6 +125,7 @@ function tokenLimitFromEnvironment(environment: NodeJS.ProcessEnv, number: (name
     counter: new PostgresModelTokenCounter({ connectionString: url }),
     ...(windowSeconds !== undefined ? { windowSeconds } : {}),
     ...(outputTokens !== undefined ? { outputTokens } : {}),
+    ...(interactiveShare !== undefined ? { interactiveShare } : {}),
   };
   checkedModelTokenLimit(limit);
   return limit;

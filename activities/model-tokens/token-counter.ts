@@ -12,12 +12,21 @@
  * tokens**, however many workers book. After the call its booking is settled to the tokens the
  * provider reported (less, or more, than expected): bookings of finished calls count what was
  * used, bookings of calls in flight what was expected.
+ *
+ * **A share kept for interactive calls.** First come, first served puts an interactive call behind
+ * every booking a batch has made before it, up to a window ahead. With `reserved` tokens kept, the
+ * bookings are in two lanes, each placed by the rule above among its own: the shared lane holds at
+ * most `limit - reserved` in any window, the reserved lane at most `reserved`, so every window still
+ * holds at most `limit`. Every call may book in the shared lane; an interactive call books in the
+ * one where it goes first (the shared one when both let it go at once). The cost: while no
+ * interactive call uses it, the reserve goes unused.
  */
 
-/** One call's booking: `tokens` counted at `atMs` under `key`. */
+/** One call's booking: `tokens` counted at `atMs` under `key`, in the reserved lane or the shared one. */
 export interface TokenBooking {
   atMs: number;
   tokens: number;
+  reserved?: boolean;
 }
 
 export interface TokenBookingRequest {
@@ -30,6 +39,10 @@ export interface TokenBookingRequest {
   /** Tokens allowed in any window of `windowMs`. */
   limit: number;
   windowMs: number;
+  /** Of `limit`, the tokens only interactive calls may book in any window. Default 0. */
+  reserved?: number;
+  /** Whether the call may book in the reserve. */
+  interactive?: boolean;
 }
 
 export interface ModelTokenCounter {
@@ -49,6 +62,29 @@ export interface ModelTokenCounter {
 /** Refuses (RangeError) a call that expects more tokens than the limit allows in a window: it could never go. */
 export function checkFits(tokens: number, limit: number, windowMs: number): void {
   if (tokens > limit) throw new RangeError(`a call expecting ${tokens} tokens can never fit a limit of ${limit} tokens per ${windowMs / 1_000} s`);
+}
+
+/** The lanes a call may book in, with each one's limit: the shared lane, and the reserve for an interactive call. Refuses (RangeError) a call that fits neither. */
+export function lanesOf({ tokens, limit, windowMs, reserved = 0, interactive = false }: TokenBookingRequest): Array<{ reserved: boolean; limit: number }> {
+  if (!(Number.isInteger(reserved) && reserved >= 0 && reserved < limit)) throw new TypeError(`reserved must be a whole number of tokens from 0 to less than the limit ${limit} (got ${reserved})`);
+  const lanes = [{ reserved: false, limit: limit - reserved }, ...(interactive && reserved > 0 ? [{ reserved: true, limit: reserved }] : [])];
+  const fitting = lanes.filter((lane) => tokens <= lane.limit);
+  if (fitting.length === 0) {
+    checkFits(tokens, Math.max(...lanes.map((lane) => lane.limit)), windowMs);
+  }
+  return fitting;
+}
+
+/**
+ * Where a booking goes (the rule above): in each lane it may use, `earliestBooking` among that
+ * lane's bookings with that lane's limit; the earliest, the shared lane on a tie.
+ */
+export function placeBooking(bookings: readonly TokenBooking[], nowMs: number, request: TokenBookingRequest): { atMs: number; reserved: boolean } {
+  const placements = lanesOf(request).map((lane) => ({
+    reserved: lane.reserved,
+    atMs: earliestBooking(bookings.filter((booking) => Boolean(booking.reserved) === lane.reserved), nowMs, request.tokens, lane.limit, request.windowMs),
+  }));
+  return placements.reduce((best, placement) => (placement.atMs < best.atMs ? placement : best));
 }
 
 /**
@@ -84,15 +120,16 @@ export class InMemoryModelTokenCounter implements ModelTokenCounter {
 
   constructor(private readonly clock: () => number = Date.now) {}
 
-  async book({ key, id, tokens, limit, windowMs }: TokenBookingRequest): Promise<{ waitMs: number }> {
+  async book(request: TokenBookingRequest): Promise<{ waitMs: number }> {
+    const { key, id, tokens, windowMs } = request;
     const now = this.clock();
     const ofKey = this.bookings.get(key) ?? new Map<string, TokenBooking>();
     this.bookings.set(key, ofKey);
     // A booking of the same id is placed again, as the PostgreSQL counter does.
     ofKey.delete(id);
     for (const [other, booking] of ofKey) if (booking.atMs <= now - windowMs) ofKey.delete(other);
-    const atMs = earliestBooking([...ofKey.values()], now, tokens, limit, windowMs);
-    ofKey.set(id, { atMs, tokens });
+    const { atMs, reserved } = placeBooking([...ofKey.values()], now, request);
+    ofKey.set(id, { atMs, tokens, reserved });
     return { waitMs: atMs - now };
   }
 

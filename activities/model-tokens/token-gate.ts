@@ -32,7 +32,16 @@ export interface ModelTokenLimit {
   maxWaitSeconds?: number;
   /** Tokens a call is expected to use, e.g. from the model's own tokenizer. Default {@link expectedTokens} with `outputTokens`. */
   estimate?: (input: ModelStepInput) => number;
+  /**
+   * The share of the limit, from 0 to 0.5, kept for the calls of `interactive` turns (priority key
+   * 1), so that they need not wait behind every booking a batch has made (token-counter.ts). Other
+   * calls may use the rest only: while no interactive call uses the share, it goes unused. Default 0.
+   */
+  interactiveShare?: number;
 }
+
+/** The `priorityKey` of turnpike's `interactive` turns (client/tenants.ts), which their model calls inherit. */
+const INTERACTIVE_PRIORITY_KEY = 1;
 
 /** What an image is expected to cost: about Anthropic's largest (1,568 px a side), above OpenAI's high detail at 1,024². */
 export const IMAGE_TOKENS = 1_600;
@@ -58,7 +67,7 @@ export function expectedTokens(input: ModelStepInput, outputTokens: number): num
 export function checkedModelTokenLimit(limit: ModelTokenLimit): Required<Omit<ModelTokenLimit, 'estimate'>> & Pick<ModelTokenLimit, 'estimate'> {
   const invalid = (field: string, must: string, value: unknown) => new TypeError(`Invalid modelCapacity.tokenLimit.${field}: ${must} (got ${String(value)})`);
   if (limit === null || typeof limit !== 'object') throw new TypeError('Invalid modelCapacity.tokenLimit: expected { tokensPerMinute, counter, windowSeconds?, outputTokens?, maxWaitSeconds? }');
-  const { tokensPerMinute, windowSeconds = 60, counter, outputTokens = 1_000, maxWaitSeconds = 60, estimate } = limit;
+  const { tokensPerMinute, windowSeconds = 60, counter, outputTokens = 1_000, maxWaitSeconds = 60, estimate, interactiveShare = 0 } = limit;
   if (!(Number.isInteger(tokensPerMinute) && tokensPerMinute >= 1)) throw invalid('tokensPerMinute', 'must be a whole number of at least 1', tokensPerMinute);
   if (!(typeof windowSeconds === 'number' && Number.isFinite(windowSeconds) && windowSeconds >= 1 && windowSeconds <= 3_600)) throw invalid('windowSeconds', 'must be a number of seconds from 1 to 3600', windowSeconds);
   if (!(Number.isInteger(outputTokens) && outputTokens >= 0)) throw invalid('outputTokens', 'must be a whole number of at least 0', outputTokens);
@@ -67,8 +76,9 @@ export function checkedModelTokenLimit(limit: ModelTokenLimit): Required<Omit<Mo
     throw new TypeError('Invalid modelCapacity.tokenLimit.counter: expected a ModelTokenCounter (PostgresModelTokenCounter, or InMemoryModelTokenCounter for one process)');
   }
   if (estimate !== undefined && typeof estimate !== 'function') throw invalid('estimate', 'must be a function of the model step input', estimate);
+  if (!(typeof interactiveShare === 'number' && interactiveShare >= 0 && interactiveShare <= 0.5)) throw invalid('interactiveShare', 'must be a number from 0 to 0.5', interactiveShare);
   if (Math.floor((tokensPerMinute * windowSeconds) / 60) < 1) throw invalid('tokensPerMinute', `allows no whole token in a window of ${windowSeconds} s`, tokensPerMinute);
-  return { tokensPerMinute, windowSeconds, counter, outputTokens, maxWaitSeconds, ...(estimate ? { estimate } : {}) };
+  return { tokensPerMinute, windowSeconds, counter, outputTokens, maxWaitSeconds, interactiveShare, ...(estimate ? { estimate } : {}) };
 }
 
 export class ModelTokenGate {
@@ -80,8 +90,8 @@ export class ModelTokenGate {
 
   /** Runs `call` once its booking is due; settles the booking to the call's usage. */
   async around(context: Context, input: ModelStepInput, call: (input: ModelStepInput) => Promise<ModelStepResult>): Promise<ModelStepResult> {
-    const { tokensPerMinute, windowSeconds, counter, outputTokens, maxWaitSeconds, estimate } = this.limit;
-    const { workflowExecution, activityId, attempt, taskQueue } = context.info;
+    const { tokensPerMinute, windowSeconds, counter, outputTokens, maxWaitSeconds, estimate, interactiveShare } = this.limit;
+    const { workflowExecution, activityId, attempt, taskQueue, priority } = context.info;
     const key = taskQueue;
     const id = `${workflowExecution?.workflowId ?? '-'}/${workflowExecution?.runId ?? '-'}/${activityId}/${attempt}`;
     const expected = estimate ? estimate(input) : expectedTokens(input, outputTokens);
@@ -90,7 +100,9 @@ export class ModelTokenGate {
     const limit = Math.floor((tokensPerMinute * windowSeconds) / 60);
     let waitMs: number;
     try {
-      ({ waitMs } = await counter.book({ key, id, tokens, limit, windowMs: windowSeconds * 1_000 }));
+      const reserved = Math.floor(limit * interactiveShare);
+      const interactive = priority?.priorityKey === INTERACTIVE_PRIORITY_KEY;
+      ({ waitMs } = await counter.book({ key, id, tokens, limit, windowMs: windowSeconds * 1_000, ...(reserved > 0 ? { reserved, interactive } : {}) }));
     } catch (error) {
       if (error instanceof RangeError) throw ApplicationFailure.nonRetryable(`Model call too large for the token limit of queue "${key}": ${error.message}`, 'ModelTokensTooLarge');
       throw error;

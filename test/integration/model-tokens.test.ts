@@ -17,21 +17,19 @@ import path from 'node:path';
 import { WorkflowFailedError, type WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { earliestBooking, InMemoryModelTokenCounter } from '../../activities/model-tokens/token-counter.js';
+import { InMemoryModelTokenCounter, placeBooking } from '../../activities/model-tokens/token-counter.js';
 import { PostgresModelTokenCounter } from '../../activities/model-tokens/postgres-token-counter.js';
-import { createWorker } from '../../worker/create-worker.js';
-import type { ModelTokenLimit } from '../../activities/model-tokens/token-gate.js';
 import { startPostgres, type Postgres } from '../../scripts/postgres.js';
 import { providerRateLimit } from '../fake-provider/rate-limit.js';
 import { startWorkerProcess } from '../chaos/chaos-support.js';
 import { useClientWithFakes } from '../support/client-with-fakes.js';
 import { freeLowPort } from '../support/free-port.js';
 import { noteStarted } from '../support/history-recorder.js';
-import { testTools } from '../support/test-tools.js';
+import { startModelQueueWorker } from '../support/model-queue-worker.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -127,7 +125,7 @@ async function burst(withLimit: boolean) {
   const taskQueue = `tokens-${randomUUID()}`;
   const modelQueue = `${taskQueue}-models`;
   const limit = providerRateLimit({ ...PROVIDER, reply: { text: 'ok', usage: USAGE } });
-  suite.fake.setDefault('openai', (request) => limit.respond(request.body as { model?: string }));
+  suite.fake.setDefault('openai', (body: { model?: string }) => limit.respond(body));
   const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
   const handles = await startTurns(turnpike, TURNS, 'tokens');
   const stop = await startWorkerProcesses(taskQueue, modelQueue, withLimit);
@@ -145,30 +143,35 @@ function busiestTokens(admitted: readonly number[]): number {
 }
 
 describe('the PostgreSQL counter', () => {
-  it('places each booking where earliestBooking places it, given the rows it held', async () => {
+  it('places each booking where placeBooking places it, given the rows it held, in the shared lane and the reserve', async () => {
     const counter = new PostgresModelTokenCounter({ connectionString, table: 'placement_check' });
     const database = new pg.Client({ connectionString });
     await database.connect();
     try {
       const key = `check-${randomUUID()}`;
-      const [limit, windowMs] = [1_000, 300];
+      const [limit, windowMs, reserved] = [1_000, 300, 250];
       let seed = 11;
       let waited = 0;
+      let inReserve = 0;
       const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
       for (let call = 0; call < 150; call++) {
-        const rows = (await database.query<{ at_ms: number; tokens: string }>('SELECT at_ms, tokens FROM placement_check WHERE key = $1', [key]).catch(() => ({ rows: [] }))).rows;
-        const tokens = 1 + Math.floor(random() * 300);
-        const { waitMs } = await counter.book({ key, id: `call-${call}`, tokens, limit, windowMs });
-        const placed = (await database.query<{ at_ms: number }>('SELECT at_ms FROM placement_check WHERE key = $1 AND id = $2', [key, `call-${call}`])).rows[0]!.at_ms;
-        const nowMs = placed - waitMs;
+        const rows = (await database.query<{ at_ms: number; tokens: string; reserved: boolean }>('SELECT at_ms, tokens, reserved FROM placement_check WHERE key = $1', [key]).catch(() => ({ rows: [] }))).rows;
+        const interactive = random() < 0.3;
+        const tokens = 1 + Math.floor(random() * (interactive ? 200 : 300));
+        const request = { key, id: `call-${call}`, tokens, limit, windowMs, reserved, interactive };
+        const { waitMs } = await counter.book(request);
+        const placed = (await database.query<{ at_ms: number; reserved: boolean }>('SELECT at_ms, reserved FROM placement_check WHERE key = $1 AND id = $2', [key, `call-${call}`])).rows[0]!;
+        const nowMs = placed.at_ms - waitMs;
         if (waitMs > 0) waited++;
-        const before = rows.map((row) => ({ atMs: row.at_ms, tokens: Number(row.tokens) })).filter((booking) => booking.atMs > nowMs - windowMs);
-        expect(placed).toBe(earliestBooking(before, nowMs, tokens, limit, windowMs));
+        if (placed.reserved) inReserve++;
+        const before = rows.map((row) => ({ atMs: row.at_ms, tokens: Number(row.tokens), reserved: row.reserved })).filter((booking) => booking.atMs > nowMs - windowMs);
+        expect({ atMs: placed.at_ms, reserved: placed.reserved }).toEqual(placeBooking(before, nowMs, request));
         // Some calls use less than they expected.
         if (random() < 0.3) await counter.settle(key, `call-${call}`, Math.floor(tokens / 2));
       }
-      // Most bookings went beyond a full window, into the future.
+      // Most bookings went beyond a full window, into the future; some interactive ones into the reserve.
       expect(waited).toBeGreaterThan(100);
+      expect(inReserve).toBeGreaterThan(10);
     } finally {
       await database.end();
       await counter.close();
@@ -272,30 +275,11 @@ describe('a worker SIGKILLed while calls wait in it for their bookings', () => {
   }, 240_000);
 });
 
-/** A Worker in this process on the turns' queue, also polling the model queue with a token limit in memory. */
-async function startInProcess(taskQueue: string, modelQueue: string, tokenLimit: ModelTokenLimit): Promise<() => Promise<void>> {
-  const native = await NativeConnection.connect({ address: inject('temporalAddress') });
-  const worker = await createWorker({
-    tools: testTools,
-    taskQueue,
-    connection: native,
-    namespace: inject('temporalNamespace'),
-    workflowBundle: { codePath: inject('workflowBundlePath') },
-    modelCapacity: { taskQueue: modelQueue, tokenLimit },
-  });
-  const running = worker.run();
-  return async () => {
-    if (worker.getState() === 'RUNNING') worker.shutdown();
-    await running;
-    await native.close();
-  };
-}
-
 describe('the token limit in one process', () => {
   it('fails a call larger than the limit at once, and the provider sees no request', async () => {
     const taskQueue = `tokens-${randomUUID()}`;
     const modelQueue = `${taskQueue}-models`;
-    const stop = await startInProcess(taskQueue, modelQueue, { tokensPerMinute: 60, counter: new InMemoryModelTokenCounter(), outputTokens: 100 });
+    const stop = await startModelQueueWorker(taskQueue, modelQueue, { tokensPerMinute: 60, counter: new InMemoryModelTokenCounter(), outputTokens: 100 });
     try {
       const before = suite.fake.requests.length;
       const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
@@ -315,10 +299,10 @@ describe('the token limit in one process', () => {
     const taskQueue = `tokens-${randomUUID()}`;
     const modelQueue = `${taskQueue}-models`;
     // 150 tokens over any 2 s: one call of about 113 at a time.
-    const stop = await startInProcess(taskQueue, modelQueue, { tokensPerMinute: 4_500, windowSeconds: 2, counter: new InMemoryModelTokenCounter(), outputTokens: 100, maxWaitSeconds: 0 });
+    const stop = await startModelQueueWorker(taskQueue, modelQueue, { tokensPerMinute: 4_500, windowSeconds: 2, counter: new InMemoryModelTokenCounter(), outputTokens: 100, maxWaitSeconds: 0 });
     try {
       const limit = providerRateLimit({ ...PROVIDER, reply: { text: 'ok', usage: USAGE } });
-      suite.fake.setDefault('openai', (request) => limit.respond(request.body as { model?: string }));
+      suite.fake.setDefault('openai', (body: { model?: string }) => limit.respond(body));
       const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
       const handles = await startTurns(turnpike, 2, 'tokens-busy');
       const results = await Promise.all(handles.map((handle) => handle.result()));

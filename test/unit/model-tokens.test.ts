@@ -3,7 +3,7 @@
  * in-memory counter, the expected tokens of a call, and the options and variables refused.
  */
 import { describe, expect, it } from 'vitest';
-import { earliestBooking, InMemoryModelTokenCounter, type TokenBooking } from '../../activities/model-tokens/token-counter.js';
+import { earliestBooking, InMemoryModelTokenCounter, lanesOf, placeBooking, type TokenBooking } from '../../activities/model-tokens/token-counter.js';
 import { checkedModelTokenLimit, expectedTokens, IMAGE_TOKENS } from '../../activities/model-tokens/token-gate.js';
 import { modelCapacityFromEnvironment } from '../../worker/model-capacity.js';
 import type { ModelStepInput } from '../../workflows/types/index.js';
@@ -66,6 +66,63 @@ describe('earliestBooking', () => {
   });
 });
 
+describe('placeBooking, with a share kept for interactive calls', () => {
+  const request = { key: 'q', id: 'x', limit: 1_000, windowMs: 10_000, reserved: 200 };
+  // The shared lane holds 800 over the next window: a batch call waits a window, an interactive one need not.
+  const shared: TokenBooking[] = [0, 1, 2, 3, 4, 5, 6, 7].map((index) => ({ atMs: 1_000 + index * 1_000, tokens: 100 }));
+
+  it('puts an interactive call in the reserve when the shared lane would make it wait', () => {
+    expect(placeBooking(shared, 9_000, { ...request, tokens: 100 })).toEqual({ atMs: 11_000, reserved: false });
+    expect(placeBooking(shared, 9_000, { ...request, tokens: 100, interactive: true })).toEqual({ atMs: 9_000, reserved: true });
+    // The reserve is a lane of its own: first come, first served among interactive calls.
+    const full = [...shared, { atMs: 9_000, tokens: 100, reserved: true }, { atMs: 9_000, tokens: 100, reserved: true }];
+    expect(placeBooking(full, 9_500, { ...request, tokens: 100, interactive: true })).toEqual({ atMs: 11_000, reserved: false });
+  });
+
+  it('keeps the reserve for later: an interactive call that can go now in the shared lane goes there', () => {
+    expect(placeBooking(shared.slice(0, 4), 9_000, { ...request, tokens: 100, interactive: true })).toEqual({ atMs: 9_000, reserved: false });
+  });
+
+  it('is the first-come rule when nothing is reserved', () => {
+    expect(placeBooking(shared, 9_000, { ...request, reserved: 0, tokens: 250, interactive: true })).toEqual({ atMs: earliestBooking(shared, 9_000, 250, 1_000, 10_000), reserved: false });
+  });
+
+  it('refuses a call that fits no lane it may use, and a reserve that leaves no shared lane', () => {
+    expect(() => lanesOf({ ...request, tokens: 900 })).toThrow(RangeError);
+    expect(() => lanesOf({ ...request, tokens: 900, interactive: true })).toThrow(/can never fit a limit of 800/);
+    expect(lanesOf({ ...request, tokens: 150, interactive: true })).toEqual([{ reserved: false, limit: 800 }, { reserved: true, limit: 200 }]);
+    expect(lanesOf({ ...request, tokens: 300, interactive: true })).toEqual([{ reserved: false, limit: 800 }]);
+    expect(() => lanesOf({ ...request, tokens: 1, reserved: 1_000 })).toThrow(/reserved must be a whole number/);
+  });
+
+  it('keeps every window within the limit, and the shared lane within its share, however the calls arrive', () => {
+    let seed = 5;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const bookings: TokenBooking[] = [];
+    let now = 0;
+    const waits = { interactive: [] as number[], batch: [] as number[] };
+    // Ten times the limit in batch calls, and interactive ones (2%) under the reserve.
+    for (let call = 0; call < 1_000; call++) {
+      now += Math.floor(random() * 200);
+      const interactive = random() < 0.02;
+      const tokens = 1 + Math.floor(random() * (interactive ? 40 : 150));
+      const placed = placeBooking(bookings, now, { ...request, tokens, interactive });
+      expect(placed.atMs).toBeGreaterThanOrEqual(now);
+      if (placed.reserved) expect(interactive).toBe(true);
+      waits[interactive ? 'interactive' : 'batch'].push(placed.atMs - now);
+      bookings.push({ atMs: placed.atMs, tokens, reserved: placed.reserved });
+    }
+    expect(fullestWindow(bookings, 10_000)).toBeLessThanOrEqual(1_000);
+    expect(fullestWindow(bookings.filter((booking) => !booking.reserved), 10_000)).toBeLessThanOrEqual(800);
+    expect(fullestWindow(bookings.filter((booking) => booking.reserved), 10_000)).toBeLessThanOrEqual(200);
+    // Batch calls wait far ahead; nearly every interactive one goes at once.
+    expect(waits.interactive.length).toBeGreaterThan(10);
+    expect(Math.min(...waits.batch.slice(100))).toBeGreaterThan(10_000);
+    expect(waits.interactive.filter((wait) => wait === 0).length).toBeGreaterThanOrEqual(waits.interactive.length * 0.9);
+    expect(Math.max(...waits.interactive)).toBeLessThanOrEqual(10_000);
+  });
+});
+
 describe('InMemoryModelTokenCounter', () => {
   it('books in order, says how long to wait, and counts a settled call at what it used', async () => {
     let now = 0;
@@ -111,7 +168,7 @@ describe('the options', () => {
   const counter = new InMemoryModelTokenCounter();
 
   it('fills in the defaults', () => {
-    expect(checkedModelTokenLimit({ tokensPerMinute: 60_000, counter })).toEqual({ tokensPerMinute: 60_000, windowSeconds: 60, counter, outputTokens: 1_000, maxWaitSeconds: 60 });
+    expect(checkedModelTokenLimit({ tokensPerMinute: 60_000, counter })).toEqual({ tokensPerMinute: 60_000, windowSeconds: 60, counter, outputTokens: 1_000, maxWaitSeconds: 60, interactiveShare: 0 });
   });
 
   it.each([
@@ -123,14 +180,15 @@ describe('the options', () => {
     [{ tokensPerMinute: 1_000, maxWaitSeconds: 600, counter }, /maxWaitSeconds: .*5 minutes/],
     [{ tokensPerMinute: 1_000, counter: {} }, /tokenLimit\.counter: expected a ModelTokenCounter/],
     [{ tokensPerMinute: 1_000, counter, estimate: 5 }, /tokenLimit\.estimate: must be a function/],
+    [{ tokensPerMinute: 1_000, counter, interactiveShare: 0.6 }, /tokenLimit\.interactiveShare: must be a number from 0 to 0\.5/],
   ])('refuses %j', (options, message) => {
     expect(() => checkedModelTokenLimit(options as never)).toThrow(message);
   });
 
   it('reads the variables, and needs the counter\'s database with a limit', () => {
     const url = 'postgresql://turnpike:secret@127.0.0.1:5432/postgres';
-    const capacity = modelCapacityFromEnvironment({ TURNPIKE_MODEL_TOKENS_PER_MINUTE: '48000', TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: '10', TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS: '200', TURNPIKE_MODEL_TOKENS_POSTGRES_URL: url });
-    expect(capacity?.tokenLimit).toMatchObject({ tokensPerMinute: 48_000, windowSeconds: 10, outputTokens: 200 });
+    const capacity = modelCapacityFromEnvironment({ TURNPIKE_MODEL_TOKENS_PER_MINUTE: '48000', TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: '10', TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS: '200', TURNPIKE_MODEL_TOKENS_INTERACTIVE_SHARE: '0.15', TURNPIKE_MODEL_TOKENS_POSTGRES_URL: url });
+    expect(capacity?.tokenLimit).toMatchObject({ tokensPerMinute: 48_000, windowSeconds: 10, outputTokens: 200, interactiveShare: 0.15 });
     expect(capacity?.tokenLimit?.counter.description).not.toContain('secret');
     expect(() => modelCapacityFromEnvironment({ TURNPIKE_MODEL_TOKENS_PER_MINUTE: '48000' })).toThrow(/TURNPIKE_MODEL_TOKENS_POSTGRES_URL is needed/);
     expect(() => modelCapacityFromEnvironment({ TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: '10' })).toThrow(/TURNPIKE_MODEL_TOKENS_PER_MINUTE is needed/);
