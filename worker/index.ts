@@ -15,7 +15,7 @@ export { runWorker, type RunWorkerOptions } from './run-worker.js';
 export type { A2aPushJwk, A2aPushSigningKey } from '../activities/a2a-push/push-jwt-key.js';
 export type { ModelCapacityOptions } from './model-capacity.js';
 export { expectedTokens, IMAGE_TOKENS, type ModelTokenLimit } from '../activities/model-tokens/token-gate.js';
-export { InMemoryModelTokenCounter, earliestBooking, type ModelTokenCounter, type TokenBooking, type TokenBookingRequest } from '../activities/model-tokens/token-counter.js';
+export { InMemoryModelTokenCounter, earliestBooking, placeBooking, type ModelTokenCounter, type TokenBooking, type TokenBookingRequest } from '../activities/model-tokens/token-counter.js';
 export { PostgresModelTokenCounter, DEFAULT_MODEL_TOKENS_TABLE, type PostgresModelTokenCounterOptions } from '../activities/model-tokens/postgres-token-counter.js';
 export type { PostgresPoolOptions } from '../peers/postgres-options.js';
 export type { FollowProviderHeaders } from './provider-headers.js';
