@@ -8,6 +8,8 @@ export interface FleetCounter {
   windowSeconds: number;
   expectedOutput: number;
   maxConcurrentCalls: number;
+  /** The share of the counter's limit kept for interactive calls (B's). */
+  interactiveShare: number;
 }
 
 /**
@@ -21,9 +23,11 @@ export const TOKENS_QUEUE_RATE = 7.5;
  * The counter: the provider's 8,000 tokens per 10 s, held over any 10.5 s (the half second is the
  * margin for the time between a booking and its request's arrival at the provider): 45,714 a
  * minute. A call expects its request's characters ÷ 4 (about 15 tokens here: the bench's turns offer
- * no tools) plus `EXPECTED_OUTPUT` tokens: about the 100 the fake charges.
+ * no tools) plus `EXPECTED_OUTPUT` tokens: about the 100 the fake charges. A share of 15% is kept
+ * for interactive calls: B's one call a second is 13% of it, so B's calls go at once, not behind
+ * the bookings of A's calls waiting in the workers.
  */
-const COUNTER: FleetCounter = { tokensPerMinute: 45_714, windowSeconds: 10.5, expectedOutput: 85, maxConcurrentCalls: 10 };
+const COUNTER: FleetCounter = { tokensPerMinute: 45_714, windowSeconds: 10.5, expectedOutput: 85, maxConcurrentCalls: 10, interactiveShare: 0.15 };
 
 /** The counter for a window of `windowSeconds` (`--fleet-token-window`): the provider's 8,000 tokens over it. */
 export function counterFor(windowSeconds: number | undefined): FleetCounter {
@@ -38,6 +42,7 @@ export function counterEnvironment(url: string, counter: FleetCounter): Record<s
     TURNPIKE_MODEL_TOKEN_WINDOW_SECONDS: String(counter.windowSeconds),
     TURNPIKE_MODEL_EXPECTED_OUTPUT_TOKENS: String(counter.expectedOutput),
     TURNPIKE_MODEL_MAX_CONCURRENT_CALLS: String(counter.maxConcurrentCalls),
+    TURNPIKE_MODEL_TOKENS_INTERACTIVE_SHARE: String(counter.interactiveShare),
     TURNPIKE_MODEL_FOLLOW_PROVIDER_HEADERS: 'true',
   };
 }

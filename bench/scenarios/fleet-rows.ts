@@ -39,7 +39,10 @@ export function fleetRows(fleet: FleetFigures): ReportRow[] {
   const ratioOf = (variant: FleetVariant) => round(variant.bUnderBurst.p95 / variant.bAlone.p95, 2);
   const variants: Array<[string, FleetVariant | undefined]> = [
     [`queue ${fleet.queueRate}/s`, fleet.modelQueue],
-    [`queue ${fleet.tokensQueueRate}/s + token counter ${fleet.counter?.tokensPerMinute} TPM over ${fleet.counter?.windowSeconds} s + headers`, fleet.tokenCounter],
+    [
+      `queue ${fleet.tokensQueueRate}/s + token counter ${fleet.counter?.tokensPerMinute} TPM over ${fleet.counter?.windowSeconds} s${fleet.counter?.interactiveShare ? `, ${fleet.counter.interactiveShare * 100}% kept for interactive calls` : ''} + headers`,
+      fleet.tokenCounter,
+    ],
   ];
   const counter = fleet.counterRate;
   const counterRows: ReportRow[] = counter
