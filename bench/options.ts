@@ -20,6 +20,7 @@
  *   --fleet-rate R             the model queue's calls a second in the fleet figure (default 6.8, see scenarios/fleet.ts)
  *   --fleet-tokens-rate R      the same with the token counter (default 7.5)
  *   --fleet-token-window S     the token counter's window in seconds, over which it holds the provider's 8,000 tokens (default 10.5)
+ *   --fleet-workflow-tasks N   the workflow tasks each worker takes at once in the model queue variants (default 4; the SDK's is 40)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); recorded and
  *                              evaluated turns in the eval figure (default 1,000; 100 with --quick; at most 1,000)
@@ -97,6 +98,8 @@ export interface BenchOptions {
   fleetTokensRate?: number;
   /** The token counter's window in the fleet figure, when not the scenario's own. */
   fleetTokenWindow?: number;
+  /** The workflow tasks each worker takes at once in the fleet figure's model queue variants, when not the scenario's own. */
+  fleetWorkflowTasks?: number;
   /** Minutes the long-stream figure's model step streams. */
   streamMinutes?: number;
   /** Conversation lengths (messages) for the resume-payload figure. */
@@ -138,6 +141,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'fleet-rate': { type: 'string' },
       'fleet-tokens-rate': { type: 'string' },
       'fleet-token-window': { type: 'string' },
+      'fleet-workflow-tasks': { type: 'string' },
       'image-turns': { type: 'string' },
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
@@ -178,6 +182,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     ...(values['fleet-rate'] !== undefined ? { fleetRate: positiveNumber('fleet-rate', values['fleet-rate']) } : {}),
     ...(values['fleet-tokens-rate'] !== undefined ? { fleetTokensRate: positiveNumber('fleet-tokens-rate', values['fleet-tokens-rate']) } : {}),
     ...(values['fleet-token-window'] !== undefined ? { fleetTokenWindow: positiveNumber('fleet-token-window', values['fleet-token-window']) } : {}),
+    ...(values['fleet-workflow-tasks'] !== undefined ? { fleetWorkflowTasks: positiveInteger('fleet-workflow-tasks', values['fleet-workflow-tasks'], 4) } : {}),
     fleetTurns: positiveInteger('fleet-turns', values['fleet-turns'], quick ? 100 : 500),
     clusterTurns: positiveInteger('turns', values.turns, quick ? 10_000 : 100_000),
     clusterDecisionRate: values['decision-rate'] !== undefined ? positiveNumber('decision-rate', values['decision-rate']) : 20,

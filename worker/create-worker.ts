@@ -132,6 +132,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     : undefined;
   const workflowBundle = options.workflowBundle ?? (await bundleWorkflows());
   const maxCachedWorkflows = Number(process.env.TURNPIKE_MAX_CACHED_WORKFLOWS ?? DEFAULT_MAX_CACHED_WORKFLOWS);
+  const maxConcurrentWorkflowTaskExecutions = workflowTaskSlotsFromEnvironment();
   const evaluationWorker = evaluation
     ? await createEvaluationWorker({ connection, namespace: namespace ?? 'default', evaluation, pluginOptions, workflowBundle, shutdownGraceTime, maxCachedWorkflows })
     : undefined;
@@ -141,12 +142,28 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     taskQueue,
     workflowBundle,
     maxCachedWorkflows,
+    ...(maxConcurrentWorkflowTaskExecutions !== undefined ? { maxConcurrentWorkflowTaskExecutions } : {}),
     // On SIGTERM (a deploy, a scale-down) a tool or model call already running gets this long to
     // finish before it is cancelled and retried elsewhere: a refund half-done is worse than a slow stop.
     shutdownGraceTime,
     ...options.workerOptions,
     plugins: [new TurnpikePlugin(pluginOptions), ...(modelWorker ? [new ModelCapacityRunner(modelWorker)] : []), ...(evaluationWorker ? [new EvaluationWorkerRunner(evaluationWorker)] : []), ...(options.workerOptions?.plugins ?? [])],
   });
+}
+
+/**
+ * `TURNPIKE_MAX_CONCURRENT_WORKFLOW_TASKS`: the workflow tasks the Worker takes at once (the SDK's
+ * `maxConcurrentWorkflowTaskExecutions`, 40 by default). They run one after another on the
+ * workflow thread, so a task taken waits behind the others taken before it, whatever its priority;
+ * fewer leaves the rest in the server's queue, where priority and fairness order them
+ * (docs/tenants-and-capacity.md). Undefined when unset; at least 2 (the SDK needs 2 with a cache).
+ */
+function workflowTaskSlotsFromEnvironment(environment: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = environment.TURNPIKE_MAX_CONCURRENT_WORKFLOW_TASKS;
+  if (value === undefined || value === '') return undefined;
+  const slots = Number(value);
+  if (!(Number.isInteger(slots) && slots >= 2)) throw new TypeError(`TURNPIKE_MAX_CONCURRENT_WORKFLOW_TASKS must be a whole number of at least 2 (got "${value}")`);
+  return slots;
 }
 
 /** The plugin's options out of the worker's. */

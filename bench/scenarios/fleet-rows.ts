@@ -36,11 +36,12 @@ function phasesText(phases: Partial<PhaseSummary>): string {
 export function fleetRows(fleet: FleetFigures): ReportRow[] {
   const { today, provider } = fleet;
   const setting = `${fleet.workers} workers, A ${today.aTurns} turns at once, B 1/s; provider ${provider.requestsPerMinute} RPM / ${provider.tokensPerMinute} TPM per ${provider.windowMs / 1_000} s window (${provider.callsPerSecond} calls/s at ${provider.tokensPerCall} tokens)`;
+  const tasks = fleet.workflowTasks ? `, ${fleet.workflowTasks} workflow tasks a worker` : '';
   const ratioOf = (variant: FleetVariant) => round(variant.bUnderBurst.p95 / variant.bAlone.p95, 2);
   const variants: Array<[string, FleetVariant | undefined]> = [
-    [`queue ${fleet.queueRate}/s`, fleet.modelQueue],
+    [`queue ${fleet.queueRate}/s${tasks}`, fleet.modelQueue],
     [
-      `queue ${fleet.tokensQueueRate}/s + token counter ${fleet.counter?.tokensPerMinute} TPM over ${fleet.counter?.windowSeconds} s${fleet.counter?.interactiveShare ? `, ${fleet.counter.interactiveShare * 100}% kept for interactive calls` : ''} + headers`,
+      `queue ${fleet.tokensQueueRate}/s + token counter ${fleet.counter?.tokensPerMinute} TPM over ${fleet.counter?.windowSeconds} s${fleet.counter?.interactiveShare ? `, ${fleet.counter.interactiveShare * 100}% kept for interactive calls` : ''} + headers${tasks}`,
       fleet.tokenCounter,
     ],
   ];

@@ -59,6 +59,14 @@ const PROVIDER = { requestsPerMinute: 600, tokensPerMinute: 48_000, windowMs: 10
  * met a 429, at 7.5 10; at 6.8 (74.8) none.
  */
 const QUEUE_RATE = 6.8;
+/**
+ * The workflow tasks each worker takes at once in the model queue variants
+ * (`TURNPIKE_MAX_CONCURRENT_WORKFLOW_TASKS`; `--fleet-workflow-tasks`): a task taken waits on the
+ * worker's workflow thread behind those taken before it, so with the SDK's 40 a B turn's task
+ * waits behind up to 39 of A's first tasks; with 4 the rest wait in the server's queue, where B's
+ * priority puts it first.
+ */
+const WORKFLOW_TASKS = 4;
 const WORKERS = 3;
 const HISTORY_SAMPLE = 20;
 
@@ -75,6 +83,8 @@ export interface FleetVariant {
   /** B's turns alone and under the burst, by phase (scenarios/fleet-phases.ts); absent in runs before it. */
   bPhasesAlone?: ReturnType<typeof phaseSummary>;
   bPhasesUnderBurst?: ReturnType<typeof phaseSummary>;
+  /** B's five slowest turns under the burst: when each started, in seconds since A's burst began, and its latency. */
+  bSlowestUnderBurst?: Array<{ atS: number; ms: number }>;
   aTurns: number;
   aSeconds: number;
   /** A's turns a second, and A's and B's model calls a second, each ÷ the provider's allowed calls a second. */
@@ -92,6 +102,8 @@ export interface FleetFigures {
   workers: number;
   provider: typeof PROVIDER & { tokensPerCall: number; callsPerSecond: number };
   queueRate: number;
+  /** The workflow tasks each worker takes at once in the model queue variants (absent in runs before it: the SDK's 40). */
+  workflowTasks?: number;
   today: FleetVariant;
   modelQueue: FleetVariant;
   /** The model queue at `tokensQueueRate` with the token counter and the provider's headers (absent in runs before it). */
@@ -124,12 +136,12 @@ interface VariantSetup {
 async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: number, bAloneTurns: number): Promise<FleetVariant> {
   const fake = await startFakeProviderServer();
   const limit = providerRateLimit(PROVIDER);
-  // When each of B's requests first reached the provider, by its question (`tenant-b question N`).
+  // When each of B's requests last reached the provider (the attempt that ran), by its question (`tenant-b question N`).
   const bRequests = new Map<string, number>();
   fake.setDefault('openai', (body) => {
     const content = (body as { messages?: Array<{ content?: unknown }> }).messages?.at(-1)?.content;
     const question = Array.isArray(content) ? (content[0] as { text?: unknown } | undefined)?.text : content;
-    if (typeof question === 'string' && question.startsWith('tenant-b ') && !bRequests.has(question)) bRequests.set(question, Date.now());
+    if (typeof question === 'string' && question.startsWith('tenant-b ')) bRequests.set(question, Date.now());
     return limit.respond(body);
   });
   const taskQueue = `bench-fleet-${setup.name}-${randomUUID().slice(0, 8)}`;
@@ -141,7 +153,13 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     WORKFLOW_BUNDLE: context.bundlePaths.turnpike,
     OPENAI_API_KEY: 'sk-bench-fleet',
     OPENAI_BASE_URL: fake.openaiBaseURL,
-    ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue, TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(setup.queueRate ?? context.options.fleetRate ?? QUEUE_RATE) } : {}),
+    ...(setup.withModelQueue
+      ? {
+          TURNPIKE_MODEL_TASK_QUEUE: modelQueue,
+          TURNPIKE_MODEL_REQUESTS_PER_SECOND: String(setup.queueRate ?? context.options.fleetRate ?? QUEUE_RATE),
+          TURNPIKE_MAX_CONCURRENT_WORKFLOW_TASKS: String(context.options.fleetWorkflowTasks ?? WORKFLOW_TASKS),
+        }
+      : {}),
     ...(setup.tokenCounterUrl && setup.counter ? counterEnvironment(setup.tokenCounterUrl, setup.counter) : {}),
   };
   const workers = await Promise.all(Array.from({ length: WORKERS }, () => startWorkerProcess(env, 'test/support/env-worker-process.ts')));
@@ -201,6 +219,11 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
     const underBurst = await Promise.all(under);
     const bPhasesAlone = await phasesOfB(0, bAloneTurns);
     const bPhasesUnderBurst = await phasesOfB(bAloneTurns);
+    const bSlowestUnderBurst = bTurns
+      .slice(bAloneTurns)
+      .map(({ times }) => ({ atS: round((times.startedAt - burstStartedAt) / 1_000, 1), ms: times.endedAt - times.startedAt }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 5);
 
     // Events and callModel attempts per turn, from a sample of A's histories.
     let events = 0;
@@ -235,6 +258,7 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
       bUnderBurst: latency(underBurst),
       ...(bPhasesAlone ? { bPhasesAlone } : {}),
       ...(bPhasesUnderBurst ? { bPhasesUnderBurst } : {}),
+      bSlowestUnderBurst,
       aTurns,
       aSeconds: round(aSeconds, 1),
       aPerSecond: round(aPerSecond, 2),
@@ -288,6 +312,7 @@ export async function measureFleet(context: BenchContext): Promise<FleetFigures>
       workers: WORKERS,
       provider: { ...PROVIDER, tokensPerCall: limit.tokensPerCall, callsPerSecond: limit.callsPerSecond },
       queueRate: context.options.fleetRate ?? QUEUE_RATE,
+      workflowTasks: context.options.fleetWorkflowTasks ?? WORKFLOW_TASKS,
       today,
       modelQueue,
       tokensQueueRate,
