@@ -158,7 +158,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
  * fewer leaves the rest in the server's queue, where priority and fairness order them
  * (docs/tenants-and-capacity.md). Undefined when unset; at least 2 (the SDK needs 2 with a cache).
  */
-function workflowTaskSlotsFromEnvironment(environment: NodeJS.ProcessEnv = process.env): number | undefined {
+export function workflowTaskSlotsFromEnvironment(environment: NodeJS.ProcessEnv = process.env): number | undefined {
   const value = environment.TURNPIKE_MAX_CONCURRENT_WORKFLOW_TASKS;
   if (value === undefined || value === '') return undefined;
   const slots = Number(value);
