@@ -37,6 +37,10 @@ export function fleetRows(fleet: FleetFigures): ReportRow[] {
   const { today, provider } = fleet;
   const setting = `${fleet.workers} workers, A ${today.aTurns} turns at once, B 1/s; provider ${provider.requestsPerMinute} RPM / ${provider.tokensPerMinute} TPM per ${provider.windowMs / 1_000} s window (${provider.callsPerSecond} calls/s at ${provider.tokensPerCall} tokens)`;
   const tasks = fleet.workflowTasks ? `, ${fleet.workflowTasks} workflow tasks a worker` : '';
+  const afterStarts = (variant: FleetVariant) =>
+    variant.bAfterAStarts && variant.aStartsSeconds !== undefined
+      ? `; started after A's ${variant.aStartsSeconds} s of starts (n=${variant.bAfterAStarts.n}): ${variant.bAfterAStarts.p50} / ${variant.bAfterAStarts.p95} ms (p95 ${round(variant.bAfterAStarts.p95 / variant.bAlone.p95, 2)}×)`
+      : '';
   const ratioOf = (variant: FleetVariant) => round(variant.bUnderBurst.p95 / variant.bAlone.p95, 2);
   const variants: Array<[string, FleetVariant | undefined]> = [
     [`queue ${fleet.queueRate}/s${tasks}`, fleet.modelQueue],
@@ -67,7 +71,7 @@ export function fleetRows(fleet: FleetFigures): ReportRow[] {
       { figure: `fleet: 429s received, RPM + TPM (${at})`, turnpike: `${queue.rejected.requests} + ${queue.rejected.tokens}`, floor: `${today.rejected.requests} + ${today.rejected.tokens}`, ratio: '—', target: '0 with the queue', met: queue.rejected.requests + queue.rejected.tokens === 0, note },
       {
         figure: `fleet: B's latency p50 / p95, alone → under A's burst (${at})`,
-        turnpike: `${queue.bAlone.p50} / ${queue.bAlone.p95} → ${queue.bUnderBurst.p50} / ${queue.bUnderBurst.p95} ms (p95 ${ratioOf(queue)}×)`,
+        turnpike: `${queue.bAlone.p50} / ${queue.bAlone.p95} → ${queue.bUnderBurst.p50} / ${queue.bUnderBurst.p95} ms (p95 ${ratioOf(queue)}×)${afterStarts(queue)}`,
         floor: `${today.bAlone.p50} / ${today.bAlone.p95} → ${today.bUnderBurst.p50} / ${today.bUnderBurst.p95} ms (p95 ${ratioOf(today)}×)`,
         ratio: '—',
         target: 'under burst ≤ 1.5× alone',

@@ -83,6 +83,9 @@ export interface FleetVariant {
   /** B's turns alone and under the burst, by phase (scenarios/fleet-phases.ts); absent in runs before it. */
   bPhasesAlone?: ReturnType<typeof phaseSummary>;
   bPhasesUnderBurst?: ReturnType<typeof phaseSummary>;
+  /** How long the bench took to start A's turns (50 at a time), and B's turns started after that (absent in runs before it). */
+  aStartsSeconds?: number;
+  bAfterAStarts?: { n: number; p50: number; p95: number };
   /** B's five slowest turns under the burst: when each started, in seconds since A's burst began, and its latency. */
   bSlowestUnderBurst?: Array<{ atS: number; ms: number }>;
   aTurns: number;
@@ -207,6 +210,7 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
       }
     })();
     const handles: WorkflowHandle[] = await runPool(aTurns, 50, (index) => start('tenant-a', 'batch', index));
+    const aStartsMs = Date.now() - burstStartedAt;
     let ended = 0;
     await Promise.all(handles.map(async (handle) => {
       const result = await handle.result();
@@ -256,6 +260,8 @@ async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: nu
       admitted: limit.admitted.length,
       bAlone: latency(alone),
       bUnderBurst: latency(underBurst),
+      aStartsSeconds: round(aStartsMs / 1_000, 1),
+      bAfterAStarts: latency(bTurns.slice(bAloneTurns).filter(({ times }) => times.startedAt - burstStartedAt >= aStartsMs).map(({ times }) => times.endedAt - times.startedAt)),
       ...(bPhasesAlone ? { bPhasesAlone } : {}),
       ...(bPhasesUnderBurst ? { bPhasesUnderBurst } : {}),
       bSlowestUnderBurst,
