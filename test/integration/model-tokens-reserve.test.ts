@@ -69,7 +69,7 @@ async function batchThenInteractive(interactiveShare: number) {
     return reply;
   });
   // Room in the worker for every call: they all wait there for their bookings, none in the queue.
-  const stop = await startModelQueueWorker(taskQueue, modelQueue, { ...LIMIT, counter, interactiveShare }, BATCH + 2);
+  const stop = await startModelQueueWorker(taskQueue, { taskQueue: modelQueue, tokenLimit: { ...LIMIT, counter, interactiveShare }, maxConcurrentCalls: BATCH + 2 });
   try {
     const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
     const model = { provider: 'openai', model: 'gpt-4.1-mini' } as const;

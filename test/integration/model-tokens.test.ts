@@ -279,7 +279,7 @@ describe('the token limit in one process', () => {
   it('fails a call larger than the limit at once, and the provider sees no request', async () => {
     const taskQueue = `tokens-${randomUUID()}`;
     const modelQueue = `${taskQueue}-models`;
-    const stop = await startModelQueueWorker(taskQueue, modelQueue, { tokensPerMinute: 60, counter: new InMemoryModelTokenCounter(), outputTokens: 100 });
+    const stop = await startModelQueueWorker(taskQueue, { taskQueue: modelQueue, tokenLimit: { tokensPerMinute: 60, counter: new InMemoryModelTokenCounter(), outputTokens: 100 } });
     try {
       const before = suite.fake.requests.length;
       const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
@@ -299,7 +299,7 @@ describe('the token limit in one process', () => {
     const taskQueue = `tokens-${randomUUID()}`;
     const modelQueue = `${taskQueue}-models`;
     // 150 tokens over any 2 s: one call of about 113 at a time.
-    const stop = await startModelQueueWorker(taskQueue, modelQueue, { tokensPerMinute: 4_500, windowSeconds: 2, counter: new InMemoryModelTokenCounter(), outputTokens: 100, maxWaitSeconds: 0 });
+    const stop = await startModelQueueWorker(taskQueue, { taskQueue: modelQueue, tokenLimit: { tokensPerMinute: 4_500, windowSeconds: 2, counter: new InMemoryModelTokenCounter(), outputTokens: 100, maxWaitSeconds: 0 } });
     try {
       const limit = providerRateLimit({ ...PROVIDER, reply: { text: 'ok', usage: USAGE } });
       suite.fake.setDefault('openai', (body: { model?: string }) => limit.respond(body));

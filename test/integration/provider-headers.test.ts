@@ -12,16 +12,15 @@
 import { randomUUID } from 'node:crypto';
 import type { WorkflowHandle } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { describe, expect, it, inject } from 'vitest';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
-import { createWorker } from '../../worker/create-worker.js';
 import { GOVERNOR_REASON_PREFIX, modelGovernorId, modelGovernorStateQuery } from '../../workflows/capacity/model-governor.js';
 import type { ScriptedResponse } from '../fake-provider/server.js';
 import { startWorkerProcess, type WorkerProcess } from '../chaos/chaos-support.js';
 import { useClientWithFakes } from '../support/client-with-fakes.js';
 import { noteStarted } from '../support/history-recorder.js';
-import { testTools } from '../support/test-tools.js';
+import { startModelQueueWorker } from '../support/model-queue-worker.js';
 
 try {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
@@ -249,16 +248,7 @@ describe("Anthropic's rate-limit headers, followed by an in-process worker", () 
         },
       };
     });
-    const native = await NativeConnection.connect({ address: inject('temporalAddress') });
-    const worker = await createWorker({
-      tools: testTools,
-      taskQueue,
-      connection: native,
-      namespace: inject('temporalNamespace'),
-      workflowBundle: { codePath: inject('workflowBundlePath') },
-      modelCapacity: { taskQueue: modelQueue, followProviderHeaders: true },
-    });
-    const running = worker.run();
+    const stop = await startModelQueueWorker(taskQueue, { taskQueue: modelQueue, followProviderHeaders: true });
     try {
       const turnpike = new TurnpikeClient({ client: suite.client, taskQueue, modelTaskQueue: modelQueue });
       const model = { provider: 'anthropic', model: 'claude-sonnet-4-5' } as const;
@@ -278,9 +268,7 @@ describe("Anthropic's rate-limit headers, followed by an in-process worker", () 
       // No operator's rate before, none after: the setting is cleared once the second window resets.
       expect(await eventually(() => queueRate(modelQueue), (rate) => rate.requestsPerSecond === null, 'the pause cleared')).toEqual({ requestsPerSecond: null, reason: null });
     } finally {
-      worker.shutdown();
-      await running;
-      await native.close();
+      await stop();
     }
   }, 120_000);
 });
