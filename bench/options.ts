@@ -21,6 +21,7 @@
  *   --fleet-tokens-rate R      the same with the token counter (default 7.5)
  *   --fleet-token-window S     the token counter's window in seconds, over which it holds the provider's 8,000 tokens (default 10.5)
  *   --fleet-workflow-tasks N   the workflow tasks each worker takes at once in the model queue variants (default 4; the SDK's is 40)
+ *   --fleet-starter W          where tenant A's turns are started: process (its own, the default) or inline (the bench's)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); recorded and
  *                              evaluated turns in the eval figure (default 1,000; 100 with --quick; at most 1,000)
@@ -100,6 +101,8 @@ export interface BenchOptions {
   fleetTokenWindow?: number;
   /** The workflow tasks each worker takes at once in the fleet figure's model queue variants, when not the scenario's own. */
   fleetWorkflowTasks?: number;
+  /** Where the fleet figure starts tenant A's turns, when not in a process of their own. */
+  fleetStarter?: FleetStarter;
   /** Minutes the long-stream figure's model step streams. */
   streamMinutes?: number;
   /** Conversation lengths (messages) for the resume-payload figure. */
@@ -114,6 +117,14 @@ function positiveInteger(flag: string, value: string | undefined, fallback: numb
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 1) throw new Error(`--${flag} must be a positive integer (got ${value})`);
   return parsed;
+}
+
+/** Where the fleet figure starts tenant A's turns: a process of their own, or the bench's. */
+export type FleetStarter = 'process' | 'inline';
+
+function fleetStarter(value: string): FleetStarter {
+  if (value === 'process' || value === 'inline') return value;
+  throw new Error(`--fleet-starter must be process or inline, not ${JSON.stringify(value)}`);
 }
 
 function positiveNumber(flag: string, value: string): number {
@@ -142,6 +153,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'fleet-tokens-rate': { type: 'string' },
       'fleet-token-window': { type: 'string' },
       'fleet-workflow-tasks': { type: 'string' },
+      'fleet-starter': { type: 'string' },
       'image-turns': { type: 'string' },
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
@@ -183,6 +195,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     ...(values['fleet-tokens-rate'] !== undefined ? { fleetTokensRate: positiveNumber('fleet-tokens-rate', values['fleet-tokens-rate']) } : {}),
     ...(values['fleet-token-window'] !== undefined ? { fleetTokenWindow: positiveNumber('fleet-token-window', values['fleet-token-window']) } : {}),
     ...(values['fleet-workflow-tasks'] !== undefined ? { fleetWorkflowTasks: positiveInteger('fleet-workflow-tasks', values['fleet-workflow-tasks'], 4) } : {}),
+    ...(values['fleet-starter'] !== undefined ? { fleetStarter: fleetStarter(values['fleet-starter']) } : {}),
     fleetTurns: positiveInteger('fleet-turns', values['fleet-turns'], quick ? 100 : 500),
     clusterTurns: positiveInteger('turns', values.turns, quick ? 10_000 : 100_000),
     clusterDecisionRate: values['decision-rate'] !== undefined ? positiveNumber('decision-rate', values['decision-rate']) : 20,

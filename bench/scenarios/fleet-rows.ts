@@ -2,6 +2,7 @@
 import type { ReportRow } from '../report-row.js';
 import { round } from '../stats.js';
 import type { FleetFigures, FleetVariant } from './fleet.js';
+import type { CpuStretch } from './fleet-cpu.js';
 import { PHASES, type PhaseSummary } from './fleet-phases.js';
 
 const PHASE_NAMES: Record<keyof PhaseSummary, string> = {
@@ -20,6 +21,11 @@ const PHASE_NAMES: Record<keyof PhaseSummary, string> = {
  * A phase summary as `start 3/9 (12) · first task wait …` ms: p50/p95 (the slowest 5%'s mean).
  * Results from before the segments were cut this way (bench/rejudge.ts) have four of them and no means.
  */
+/** `server 1.2 · workers 0.5 · … cores (machine 95% busy)` over a stretch of the run. */
+function cpuText(stretch: CpuStretch): string {
+  return `${Object.entries(stretch.cores).map(([name, cores]) => `${name} ${cores}`).join(' · ')} cores (machine ${Math.round(stretch.machineBusy * 100)}% busy, ${stretch.seconds} s)`;
+}
+
 function phasesText(phases: Partial<PhaseSummary>): string {
   const text = (name: keyof PhaseSummary) => {
     const phase = phases[name]!;
@@ -35,7 +41,8 @@ function phasesText(phases: Partial<PhaseSummary>): string {
  */
 export function fleetRows(fleet: FleetFigures): ReportRow[] {
   const { today, provider } = fleet;
-  const setting = `${fleet.workers} workers, A ${today.aTurns} turns at once, B 1/s; provider ${provider.requestsPerMinute} RPM / ${provider.tokensPerMinute} TPM per ${provider.windowMs / 1_000} s window (${provider.callsPerSecond} calls/s at ${provider.tokensPerCall} tokens)`;
+  const starter = today.aStarter === 'process' ? ' from its own process' : today.aStarter === 'inline' ? " from the bench's process" : '';
+  const setting = `${fleet.workers} workers, A ${today.aTurns} turns at once${starter}, B 1/s; provider ${provider.requestsPerMinute} RPM / ${provider.tokensPerMinute} TPM per ${provider.windowMs / 1_000} s window (${provider.callsPerSecond} calls/s at ${provider.tokensPerCall} tokens)`;
   const tasks = fleet.workflowTasks ? `, ${fleet.workflowTasks} workflow tasks a worker` : '';
   const afterStarts = (variant: FleetVariant) =>
     variant.bAfterAStarts && variant.aStartsSeconds !== undefined
@@ -93,6 +100,19 @@ export function fleetRows(fleet: FleetFigures): ReportRow[] {
               figure: `fleet: B under A's burst by segment (scenarios/fleet-phases.ts), p50/p95 and in brackets the slowest 5% of B's turns' mean (${at})`,
               turnpike: phasesText(queue.bPhasesUnderBurst),
               floor: today.bPhasesUnderBurst ? phasesText(today.bPhasesUnderBurst) : '—',
+              ratio: '—',
+              target: '—',
+              met: null,
+              note,
+            },
+          ]
+        : []),
+      ...(queue.cpu
+        ? [
+            {
+              figure: `fleet: cores used while A's turns were started → after, by process (scenarios/fleet-cpu.ts) (${at})`,
+              turnpike: `${cpuText(queue.cpu.aStarts)} → ${cpuText(queue.cpu.afterStarts)}`,
+              floor: today.cpu ? `${cpuText(today.cpu.aStarts)} → ${cpuText(today.cpu.afterStarts)}` : '—',
               ratio: '—',
               target: '—',
               met: null,
