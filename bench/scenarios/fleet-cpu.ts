@@ -6,6 +6,7 @@
  * burst depends on who else is running.
  */
 import { readFileSync } from 'node:fs';
+import { treeCpuSeconds } from '../cluster/process-cpu.js';
 import { round } from '../stats.js';
 
 /** Clock ticks per second of /proc's times (USER_HZ, 100 on Linux). */
@@ -43,9 +44,15 @@ export interface CpuStretch {
   machineBusy: number;
 }
 
-/** Marks the start of a stretch now; `end()` gives the stretch's figures. */
-export function cpuStretch(processes: Record<string, Array<number | undefined>>): { end: () => CpuStretch } {
-  const cpuOf = () => Object.fromEntries(Object.entries(processes).map(([name, pids]) => [name, pids.reduce<number>((sum, pid) => sum + ownCpuSeconds(pid), 0)]));
+/**
+ * Marks the start of a stretch now; `end()` gives the stretch's figures: for each of `processes`
+ * its processes' own time, for each of `trees` a process and all below it (PostgreSQL's backends).
+ */
+export function cpuStretch(processes: Record<string, Array<number | undefined>>, trees: Record<string, number | undefined> = {}): { end: () => CpuStretch } {
+  const cpuOf = () => ({
+    ...Object.fromEntries(Object.entries(processes).map(([name, pids]) => [name, pids.reduce<number>((sum, pid) => sum + ownCpuSeconds(pid), 0)])),
+    ...Object.fromEntries(Object.entries(trees).map(([name, pid]) => [name, treeCpuSeconds(pid)])),
+  });
   const started = performance.now();
   const before = cpuOf();
   const machineBefore = machineTicks();

@@ -98,8 +98,9 @@ export interface VariantSetup {
   tokenCounterUrl?: string;
   counter?: FleetCounter;
   queueRate?: number;
-  /** The server's process, for where the CPU went (scenarios/fleet-cpu.ts). */
+  /** The server's and the token counter's PostgreSQL's processes, for where the CPU went (scenarios/fleet-cpu.ts). */
   serverPid?: number;
+  postgresPid?: number;
 }
 
 export async function runVariant(context: BenchContext, setup: VariantSetup, aTurns: number, bAloneTurns: number): Promise<FleetVariant> {
@@ -186,7 +187,8 @@ export async function runVariant(context: BenchContext, setup: VariantSetup, aTu
 
     // A's burst, and B's turns one a second until A's have all ended.
     const processes = { server: [setup.serverPid], workers: workers.map((worker) => worker.child.pid), bench: [process.pid], ...(starter ? { aStarter: [starter.child.pid] } : {}) };
-    const duringStarts = cpuStretch(processes);
+    const trees = setup.tokenCounterUrl ? { postgres: setup.postgresPid } : {};
+    const duringStarts = cpuStretch(processes, trees);
     const burstStarted = performance.now();
     const burstStartedAt = Date.now();
     let aDone = false;
@@ -200,7 +202,7 @@ export async function runVariant(context: BenchContext, setup: VariantSetup, aTu
     const handles = await startA();
     const aStartsMs = Date.now() - burstStartedAt;
     const aStartsCpu = duringStarts.end();
-    const afterStarts = cpuStretch(processes);
+    const afterStarts = cpuStretch(processes, trees);
     let ended = 0;
     await Promise.all(handles.map(async (handle) => {
       const result = await handle.result();

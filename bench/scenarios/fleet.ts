@@ -20,7 +20,7 @@
  * `callModel` attempts per turn (each attempt, a retry included, is a Temporal action).
  * turnpike only: the floor has no model queue.
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client } from '@temporalio/client';
@@ -83,7 +83,7 @@ export async function measureFleet(context: BenchContext): Promise<FleetFigures>
     context.log(`  fleet: token counter ${JSON.stringify(counterRate)}`);
     const tokenCounter = await runVariant(
       context,
-      { ...common, name: 'token-counter', tokenCounterUrl: counterUrl, counter, queueRate: tokensQueueRate },
+      { ...common, name: 'token-counter', tokenCounterUrl: counterUrl, counter, queueRate: tokensQueueRate, postgresPid: postmasterPid(path.join(directory, 'pg')) },
       fleetTurns,
       bAloneTurns,
     );
@@ -105,4 +105,10 @@ export async function measureFleet(context: BenchContext): Promise<FleetFigures>
     await postgres.stop();
     rmSync(directory, { recursive: true, force: true });
   }
+}
+
+/** The postmaster's pid, the first line of its data directory's postmaster.pid. */
+function postmasterPid(dataDirectory: string): number | undefined {
+  const pid = Number(readFileSync(path.join(dataDirectory, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
