@@ -3,6 +3,7 @@
  * conversations, decide approvals, submit client-tool results. With a plain
  * `@temporalio/client` `Client`, use the message definitions and `turnpikeDataConverter` here.
  */
+export { DEFAULT_START_CONCURRENCY, type BatchTurn, type BatchTurnStart, type StartTurnsOptions } from './turn-batch.js';
 export { TurnpikeClient, STARTED_BY_MEMO_KEY, type ParkedCall, type ParkedCallsOptions, type ParkedPage, type ParkedPageOptions, type StartRecord, type StartTurnInput, type StartTurnOptions, type TurnpikeClientOptions, type TurnpikeConnectOptions } from './turnpike-client.js';
 export { capacityWaitOf, MODEL_ACTIVITY_TYPE, type WaitingForCapacity } from './capacity-wait.js';
 export { taskQueueBacklog, type TaskQueueBacklog } from './queue-backlog.js';

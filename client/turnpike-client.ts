@@ -38,6 +38,7 @@ import { refuseOversized, rejections } from './rejections.js';
 import { capacityWaitOf, type WaitingForCapacity } from './capacity-wait.js';
 import { callContext, describeStart, startTurn, turnEventAt, turnResult, type StartRecord, type StartTurnInput, type StartTurnOptions } from './turns.js';
 import { weightsProblem, type TurnPriority } from './tenants.js';
+import { startTurns, type BatchTurn, type BatchTurnStart, type StartTurnsOptions } from './turn-batch.js';
 import { sendMessage } from './conversations.js';
 import { branches, editMessage, regenerate, switchBranch } from './conversation-branches.js';
 import { turnUpdate } from './closed-turn.js';
@@ -131,6 +132,16 @@ export class TurnpikeClient {
    */
   async startTurn(input: StartTurnInput, options: StartTurnOptions): Promise<WorkflowHandle<typeof agentTurn>> {
     return startTurn(this, input, options);
+  }
+
+  /**
+   * Starts a batch of turns, at most `concurrency` (default 10) at a time, and answers for each in
+   * order with its handle or its error (client/turn-batch.ts): one refused turn does not stop the
+   * others. More starts in flight do not start a batch sooner on a busy server; they make every
+   * other caller wait behind them.
+   */
+  async startTurns(turns: readonly BatchTurn[], options?: StartTurnsOptions): Promise<BatchTurnStart[]> {
+    return startTurns(this, turns, options);
   }
 
   /**
