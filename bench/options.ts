@@ -22,6 +22,7 @@
  *   --fleet-token-window S     the token counter's window in seconds, over which it holds the provider's 8,000 tokens (default 10.5)
  *   --fleet-workflow-tasks N   the workflow tasks each worker takes at once in the model queue variants (default 4; the SDK's is 40)
  *   --fleet-starter W          where tenant A's turns are started: process (its own, the default) or inline (the bench's)
+ *   --fleet-start-concurrency N  tenant A's starts in flight at once (default startTurns' 10)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); recorded and
  *                              evaluated turns in the eval figure (default 1,000; 100 with --quick; at most 1,000)
@@ -35,6 +36,7 @@
  *                              so a smoke run or a partial run never overwrites the full figures
  */
 import { parseArgs } from 'node:util';
+import { DEFAULT_START_CONCURRENCY } from '../client/turn-batch.js';
 
 export const SCENARIOS = ['latency', 'resume', 'throughput', 'capacity', 'history', 'payload', 'scale', 'streaming', 'readers', 'long-stream', 'large-image', 'ai-sdk-model', 'closed-turn', 'fleet'] as const;
 /**
@@ -103,6 +105,8 @@ export interface BenchOptions {
   fleetWorkflowTasks?: number;
   /** Where the fleet figure starts tenant A's turns, when not in a process of their own. */
   fleetStarter?: FleetStarter;
+  /** Tenant A's starts in flight at once in the fleet figure. */
+  fleetStartConcurrency: number;
   /** Minutes the long-stream figure's model step streams. */
   streamMinutes?: number;
   /** Conversation lengths (messages) for the resume-payload figure. */
@@ -154,6 +158,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
       'fleet-token-window': { type: 'string' },
       'fleet-workflow-tasks': { type: 'string' },
       'fleet-starter': { type: 'string' },
+      'fleet-start-concurrency': { type: 'string' },
       'image-turns': { type: 'string' },
       'scale-stages': { type: 'string' },
       'scale-sample': { type: 'string' },
@@ -196,6 +201,7 @@ export function parseBenchOptions(argv: string[]): BenchOptions {
     ...(values['fleet-token-window'] !== undefined ? { fleetTokenWindow: positiveNumber('fleet-token-window', values['fleet-token-window']) } : {}),
     ...(values['fleet-workflow-tasks'] !== undefined ? { fleetWorkflowTasks: positiveInteger('fleet-workflow-tasks', values['fleet-workflow-tasks'], 4) } : {}),
     ...(values['fleet-starter'] !== undefined ? { fleetStarter: fleetStarter(values['fleet-starter']) } : {}),
+    fleetStartConcurrency: positiveInteger('fleet-start-concurrency', values['fleet-start-concurrency'], DEFAULT_START_CONCURRENCY),
     fleetTurns: positiveInteger('fleet-turns', values['fleet-turns'], quick ? 100 : 500),
     clusterTurns: positiveInteger('turns', values.turns, quick ? 10_000 : 100_000),
     clusterDecisionRate: values['decision-rate'] !== undefined ? positiveNumber('decision-rate', values['decision-rate']) : 20,

@@ -1,17 +1,16 @@
 /**
  * Tenant A's service in the fleet figure, as a process of its own: it connects to Temporal,
- * prints "ready {}", waits for SIGUSR2, then starts `FLEET_TURNS` batch turns of tenant A, 50 at a
- * time, with the ids `<FLEET_TURN_PREFIX>-<index>`, prints "started {ms}" and waits to be ended. A's starts
- * thus run beside the bench's own client (B's turns and the measurements), not inside it, as a
- * second customer's service would.
+ * prints "ready {}", waits for SIGUSR2, then starts `FLEET_TURNS` batch turns of tenant A with
+ * `startTurns`, `FLEET_START_CONCURRENCY` at a time, with the ids `<FLEET_TURN_PREFIX>-<index>`, prints
+ * "started {ms}" and waits to be ended. A's starts thus run beside the bench's own client (B's
+ * turns and the measurements), not inside it, as a second customer's service would.
  * Env: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TURNPIKE_TASK_QUEUE, TURNPIKE_MODEL_TASK_QUEUE (optional).
  */
 import { Client } from '@temporalio/client';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { connectTemporal } from '../../connection/temporal-connection.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { runPool } from '../pool.js';
-import { startFleetTurn } from './fleet-turn.js';
+import { fleetTurn } from './fleet-turn.js';
 
 const connection = await connectTemporal({ address: process.env.TEMPORAL_ADDRESS! });
 const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE!, dataConverter: turnpikeDataConverter });
@@ -26,7 +25,9 @@ console.log('ready {}');
 await go;
 clearInterval(waiting);
 const started = Date.now();
-await runPool(Number(process.env.FLEET_TURNS), 50, (index) => startFleetTurn(turnpike, 'tenant-a', 'batch', index, `${process.env.FLEET_TURN_PREFIX}-${index}`));
+const turns = Array.from({ length: Number(process.env.FLEET_TURNS) }, (_, index) => fleetTurn('tenant-a', 'batch', index, `${process.env.FLEET_TURN_PREFIX}-${index}`));
+const refused = (await turnpike.startTurns(turns, { concurrency: Number(process.env.FLEET_START_CONCURRENCY) })).filter((start) => start.error);
+if (refused.length > 0) throw new Error(`${refused.length} of A's turns were not started: ${refused[0]!.error!.message}`);
 console.log(`started ${JSON.stringify({ ms: Date.now() - started })}`);
 await connection.close();
 // Kept until the bench has read its CPU time, and ended by it (SIGTERM).

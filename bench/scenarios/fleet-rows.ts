@@ -41,7 +41,7 @@ function phasesText(phases: Partial<PhaseSummary>): string {
  */
 export function fleetRows(fleet: FleetFigures): ReportRow[] {
   const { today, provider } = fleet;
-  const starter = today.aStarter === 'process' ? ' from its own process' : today.aStarter === 'inline' ? " from the bench's process" : '';
+  const starter = `${today.aStarter === 'process' ? ' from its own process' : today.aStarter === 'inline' ? " from the bench's process" : ''}${today.aStartConcurrency !== undefined ? ` (startTurns, ${today.aStartConcurrency} in flight)` : ''}`;
   const setting = `${fleet.workers} workers, A ${today.aTurns} turns at once${starter}, B 1/s; provider ${provider.requestsPerMinute} RPM / ${provider.tokensPerMinute} TPM per ${provider.windowMs / 1_000} s window (${provider.callsPerSecond} calls/s at ${provider.tokensPerCall} tokens)`;
   const tasks = fleet.workflowTasks ? `, ${fleet.workflowTasks} workflow tasks a worker` : '';
   const afterStarts = (variant: FleetVariant) =>

@@ -14,12 +14,11 @@ import { startFakeProviderServer } from '../../test/fake-provider/server.js';
 import { providerRateLimit } from '../../test/fake-provider/rate-limit.js';
 import type { BenchContext } from '../context.js';
 import type { FleetStarter } from '../options.js';
-import { runPool } from '../pool.js';
 import { percentile, round } from '../stats.js';
 import { counterEnvironment, type FleetCounter } from './fleet-counter.js';
 import { cpuStretch, type CpuStretch } from './fleet-cpu.js';
 import { phasesOf, phaseSummary, type ClientTimes, type TurnPhases } from './fleet-phases.js';
-import { startFleetTurn } from './fleet-turn.js';
+import { fleetTurn, startFleetTurn } from './fleet-turn.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -59,13 +58,14 @@ export interface FleetVariant {
   /** B's turns alone and under the burst, by phase (scenarios/fleet-phases.ts); absent in runs before it. */
   bPhasesAlone?: ReturnType<typeof phaseSummary>;
   bPhasesUnderBurst?: ReturnType<typeof phaseSummary>;
-  /** How long the bench took to start A's turns (50 at a time), and B's turns started after that (absent in runs before it). */
+  /** How long the bench took to start A's turns (`aStartConcurrency` at a time; 50 in runs without it), and B's turns started after that (absent in runs before it). */
   aStartsSeconds?: number;
   bAfterAStarts?: { n: number; p50: number; p95: number };
   /** B's five slowest turns under the burst: when each started, in seconds since A's burst began, and its latency. */
   bSlowestUnderBurst?: Array<{ atS: number; ms: number }>;
   /** Where A's starts ran: a process of their own (the default) or the bench's (absent in runs before it: the bench's). */
   aStarter?: FleetStarter;
+  aStartConcurrency?: number;
   /** The cores each process used while A's turns were started, and after (scenarios/fleet-cpu.ts; absent in runs before it). */
   cpu?: { aStarts: CpuStretch; afterStarts: CpuStretch };
   aTurns: number;
@@ -138,11 +138,17 @@ export async function runVariant(context: BenchContext, setup: VariantSetup, aTu
   const aStarter = context.options.fleetStarter ?? 'process';
   const aPrefix = `fleet-tenant-a-${randomUUID()}`;
   const starter = aStarter === 'process'
-    ? await startWorkerProcess({ ...env, FLEET_TURNS: String(aTurns), FLEET_TURN_PREFIX: aPrefix, ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue } : {}) }, 'bench/scenarios/fleet-a-starter.ts')
+    ? await startWorkerProcess({ ...env, FLEET_TURNS: String(aTurns), FLEET_START_CONCURRENCY: String(context.options.fleetStartConcurrency), FLEET_TURN_PREFIX: aPrefix, ...(setup.withModelQueue ? { TURNPIKE_MODEL_TASK_QUEUE: modelQueue } : {}) }, 'bench/scenarios/fleet-a-starter.ts')
     : undefined;
-  /** A's turns, started 50 at a time, by the starter process or here; resolves once all have started. */
+  /** A's turns, started `fleetStartConcurrency` at a time, by the starter process or here; resolves once all have started. */
   const startA = async (): Promise<WorkflowHandle[]> => {
-    if (!starter) return runPool(aTurns, 50, (index) => start('tenant-a', 'batch', index));
+    if (!starter) {
+      const turns = Array.from({ length: aTurns }, (_, index) => fleetTurn('tenant-a', 'batch', index, `${aPrefix}-${index}`));
+      const starts = await turnpike.startTurns(turns, { concurrency: context.options.fleetStartConcurrency });
+      const refused = starts.find((started) => started.error);
+      if (refused) throw new Error(`A's turn ${refused.turnId} was not started: ${refused.error!.message}`);
+      return starts.map((started) => started.handle!);
+    }
     if (starter.child.exitCode !== null) throw new Error(`A's starter exited with ${starter.child.exitCode} before the burst: ${starter.output()}`);
     const done = new Promise<void>((resolve, reject) => {
       const started = () => {
@@ -259,6 +265,7 @@ export async function runVariant(context: BenchContext, setup: VariantSetup, aTu
       ...(bPhasesUnderBurst ? { bPhasesUnderBurst } : {}),
       bSlowestUnderBurst,
       aStarter,
+      aStartConcurrency: context.options.fleetStartConcurrency,
       cpu,
       aTurns,
       aSeconds: round(aSeconds, 1),
