@@ -22,7 +22,7 @@
  *   --fleet-token-window S     the token counter's window in seconds, over which it holds the provider's 8,000 tokens (default 10.5)
  *   --fleet-workflow-tasks N   the workflow tasks each worker takes at once in the model queue variants (default 4; the SDK's is 40)
  *   --fleet-starter W          where tenant A's turns are started: process (its own, the default) or inline (the bench's)
- *   --fleet-start-concurrency N  tenant A's starts in flight at once (default startTurns' 10)
+ *   --fleet-start-concurrency N  tenant A's starts in flight at once (default startTurns' 4)
  *   --stream-minutes N         how long the long-stream figure's one model step streams (default 30; 2 with --quick)
  *   --turns N                  parked turns in the cluster figure (default 100,000; 10,000 with --quick); recorded and
  *                              evaluated turns in the eval figure (default 1,000; 100 with --quick; at most 1,000)

@@ -2,9 +2,11 @@
  * Starting many turns at once (`TurnpikeClient.startTurns`): a tenant's batch, a few starts in
  * flight at a time. The server starts workflows at the rate its CPU and database allow, whatever
  * the number in flight; starts beyond that rate only wait inside it, and every other caller's
- * requests (another tenant's interactive turn, a decision) wait behind them. The fleet bench
- * measured 500 starts taking the same 6 s with 10 or 50 in flight, and an interactive turn started
- * meanwhile taking up to 1.5 s with 10 and up to 4.5 s with 50 (docs/tenants-and-capacity.md).
+ * requests (another tenant's interactive turn, a decision) wait behind them. In the fleet bench,
+ * 500 starts took 4–8 s with 4, 10 or 50 in flight, and an interactive turn started meanwhile
+ * took up to 0.5–0.9 s with 4, 0.7–1.5 s with 10 and 2.2–4.5 s with 50
+ * (docs/tenants-and-capacity.md, "Starting a batch of turns"). A batch's turns then wait for model
+ * capacity anyway; a server with room for more starts at once can be given a higher `concurrency`.
  */
 import type { WorkflowHandle } from '@temporalio/client';
 import type { agentTurn } from '../workflows/registered-workflows.js';
@@ -12,7 +14,7 @@ import { TurnpikeRejectedError } from './errors.js';
 import { startTurn, type StartTurnInput, type StartTurnOptions, type WorkflowStarter } from './turns.js';
 
 /** Starts in flight at once unless `startTurns` is told otherwise. */
-export const DEFAULT_START_CONCURRENCY = 10;
+export const DEFAULT_START_CONCURRENCY = 4;
 const MAX_START_CONCURRENCY = 100;
 
 /** One turn of a batch: what `startTurn` takes. */
@@ -22,7 +24,7 @@ export interface BatchTurn {
 }
 
 export interface StartTurnsOptions {
-  /** Starts in flight at once, 1 to 100 (default 10). */
+  /** Starts in flight at once, 1 to 100 (default 4). */
   concurrency?: number;
 }
 

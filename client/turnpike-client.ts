@@ -135,7 +135,7 @@ export class TurnpikeClient {
   }
 
   /**
-   * Starts a batch of turns, at most `concurrency` (default 10) at a time, and answers for each in
+   * Starts a batch of turns, at most `concurrency` (default 4) at a time, and answers for each in
    * order with its handle or its error (client/turn-batch.ts): one refused turn does not stop the
    * others. More starts in flight do not start a batch sooner on a busy server; they make every
    * other caller wait behind them.

@@ -80,13 +80,13 @@ describe('startTurns', () => {
     const turns = batch(24);
     counter.most = 0;
     const callsBefore = counter.calls;
-    const results = await turnpike.startTurns(turns, { concurrency: 4 });
+    const results = await turnpike.startTurns(turns, { concurrency: 7 });
     started.push(...results.map((result) => result.turnId));
 
     expect(results.map((result) => result.turnId)).toEqual(turns.map((turn) => turn.options.turnId));
     expect(results.every((result) => result.handle !== undefined && result.error === undefined)).toBe(true);
     expect(counter.calls - callsBefore).toBe(24);
-    expect(counter.most).toBe(4);
+    expect(counter.most).toBe(7);
     // Each is a turn on the queue with the tenant and the batch priority.
     for (const turnId of [turns[0]!.options.turnId, turns[23]!.options.turnId]) {
       const description = await turnpike.turn(turnId).describe();
@@ -104,8 +104,7 @@ describe('startTurns', () => {
     const results = await turnpike.startTurns(turns);
     started.push(...results.map((result) => result.turnId));
     expect(results.filter((result) => result.handle).length).toBe(40);
-    expect(counter.most).toBeLessThanOrEqual(DEFAULT_START_CONCURRENCY);
-    expect(counter.most).toBeGreaterThan(4);
+    expect(counter.most).toBe(DEFAULT_START_CONCURRENCY);
 
     // The client's start returns the run it started or found (the SDK's handle carries its run id).
     const runIds = (starts: typeof results) => starts.map((result) => (result.handle as unknown as { firstExecutionRunId?: string }).firstExecutionRunId);
