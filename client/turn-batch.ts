@@ -1,10 +1,10 @@
 /**
  * Starting many turns at once (`TurnpikeClient.startTurns`): a tenant's batch, a few starts in
- * flight at a time. The server starts workflows at the rate its CPU and database allow, whatever
- * the number in flight; starts beyond that rate only wait inside it, and every other caller's
- * requests (another tenant's interactive turn, a decision) wait behind them. In the fleet bench,
- * 500 starts took 4–8 s with 4, 10 or 50 in flight, and an interactive turn started meanwhile
- * took up to 0.5–0.9 s with 4, 0.7–1.5 s with 10 and 2.2–4.5 s with 50
+ * flight at a time. The server starts workflows at the rate its CPU and database allow; starts
+ * beyond that rate only wait inside it, and every other caller's requests (another tenant's
+ * interactive turn, a decision) wait behind them. In the fleet bench (a 2-core machine, the dev
+ * server), 500 starts took 4–6 s with 50 in flight, 5–8 s with 10 and 6–8 s with 4, and the
+ * slowest interactive turn started meanwhile took 2.6–4.5 s, 1.1–1.5 s and 0.8–1.1 s
  * (docs/tenants-and-capacity.md, "Starting a batch of turns"). A batch's turns then wait for model
  * capacity anyway; a server with room for more starts at once can be given a higher `concurrency`.
  */
