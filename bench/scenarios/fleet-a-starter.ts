@@ -10,7 +10,7 @@ import { Client } from '@temporalio/client';
 import { TurnpikeClient } from '../../client/turnpike-client.js';
 import { connectTemporal } from '../../connection/temporal-connection.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
-import { fleetTurn } from './fleet-turn.js';
+import { startTenantA } from './fleet-turn.js';
 
 const connection = await connectTemporal({ address: process.env.TEMPORAL_ADDRESS! });
 const client = new Client({ connection, namespace: process.env.TEMPORAL_NAMESPACE!, dataConverter: turnpikeDataConverter });
@@ -25,9 +25,7 @@ console.log('ready {}');
 await go;
 clearInterval(waiting);
 const started = Date.now();
-const turns = Array.from({ length: Number(process.env.FLEET_TURNS) }, (_, index) => fleetTurn('tenant-a', 'batch', index, `${process.env.FLEET_TURN_PREFIX}-${index}`));
-const refused = (await turnpike.startTurns(turns, { concurrency: Number(process.env.FLEET_START_CONCURRENCY) })).filter((start) => start.error);
-if (refused.length > 0) throw new Error(`${refused.length} of A's turns were not started: ${refused[0]!.error!.message}`);
+await startTenantA(turnpike, Number(process.env.FLEET_TURNS), process.env.FLEET_TURN_PREFIX!, Number(process.env.FLEET_START_CONCURRENCY));
 console.log(`started ${JSON.stringify({ ms: Date.now() - started })}`);
 await connection.close();
 // Kept until the bench has read its CPU time, and ended by it (SIGTERM).

@@ -8,6 +8,15 @@ export function fleetTurn(tenant: string, priority: 'interactive' | 'batch', ind
   return { input: { model: FLEET_MODEL, messages: [{ role: 'user', content: `${tenant} question ${index}` }], tools: [] }, options: { turnId, tenant, priority } };
 }
 
+/** Tenant A's batch: `count` turns with the ids `<prefix>-<index>`, `concurrency` starts in flight; throws if any was refused. */
+export async function startTenantA(turnpike: TurnpikeClient, count: number, prefix: string, concurrency: number) {
+  const turns = Array.from({ length: count }, (_, index) => fleetTurn('tenant-a', 'batch', index, `${prefix}-${index}`));
+  const starts = await turnpike.startTurns(turns, { concurrency });
+  const refused = starts.find((started) => started.error);
+  if (refused) throw new Error(`A's turn ${refused.turnId} was not started: ${refused.error!.message}`);
+  return starts.map((started) => started.handle!);
+}
+
 export function startFleetTurn(turnpike: TurnpikeClient, tenant: string, priority: 'interactive' | 'batch', index: number, turnId: string) {
   const { input, options } = fleetTurn(tenant, priority, index, turnId);
   return turnpike.startTurn(input, options);

@@ -18,7 +18,7 @@ import { percentile, round } from '../stats.js';
 import { counterEnvironment, type FleetCounter } from './fleet-counter.js';
 import { cpuStretch, type CpuStretch } from './fleet-cpu.js';
 import { phasesOf, phaseSummary, type ClientTimes, type TurnPhases } from './fleet-phases.js';
-import { fleetTurn, startFleetTurn } from './fleet-turn.js';
+import { startFleetTurn, startTenantA } from './fleet-turn.js';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -142,13 +142,7 @@ export async function runVariant(context: BenchContext, setup: VariantSetup, aTu
     : undefined;
   /** A's turns, started `fleetStartConcurrency` at a time, by the starter process or here; resolves once all have started. */
   const startA = async (): Promise<WorkflowHandle[]> => {
-    if (!starter) {
-      const turns = Array.from({ length: aTurns }, (_, index) => fleetTurn('tenant-a', 'batch', index, `${aPrefix}-${index}`));
-      const starts = await turnpike.startTurns(turns, { concurrency: context.options.fleetStartConcurrency });
-      const refused = starts.find((started) => started.error);
-      if (refused) throw new Error(`A's turn ${refused.turnId} was not started: ${refused.error!.message}`);
-      return starts.map((started) => started.handle!);
-    }
+    if (!starter) return startTenantA(turnpike, aTurns, aPrefix, context.options.fleetStartConcurrency);
     if (starter.child.exitCode !== null) throw new Error(`A's starter exited with ${starter.child.exitCode} before the burst: ${starter.output()}`);
     const done = new Promise<void>((resolve, reject) => {
       const started = () => {

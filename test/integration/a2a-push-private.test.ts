@@ -14,7 +14,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role, TaskState, type Message, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTokenMap } from '../../api/auth.js';
 import { taskIdFor } from '../../api/a2a/a2a-request-handler.js';
@@ -25,6 +24,7 @@ import { noteStarted } from '../support/history-recorder.js';
 import { startPushReceiver, type PushReceiver } from '../support/push-receiver.js';
 import { testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
+import { workflowExists } from '../support/workflow-exists.js';
 
 let turnpike: TurnpikeHarness;
 /** The default: no private receiver allowed. */
@@ -67,15 +67,7 @@ function config(taskId: string, url: string, id: string): TaskPushNotificationCo
   return { tenant: '', id, taskId, url, token: 'private-token', authentication: undefined };
 }
 
-async function exists(workflowId: string): Promise<boolean> {
-  try {
-    await turnpike.client.workflow.getHandle(workflowId).describe();
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
-}
+const exists = (workflowId: string) => workflowExists(turnpike.client, workflowId);
 
 const refusal = (work: Promise<unknown>) => work.then(() => undefined, (error: { name: string; message: string }) => error);
 

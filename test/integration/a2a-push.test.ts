@@ -10,7 +10,6 @@
 import { randomUUID } from 'node:crypto';
 import { Role, StreamResponse, TaskState, type Message, type Part, type Task, type TaskPushNotificationConfig } from '@a2a-js/sdk';
 import { ClientFactory, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPushNotification, signPushNotification } from '../../index.js';
@@ -22,6 +21,7 @@ import { startPushReceiver, type PushReceiver } from '../support/push-receiver.j
 import { executionsOf, testTools, use } from '../support/test-tools.js';
 import { startTurnpike, type TurnpikeHarness } from '../support/turnpike-harness.js';
 import { until } from '../support/until.js';
+import { workflowExists } from '../support/workflow-exists.js';
 
 let turnpike: TurnpikeHarness;
 let served: ServedApi;
@@ -108,14 +108,8 @@ function millis(timestamp: { seconds?: unknown; nanos?: number | null } | null |
   return timestamp ? Number(timestamp.seconds) * 1_000 + Math.floor((timestamp.nanos ?? 0) / 1e6) : 0;
 }
 
-async function notifierExists(taskId: string, configId: string): Promise<boolean> {
-  try {
-    await turnpike.client.workflow.getHandle(a2aPushNotifierId(taskId, configId)).describe();
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
+function notifierExists(taskId: string, configId: string): Promise<boolean> {
+  return workflowExists(turnpike.client, a2aPushNotifierId(taskId, configId));
 }
 
 describe('A2A push notifications', () => {

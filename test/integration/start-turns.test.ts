@@ -7,13 +7,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DEFAULT_START_CONCURRENCY, type BatchTurn } from '../../client/turn-batch.js';
 import { TurnpikeClient, TurnpikeRejectedError } from '../../client/turnpike-client.js';
 import { turnpikeGrpcRetryInterceptor } from '../../connection/query-retry.js';
 import { turnpikeDataConverter } from '../../content/data-converter.js';
 import { turnpikeTenantKey } from '../../workflows/context/search-attributes.js';
+import { workflowExists } from '../support/workflow-exists.js';
 
 /** Counts the `StartWorkflowExecution` calls in flight on a connection, and the most at once. */
 function startCounter() {
@@ -65,15 +66,7 @@ function batch(count: number, tenant = 'acme'): BatchTurn[] {
   }));
 }
 
-async function exists(turnId: string): Promise<boolean> {
-  try {
-    await turnpike.turn(turnId).describe();
-    return true;
-  } catch (error) {
-    if (error instanceof WorkflowNotFoundError) return false;
-    throw error;
-  }
-}
+const exists = (turnId: string) => workflowExists(turnpike.client, turnId);
 
 describe('startTurns', () => {
   it('starts every turn, at most `concurrency` at a time, and answers in order', async () => {
