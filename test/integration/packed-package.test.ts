@@ -283,6 +283,14 @@ async function storedDocument(turnpike: TurnpikeClient, store: FileContentStore,
   return { status, stored: (await store.get(key))?.length === pdf.length };
 }
 
+/** Three turns started as a batch, the middle one refused (its tenant is over 64 bytes): how each ended, or why it did not start. */
+async function batchOfTurns(turnpike: TurnpikeClient, prefix: string) {
+  const input = { model: { provider: 'scripted' as const, model: 'demo' }, messages: [{ role: 'user' as const, content: 'Say hello.' }] };
+  const turns = [0, 1, 2].map((index) => ({ input, options: { turnId: \`\${prefix}-\${index}\`, priority: 'batch' as const, ...(index === 1 ? { tenant: 'x'.repeat(65) } : {}) } }));
+  const starts = await turnpike.startTurns(turns, { concurrency: 2 });
+  return Promise.all(starts.map(async (start) => (start.handle ? (await start.handle.result()).status : start.error.message)));
+}
+
 const contentStore = new FileContentStore(process.env.LEAN_CONTENT_FOLDER!);
 
 main(new TurnpikePlugin({ contentStore }), async ({ namespace, client, workerConnection }) => {
@@ -308,6 +316,7 @@ main(new TurnpikePlugin({ contentStore }), async ({ namespace, client, workerCon
       agentTool: await agentTool(turnpike, taskQueue + '-agent-tool'),
       typedAnswer: await typedAnswer(turnpike, taskQueue + '-typed'),
       budget: await budget(turnpike, taskQueue + '-budget'),
+      batch: await batchOfTurns(turnpike, taskQueue + '-batch'),
     })),
   );
 });
@@ -392,7 +401,7 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
     expect(codecServer.stderr).toMatch(/turnpike codec-server needs (fastify|jose), which is not installed: npm install fastify@\^5\.12\.8 jose@\^6\.2\.17/);
   });
 
-  it('runs turns: the missing provider SDK and MCP SDK fail them naming the package; the installed provider is loaded; a large document goes through the app\'s content store; an agent tool, a typed output and a budget work', async () => {
+  it('runs turns: the missing provider SDK and MCP SDK fail them naming the package; the installed provider is loaded; a large document goes through the app\'s content store; an agent tool, a typed output, a budget and a batch of turns work', async () => {
     await app.run('npx', ['tsc', '-p', '.', '--skipLibCheck']);
     const taskQueue = `lean-app-${randomUUID()}`;
     const result = (await app.runScript({
@@ -401,9 +410,10 @@ describe('the packed package in a fresh app with one provider and no HTTP API', 
       OPENAI_API_KEY: '',
       ANTHROPIC_API_KEY: '',
     })) as Record<'anthropic' | 'openai' | 'mcp', Array<{ type?: string; message: string }>> &
-      Record<'content' | 'agentTool' | 'typedAnswer' | 'budget', unknown>;
+      Record<'content' | 'agentTool' | 'typedAnswer' | 'budget' | 'batch', unknown>;
     // A document of 300 KB went through the app's own content store, and the turn read it back.
     expect(result.content).toEqual({ status: 'completed', stored: true });
+    expect(result.batch).toEqual(['completed', expect.stringMatching(/^Invalid startTurn: tenant is 65 bytes long/), 'completed']);
     expect(result.anthropic).toContainEqual({
       type: 'MissingPackage',
       message: 'The model provider "anthropic" needs @anthropic-ai/sdk, which is not installed: npm install @anthropic-ai/sdk@^1.12.0',
